@@ -1,0 +1,204 @@
+# Top-level build of vmtools: the two binaries (vmtools-image, vmtools-agent),
+# the BPF object and its skeleton, the pprof protobuf code, and the tests.
+#
+# Sources are found by wildcard, one folder per part:
+#   common/        code shared by both binaries (linked into both)
+#   imagebuilder/  vmtools-image (main.c + the rest as a library for tests)
+#   agent/         vmtools-agent (main.c + the rest as a library for tests)
+#   bpf/*.bpf.c    BPF programs: clang -target bpf, then bpftool gen skeleton
+#   tests/unit/test_*.c    cmocka unit tests, one binary each
+#   tests/fuzz/fuzz_*.c    libFuzzer targets, built with clang
+# Everything generated goes under $(BUILD); nothing generated is committed.
+
+VERSION := 0.1.0
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/vmtools
+DESTDIR ?=
+BUILD ?= build
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+PROTOC_C ?= protoc-c
+# pprof's profile.proto, from Debian's golang-github-google-pprof-dev.
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
+FUZZ_SECONDS ?= 10
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
+
+COMMON_PKGS := json-c libcrypto
+IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
+AGENT_PKGS := libbpf libelf libmicrohttpd libprotobuf-c zlib blkid $(COMMON_PKGS)
+TEST_PKGS := cmocka
+ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
+
+# pkg-config runs once, and only when a rule needs it: `make check` must be
+# able to install the packages before anything asks pkg-config about them.
+pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
+IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
+AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(AGENT_PKGS)))$(AGENT_LIBS)
+TEST_LIBS = $(eval TEST_LIBS := $$(call pkg,--libs,$(ALL_PKGS)))$(TEST_LIBS)
+
+WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+ifeq ($(FUZZ),1)
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -DVMTOOLS_FUZZING
+endif
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
+	-DVMTOOLS_VERSION='"$(VERSION)"' -DVMTOOLS_DATADIR='"$(DATADIR)"' \
+	-I. -I$(BUILD) $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+COMMON_SRCS := $(wildcard common/*.c)
+IMAGE_SRCS := $(filter-out imagebuilder/main.c,$(wildcard imagebuilder/*.c))
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+PROTO_C := $(BUILD)/proto/profile.pb-c.c
+PROTO_H := $(BUILD)/proto/profile.pb-c.h
+PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
+SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
+GENERATED := $(PROTO_H) $(SKELS)
+
+COMMON_LIB := $(BUILD)/libvmcommon.a
+IMAGE_LIB := $(BUILD)/libvmimage.a
+AGENT_LIB := $(BUILD)/libvmagent.a
+IMAGE_BIN := $(BUILD)/vmtools-image
+AGENT_BIN := $(BUILD)/vmtools-agent
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
+
+.PHONY: all check check-asan check-fuzz check-unit check-integration check-vm \
+	deps tests install uninstall clean format format-check demo bench
+.DELETE_ON_ERROR:
+# Keep intermediate files (the BPF object) so rebuilds stay incremental.
+.SECONDARY:
+
+all: $(IMAGE_BIN) $(AGENT_BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Generated code is compiled with our warnings except the ones protoc-c's
+# output trips over.
+$(PROTO_OBJ): $(PROTO_C)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Wno-missing-field-initializers -c $< -o $@
+
+$(PROTO_C) $(PROTO_H) &: $(PPROF_PROTO)
+	@mkdir -p $(@D)
+	cp $(PPROF_PROTO) $(BUILD)/proto/profile.proto
+	cd $(BUILD)/proto && $(PROTOC_C) --c_out=. profile.proto
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
+		-I/usr/include/$(MULTIARCH) -I. -c $< -o $@
+
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# Everything may include generated headers; they must exist before the first
+# compile (afterwards -MMD tracks them).
+$(call obj,$(COMMON_SRCS) $(IMAGE_SRCS) $(AGENT_SRCS) agent/main.c imagebuilder/main.c $(UNIT_SRCS) $(FUZZ_SRCS)): | $(GENERATED)
+
+$(COMMON_LIB): $(call obj,$(COMMON_SRCS))
+$(IMAGE_LIB): $(call obj,$(IMAGE_SRCS))
+$(AGENT_LIB): $(call obj,$(AGENT_SRCS)) $(PROTO_OBJ)
+$(COMMON_LIB) $(IMAGE_LIB) $(AGENT_LIB):
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(IMAGE_BIN): $(call obj,imagebuilder/main.c) $(IMAGE_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(IMAGE_LIBS)
+
+$(AGENT_BIN): $(call obj,agent/main.c) $(AGENT_LIB) $(COMMON_LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(AGENT_LIB) $(IMAGE_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+$(BUILD)/fuzz-bin/%: $(BUILD)/obj/tests/fuzz/%.o $(AGENT_LIB) $(IMAGE_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(TEST_LIBS)
+
+tests: all $(UNIT_BINS)
+
+fuzz-bins: $(FUZZ_BINS)
+
+# --- checks ---------------------------------------------------------------
+# `make check` = install what is missing, build, then run every suite through
+# tests/run.sh, which prints the one summary line CI reads.
+
+deps:
+	@bash ci/install-deps.sh
+
+check: deps
+	@$(MAKE) --no-print-directory tests
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests
+	@if [ -n "$(FUZZ_SRCS)" ]; then \
+		$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz FUZZ=1 CC=$(CLANG) fuzz-bins; fi
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/run.sh all
+
+check-unit: tests
+	@BUILD=$(BUILD) bash tests/run.sh unit
+
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests
+	@BUILD=$(BUILD) bash tests/run.sh asan
+
+check-fuzz:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz FUZZ=1 CC=$(CLANG) fuzz-bins
+	@BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/run.sh fuzz
+
+check-integration: all
+	@BUILD=$(BUILD) bash tests/run.sh integration
+
+check-vm: all
+	@BUILD=$(BUILD) bash tests/run.sh vm
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash tests/lib/demo.sh
+
+bench: all
+	@for b in bench/*.sh; do BUILD=$(BUILD) bash $$b || exit 1; done
+
+# --- style ------------------------------------------------------------------
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+format:
+	clang-format -i $(FORMAT_SRCS)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_SRCS)
+
+# --- install ----------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
+	install -m 0755 $(IMAGE_BIN) $(AGENT_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 0644 kernel-config/vmtools.config $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/vmtools-image $(DESTDIR)$(BINDIR)/vmtools-agent
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * engine.h - one profiling session, whatever the backend: the interface the
+ * REST service (http.c & co., issue 5) and the one-shot CLI
+ * (cmd_profile.c, issue 4) both drive.
+ *
+ *   vm_session_start()   validate, load/attach or spawn the backend
+ *   vm_session_wait()    block until the time is up or vm_session_stop()
+ *   vm_session_stop()    from any thread: end early (DELETE, SIGTERM,
+ *                        client hung up); the profile so far is kept
+ *   vm_session_status()  from any thread: elapsed, samples so far
+ *   vm_session_finish()  detach, collect, symbolize, encode (+ gzip)
+ *   vm_session_free()    release everything; safe on every path
+ *
+ * Errors come back as a negative errno plus a sentence in struct vm_error;
+ * -ENODEV / -EPERM / -ENOENT from start mean "backend unavailable" (503).
+ */
+#ifndef VMTOOLS_AGENT_ENGINE_H
+#define VMTOOLS_AGENT_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/error.h"
+
+enum vm_profiler {
+	VM_PROFILER_BPF, /* "BccProfile" in the API */
+	VM_PROFILER_PERF, /* "Perf" */
+};
+
+enum vm_format {
+	VM_FORMAT_PPROF,
+	VM_FORMAT_FOLDED,
+};
+
+#define VM_MAX_TARGETS 64
+
+struct vm_profile_request {
+	enum vm_profiler profiler;
+	uint32_t frequency; /* Hz, 1..1000 */
+	uint32_t seconds; /* >= 1 */
+	const char *comms[VM_MAX_TARGETS]; /* command names to sample */
+	size_t n_comms;
+	pid_t pids[VM_MAX_TARGETS]; /* and/or these processes */
+	size_t n_pids;
+	enum vm_format format;
+	bool gzip;
+};
+
+/* Fixed when the agent starts; never taken from a request. */
+struct vm_engine_config {
+	const char *perf_path; /* the perf to run for VM_PROFILER_PERF */
+};
+
+struct vm_profile_output {
+	void *data; /* malloc'd, owned by the caller after finish */
+	size_t len;
+	const char *content_type; /* static string */
+	const char *filename; /* static: profile.pb, profile.pb.gz, ... */
+	uint64_t samples; /* total sample count */
+	uint64_t lost; /* lost or colliding stacks */
+};
+
+struct vm_session_status {
+	enum vm_profiler profiler;
+	uint32_t frequency;
+	uint32_t seconds; /* requested */
+	uint64_t started_unix_ms;
+	uint64_t elapsed_ms;
+	uint64_t samples; /* so far */
+	bool stopping;
+};
+
+struct vm_session;
+
+int vm_session_start(const struct vm_profile_request *req,
+		     const struct vm_engine_config *cfg,
+		     struct vm_session **out, struct vm_error *err);
+int vm_session_wait(struct vm_session *s, struct vm_error *err);
+void vm_session_stop(struct vm_session *s);
+void vm_session_status(struct vm_session *s, struct vm_session_status *st);
+int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
+		      struct vm_error *err);
+void vm_session_free(struct vm_session *s);
+
+const char *vm_profiler_name(enum vm_profiler p); /* "BccProfile", "Perf" */
+
+#endif

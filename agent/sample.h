@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * sample.h - the sample model both profiling backends produce and the
+ * symbolizer and encoders consume (DESIGN.md, "Processing flow").
+ *
+ *   backend (bpf | perf) ──▶ struct vm_samples ──▶ symbolize ──▶ pprof/folded
+ *
+ * A backend fills one struct vm_samples: the counted stacks, and for every
+ * pid seen, what is needed to symbolize its user frames later, captured
+ * while the process was alive (its mappings; its title for the PostgreSQL
+ * backend type).  Kernel frames need nothing per process.
+ *
+ * Owner of the model: issue 4 (the eBPF engine).  The perf backend
+ * (issue 7) fills the same structures from perf.data.
+ */
+#ifndef VMTOOLS_AGENT_SAMPLE_H
+#define VMTOOLS_AGENT_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VM_COMM_LEN 16
+#define VM_BUILD_ID_MAX 20 /* GNU build ids are 20 bytes (SHA-1) */
+
+/* One stack with how many times it was sampled.  Frames innermost first. */
+struct vm_sample {
+	uint32_t pid; /* thread group id */
+	uint32_t tid;
+	char comm[VM_COMM_LEN]; /* of the thread, at sampling time */
+	uint64_t count;
+	uint32_t n_user;
+	uint32_t n_kernel;
+	uint64_t *user_ips;
+	uint64_t *kernel_ips;
+};
+
+/* One executable mapping of a process, as /proc/PID/maps or MMAP2 says. */
+struct vm_mapping {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff; /* file offset of start */
+	char *path; /* as the process sees it; NULL for anonymous */
+	uint8_t build_id[VM_BUILD_ID_MAX];
+	uint8_t build_id_len; /* 0 when unknown */
+	/*
+	 * Where the symbolizer can open the file from the agent's mount
+	 * namespace (e.g. /proc/PID/root/PATH, or a copy held open); NULL
+	 * means use path.
+	 */
+	char *open_path;
+};
+
+/* What is known of one process (thread group) seen in the samples. */
+struct vm_process {
+	uint32_t pid;
+	char comm[VM_COMM_LEN];
+	char *title; /* /proc/PID/cmdline as ps shows it, may be NULL */
+	struct vm_mapping *maps;
+	size_t n_maps;
+	bool exited; /* gone before the profile ended */
+};
+
+/* Everything one profile collected. */
+struct vm_samples {
+	struct vm_sample *v;
+	size_t n;
+	size_t cap;
+	struct vm_process *procs;
+	size_t n_procs;
+	size_t cap_procs;
+	uint32_t frequency; /* Hz the samples were taken at */
+	uint64_t time_nanos; /* start, CLOCK_REALTIME */
+	uint64_t duration_nanos;
+	uint64_t lost_stacks; /* -EEXIST/-ENOMEM from the stack map, etc. */
+	uint64_t lost_samples; /* counts that could not be recorded at all */
+};
+
+#endif

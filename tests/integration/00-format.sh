@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# tests/integration/00-format.sh - the C sources follow the committed
+# .clang-format (kernel style); the same check as `make format-check`.
+. "$(dirname "$0")/../lib/tap.sh"
+
+reason=$(need_cmd clang-format git)
+if [ -n "$reason" ]; then
+	skip "sources match .clang-format" "$reason"
+	exit 0
+fi
+cd "$SRC"
+files=$(git ls-files '*.c' '*.h' 2>/dev/null)
+[ -n "$files" ] || files=$(find common imagebuilder agent bpf tests -name '*.[ch]')
+# shellcheck disable=SC2086
+check "sources match .clang-format (make format-check)" clang-format --dry-run --Werror $files

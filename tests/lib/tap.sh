@@ -1,0 +1,79 @@
+# tests/lib/tap.sh - sourced by every integration test script.
+#
+# A script prints TAP-style lines that tests/run.sh counts:
+#   ok - what held            not ok - what failed          ok - what # SKIP why
+# `check DESC CMD...` runs CMD and prints one of them, with CMD's output as
+# "# " comment lines when it fails.  `need_*` say why a test must be skipped
+# (empty when it can run).  Each script gets its own temporary directory in
+# $T, removed on exit.
+
+set -u
+SRC=${SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+BUILD=${BUILD:-$SRC/build}
+case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
+VMTOOLS_IMAGE=${VMTOOLS_IMAGE:-$BUILD/vmtools-image}
+VMTOOLS_AGENT=${VMTOOLS_AGENT:-$BUILD/vmtools-agent}
+VMTOOLS_CACHE=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}
+export SRC BUILD VMTOOLS_IMAGE VMTOOLS_AGENT VMTOOLS_CACHE
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-test.XXXXXX")
+TAP_CLEANUP=()
+tap_on_exit() {
+	local i
+	for ((i = ${#TAP_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${TAP_CLEANUP[i]}" >/dev/null 2>&1 || true
+	done
+	rm -rf "$T"
+}
+trap tap_on_exit EXIT
+# at_exit CMD: run CMD (a string) when the script ends, last registered first.
+at_exit() { TAP_CLEANUP+=("$1"); }
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+skip() { echo "ok - $1 # SKIP $2"; }
+
+# Print a file (or stdin) as TAP comments, at most 40 lines.
+diag() {
+	if [ $# -gt 0 ]; then head -n 40 "$1"; else head -n 40; fi | sed 's/^/#   /'
+}
+
+# check DESC CMD [ARG]...: ok when CMD exits 0.
+check() {
+	local desc=$1 out=$T/.check.out
+	shift
+	if "$@" >"$out" 2>&1; then
+		ok "$desc"
+	else
+		not_ok "$desc (exit $?: $*)"
+		diag "$out"
+	fi
+}
+
+# check_fails DESC CMD [ARG]...: ok when CMD exits non-zero.
+check_fails() {
+	local desc=$1 out=$T/.check.out
+	shift
+	if "$@" >"$out" 2>&1; then
+		not_ok "$desc (unexpectedly succeeded: $*)"
+		diag "$out"
+	else
+		ok "$desc"
+	fi
+}
+
+# Reasons a test cannot run here; empty output means it can.
+need_root() { [ "$(id -u)" = 0 ] || echo "needs root"; }
+need_bpf() {
+	[ "$(id -u)" = 0 ] || { echo "needs root for BPF"; return; }
+	[ -e /sys/fs/bpf ] || [ -e /proc/sys/kernel/unprivileged_bpf_disabled ] ||
+		echo "kernel without BPF"
+}
+need_loop() {
+	[ "$(id -u)" = 0 ] || { echo "needs root for loop devices"; return; }
+	[ -e /dev/loop-control ] || echo "no loop device support (/dev/loop-control missing)"
+}
+need_cmd() {
+	local c
+	for c; do command -v "$c" >/dev/null 2>&1 || { echo "needs $c"; return; }; done
+}
