@@ -64,6 +64,7 @@ AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+PROGRAM_SRCS := $(wildcard tests/programs/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_C := $(BUILD)/proto/profile.pb-c.c
@@ -79,6 +80,7 @@ IMAGE_BIN := $(BUILD)/vmtools-image
 AGENT_BIN := $(BUILD)/vmtools-agent
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
+PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS))
 
 .PHONY: all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo bench
@@ -137,7 +139,13 @@ $(BUILD)/fuzz-bin/%: $(BUILD)/obj/tests/fuzz/%.o $(AGENT_LIB) $(IMAGE_LIB) $(COM
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(TEST_LIBS)
 
-tests: all $(UNIT_BINS)
+# Workloads the tests profile: known functions, frame pointers, no inlining.
+$(BUILD)/programs/%: tests/programs/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
+		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
+
+tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 
 fuzz-bins: $(FUZZ_BINS)
 

@@ -1,0 +1,69 @@
+# tests/lib/pg.sh - a real PostgreSQL 15 cluster for a test, sourced after
+# tap.sh.  The cluster lives in $T/pg, runs as the postgres user on a free
+# loopback port with its socket in $T/pg, and is stopped when the script
+# ends (at_exit), whatever happens.
+#
+#   pg_reason            why PostgreSQL cannot run here (empty: it can)
+#   pg_start             initdb + start; sets PGHOST, PGPORT, PGUSER
+#   pg_bench_init [SCALE]  pgbench -i into database postgres
+#   pg_bench SECONDS [ARG]...  run pgbench in the foreground
+#   pg_bench_bg SECONDS [ARG]... run pgbench in the background; PG_BENCH_PID
+#   pg_psql SQL          run one statement, print the result unaligned
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+
+pg_reason() {
+	[ -x "$PG_BIN/postgres" ] || { echo "needs PostgreSQL 15 ($PG_BIN/postgres)"; return; }
+	[ "$(id -u)" = 0 ] || { echo "needs root to run PostgreSQL as the postgres user"; return; }
+	id postgres >/dev/null 2>&1 || echo "needs the postgres user"
+}
+
+pg_free_port() {
+	python3 - <<'PY'
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()
+PY
+}
+
+pg_as() { runuser -u postgres -- "$@"; }
+
+pg_start() {
+	PGDATA_DIR=$T/pg/data
+	chmod 755 "$T"
+	mkdir -p "$T/pg"
+	chown postgres: "$T/pg"
+	PGPORT=$(pg_free_port)
+	PGHOST=$T/pg
+	PGUSER=postgres
+	export PGPORT PGHOST PGUSER
+	pg_as "$PG_BIN/initdb" -D "$PGDATA_DIR" -A trust -U postgres >"$T/pg/initdb.log" 2>&1 ||
+		{ cat "$T/pg/initdb.log" >&2; return 1; }
+	at_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$PGDATA_DIR' -m immediate -w stop"
+	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -w -t 60 -l "$T/pg/server.log" \
+		-o "-p $PGPORT -k $T/pg -c listen_addresses='' -c shared_buffers=64MB" start >/dev/null ||
+		{ cat "$T/pg/server.log" >&2; return 1; }
+}
+
+pg_psql() { pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -c "$1" postgres; }
+
+pg_bench_init() {
+	pg_as "$PG_BIN/pgbench" -h "$PGHOST" -p "$PGPORT" -U postgres -i -s "${1:-1}" -q postgres >"$T/pg/pgbench-init.log" 2>&1 ||
+		{ cat "$T/pg/pgbench-init.log" >&2; return 1; }
+}
+
+pg_bench() {
+	local secs=$1
+	shift
+	pg_as "$PG_BIN/pgbench" -h "$PGHOST" -p "$PGPORT" -U postgres -T "$secs" "$@" postgres
+}
+
+pg_bench_bg() {
+	local secs=$1
+	shift
+	pg_bench "$secs" "$@" >"$T/pg/pgbench.log" 2>&1 &
+	PG_BENCH_PID=$!
+	at_exit "kill $PG_BENCH_PID"
+}
