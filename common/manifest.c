@@ -1,0 +1,647 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * manifest.c - reading, validating and writing /.vmtools/manifest.json with
+ * json-c.  The reader treats the manifest as untrusted (it comes from a disk
+ * image): every field is type-checked and every path validated before the
+ * caller sees it.  The writer emits keys in a fixed order and files sorted,
+ * so the bytes depend only on the content.
+ */
+#include "common/manifest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+static void json_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+#define _cleanup_json_ _cleanup_(json_putp)
+
+struct vm_manifest *vm_manifest_new(void)
+{
+	struct vm_manifest *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->format_version = VM_MANIFEST_FORMAT_VERSION;
+	return m;
+}
+
+static void tool_clear(struct vm_manifest_tool *t)
+{
+	free(t->name);
+	free(t->path);
+	free(t->binary);
+	for (size_t i = 0; i < t->n_libraries; i++)
+		free(t->libraries[i]);
+	free(t->libraries);
+}
+
+void vm_manifest_free(struct vm_manifest *m)
+{
+	if (!m)
+		return;
+	free(m->kernel_release);
+	free(m->arch);
+	free(m->label);
+	free(m->generator);
+	for (size_t i = 0; i < m->n_tools; i++)
+		tool_clear(&m->tools[i]);
+	free(m->tools);
+	for (size_t i = 0; i < m->n_links; i++) {
+		free(m->links[i].path);
+		free(m->links[i].target);
+	}
+	free(m->links);
+	for (size_t i = 0; i < m->n_files; i++)
+		free(m->files[i].path);
+	free(m->files);
+	free(m);
+}
+
+/* Absolute, no empty, "." or ".." component, no trailing slash but "/". */
+int vm_manifest_path_valid(const char *path)
+{
+	const char *p = path;
+
+	if (!path || path[0] != '/')
+		return 0;
+	if (!strcmp(path, "/"))
+		return 1;
+	while (*p == '/') {
+		const char *c = p + 1, *e = strchrnul(c, '/');
+		size_t n = (size_t)(e - c);
+
+		if (n == 0 || n > 255 || (n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		p = e;
+	}
+	return *p == '\0';
+}
+
+int vm_manifest_sha256_valid(const char *hex)
+{
+	size_t i;
+
+	for (i = 0; hex[i]; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') ||
+		      (hex[i] >= 'a' && hex[i] <= 'f')))
+			return 0;
+	return i == 2 * VM_SHA256_LEN;
+}
+
+static int set_str(char **dst, const char *src)
+{
+	char *c = strdup(src ? src : "");
+
+	if (!c)
+		return -ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+int vm_manifest_set_info(struct vm_manifest *m, const char *kernel_release,
+			 const char *arch, int64_t build_time,
+			 const char *label, const char *generator)
+{
+	m->build_time = build_time;
+	if (set_str(&m->kernel_release, kernel_release) < 0 ||
+	    set_str(&m->arch, arch) < 0 || set_str(&m->label, label) < 0 ||
+	    set_str(&m->generator, generator) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Grow an array by one element, zeroed; returns the new element. */
+static void *grow(void *arr_ptr, size_t *n, size_t size)
+{
+	void **arr = arr_ptr;
+	char *a = realloc(*arr, (*n + 1) * size);
+
+	if (!a)
+		return NULL;
+	*arr = a;
+	memset(a + *n * size, 0, size);
+	return a + (*n)++ * size;
+}
+
+int vm_manifest_add_tool(struct vm_manifest *m, const char *name,
+			 const char *path, const char *binary,
+			 const char *const *libraries, size_t n_libraries)
+{
+	struct vm_manifest_tool *t;
+
+	if (!vm_manifest_path_valid(path) || !vm_manifest_path_valid(binary))
+		return -EINVAL;
+	t = grow(&m->tools, &m->n_tools, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (set_str(&t->name, name) < 0 || set_str(&t->path, path) < 0 ||
+	    set_str(&t->binary, binary) < 0)
+		return -ENOMEM;
+	t->libraries = calloc(n_libraries + 1, sizeof(char *));
+	if (!t->libraries)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_libraries; i++) {
+		if (!vm_manifest_path_valid(libraries[i]))
+			return -EINVAL;
+		t->libraries[i] = strdup(libraries[i]);
+		if (!t->libraries[i])
+			return -ENOMEM;
+		t->n_libraries++;
+	}
+	return 0;
+}
+
+int vm_manifest_add_link(struct vm_manifest *m, const char *path,
+			 const char *target)
+{
+	struct vm_manifest_link *l;
+
+	if (!vm_manifest_path_valid(path) || !vm_manifest_path_valid(target))
+		return -EINVAL;
+	l = grow(&m->links, &m->n_links, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	if (set_str(&l->path, path) < 0 || set_str(&l->target, target) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int vm_manifest_add_file(struct vm_manifest *m, const char *path,
+			 const char sha256_hex[VM_SHA256_HEX_LEN])
+{
+	struct vm_manifest_file *f;
+
+	if (!vm_manifest_path_valid(path) ||
+	    !vm_manifest_sha256_valid(sha256_hex))
+		return -EINVAL;
+	f = grow(&m->files, &m->n_files, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	memcpy(f->sha256, sha256_hex, VM_SHA256_HEX_LEN);
+	return set_str(&f->path, path);
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct vm_manifest_file *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+static int sort_files(struct vm_manifest *m, struct vm_error *err)
+{
+	if (m->n_files > 1)
+		qsort(m->files, m->n_files, sizeof(*m->files), cmp_file);
+	for (size_t i = 1; i < m->n_files; i++)
+		if (!strcmp(m->files[i - 1].path, m->files[i].path))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest lists the file %s twice; rebuild the image",
+				m->files[i].path);
+	return 0;
+}
+
+const struct vm_manifest_file *
+vm_manifest_find_file(const struct vm_manifest *m, const char *path)
+{
+	struct vm_manifest_file key = { .path = (char *)path };
+
+	if (!m->n_files)
+		return NULL;
+	return bsearch(&key, m->files, m->n_files, sizeof(*m->files), cmp_file);
+}
+
+/* --- reading --------------------------------------------------------- */
+
+/* A string member that must exist, be a string and hold no NUL byte. */
+static int get_string(json_object *obj, const char *key, const char *where,
+		      const char **out, struct vm_error *err)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: %s%s must be a string; the image is damaged or not made by vmtools-image",
+			where, key);
+	*out = json_object_get_string(v);
+	if (strlen(*out) != (size_t)json_object_get_string_len(v))
+		return vm_error_set(err, EINVAL,
+				    "manifest: %s%s contains a NUL byte", where,
+				    key);
+	return 0;
+}
+
+static int get_path(json_object *obj, const char *key, const char *where,
+		    const char **out, struct vm_error *err)
+{
+	int r = get_string(obj, key, where, out, err);
+
+	if (r < 0)
+		return r;
+	if (!vm_manifest_path_valid(*out))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: %s%s \"%.200s\" is not an absolute path without . or .. components",
+			where, key, *out);
+	return 0;
+}
+
+static int get_array(json_object *obj, const char *key, json_object **out,
+		     struct vm_error *err)
+{
+	if (!json_object_object_get_ex(obj, key, out) ||
+	    !json_object_is_type(*out, json_type_array))
+		return vm_error_set(err, EINVAL,
+				    "manifest: \"%s\" must be an array", key);
+	return 0;
+}
+
+static int parse_tools(struct vm_manifest *m, json_object *root,
+		       struct vm_error *err)
+{
+	json_object *arr;
+	int r = get_array(root, "tools", &arr, err);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *t = json_object_array_get_idx(arr, i), *libs;
+		const char *name, *path, *binary;
+		_cleanup_free_ const char **lv = NULL;
+		char where[64];
+		size_t n;
+
+		snprintf(where, sizeof(where), "tools[%zu].", i);
+		if (!json_object_is_type(t, json_type_object))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: tools[%zu] must be an object", i);
+		if ((r = get_string(t, "name", where, &name, err)) < 0 ||
+		    (r = get_path(t, "path", where, &path, err)) < 0 ||
+		    (r = get_path(t, "binary", where, &binary, err)) < 0)
+			return r;
+		if (!name[0] || strchr(name, '/') || !strcmp(name, ".") ||
+		    !strcmp(name, ".."))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: %sname \"%.100s\" must be a plain file name",
+				where, name);
+		if (!json_object_object_get_ex(t, "libraries", &libs) ||
+		    !json_object_is_type(libs, json_type_array))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: %slibraries must be an array",
+				where);
+		n = json_object_array_length(libs);
+		lv = calloc(n + 1, sizeof(*lv));
+		if (!lv)
+			return -ENOMEM;
+		for (size_t j = 0; j < n; j++) {
+			json_object *l = json_object_array_get_idx(libs, j);
+
+			if (!json_object_is_type(l, json_type_string) ||
+			    !vm_manifest_path_valid(
+				    json_object_get_string(l)) ||
+			    strlen(json_object_get_string(l)) !=
+				    (size_t)json_object_get_string_len(l))
+				return vm_error_set(
+					err, EINVAL,
+					"manifest: %slibraries[%zu] must be an absolute path",
+					where, j);
+			lv[j] = json_object_get_string(l);
+		}
+		r = vm_manifest_add_tool(m, name, path, binary, lv, n);
+		if (r < 0)
+			return vm_error_set(
+				err, r, "manifest: %s: out of memory", where);
+	}
+	return 0;
+}
+
+static int parse_links(struct vm_manifest *m, json_object *root,
+		       struct vm_error *err)
+{
+	json_object *arr;
+	int r = get_array(root, "links", &arr, err);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *l = json_object_array_get_idx(arr, i);
+		const char *path, *target;
+		char where[64];
+
+		snprintf(where, sizeof(where), "links[%zu].", i);
+		if (!json_object_is_type(l, json_type_object))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: links[%zu] must be an object", i);
+		if ((r = get_path(l, "path", where, &path, err)) < 0 ||
+		    (r = get_path(l, "target", where, &target, err)) < 0)
+			return r;
+		if (!strcmp(path, "/"))
+			return vm_error_set(err, EINVAL,
+					    "manifest: %spath must not be /",
+					    where);
+		r = vm_manifest_add_link(m, path, target);
+		if (r < 0)
+			return vm_error_set(err, r, "manifest: out of memory");
+	}
+	return 0;
+}
+
+static int parse_files(struct vm_manifest *m, json_object *root,
+		       struct vm_error *err)
+{
+	json_object *files;
+	size_t n;
+
+	if (!json_object_object_get_ex(root, "files", &files) ||
+	    !json_object_is_type(files, json_type_object))
+		return vm_error_set(err, EINVAL,
+				    "manifest: \"files\" must be an object");
+	n = (size_t)json_object_object_length(files);
+	m->files = calloc(n ? n : 1, sizeof(*m->files));
+	if (!m->files)
+		return -ENOMEM;
+	json_object_object_foreach(files, key, val)
+	{
+		const char *hex;
+
+		if (!vm_manifest_path_valid(key))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: files key \"%.200s\" is not an absolute path without . or .. components",
+				key);
+		if (!json_object_is_type(val, json_type_string) ||
+		    !vm_manifest_sha256_valid(
+			    hex = json_object_get_string(val)))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: files[\"%.200s\"] must be a sha256 of 64 lowercase hex digits",
+				key);
+		m->files[m->n_files].path = strdup(key);
+		if (!m->files[m->n_files].path)
+			return -ENOMEM;
+		memcpy(m->files[m->n_files].sha256, hex, VM_SHA256_HEX_LEN);
+		m->n_files++;
+	}
+	return sort_files(m, err);
+}
+
+int vm_manifest_parse(const char *data, size_t len, struct vm_manifest **out,
+		      struct vm_error *err)
+{
+	_cleanup_manifest_ struct vm_manifest *m = NULL;
+	_cleanup_json_ json_object *root = NULL;
+	json_tokener *tok;
+	enum json_tokener_error jerr;
+	const char *kr, *arch, *label, *gen;
+	json_object *v;
+	size_t end;
+	int r;
+
+	*out = NULL;
+	if (len > VM_MANIFEST_MAX_BYTES)
+		return vm_error_set(
+			err, EFBIG,
+			"manifest is %zu bytes, more than the %u allowed", len,
+			VM_MANIFEST_MAX_BYTES);
+	tok = json_tokener_new_ex(32);
+	if (!tok)
+		return vm_error_set(err, ENOMEM,
+				    "out of memory parsing manifest");
+	root = json_tokener_parse_ex(tok, data, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!root || jerr != json_tokener_success) {
+		if (jerr == json_tokener_continue)
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: JSON ends early (truncated image?)");
+		return vm_error_set(err, EINVAL,
+				    "manifest: invalid JSON at byte %zu: %s",
+				    end, json_tokener_error_desc(jerr));
+	}
+	for (; end < len; end++)
+		if (!strchr(" \t\r\n", data[end]))
+			return vm_error_set(
+				err, EINVAL,
+				"manifest: unexpected data after the JSON object at byte %zu",
+				end);
+	if (!json_object_is_type(root, json_type_object))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: top level must be a JSON object");
+	if (!json_object_object_get_ex(root, "format_version", &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: format_version must be an integer");
+	if (json_object_get_int64(v) != VM_MANIFEST_FORMAT_VERSION)
+		return vm_error_set(
+			err, EPROTO,
+			"manifest: format_version %lld is not supported (this build reads %d); use matching vmtools versions",
+			(long long)json_object_get_int64(v),
+			VM_MANIFEST_FORMAT_VERSION);
+	m = vm_manifest_new();
+	if (!m)
+		return -ENOMEM;
+	if ((r = get_string(root, "kernel_release", "", &kr, err)) < 0 ||
+	    (r = get_string(root, "arch", "", &arch, err)) < 0 ||
+	    (r = get_string(root, "label", "", &label, err)) < 0 ||
+	    (r = get_string(root, "generator", "", &gen, err)) < 0)
+		return r;
+	if (!kr[0] || strchr(kr, '/') || !strcmp(kr, ".") || !strcmp(kr, ".."))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: kernel_release \"%.100s\" is not a release name",
+			kr);
+	if (!json_object_object_get_ex(root, "build_time", &v) ||
+	    !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0)
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: build_time must be a non-negative integer");
+	r = vm_manifest_set_info(m, kr, arch, json_object_get_int64(v), label,
+				 gen);
+	if (r < 0)
+		return vm_error_set(err, r, "manifest: out of memory");
+	if ((r = parse_tools(m, root, err)) < 0 ||
+	    (r = parse_links(m, root, err)) < 0 ||
+	    (r = parse_files(m, root, err)) < 0)
+		return r;
+	*out = TAKE_PTR(m);
+	return 0;
+}
+
+int vm_manifest_load(const char *path, struct vm_manifest **out,
+		     struct vm_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	struct stat st;
+	size_t got = 0;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return vm_error_errno(err, errno, "cannot open manifest %s",
+				      path);
+	if (fstat(fd, &st) < 0)
+		return vm_error_errno(err, errno, "cannot stat %s", path);
+	if (!S_ISREG(st.st_mode))
+		return vm_error_set(err, EINVAL,
+				    "manifest %s is not a regular file", path);
+	if ((uint64_t)st.st_size > VM_MANIFEST_MAX_BYTES)
+		return vm_error_set(err, EFBIG,
+				    "manifest %s is too large (%lld bytes)",
+				    path, (long long)st.st_size);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return vm_error_set(err, ENOMEM, "out of memory reading %s",
+				    path);
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return vm_error_errno(err, errno, "cannot read %s",
+					      path);
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return vm_manifest_parse(buf, got, out, err);
+}
+
+/* --- writing --------------------------------------------------------- */
+
+static int add(json_object *obj, const char *key, json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_object_add(obj, key, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int append(json_object *arr, json_object *val)
+{
+	if (!val)
+		return -ENOMEM;
+	if (json_object_array_add(arr, val) < 0) {
+		json_object_put(val);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static json_object *tool_json(const struct vm_manifest_tool *t)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+	json_object *libs;
+
+	if (!o || add(o, "name", json_object_new_string(t->name)) < 0 ||
+	    add(o, "path", json_object_new_string(t->path)) < 0 ||
+	    add(o, "binary", json_object_new_string(t->binary)) < 0)
+		return NULL;
+	libs = json_object_new_array();
+	if (add(o, "libraries", libs) < 0)
+		return NULL;
+	for (size_t i = 0; i < t->n_libraries; i++)
+		if (append(libs, json_object_new_string(t->libraries[i])) < 0)
+			return NULL;
+	return TAKE_PTR(o);
+}
+
+static json_object *link_json(const struct vm_manifest_link *l)
+{
+	_cleanup_json_ json_object *o = json_object_new_object();
+
+	if (!o || add(o, "path", json_object_new_string(l->path)) < 0 ||
+	    add(o, "target", json_object_new_string(l->target)) < 0)
+		return NULL;
+	return TAKE_PTR(o);
+}
+
+int vm_manifest_serialize(struct vm_manifest *m, char **out, size_t *len,
+			  struct vm_error *err)
+{
+	_cleanup_json_ json_object *root = json_object_new_object();
+	json_object *tools, *links, *files;
+	const char *s;
+	size_t n;
+	int r;
+
+	*out = NULL;
+	r = sort_files(m, err);
+	if (r < 0)
+		return r;
+	if (!root ||
+	    add(root, "format_version",
+		json_object_new_int(m->format_version)) < 0 ||
+	    add(root, "kernel_release",
+		json_object_new_string(m->kernel_release ? m->kernel_release :
+							   "")) < 0 ||
+	    add(root, "arch", json_object_new_string(m->arch ? m->arch : "")) <
+		    0 ||
+	    add(root, "build_time", json_object_new_int64(m->build_time)) < 0 ||
+	    add(root, "label",
+		json_object_new_string(m->label ? m->label : "")) < 0 ||
+	    add(root, "generator",
+		json_object_new_string(m->generator ? m->generator : "")) < 0)
+		goto oom;
+	tools = json_object_new_array();
+	if (add(root, "tools", tools) < 0)
+		goto oom;
+	for (size_t i = 0; i < m->n_tools; i++)
+		if (append(tools, tool_json(&m->tools[i])) < 0)
+			goto oom;
+	links = json_object_new_array();
+	if (add(root, "links", links) < 0)
+		goto oom;
+	for (size_t i = 0; i < m->n_links; i++)
+		if (append(links, link_json(&m->links[i])) < 0)
+			goto oom;
+	files = json_object_new_object();
+	if (add(root, "files", files) < 0)
+		goto oom;
+	for (size_t i = 0; i < m->n_files; i++)
+		if (add(files, m->files[i].path,
+			json_object_new_string(m->files[i].sha256)) < 0)
+			goto oom;
+	s = json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			      JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!s)
+		goto oom;
+	n = strlen(s);
+	*out = malloc(n + 2);
+	if (!*out)
+		goto oom;
+	memcpy(*out, s, n);
+	(*out)[n] = '\n';
+	(*out)[n + 1] = '\0';
+	*len = n + 1;
+	return 0;
+oom:
+	return vm_error_set(err, ENOMEM, "out of memory writing the manifest");
+}
