@@ -32,9 +32,9 @@ FUZZ_SECONDS ?= 10
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
 
-COMMON_PKGS := json-c libcrypto
+COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
-AGENT_PKGS := libbpf libelf libmicrohttpd libprotobuf-c zlib blkid $(COMMON_PKGS)
+AGENT_PKGS := libbpf libelf libmicrohttpd libprotobuf-c zlib liblzma blkid $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 
@@ -71,7 +71,9 @@ PROTO_C := $(BUILD)/proto/profile.pb-c.c
 PROTO_H := $(BUILD)/proto/profile.pb-c.h
 PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
-GENERATED := $(PROTO_H) $(SKELS)
+# kernel-config/vmtools.config as a C string: the checker's one source.
+KCONFIG_H := $(BUILD)/gen/kconfig_fragment.h
+GENERATED := $(PROTO_H) $(SKELS) $(KCONFIG_H)
 
 COMMON_LIB := $(BUILD)/libvmcommon.a
 IMAGE_LIB := $(BUILD)/libvmimage.a
@@ -104,6 +106,13 @@ $(PROTO_C) $(PROTO_H) &: $(PPROF_PROTO)
 	@mkdir -p $(@D)
 	cp $(PPROF_PROTO) $(BUILD)/proto/profile.proto
 	cd $(BUILD)/proto && $(PROTOC_C) --c_out=. profile.proto
+
+$(KCONFIG_H): kernel-config/vmtools.config
+	@mkdir -p $(@D)
+	{ echo '/* Generated from $< by the Makefile; do not edit. */'; \
+	  echo 'static const char vm_kconfig_fragment_text[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } >$@
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)

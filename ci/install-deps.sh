@@ -11,6 +11,7 @@ BUILD_PKGS=(
 	bpftool                       # BPF skeleton generation
 	libext2fs-dev comerr-dev      # vmtools-image writes ext4 with libext2fs
 	libbpf-dev libelf-dev         # loading BPF; reading ELF symbols
+	liblzma-dev                   # .gnu_debugdata (MiniDebugInfo) symbols
 	libmicrohttpd-dev             # the REST service
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
 	zlib1g-dev                    # gzip of profiles
