@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# tests/lib/vm/initramfs.sh - builds the guest userland of the VM test and
+# `make demo`: an initramfs (cpio newc, gzip) that is all the guest has
+# besides the tools disk.
+#
+# usage: initramfs.sh KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT
+#
+# Two archives, concatenated into OUTPUT (the kernel unpacks one after the
+# other, see Documentation/driver-api/early-userspace/buffer-format.rst):
+#   base   busybox (busybox-static), kmod, PostgreSQL 15's server binaries
+#          with their share/ files and every shared library they load, the
+#          virtio modules of KERNEL_ROOT the guest needs to see its disk and
+#          network (loaded by /init with insmod, in dependency order), users.
+#          It is big and changes rarely, so it is cached in $VMTOOLS_CACHE/vm
+#          under a hash of its inputs (path, size, mtime) and of this script.
+#   top    the agent, its libraries and /init (tests/lib/vm/init): rebuilt
+#          on every run, it takes a second.
+# The guest gets no perf and none of perf's libraries: perf must come from
+# the tools image.  Libraries are found with ldd, on the host, where these
+# trusted Debian binaries live.
+set -euo pipefail
+[ $# -eq 4 ] || { echo "usage: $0 KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT" >&2; exit 2; }
+KROOT=$1 REL=$2 AGENT=$3 OUTPUT=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+CACHE=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}/vm
+PG=/usr/lib/postgresql/15
+PGSHARE=/usr/share/postgresql/15
+# Modules the guest needs before anything else: the disk and the network.
+# ext4 and the rest are built into Debian's cloud kernel.
+BOOT_MODULES=(virtio_pci virtio_blk virtio_net)
+MODDIR=$KROOT/lib/modules/$REL
+mkdir -p "$CACHE"
+
+die() { echo "initramfs.sh: $*" >&2; exit 1; }
+for f in /bin/busybox /usr/bin/kmod "$PG/bin/postgres" "$AGENT" "$MODDIR/modules.order"; do
+	[ -e "$f" ] || die "$f is missing (busybox-static, kmod and postgresql-15 come from ci/install-deps.sh, the kernel from tests/lib/fetch-kernel.sh)"
+done
+# A static busybox matters: it runs before any library is in place.
+file -L /bin/busybox | grep -q 'statically linked' || die "/bin/busybox is not static; install busybox-static"
+
+# libs FILE...: the shared libraries FILE needs, as the loader resolves them.
+libs() {
+	local out
+	for f; do
+		out=$(ldd "$f" 2>&1) || { case $out in *'not a dynamic executable'*) continue ;; esac; die "ldd $f: $out"; }
+		if grep -q 'not found' <<<"$out"; then die "$f needs a library that is not installed: $(grep 'not found' <<<"$out")"; fi
+		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$out"
+	done | sort -u
+}
+
+# modules_in_order NAME...: the module files for NAME and their dependencies,
+# dependencies first (modinfo reads .modinfo of each file; no modules.dep
+# is needed, the kernel packages do not ship one).
+declare -A MODPATH=() MODSEEN=()
+while read -r p; do
+	n=$(basename "$p" .ko)
+	MODPATH[${n//-/_}]=$MODDIR/$p
+done <"$MODDIR/modules.order"
+modules_in_order() {
+	local m d
+	for m; do
+		m=${m//-/_}
+		[ -n "${MODSEEN[$m]:-}" ] && continue
+		MODSEEN[$m]=1
+		if [ -z "${MODPATH[$m]:-}" ]; then
+			grep -q "/$m.ko\$" "$MODDIR/modules.builtin" || die "module $m is neither a module nor built into $REL"
+			continue
+		fi
+		for d in $(/sbin/modinfo -F depends "${MODPATH[$m]}" | tr ',' ' '); do
+			modules_in_order "$d"
+		done
+		echo "${MODPATH[$m]}"
+	done
+}
+
+# copy SRC... into the stage at the same path (following symlinks: the
+# guest gets the file under the name the loader asks for).
+copy() {
+	local f
+	for f; do
+		mkdir -p "$STAGE$(dirname "$f")"
+		cp -L --preserve=mode "$f" "$STAGE$f"
+	done
+}
+
+# pack DIR OUT: a reproducible cpio newc archive of DIR, gzip-compressed.
+pack() {
+	(cd "$1" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio --quiet -o -H newc --owner=0:0 --reproducible) | gzip -n -6 >"$2.tmp"
+	mv "$2.tmp" "$2"
+}
+
+# --- base ---------------------------------------------------------------
+PG_BINS=("$PG"/bin/{postgres,initdb,pg_ctl,pgbench,psql})
+PG_LIBS=("$PG"/lib/{plpgsql,dict_snowball}.so)
+MODULES=($(modules_in_order "${BOOT_MODULES[@]}"))
+BASE_LIBS=($(libs /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}"))
+BASE_INPUTS=(/bin/busybox /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}" "${BASE_LIBS[@]}" "${MODULES[@]}")
+key=$( {
+	sha256sum "$0"
+	stat -L -c '%n %s %Y' "${BASE_INPUTS[@]}"
+	find "$PGSHARE" /usr/share/zoneinfo/UTC -printf '%p %s %T@\n' | LC_ALL=C sort
+} | sha256sum | cut -c1-16)
+BASE=$CACHE/initramfs-base-$key.cpio.gz
+
+if [ ! -e "$BASE" ]; then
+	echo "initramfs.sh: building the guest's base userland ($BASE)" >&2
+	STAGE=$(mktemp -d "$CACHE/stage.XXXXXX")
+	trap 'rm -rf "$STAGE"' EXIT
+	mkdir -p "$STAGE"/usr/{bin,sbin,lib,lib64} "$STAGE"/{proc,sys,dev,run,tmp,root,etc,var/lib/postgresql,var/log}
+	ln -s usr/bin "$STAGE/bin"
+	ln -s usr/sbin "$STAGE/sbin"
+	ln -s usr/lib "$STAGE/lib"
+	ln -s usr/lib64 "$STAGE/lib64"
+	chmod 1777 "$STAGE/tmp"
+
+	cp /bin/busybox "$STAGE/usr/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		case $a in
+		busybox | init | linuxrc | depmod | insmod | lsmod | modinfo | modprobe | rmmod) continue ;;
+		esac
+		ln -s busybox "$STAGE/usr/bin/$a"
+	done
+	# kmod, as a real guest has: modprobe reads the modules.dep of the image.
+	copy /usr/bin/kmod
+	for a in depmod insmod lsmod modinfo modprobe rmmod; do
+		ln -s ../bin/kmod "$STAGE/usr/sbin/$a"
+	done
+
+	copy "${PG_BINS[@]}" "${PG_LIBS[@]}" "${BASE_LIBS[@]}"
+	mkdir -p "$STAGE$PGSHARE"
+	(cd "$PGSHARE" && find . -path ./extension -prune -o -path ./contrib -prune -o -path ./man -prune -o -print |
+		cpio --quiet -pdm "$STAGE$PGSHARE")
+	mkdir -p "$STAGE$PGSHARE/extension"
+	cp "$PGSHARE"/extension/plpgsql* "$STAGE$PGSHARE/extension/"
+	copy /usr/share/zoneinfo/UTC
+	mkdir -p "$STAGE/usr/share/zoneinfo/Etc"
+	ln -s ../UTC "$STAGE/usr/share/zoneinfo/Etc/UTC"
+
+	# Boot modules live apart from /lib/modules/REL: that path is the tools
+	# image's, linked by `vmtools-agent setup`, which never replaces a real
+	# directory it did not create.
+	mkdir -p "$STAGE/usr/lib/vmtest/modules" "$STAGE/etc/vmtest"
+	for m in "${MODULES[@]}"; do
+		cp "$m" "$STAGE/usr/lib/vmtest/modules/"
+		basename "$m" .ko >>"$STAGE/etc/vmtest/modules"
+	done
+
+	cat >"$STAGE/etc/passwd" <<-'EOF'
+		root:x:0:0:root:/root:/bin/sh
+		postgres:x:102:104:PostgreSQL administrator:/var/lib/postgresql:/bin/sh
+		nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+	EOF
+	cat >"$STAGE/etc/group" <<-'EOF'
+		root:x:0:
+		postgres:x:104:
+		nogroup:x:65534:
+	EOF
+	printf 'root:*:19000:0:99999:7:::\npostgres:*:19000:0:99999:7:::\n' >"$STAGE/etc/shadow"
+	chmod 640 "$STAGE/etc/shadow"
+	printf 'passwd: files\ngroup: files\nshadow: files\nhosts: files\n' >"$STAGE/etc/nsswitch.conf"
+	printf '127.0.0.1 localhost\n10.0.2.15 vmtest\n' >"$STAGE/etc/hosts"
+	echo vmtest >"$STAGE/etc/hostname"
+
+	rm -f "$CACHE"/initramfs-base-*.cpio.gz
+	pack "$STAGE" "$BASE"
+	rm -rf "$STAGE"
+	trap - EXIT
+fi
+
+# --- top: the agent and /init -------------------------------------------
+STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-initramfs.XXXXXX")
+trap 'rm -rf "$STAGE"' EXIT
+mkdir -p "$STAGE/usr/sbin"
+ln -s usr/lib "$STAGE/lib"
+ln -s usr/lib64 "$STAGE/lib64"
+mkdir -p "$STAGE/usr/lib" "$STAGE/usr/lib64"
+cp "$AGENT" "$STAGE/usr/sbin/vmtools-agent"
+copy $(libs "$AGENT")
+cp "$HERE/init" "$STAGE/init"
+chmod 755 "$STAGE/init"
+# Packed without the two symlinks the base already has.
+rm "$STAGE/lib" "$STAGE/lib64"
+pack "$STAGE" "$STAGE.top"
+cat "$BASE" "$STAGE.top" >"$OUTPUT.tmp"
+rm -f "$STAGE.top"
+mv "$OUTPUT.tmp" "$OUTPUT"
+echo "$OUTPUT"
