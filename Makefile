@@ -85,7 +85,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS))
 
 .PHONY: all check check-asan check-fuzz check-unit check-integration check-vm \
-	deps tests install uninstall clean format format-check demo bench
+	deps tests install uninstall clean format format-check demo demo-stop bench
 .DELETE_ON_ERROR:
 # Keep intermediate files (the BPF object) so rebuilds stay incremental.
 .SECONDARY:
@@ -192,6 +192,9 @@ check-vm: all
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tests/lib/demo.sh
+
+demo-stop:
+	@BUILD=$(BUILD) bash tests/lib/demo.sh stop
 
 bench: all
 	@for b in bench/*.sh; do BUILD=$(BUILD) bash $$b || exit 1; done
