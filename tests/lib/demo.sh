@@ -1,10 +1,94 @@
 #!/usr/bin/env bash
-# tests/lib/demo.sh - `make demo`: the main job end to end.  For now it
-# builds the tools and shows them; issue 8 makes it boot a VM with the tools
-# image and profile PostgreSQL in it.
-set -euo pipefail
+# tests/lib/demo.sh - `make demo` and `make demo-stop`: the main job end to
+# end.  Fetches Debian's cloud kernel packages, builds the tools image from
+# them with `vmtools-image build`, builds the guest's initramfs (busybox,
+# PostgreSQL 15 under pgbench, the agent), boots it in qemu, and leaves the VM
+# running with the agent's port 3080 forwarded to a loopback port of the host.
+# Then it prints the commands to try and how to stop it.  Everything slow is
+# cached in $VMTOOLS_CACHE (~/.cache/vmtools): a second run only boots.
+#
+# usage: demo.sh [start|stop]      (state in $BUILD/demo)
+set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
-"$BUILD/vmtools-image" --version
-"$BUILD/vmtools-agent" --version
+export SRC BUILD
+. "$SRC/tests/lib/tap.sh"
+. "$SRC/tests/lib/vm/vm.sh"
+DIR=$BUILD/demo
+
+case ${1:-start} in
+stop)
+	if [ -s "$DIR/qemu.pid" ]; then
+		echo "Stopping the demo VM (pid $(cat "$DIR/qemu.pid"))."
+		vm_stop "$DIR"
+	else
+		echo "No demo VM is running."
+	fi
+	exit 0
+	;;
+start) ;;
+*)
+	echo "usage: $0 [start|stop]" >&2
+	exit 2
+	;;
+esac
+
+die() {
+	echo "make demo: $*" >&2
+	exit 1
+}
+
+missing=$(vm_missing)
+if [ -n "$missing" ]; then
+	echo "make demo: parts of vmtools are not built yet; the VM boots without them:"
+	echo "$missing" | sed 's/^/  - /'
+fi
+if [ -s "$DIR/qemu.pid" ]; then
+	echo "Stopping the previous demo VM (pid $(cat "$DIR/qemu.pid"))."
+	vm_stop "$DIR"
+fi
+
+echo "Preparing the kernel, the tools image and the initramfs (cached in $VM_CACHE) ..."
+vm_prepare "$DIR" || die "preparing the VM failed (see the messages above)"
+echo "  kernel:    $KERNEL_VMLINUZ"
+echo "  image:     ${VM_IMAGE:-none (vmtools-image build is not implemented yet)}"
+echo "  initramfs: $VM_INITRD"
+echo "Booting Debian's cloud kernel $KERNEL_RELEASE in qemu ($VM_ACCEL; serial console in $DIR/serial.log) ..."
+vm_start "$DIR" daemon || die "qemu did not start (see $DIR/qemu.err)"
+started=$(date +%s)
+if ! vm_wait_log '^VMTEST agent=started' 400; then
+	tail -n 30 "$VM_LOG" >&2
+	vm_stop "$DIR"
+	die "the guest did not finish booting; its console is in $VM_LOG"
+fi
+if vm_not_built "$VMTOOLS_AGENT" serve; then
+	echo "The guest runs PostgreSQL under pgbench, but vmtools-agent serve is not implemented yet."
+elif ! vm_wait_healthz 120; then
+	tail -n 30 "$VM_LOG" >&2
+	die "the agent in the guest does not answer on 127.0.0.1:$VM_PORT; its console is in $VM_LOG"
+fi
+URL=http://127.0.0.1:$VM_PORT
+
+cat <<EOF
+
+The VM is up after $(($(date +%s) - started))s: PostgreSQL 15 runs there under pgbench, and the
+agent's port 3080 is at $URL.
+
+Take a 5-second CPU profile of the postgres processes and read it:
+
+  curl -X POST -H 'Content-Type: application/json' \\
+       -d '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}' \\
+       $URL/profile/cpu --output profile.pb
+  go tool pprof -top profile.pb
+
+While a profile runs, see it, or stop it early:
+
+  curl $URL/profile/cpu
+  curl -X DELETE $URL/profile/cpu
+
+Also: curl $URL/healthz ; go tool pprof -http=: $URL/debug/pprof/profile?seconds=10
+Perf instead of eBPF: "profiler": {"Perf": null}.  Guest console: $VM_LOG
+
+Stop the VM with:  make demo-stop   (or: kill \$(cat $DIR/qemu.pid))
+EOF

@@ -32,7 +32,9 @@ VM_SOURCE_DATE_EPOCH=1700000000
 # A made-up option cannot start anything: a real command refuses it, the stub
 # says "not implemented".
 vm_not_built() {
-	"$1" "$2" --vm-test-probe-no-such-option 2>&1 | grep -q 'not implemented'
+	local out
+	out=$("$1" "$2" --vm-test-probe-no-such-option 2>&1)
+	[[ $out == *"not implemented"* ]]
 }
 
 vm_missing() {
