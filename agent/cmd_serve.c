@@ -1,19 +1,388 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cmd_serve.c - `vmtools-agent serve`: not built yet (see the open issues).
+ * cmd_serve.c - `vmtools-agent serve`: set up the tools disk (unless
+ * --no-setup), then answer the profiling REST API until SIGTERM/SIGINT.
+ *
+ * The signals are blocked in every thread and taken synchronously here, so
+ * a shutdown runs in one place: refuse new profiles, stop the running one
+ * (its client still gets what was collected), let that response go out,
+ * close the daemon, exit 0.  A missing disk is not fatal: the bpf backend
+ * needs none, and /healthz says what is missing.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/commands.h"
+#include "agent/health.h"
+#include "agent/http.h"
+#include "agent/service.h"
+#include "agent/setup.h"
+#include "common/cleanup.h"
+
+/*
+ * Bounds of a shutdown: the running session's client is answered within
+ * STOP_MS, and STOP_MS + DRAIN_MS stays under the second DESIGN allows.
+ */
+#define STOP_MS 700
+#define DRAIN_MS 250
+
+struct serve_options {
+	const char *listen;
+	const char *label;
+	const char *mountpoint;
+	const char *token_file;
+	bool no_setup;
+	bool verify;
+	bool allow_kernel_mismatch;
+	const char *comms[VM_MAX_TARGETS];
+	size_t n_comms;
+	unsigned max_seconds;
+	unsigned max_connections;
+	unsigned idle_timeout;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: vmtools-agent serve [OPTION]...\n"
+		"\n"
+		"Serve the profiling REST API: POST/GET/DELETE /profile/cpu,\n"
+		"GET /debug/pprof/profile, GET /healthz, GET /metrics.\n"
+		"\n"
+		"  --listen ADDR:PORT      where to listen (default %s); listening\n"
+		"                          beyond loopback wants --auth-token-file\n"
+		"  --auth-token-file F     require 'Authorization: Bearer TOKEN', the\n"
+		"                          token being the content of F\n"
+		"  --comm NAME             profile processes with this command name\n"
+		"                          when a request names none (repeatable;\n"
+		"                          default postgres)\n"
+		"  --max-seconds N         longest profile a request may ask for\n"
+		"                          (default %d)\n"
+		"  --label L               label of the tools disk (default %s)\n"
+		"  --mountpoint DIR        where to mount it (default %s)\n"
+		"  --no-setup              do not mount the disk or link the tools\n"
+		"  --verify                re-hash every file of the disk at setup\n"
+		"  --allow-kernel-mismatch use a disk built for another kernel\n"
+		"  --max-connections N     open connections at most (default %d;\n"
+		"                          %d per client address)\n"
+		"  --idle-timeout S        close a connection silent for S seconds\n"
+		"                          (default %d)\n"
+		"  -h, --help              show this help\n",
+		VM_HTTP_DEFAULT_LISTEN, VM_REQUEST_MAX_SECONDS,
+		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
+		VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
+		VM_HTTP_IDLE_TIMEOUT);
+}
+
+static int parse_unsigned(const char *opt, const char *arg, unsigned min,
+			  unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || arg[0] < '0' || arg[0] > '9' || v < min ||
+	    v > max) {
+		fprintf(stderr,
+			"vmtools-agent serve: %s '%s' must be a whole number from %u to %u\n",
+			opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct serve_options *o)
+{
+	enum {
+		OPT_LISTEN = 256,
+		OPT_LABEL,
+		OPT_MOUNTPOINT,
+		OPT_NO_SETUP,
+		OPT_TOKEN,
+		OPT_COMM,
+		OPT_MAX_SECONDS,
+		OPT_MAX_CONN,
+		OPT_IDLE,
+		OPT_VERIFY,
+		OPT_MISMATCH,
+	};
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "label", required_argument, NULL, OPT_LABEL },
+		{ "mountpoint", required_argument, NULL, OPT_MOUNTPOINT },
+		{ "no-setup", no_argument, NULL, OPT_NO_SETUP },
+		{ "auth-token-file", required_argument, NULL, OPT_TOKEN },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
+		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_LISTEN:
+			o->listen = optarg;
+			break;
+		case OPT_LABEL:
+			o->label = optarg;
+			break;
+		case OPT_MOUNTPOINT:
+			o->mountpoint = optarg;
+			break;
+		case OPT_NO_SETUP:
+			o->no_setup = true;
+			break;
+		case OPT_TOKEN:
+			o->token_file = optarg;
+			break;
+		case OPT_COMM:
+			if (optarg[0] == '\0' ||
+			    strlen(optarg) >= VM_COMM_LEN) {
+				fprintf(stderr,
+					"vmtools-agent serve: --comm '%s' must be a command name of 1 to %d characters, as in /proc/PID/comm\n",
+					optarg, VM_COMM_LEN - 1);
+				return -EINVAL;
+			}
+			if (o->n_comms == VM_MAX_TARGETS) {
+				fprintf(stderr,
+					"vmtools-agent serve: at most %d --comm\n",
+					VM_MAX_TARGETS);
+				return -EINVAL;
+			}
+			o->comms[o->n_comms++] = optarg;
+			break;
+		case OPT_MAX_SECONDS:
+			if (parse_unsigned("--max-seconds", optarg, 1, 86400,
+					   &o->max_seconds) < 0)
+				return -EINVAL;
+			break;
+		case OPT_MAX_CONN:
+			if (parse_unsigned("--max-connections", optarg, 2, 4096,
+					   &o->max_connections) < 0)
+				return -EINVAL;
+			break;
+		case OPT_IDLE:
+			if (parse_unsigned("--idle-timeout", optarg, 1, 3600,
+					   &o->idle_timeout) < 0)
+				return -EINVAL;
+			break;
+		case OPT_VERIFY:
+			o->verify = true;
+			break;
+		case OPT_MISMATCH:
+			o->allow_kernel_mismatch = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			fprintf(stderr,
+				"Run 'vmtools-agent serve --help' for the options.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr,
+			"vmtools-agent serve: unexpected argument '%s'; run 'vmtools-agent serve --help'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Where the perf backend finds perf: the tools disk's, else the PATH's. */
+static void find_perf(const char *mountpoint, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+	char cand[PATH_MAX];
+
+	snprintf(buf, len, "%s/bin/perf", mountpoint);
+	if (access(buf, X_OK) == 0)
+		return;
+	while (path && *path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(cand, sizeof(cand), "%.*s/perf", (int)n, path);
+		if (n > 0 && access(cand, X_OK) == 0) {
+			snprintf(buf, len, "%s", cand);
+			return;
+		}
+		path += n + (path[n] == ':');
+	}
+}
+
+/*
+ * issue 6's setup.c may not be linked in yet: weak references resolve to
+ * NULL then, and serve goes on as with --no-setup, saying why.
+ */
+#pragma weak vm_setup
+#pragma weak vm_setup_result_clear
+
+/*
+ * SETUP CALL SITE (issue 6): mount the tools disk and link the tools, as
+ * `vmtools-agent setup` does, and keep what /healthz reports.
+ */
+static void run_setup(const struct serve_options *o, struct vm_health_config *h,
+		      struct vm_setup_result *res, char *errbuf, size_t errlen)
+{
+	struct vm_setup_options so = {
+		.label = o->label,
+		.mountpoint = o->mountpoint,
+		.verify = o->verify,
+		.allow_kernel_mismatch = o->allow_kernel_mismatch,
+	};
+	struct vm_error err = { 0 };
+
+	if (!vm_setup) {
+		snprintf(
+			errbuf, errlen,
+			"this agent was built without setup; mount the tools disk with `vmtools-agent setup`");
+		h->setup_error = errbuf;
+		return;
+	}
+	h->setup_ran = true;
+	if (vm_setup(&so, res, &err) < 0) {
+		snprintf(errbuf, errlen, "%s", vm_error_str(&err));
+		h->setup_error = errbuf;
+		vm_http_log(
+			"setup: %s; serving anyway (the bpf profiler needs no disk)",
+			errbuf);
+	} else {
+		for (size_t i = 0; i < res->n_actions; i++)
+			vm_http_log("setup: %s", res->actions[i]);
+	}
+	h->disk_found = res->device != NULL;
+	h->mounted = res->mounted;
+	h->verified = res->verified;
+	h->release_match = res->release_match;
+	h->device = res->device;
+	h->image_release = res->image_release;
+}
+
+static int serve(const struct serve_options *o)
+{
+	_cleanup_free_ char *token = NULL;
+	char perf_path[PATH_MAX], setup_err[VM_ERROR_MAX];
+	struct vm_setup_result setup_res = { 0 };
+	struct vm_health_config health = {
+		.label = o->label,
+		.mountpoint = o->mountpoint,
+	};
+	struct vm_service_config scfg = { 0 };
+	struct vm_http_config hcfg = {
+		.max_connections = o->max_connections,
+		.max_per_ip = o->max_connections / 2,
+		.idle_timeout = o->idle_timeout,
+		.body_limit = VM_HTTP_BODY_LIMIT,
+		.health = &health,
+	};
+	struct vm_service *svc = NULL;
+	struct vm_http_server *srv = NULL;
+	struct vm_error err = { 0 };
+	bool loose = false;
+	sigset_t sigs;
+	int sig;
+
+	if (vm_http_parse_listen(o->listen, &hcfg.addr, &hcfg.addr_len, &err) <
+	    0)
+		goto fail;
+	if (o->token_file) {
+		if (vm_http_load_token(o->token_file, &token, &loose, &err) < 0)
+			goto fail;
+		if (loose)
+			vm_http_log(
+				"warning: the auth token file %s may be read by other users; chmod 600 it",
+				o->token_file);
+		hcfg.token = token;
+	}
+
+	/*
+	 * Block the signals before any thread exists, so every thread
+	 * inherits the mask and only sigwait() below sees them.
+	 */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!o->no_setup)
+		run_setup(o, &health, &setup_res, setup_err, sizeof(setup_err));
+	find_perf(o->mountpoint, perf_path, sizeof(perf_path));
+	health.perf_path = perf_path;
+
+	scfg.engine.perf_path = perf_path;
+	scfg.limits.max_seconds = o->max_seconds;
+	scfg.limits.default_comms = o->comms;
+	scfg.limits.n_default_comms = o->n_comms;
+	if (vm_service_new(&scfg, &svc, &err) < 0)
+		goto fail;
+	hcfg.service = svc;
+	if (vm_http_start(&hcfg, &srv, &err) < 0)
+		goto fail;
+
+	vm_http_log("listening on %s (port %u), max %u s per profile, %s",
+		    o->listen, vm_http_port(srv),
+		    vm_request_max_seconds(&scfg.limits),
+		    token ? "token required" : "no token");
+	if (!vm_http_is_loopback(&hcfg.addr) && !token)
+		vm_http_log(
+			"warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
+			o->listen);
+
+	for (;;) {
+		sig = sigwaitinfo(&sigs, NULL);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+	}
+	vm_http_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	if (!vm_service_shutdown(svc, STOP_MS))
+		vm_http_log(
+			"the running profile did not end within %d ms; closing its connection",
+			STOP_MS);
+	vm_http_stop(srv, DRAIN_MS);
+	vm_service_free(svc);
+	if (health.setup_ran)
+		vm_setup_result_clear(&setup_res);
+	vm_http_log("stopped");
+	return 0;
+
+fail:
+	vm_http_stop(srv, 0);
+	vm_service_free(svc);
+	if (health.setup_ran)
+		vm_setup_result_clear(&setup_res);
+	fprintf(stderr, "vmtools-agent serve: %s\n", vm_error_str(&err));
+	return 1;
+}
 
 int cmd_serve(int argc, char **argv)
 {
-	if (argc > 1 &&
-	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: vmtools-agent serve [OPTION]...\n");
-		return 0;
-	}
-	fprintf(stderr, "vmtools-agent serve: not implemented yet\n");
-	return 1;
+	struct serve_options o = {
+		.listen = VM_HTTP_DEFAULT_LISTEN,
+		.label = VM_SETUP_DEFAULT_LABEL,
+		.mountpoint = VM_SETUP_DEFAULT_MOUNTPOINT,
+		.max_connections = VM_HTTP_MAX_CONNECTIONS,
+		.idle_timeout = VM_HTTP_IDLE_TIMEOUT,
+	};
+	int r;
+
+	r = parse_options(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	return serve(&o);
 }
