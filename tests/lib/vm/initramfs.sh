@@ -103,6 +103,9 @@ key=$( {
 } | sha256sum | cut -c1-16)
 BASE=$CACHE/initramfs-base-$key.cpio.gz
 
+# Tests of several people may run at once: one builds, the others wait.
+exec 9>"$CACHE/.initramfs.lock"
+flock 9
 if [ ! -e "$BASE" ]; then
 	echo "initramfs.sh: building the guest's base userland ($BASE)" >&2
 	STAGE=$(mktemp -d "$CACHE/stage.XXXXXX")
@@ -162,11 +165,14 @@ if [ ! -e "$BASE" ]; then
 	printf '127.0.0.1 localhost\n10.0.2.15 vmtest\n' >"$STAGE/etc/hosts"
 	echo vmtest >"$STAGE/etc/hostname"
 
-	rm -f "$CACHE"/initramfs-base-*.cpio.gz
 	pack "$STAGE" "$BASE"
+	# Older bases are dead weight (each one is some 30 MB).
+	find "$CACHE" -maxdepth 1 -name 'initramfs-base-*.cpio.gz' ! -name "$(basename "$BASE")" -delete
 	rm -rf "$STAGE"
 	trap - EXIT
 fi
+
+flock -u 9
 
 # --- top: the agent and /init -------------------------------------------
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-initramfs.XXXXXX")

@@ -60,12 +60,16 @@ vm_tools_image() {
 	local key
 	key=$( (sha256sum "$VMTOOLS_IMAGE" && echo "$KERNEL_RELEASE") | sha256sum | cut -c1-16)
 	VM_IMAGE=$VM_CACHE/tools-$KERNEL_RELEASE-$key.img
-	[ -e "$VM_IMAGE" ] && return 0
-	echo "# building the tools image for $KERNEL_RELEASE with vmtools-image build" >&2
-	rm -f "$VM_CACHE"/tools-*.img
-	"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --kernel-release "$KERNEL_RELEASE" \
-		--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --output "$VM_IMAGE.tmp" >&2 || return 1
-	mv "$VM_IMAGE.tmp" "$VM_IMAGE"
+	(
+		# One build at a time; a test that waited finds the image made.
+		flock 9
+		[ -e "$VM_IMAGE" ] && exit 0
+		echo "# building the tools image for $KERNEL_RELEASE with vmtools-image build" >&2
+		"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --kernel-release "$KERNEL_RELEASE" \
+			--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --output "$VM_IMAGE.tmp" >&2 || exit 1
+		mv "$VM_IMAGE.tmp" "$VM_IMAGE"
+		find "$VM_CACHE" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$VM_IMAGE")" -delete
+	) 9>"$VM_CACHE/.tools-image.lock"
 }
 
 vm_prepare() {
