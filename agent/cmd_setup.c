@@ -1,19 +1,139 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cmd_setup.c - `vmtools-agent setup`: not built yet (see the open issues).
+ * cmd_setup.c - `vmtools-agent setup [--undo]`: the command line around
+ * vm_setup() / vm_setup_undo() (setup.c), for VM boot scripts.  Prints one
+ * line per thing done; on failure one error sentence on stderr.
+ *
+ * Exit status: 0 done (or nothing to do), 1 refused or failed (the guest is
+ * left as it was), 2 no disk with the label, or an unknown option.
  */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/commands.h"
+#include "agent/setup.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: vmtools-agent setup [OPTION]...\n"
+		"\n"
+		"Find the vmtools disk by its ext4 label, mount it read-only, check it\n"
+		"was built for the running kernel and link its tools into place:\n"
+		"/lib/modules/$(uname -r), the kernel headers, perf on PATH.\n"
+		"Idempotent; on failure the guest is left as it was.\n"
+		"\n"
+		"  -L, --label LABEL        ext4 label of the tools disk (default %s)\n"
+		"  -m, --mountpoint DIR     where to mount it (default %s)\n"
+		"  -b, --bindir DIR         where to link perf and the other tools\n"
+		"                           (default %s)\n"
+		"  -d, --device DEV         use this block device, do not search\n"
+		"      --allow-kernel-mismatch\n"
+		"                           accept an image built for another kernel\n"
+		"                           release; /lib/modules/$(uname -r) is then\n"
+		"                           linked to the image's modules too\n"
+		"      --verify             check every file's sha256 before linking\n"
+		"      --state-file FILE    where setup records what it made\n"
+		"                           (default MOUNTPOINT.setup.json)\n"
+		"  -u, --undo               remove the links, the directories setup\n"
+		"                           created, and unmount\n"
+		"  -q, --quiet              print errors only\n"
+		"  -h, --help               show this help\n"
+		"\n"
+		"Exit status: 0 done, 1 refused or failed (nothing changed), 2 no disk\n"
+		"with the label, or an unknown option.\n",
+		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
+		VM_SETUP_DEFAULT_BINDIR);
+}
+
+enum { OPT_ALLOW_MISMATCH = 256, OPT_VERIFY, OPT_STATE_FILE };
 
 int cmd_setup(int argc, char **argv)
 {
-	if (argc > 1 &&
-	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		printf("Usage: vmtools-agent setup [OPTION]...\n");
-		return 0;
+	static const struct option options[] = {
+		{ "label", required_argument, NULL, 'L' },
+		{ "mountpoint", required_argument, NULL, 'm' },
+		{ "bindir", required_argument, NULL, 'b' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "allow-kernel-mismatch", no_argument, NULL,
+		  OPT_ALLOW_MISMATCH },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "state-file", required_argument, NULL, OPT_STATE_FILE },
+		{ "undo", no_argument, NULL, 'u' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct vm_setup_options o = { 0 };
+	struct vm_setup_result res = { 0 };
+	struct vm_error err = { 0 };
+	int c, undo = 0, quiet = 0, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "L:m:b:d:uqh", options, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'L':
+			o.label = optarg;
+			break;
+		case 'm':
+			o.mountpoint = optarg;
+			break;
+		case 'b':
+			o.bindir = optarg;
+			break;
+		case 'd':
+			o.device = optarg;
+			break;
+		case OPT_ALLOW_MISMATCH:
+			o.allow_kernel_mismatch = true;
+			break;
+		case OPT_VERIFY:
+			o.verify = true;
+			break;
+		case OPT_STATE_FILE:
+			o.state_file = optarg;
+			break;
+		case 'u':
+			undo = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
 	}
-	fprintf(stderr, "vmtools-agent setup: not implemented yet\n");
-	return 1;
+	if (optind < argc) {
+		fprintf(stderr,
+			"vmtools-agent setup: unexpected argument '%s'; see --help\n",
+			argv[optind]);
+		return 2;
+	}
+	r = undo ? vm_setup_undo(&o, &res, &err) : vm_setup(&o, &res, &err);
+	/* After a failure the steps were rolled back: they would mislead. */
+	if (!quiet && (r == 0 || undo))
+		for (size_t i = 0; i < res.n_actions; i++)
+			printf("%s\n", res.actions[i]);
+	if (r < 0 && res.dirty)
+		for (size_t i = 0; i < res.n_actions; i++)
+			fprintf(stderr, "vmtools-agent setup: %s\n",
+				res.actions[i]);
+	if (r < 0) {
+		fprintf(stderr, "vmtools-agent setup: %s\n",
+			vm_error_str(&err));
+		if (!undo && !res.dirty)
+			fprintf(stderr,
+				"vmtools-agent setup: nothing was changed.\n");
+	}
+	vm_setup_result_clear(&res);
+	if (r == -ENODEV)
+		return 2;
+	return r < 0 ? 1 : 0;
 }

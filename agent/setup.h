@@ -48,6 +48,7 @@ struct vm_setup_result {
 	bool release_match;
 	bool verified; /* --verify ran and every file matched */
 	unsigned n_files_verified;
+	bool dirty; /* a failed run could not roll back all it did */
 	/* What happened, one sentence each, for the command to print. */
 	char **actions;
 	size_t n_actions;

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * setup_journal.h - the changes one `setup` run made to the guest, in
+ * order, so that a failure part-way rolls all of them back: directories
+ * created, symlinks created or retargeted, the image mounted.
+ */
+#ifndef VMTOOLS_AGENT_SETUP_JOURNAL_H
+#define VMTOOLS_AGENT_SETUP_JOURNAL_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+enum vm_change_kind {
+	VM_CHANGE_MKDIR, /* path created as a directory */
+	VM_CHANGE_SYMLINK, /* path created as a symlink to target */
+	VM_CHANGE_RETARGET, /* our stale link at path moved from old to target */
+	VM_CHANGE_UNLINK, /* our stale link at path (to old) removed */
+	VM_CHANGE_MOUNT, /* the image mounted at path */
+};
+
+struct vm_change {
+	enum vm_change_kind kind;
+	char *path;
+	char *target;
+	char *old; /* RETARGET, UNLINK: the previous link target */
+};
+
+struct vm_journal {
+	struct vm_change *changes;
+	size_t n;
+};
+
+int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
+		   const char *path, const char *target, const char *old);
+void vm_journal_clear(struct vm_journal *j);
+
+/*
+ * Undo every change, last first, and empty the journal.  Keeps going past
+ * a step that fails; returns 0 or the first -errno, with err naming what
+ * could not be restored (the guest then needs a look by hand).
+ */
+int vm_journal_rollback(struct vm_journal *j, struct vm_error *err);
+
+/* Create a symlink at path atomically replacing whatever link is there. */
+int vm_symlink_replace(const char *target, const char *path);
+
+#endif
