@@ -226,15 +226,8 @@ static void find_perf(const char *mountpoint, char *buf, size_t len)
 }
 
 /*
- * issue 6's setup.c may not be linked in yet: weak references resolve to
- * NULL then, and serve goes on as with --no-setup, saying why.
- */
-#pragma weak vm_setup
-#pragma weak vm_setup_result_clear
-
-/*
- * SETUP CALL SITE (issue 6): mount the tools disk and link the tools, as
- * `vmtools-agent setup` does, and keep what /healthz reports.
+ * Mount the tools disk and link the tools, as `vmtools-agent setup` does
+ * (issue 6's vm_setup()), and keep what /healthz reports.
  */
 static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 		      struct vm_setup_result *res, char *errbuf, size_t errlen)
@@ -247,13 +240,6 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 	};
 	struct vm_error err = { 0 };
 
-	if (!vm_setup) {
-		snprintf(
-			errbuf, errlen,
-			"this agent was built without setup; mount the tools disk with `vmtools-agent setup`");
-		h->setup_error = errbuf;
-		return;
-	}
 	h->setup_ran = true;
 	if (vm_setup(&so, res, &err) < 0) {
 		snprintf(errbuf, errlen, "%s", vm_error_str(&err));
