@@ -75,6 +75,43 @@ struct vm_samples {
 	uint64_t duration_nanos;
 	uint64_t lost_stacks; /* -EEXIST/-ENOMEM from the stack map, etc. */
 	uint64_t lost_samples; /* counts that could not be recorded at all */
+	/*
+	 * Files held open so that processes which exit before the end can
+	 * still be symbolized (open_path "/proc/self/fd/N" names them).
+	 * Closed by vm_samples_free().
+	 */
+	int *held_fds;
+	size_t n_held_fds;
+	size_t cap_held_fds;
 };
+
+/*
+ * Helpers for filling a struct vm_samples (samples.c).  The struct starts
+ * zeroed; everything it points to is owned by it.
+ */
+
+/* Append a sample; copies the ips.  -ENOMEM on failure. */
+int vm_samples_add(struct vm_samples *s, uint32_t pid, uint32_t tid,
+		   const char *comm, uint64_t count, const uint64_t *user_ips,
+		   uint32_t n_user, const uint64_t *kernel_ips,
+		   uint32_t n_kernel);
+
+/* The process entry for pid, NULL when none. */
+struct vm_process *vm_samples_find_process(const struct vm_samples *s,
+					   uint32_t pid);
+
+/* The process entry for pid, created empty when missing; NULL on ENOMEM. */
+struct vm_process *vm_samples_get_process(struct vm_samples *s, uint32_t pid);
+
+/* Append a mapping to p (strings copied).  -ENOMEM on failure. */
+int vm_process_add_mapping(struct vm_process *p, const struct vm_mapping *m);
+
+/* Release the mappings and title of p, leaving it empty with its pid. */
+void vm_process_clear(struct vm_process *p);
+
+/* Keep fd open until vm_samples_free(); takes ownership.  -ENOMEM. */
+int vm_samples_hold_fd(struct vm_samples *s, int fd);
+
+void vm_samples_free(struct vm_samples *s);
 
 #endif

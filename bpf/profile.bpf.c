@@ -2,21 +2,37 @@
 /*
  * profile.bpf.c - the CPU profiler: a perf_event program attached to a
  * CPU-clock event on every CPU, counting samples per {pid, tid, user stack,
- * kernel stack} of the target processes.
+ * kernel stack} of the target processes, plus a tracepoint program that
+ * follows the forks of the target processes.
+ *
+ * Targets are selected in the kernel: a process is sampled when its command
+ * name is in `target_comms` or its thread group id is in `target_pids`.  A
+ * child forked by a process in `target_pids` is added to it, so new
+ * PostgreSQL backends of a profiled postmaster are sampled too.
  *
  * Only UAPI headers are used, no vmlinux.h and no CO-RE relocation, so the
- * object loads on kernels built without BTF.
+ * object loads on kernels built without BTF.  The one kernel structure read
+ * is the sched_process_fork tracepoint record, and user space passes the
+ * offset of its child_pid field, read from the tracepoint's format file
+ * (it moved in 6.x when the comm fields became __data_loc strings).
  */
+#include <stdbool.h>
+
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
+#include <linux/errno.h>
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/profile.h"
 
 /* Set by user space before load. */
-const volatile __u32 target_pid = 0;
+const volatile bool filter_comm = false; /* match target_comms */
+const volatile bool filter_pid = false; /* match target_pids */
+const volatile __u32 fork_child_pid_offset = 0; /* 0: do not follow forks */
+const volatile __u32 self_tgid = 0; /* the agent: never sampled */
 
+/* Sizes are set by user space from frequency x CPUs x seconds. */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
@@ -31,26 +47,164 @@ struct {
 	__uint(max_entries, 16384);
 } counts SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, PROFILE_COMM_LEN);
+	__type(value, __u8);
+	__uint(max_entries, PROFILE_MAX_COMMS);
+} target_comms SEC(".maps");
+
+/* Pids given, and the children they fork while the profile runs. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 65536);
+} target_pids SEC(".maps");
+
+/* Processes already announced to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 16384);
+} seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, PROFILE_STAT_NR);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += 1; /* per-CPU: no other writer */
+}
+
+static __always_inline bool is_target(__u32 tgid, const char *comm)
+{
+	if (tgid == 0 || tgid == self_tgid)
+		return false; /* idle, or ourselves */
+	if (filter_pid && bpf_map_lookup_elem(&target_pids, &tgid))
+		return true;
+	if (filter_comm && bpf_map_lookup_elem(&target_comms, comm))
+		return true;
+	return false;
+}
+
+static __always_inline void announce(__u32 kind, __u32 pid, __u32 ppid)
+{
+	struct profile_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(PROFILE_STAT_EVENTS_LOST);
+		return;
+	}
+	e->kind = kind;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void count_stack_error(long id)
+{
+	if (id >= 0)
+		return;
+	if (id == -EEXIST)
+		/* Another stack hashed to the same slot: this one is lost. */
+		stat_inc(PROFILE_STAT_STACK_COLLISION);
+	else if (id == -ENOMEM)
+		/* Every entry of the stack map is taken. */
+		stat_inc(PROFILE_STAT_STACK_FULL);
+	else
+		/* -EFAULT: nothing to walk (e.g. no user context). */
+		stat_inc(PROFILE_STAT_STACK_FAULT);
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct profile_key key = {};
 	__u64 one = 1, *val;
+	__u8 yes = 1;
+	long r;
 
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
-	if (target_pid && key.pid != target_pid)
-		return 0;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	if (!is_target(key.pid, key.comm))
+		return 0;
+	stat_inc(PROFILE_STAT_SAMPLES);
+
 	key.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+	count_stack_error(key.kernel_stack_id);
 	key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	count_stack_error(key.user_stack_id);
 
 	val = bpf_map_lookup_elem(&counts, &key);
-	if (val)
+	if (val) {
 		__sync_fetch_and_add(val, 1);
-	else
-		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	} else {
+		r = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+		if (r == -EEXIST) {
+			/* Another CPU inserted the same key meanwhile. */
+			val = bpf_map_lookup_elem(&counts, &key);
+			if (val)
+				__sync_fetch_and_add(val, 1);
+		} else if (r) {
+			/* -E2BIG: the counts map is full. */
+			stat_inc(PROFILE_STAT_COUNTS_FULL);
+		}
+	}
+
+	if (!bpf_map_lookup_elem(&seen, &key.pid)) {
+		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
+		announce(PROFILE_EVENT_FIRST_SAMPLE, key.pid, 0);
+	}
+	return 0;
+}
+
+/*
+ * sched/sched_process_fork fires in the parent for every new task, threads
+ * included; a thread's id added to target_pids is harmless (samples are
+ * matched by thread group id) and user space ignores its announcement.
+ */
+SEC("tracepoint/sched/sched_process_fork")
+int on_fork(void *ctx)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	char comm[PROFILE_COMM_LEN] = {};
+	__u32 off = fork_child_pid_offset;
+	__u32 child = 0;
+	__u8 yes = 1;
+
+	if (!off)
+		return 0;
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (!is_target(parent, comm))
+		return 0;
+	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off))
+		return 0;
+	if (child == parent)
+		return 0;
+	if (filter_pid && bpf_map_lookup_elem(&target_pids, &parent)) {
+		bpf_map_update_elem(&target_pids, &child, &yes, BPF_ANY);
+		stat_inc(PROFILE_STAT_FORKS);
+	}
+	bpf_map_update_elem(&seen, &child, &yes, BPF_ANY);
+	announce(PROFILE_EVENT_FORK, child, parent);
 	return 0;
 }
 

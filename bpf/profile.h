@@ -1,20 +1,51 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * profile.h - structures shared by the BPF CPU profiler (profile.bpf.c) and
- * its user-space driver in agent/.
+ * its user-space driver (agent/bpf_backend.c).
+ *
+ * The program counts samples in `counts`, keyed by struct profile_key; the
+ * stack ids in the key index `stacks`.  Per-CPU counters (enum profile_stat)
+ * say what could not be recorded.  Events (struct profile_event) on the ring
+ * buffer tell user space about target processes to capture /proc state of
+ * while they live.
  */
 #ifndef VMTOOLS_BPF_PROFILE_H
 #define VMTOOLS_BPF_PROFILE_H
 
 #define PROFILE_MAX_STACK_DEPTH 127
 #define PROFILE_COMM_LEN 16
+#define PROFILE_MAX_COMMS 64
 
 struct profile_key {
 	__u32 pid; /* thread group id, what user space calls the pid */
 	__u32 tid;
-	__s32 user_stack_id; /* negative: no user stack (kernel thread, lost) */
+	__s32 user_stack_id; /* negative: -errno from bpf_get_stackid */
 	__s32 kernel_stack_id;
 	char comm[PROFILE_COMM_LEN];
+};
+
+/* Indexes of the per-CPU `stats` array. */
+enum profile_stat {
+	PROFILE_STAT_SAMPLES, /* samples of target processes */
+	PROFILE_STAT_STACK_COLLISION, /* -EEXIST: stack id slot taken */
+	PROFILE_STAT_STACK_FULL, /* -ENOMEM: stack map out of entries */
+	PROFILE_STAT_STACK_FAULT, /* -EFAULT or other: no stack walked */
+	PROFILE_STAT_COUNTS_FULL, /* counts map full: sample not recorded */
+	PROFILE_STAT_EVENTS_LOST, /* ring buffer full: process not announced */
+	PROFILE_STAT_FORKS, /* children of targets now followed */
+	PROFILE_STAT_NR,
+};
+
+enum profile_event_kind {
+	PROFILE_EVENT_FIRST_SAMPLE = 1, /* a process sampled the first time */
+	PROFILE_EVENT_FORK = 2, /* a target forked (pid = the child) */
+};
+
+struct profile_event {
+	__u32 kind;
+	__u32 pid; /* the process to capture */
+	__u32 ppid; /* for forks, the parent's thread group id */
+	__u32 pad;
 };
 
 #endif

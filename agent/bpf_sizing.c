@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bpf_sizing.c - map sizing, CPU list and tracepoint format parsing for
+ * the eBPF backend (see bpf_sizing.h).
+ *
+ * The stack map hashes a stack id into a slot and answers -EEXIST when the
+ * slot holds another stack, so collisions grow with the square of the
+ * distinct stacks: it gets four slots per expected sample.  Both maps are
+ * preallocated by the kernel (perf_event programs require it), so both are
+ * capped: 64 Ki stacks is 64 MiB.
+ */
+#include "agent/bpf_sizing.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STACKS_MIN 4096u
+#define STACKS_MAX 65536u
+#define COUNTS_MIN 2048u
+#define COUNTS_MAX 262144u
+
+static uint32_t pow2_clamp(uint64_t want, uint32_t lo, uint32_t hi)
+{
+	uint64_t v = lo;
+
+	while (v < want && v < hi)
+		v <<= 1;
+	return (uint32_t)v;
+}
+
+void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
+		      struct vm_bpf_sizes *out)
+{
+	uint64_t expected = (uint64_t)frequency * (cpus ? cpus : 1) * seconds;
+
+	out->expected_samples = expected;
+	out->stacks = pow2_clamp(expected * 4, STACKS_MIN, STACKS_MAX);
+	out->counts = pow2_clamp(expected, COUNTS_MIN, COUNTS_MAX);
+}
+
+int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n)
+{
+	size_t count = 0;
+	char *end;
+
+	*n = 0;
+	while (*s && *s != '\n') {
+		long a, b;
+
+		a = strtol(s, &end, 10);
+		if (end == s || a < 0)
+			return -EINVAL;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			s++;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a || b - a > 1 << 20)
+				return -EINVAL;
+			s = end;
+		}
+		for (long c = a; c <= b; c++, count++)
+			if (cpus && count < cap)
+				cpus[count] = (int)c;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	if (count == 0)
+		return -EINVAL;
+	*n = count;
+	return 0;
+}
+
+int vm_parse_tp_field(const char *line, const char *name, uint32_t *offset)
+{
+	const char *decl, *semi, *p, *off;
+	size_t nlen = strlen(name);
+	char *end;
+	unsigned long v;
+
+	decl = strstr(line, "field:");
+	if (!decl)
+		return -ENOENT;
+	semi = strchr(decl, ';');
+	if (!semi)
+		return -EINVAL;
+	/* The name is the last word before ';' (arrays: "name[16]"). */
+	p = semi;
+	while (p > decl && p[-1] == ']') {
+		while (p > decl && p[-1] != '[')
+			p--;
+		if (p > decl)
+			p--;
+	}
+	if ((size_t)(p - decl) < nlen || strncmp(p - nlen, name, nlen) ||
+	    (p - nlen > decl && p[-nlen - 1] != ' ' && p[-nlen - 1] != '\t' &&
+	     p[-nlen - 1] != '*'))
+		return -ENOENT;
+	off = strstr(semi, "offset:");
+	if (!off)
+		return -EINVAL;
+	v = strtoul(off + 7, &end, 10);
+	if (end == off + 7 || v > 4096)
+		return -EINVAL;
+	*offset = (uint32_t)v;
+	return 0;
+}

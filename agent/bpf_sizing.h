@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bpf_sizing.h - the pure decisions of the eBPF backend, apart from the
+ * I/O so they are unit-tested (bpf_sizing.c): BPF map sizes from
+ * frequency x CPUs x duration, the online CPU list, and one field of a
+ * tracepoint's format file.
+ */
+#ifndef VMTOOLS_AGENT_BPF_SIZING_H
+#define VMTOOLS_AGENT_BPF_SIZING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm_bpf_sizes {
+	uint32_t stacks; /* stack map entries (~1 KiB each) */
+	uint32_t counts; /* counts map entries */
+	uint64_t expected_samples; /* frequency x CPUs x seconds */
+};
+
+void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
+		      struct vm_bpf_sizes *out);
+
+/*
+ * Parse a kernel CPU list ("0-3,8,10-11").  Writes up to cap CPU numbers
+ * to cpus (may be NULL) and the total count to *n.  -EINVAL if malformed.
+ */
+int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n);
+
+/*
+ * From one line of a tracepoint format file
+ * ("\tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;"), the offset
+ * of the field named name.  -ENOENT when the line is about another field,
+ * -EINVAL when it is malformed.
+ */
+int vm_parse_tp_field(const char *line, const char *name, uint32_t *offset);
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kallsyms.h - kernel frames by name, from /proc/kallsyms (kallsyms.c).
+ *
+ * The table is parsed once and kept; it is parsed again only when
+ * /proc/modules changes (a module loaded or unloaded moves symbols).
+ */
+#ifndef VMTOOLS_AGENT_KALLSYMS_H
+#define VMTOOLS_AGENT_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+struct vm_ksym {
+	uint64_t addr;
+	const char *name; /* points into the table's text */
+	const char *module; /* NULL for the kernel proper */
+};
+
+struct vm_kallsyms {
+	struct vm_ksym *v; /* sorted by addr */
+	size_t n;
+	char *text; /* the file's bytes, names point into it */
+};
+
+/* Parse kallsyms text (taken over: freed with the table).  Text only. */
+int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err);
+
+/* The function containing addr, or NULL. */
+const struct vm_ksym *vm_kallsyms_lookup(const struct vm_kallsyms *k,
+					 uint64_t addr);
+
+void vm_kallsyms_free(struct vm_kallsyms *k);
+
+/*
+ * The running kernel's table, cached (see above).  The result stays valid
+ * until the next call; callers serialize (the symbolizer's lock).
+ */
+int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err);
+
+#endif
