@@ -25,25 +25,6 @@
 #include "agent/http.h"
 #include "common/cleanup.h"
 
-/*
- * TEMPORARY, until issue 4's engine.c is in the tree: weak references
- * keep the agent linking without it (a profile request then gets 503).
- */
-#pragma weak vm_session_start
-#pragma weak vm_session_wait
-#pragma weak vm_session_stop
-#pragma weak vm_session_status
-#pragma weak vm_session_finish
-#pragma weak vm_session_free
-#pragma weak vm_profiler_name
-
-static const char *profiler_name(enum vm_profiler p)
-{
-	if (vm_profiler_name)
-		return vm_profiler_name(p);
-	return p == VM_PROFILER_PERF ? "Perf" : "BccProfile";
-}
-
 enum phase { IDLE, STARTING, RUNNING, FINISHING };
 
 enum stop_reason { NOT_STOPPED, BY_DELETE, BY_HANGUP, BY_SHUTDOWN };
@@ -196,7 +177,7 @@ static void log_session(const struct vm_profile_request *req,
 {
 	vm_http_log(
 		"session profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%llu lost=%llu duration_ms=%llu%s%s",
-		profiler_name(req->profiler), req->frequency, req->seconds,
+		vm_profiler_name(req->profiler), req->frequency, req->seconds,
 		vm_outcome_name(res->outcome), res->status,
 		(unsigned long long)res->samples, (unsigned long long)lost,
 		(unsigned long long)ms,
@@ -225,7 +206,7 @@ static bool claim(struct vm_service *svc, const struct vm_profile_request *req,
 		vm_error_set(
 			&res->err, EBUSY,
 			"another profile is running (%s at %u Hz for %u s, %.1f s elapsed); wait for it to end or stop it with DELETE /profile/cpu",
-			profiler_name(st.profiler), st.frequency, st.seconds,
+			vm_profiler_name(st.profiler), st.frequency, st.seconds,
 			st.elapsed_ms / 1000.0);
 		return false;
 	}
@@ -389,7 +370,7 @@ static struct json_object *status_json(struct vm_service *svc,
 			       json_object_new_string(phases[svc->phase]));
 	json_object_object_add(
 		o, "profiler",
-		json_object_new_string(profiler_name(st->profiler)));
+		json_object_new_string(vm_profiler_name(st->profiler)));
 	json_object_object_add(o, "sampling_frequency",
 			       json_object_new_int64(st->frequency));
 	json_object_object_add(o, "timeout_seconds",
