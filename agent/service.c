@@ -272,12 +272,7 @@ void vm_service_run(struct vm_service *svc,
 			watching = true;
 	}
 
-	if (!vm_session_start)
-		r = vm_error_set(
-			&res->err, ENODEV,
-			"this agent was built without a profiling engine");
-	else
-		r = vm_session_start(req, &svc->cfg.engine, &s, &res->err);
+	r = vm_session_start(req, &svc->cfg.engine, &s, &res->err);
 	pthread_mutex_lock(&svc->lock);
 	if (r >= 0) {
 		svc->session = s;
