@@ -154,6 +154,15 @@ $(BUILD)/programs/%: tests/programs/%.c
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
 		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
 
+# The launcher vmtools-image puts at /bin/NAME: static (it must run in a
+# chroot of the image, with no libc), embedded with .incbin.
+LAUNCHER := $(BUILD)/launcher/vmtools-launch
+$(LAUNCHER): imagebuilder/launcher/launcher.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
+$(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
+$(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
+
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 
 fuzz-bins: $(FUZZ_BINS)
