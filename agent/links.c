@@ -149,7 +149,7 @@ static int check_one(struct vm_link *l, const char *owner)
 	int r;
 
 	if (lstat(l->path, &st) < 0) {
-		if (errno != ENOENT) {
+		if (errno != ENOENT && errno != ENOTDIR) {
 			if (asprintf(&l->blocker, "cannot look at %s: %s",
 				     l->path, strerror(errno)) < 0)
 				return -ENOMEM;

@@ -369,7 +369,8 @@ static int append_text(char **dst, const char *text)
 
 	while (isspace((unsigned char)*text))
 		text++;
-	if (!*dst) {
+	if (!*dst || !**dst) {
+		free(*dst);
 		*dst = strdup(text);
 		return *dst ? 0 : -ENOMEM;
 	}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_setup.c - unit tests of setup's parts that need no root: the link
+ * plan (check, apply, idempotence, refusal of real files and foreign
+ * links, rollback of everything including created parents), the state
+ * file, and finding a disk by label in a fake /sys/class/block whose
+ * "devices" are files holding an ext4 superblock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/blockdev.h"
+#include "agent/links.h"
+#include "agent/setup_journal.h"
+#include "agent/setup_state.h"
+
+static char base[64];
+
+static int setup_dir(void **state)
+{
+	strcpy(base, "/tmp/vmtools-setup-XXXXXX");
+	return mkdtemp(base) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *P(const char *rel)
+{
+	static char bufs[8][256];
+	static int i;
+	char *b = bufs[i++ % 8];
+
+	snprintf(b, 256, "%s/%s", base, rel);
+	return b;
+}
+
+static char *readlink_str(const char *path)
+{
+	static char buf[512];
+	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_path_is_under(void **state)
+{
+	assert_true(vm_path_is_under("/run/vm-tools/lib", "/run/vm-tools"));
+	assert_true(vm_path_is_under("/run/vm-tools", "/run/vm-tools/"));
+	assert_false(vm_path_is_under("/run/vm-tools2/lib", "/run/vm-tools"));
+	assert_false(vm_path_is_under("/usr/lib", "/run/vm-tools"));
+}
+
+/* The guest: mnt (the "image"), root/ where links go. */
+static void make_guest(void)
+{
+	assert_int_equal(mkdir(P("mnt"), 0755), 0);
+	assert_int_equal(mkdir(P("mnt/lib"), 0755), 0);
+	assert_int_equal(mkdir(P("root"), 0755), 0);
+}
+
+static void test_create_idempotent_and_rollback(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+	struct stat st;
+
+	make_guest();
+	vm_link_plan_add(&p, P("root/lib/modules/6.1"), P("mnt/lib"), false);
+	vm_link_plan_add(&p, P("root/bin/perf"), P("mnt/perf"), false);
+	/* The same path twice: the first entry wins. */
+	vm_link_plan_add(&p, P("root/bin/perf"), P("mnt/other"), false);
+	assert_int_equal(p.n, 2);
+
+	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(p.links[0].state, VM_LINK_ABSENT);
+	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
+	assert_string_equal(readlink_str(P("root/lib/modules/6.1")),
+			    P("mnt/lib"));
+	assert_string_equal(readlink_str(P("root/bin/perf")), P("mnt/perf"));
+	/* root/lib, root/lib/modules, root/bin created; two links. */
+	assert_int_equal(j.n, 5);
+	assert_int_equal(j.changes[0].kind, VM_CHANGE_MKDIR);
+	assert_string_equal(j.changes[0].path, P("root/lib"));
+
+	/* Second look: everything present, nothing to apply. */
+	{
+		struct vm_journal j2 = { 0 };
+
+		assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+		assert_int_equal(p.links[0].state, VM_LINK_PRESENT);
+		assert_int_equal(p.links[1].state, VM_LINK_PRESENT);
+		assert_int_equal(vm_links_apply(&p, &j2, &err), 0);
+		assert_int_equal(j2.n, 0);
+	}
+
+	/* Rolling back removes links and the directories it made. */
+	assert_int_equal(vm_journal_rollback(&j, &err), 0);
+	assert_int_equal(lstat(P("root/lib"), &st), -1);
+	assert_int_equal(lstat(P("root/bin"), &st), -1);
+	assert_int_equal(lstat(P("root"), &st), 0);
+	vm_link_plan_clear(&p);
+}
+
+static void test_refuses_real_dir_and_foreign_link(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+
+	make_guest();
+	assert_int_equal(mkdir(P("root/modules"), 0755), 0);
+	assert_int_equal(symlink("/usr/lib/elsewhere", P("root/foreign")), 0);
+	assert_int_equal(close(creat(P("root/file"), 0644)), 0);
+	vm_link_plan_add(&p, P("root/ok"), P("mnt/lib"), false);
+	vm_link_plan_add(&p, P("root/modules"), P("mnt/lib"), false);
+	vm_link_plan_add(&p, P("root/foreign"), P("mnt/lib"), false);
+	vm_link_plan_add(&p, P("root/file/below"), P("mnt/lib"), false);
+
+	assert_int_equal(vm_links_check(&p, P("mnt"), &err), -EEXIST);
+	/* Every blocked path is named, and nothing was touched. */
+	assert_non_null(strstr(err.msg, "root/modules is a real directory"));
+	assert_non_null(strstr(
+		err.msg, "root/foreign is a symlink to /usr/lib/elsewhere"));
+	assert_non_null(strstr(err.msg, "root/file, a parent of"));
+	assert_non_null(strstr(err.msg, "is a real file"));
+	assert_int_equal(p.links[0].state, VM_LINK_ABSENT);
+	assert_null(readlink_str(P("root/ok")));
+	assert_string_equal(readlink_str(P("root/foreign")),
+			    "/usr/lib/elsewhere");
+	assert_int_equal(j.n, 0);
+	vm_link_plan_clear(&p);
+}
+
+static void test_optional_blocked_is_skipped(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+
+	make_guest();
+	assert_int_equal(mkdir(P("root/running"), 0755), 0);
+	vm_link_plan_add(&p, P("root/running"), P("mnt/lib"), true);
+	vm_link_plan_add(&p, P("root/image"), P("mnt/lib"), false);
+	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(p.links[0].state, VM_LINK_BLOCKED);
+	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
+	assert_int_equal(j.n, 1);
+	assert_string_equal(readlink_str(P("root/image")), P("mnt/lib"));
+	vm_journal_clear(&j);
+	vm_link_plan_clear(&p);
+}
+
+static void test_stale_link_retargeted_and_restored(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+
+	make_guest();
+	/* Ours (into the mountpoint), from an older image: dangling. */
+	assert_int_equal(symlink(P("mnt/lib/modules/6.1.0-1"), P("root/m")), 0);
+	vm_link_plan_add(&p, P("root/m"), P("mnt/lib"), false);
+	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(p.links[0].state, VM_LINK_STALE);
+	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
+	assert_string_equal(readlink_str(P("root/m")), P("mnt/lib"));
+	assert_int_equal(vm_journal_rollback(&j, &err), 0);
+	assert_string_equal(readlink_str(P("root/m")),
+			    P("mnt/lib/modules/6.1.0-1"));
+	vm_link_plan_clear(&p);
+}
+
+static void test_apply_failure_is_rolled_back(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+	struct stat st;
+
+	make_guest();
+	assert_int_equal(mkdir(P("root/ro"), 0555), 0);
+	vm_link_plan_add(&p, P("root/new/a"), P("mnt/lib"), false);
+	vm_link_plan_add(&p, P("root/ro/b"), P("mnt/lib"), false);
+	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	if (geteuid() == 0) {
+		/* root writes into 0555 directories: simulate with a file
+		 * appearing between check and apply instead. */
+		assert_int_equal(close(creat(P("root/ro/b"), 0644)), 0);
+	}
+	assert_true(vm_links_apply(&p, &j, &err) < 0);
+	assert_non_null(strstr(err.msg, "root/ro/b"));
+	assert_int_equal(vm_journal_rollback(&j, NULL), 0);
+	assert_int_equal(lstat(P("root/new"), &st), -1);
+	vm_link_plan_clear(&p);
+}
+
+static void test_state_roundtrip_and_merge(void **state)
+{
+	struct vm_setup_state s = { 0 }, t = { 0 };
+	struct vm_journal j = { 0 };
+	struct vm_error err = { 0 };
+
+	assert_int_equal(vm_setup_state_load(P("none.json"), &s, &err),
+			 -ENOENT);
+	s.mountpoint = strdup("/run/vm-tools");
+	vm_journal_add(&j, VM_CHANGE_MKDIR, "/run/vm-tools", NULL, NULL);
+	vm_journal_add(&j, VM_CHANGE_MOUNT, "/run/vm-tools", "/dev/vdb", NULL);
+	vm_journal_add(&j, VM_CHANGE_MKDIR, "/lib/modules", NULL, NULL);
+	vm_journal_add(&j, VM_CHANGE_SYMLINK, "/lib/modules/6.1",
+		       "/run/vm-tools/lib/modules/6.1", NULL);
+	vm_journal_add(&j, VM_CHANGE_SYMLINK, "/usr/local/bin/perf",
+		       "/run/vm-tools/bin/perf", NULL);
+	vm_journal_add(&j, VM_CHANGE_UNLINK, "/usr/local/bin/perf", NULL,
+		       "/run/vm-tools/bin/perf");
+	assert_int_equal(vm_setup_state_merge(&s, &j), 0);
+	assert_true(s.created_mountpoint);
+	assert_true(s.mounted);
+	assert_int_equal(s.n_dirs, 1);
+	assert_int_equal(s.n_links, 1);
+	s.device = strdup("/dev/vdb");
+	assert_int_equal(vm_setup_state_save(P("state.json"), &s, &err), 0);
+	assert_int_equal(vm_setup_state_load(P("state.json"), &t, &err), 0);
+	assert_string_equal(t.device, "/dev/vdb");
+	assert_string_equal(t.mountpoint, "/run/vm-tools");
+	assert_true(t.mounted && t.created_mountpoint);
+	assert_string_equal(t.dirs[0], "/lib/modules");
+	assert_string_equal(t.links[0].path, "/lib/modules/6.1");
+	assert_string_equal(t.links[0].target, "/run/vm-tools/lib/modules/6.1");
+	vm_setup_state_clear(&t);
+	vm_setup_state_clear(&s);
+	vm_journal_clear(&j);
+
+	/* A damaged file is reported, naming it. */
+	{
+		FILE *f = fopen(P("bad.json"), "w");
+
+		fputs("{\"mountpoint\": 5}", f);
+		fclose(f);
+	}
+	assert_int_equal(vm_setup_state_load(P("bad.json"), &t, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "bad.json is damaged"));
+}
+
+/* A file holding just an ext4 superblock with the given label. */
+static void write_fake_ext4(const char *path, const char *label)
+{
+	unsigned char b[4096] = { 0 }, *sb = b + 1024;
+	FILE *f = fopen(path, "w");
+	uint32_t v;
+	uint16_t magic = 0xEF53;
+
+	v = 16, memcpy(sb + 0x0, &v, 4); /* inodes */
+	v = 64, memcpy(sb + 0x4, &v, 4); /* blocks */
+	v = 8192, memcpy(sb + 0x20, &v, 4); /* blocks per group */
+	v = 16, memcpy(sb + 0x28, &v, 4); /* inodes per group */
+	memcpy(sb + 0x38, &magic, 2);
+	v = 1, memcpy(sb + 0x4c, &v, 4); /* dynamic revision */
+	v = 0x40, memcpy(sb + 0x60, &v, 4); /* extents: ext4 */
+	strncpy((char *)sb + 0x78, label, 16);
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, sizeof(b), f), sizeof(b));
+	fclose(f);
+}
+
+static void fake_device(const char *name, const char *label, int size)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/%s", base, name);
+	assert_int_equal(mkdir(path, 0755), 0);
+	strcat(path, "/size");
+	f = fopen(path, "w");
+	fprintf(f, "%d\n", size);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/dev/%s", base, name);
+	if (label)
+		write_fake_ext4(path, label);
+	else
+		assert_int_equal(close(creat(path, 0644)), 0);
+}
+
+static void test_find_by_label(void **state)
+{
+	struct vm_blockdev_list l = { 0 };
+	struct vm_error err = { 0 };
+	char *label, *type;
+
+	assert_int_equal(mkdir(P("sys"), 0755), 0);
+	assert_int_equal(mkdir(P("dev"), 0755), 0);
+	fake_device("vda", "rootfs", 8);
+	fake_device("vdb", "vm-tools", 8);
+	fake_device("vdc", NULL, 8); /* no filesystem */
+	fake_device("loop0", "vm-tools", 0); /* size 0: never opened */
+	assert_int_equal(vm_blockdev_probe(P("dev/vdb"), &label, &type, &err),
+			 0);
+	assert_string_equal(label, "vm-tools");
+	assert_string_equal(type, "ext4");
+	free(label);
+	free(type);
+	assert_int_equal(vm_blockdev_probe(P("dev/vdc"), &label, &type, &err),
+			 -ENODATA);
+
+	assert_int_equal(vm_blockdev_find_label(P("sys"), P("dev"), "vm-tools",
+						&l, &err),
+			 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.paths[0], P("dev/vdb"));
+	vm_blockdev_list_clear(&l);
+
+	fake_device("vdd", "vm-tools", 8);
+	assert_int_equal(vm_blockdev_find_label(P("sys"), P("dev"), "vm-tools",
+						&l, &err),
+			 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.paths[1], P("dev/vdd"));
+	vm_blockdev_list_clear(&l);
+
+	assert_int_equal(vm_blockdev_find_label(P("sys"), P("dev"), "other", &l,
+						&err),
+			 0);
+	assert_int_equal(l.n, 0);
+	vm_error_clear(&err);
+	assert_int_equal(vm_blockdev_find_label(P("nosys"), P("dev"), "x", &l,
+						&err),
+			 -ENOENT);
+	assert_non_null(strstr(err.msg, "nosys"));
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_is_under),
+		T(test_create_idempotent_and_rollback),
+		T(test_refuses_real_dir_and_foreign_link),
+		T(test_optional_blocked_is_skipped),
+		T(test_stale_link_retargeted_and_restored),
+		T(test_apply_failure_is_rolled_back),
+		T(test_state_roundtrip_and_merge),
+		T(test_find_by_label),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
