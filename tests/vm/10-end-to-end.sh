@@ -26,6 +26,7 @@ no_build=$(vm_not_built "$VMTOOLS_IMAGE" build && echo "vmtools-image build is n
 no_setup=$(vm_not_built "$VMTOOLS_AGENT" setup && echo "vmtools-agent setup is not implemented yet")
 no_serve=$(vm_not_built "$VMTOOLS_AGENT" serve && echo "vmtools-agent serve is not implemented yet")
 no_disk=${no_build:-$no_setup}
+no_engine=$(vm_not_built "$VMTOOLS_AGENT" profile && echo "the profiling engine (vmtools-agent profile) is not implemented yet")
 
 # Names must come from the guest's symbolizer, not from the host's binaries;
 # pprof keeps what it fetches in $PPROF_TMPDIR.
@@ -107,19 +108,23 @@ else
 	esac
 fi
 
+SERVE_CHECKS=(
+	"GET /healthz through the forwarded port"
+	"GET /profile/cpu with none running says so"
+	"DELETE /profile/cpu with none running is 412"
+)
+ENGINE_CHECKS=(
+	"POST /profile/cpu with the README's body (BccProfile) returns a pprof"
+	"GET /profile/cpu reports the running profile"
+	"go tool pprof -top shows PostgreSQL functions"
+	"the profile labels samples with the client backend type"
+	"archive: true returns a valid gzip"
+	"DELETE stops a running profile early"
+	"go tool pprof fetches /debug/pprof/profile from the VM"
+)
+PERF_CHECK="the Perf backend profiles PostgreSQL in the guest with the image's perf"
 if [ -n "$no_serve" ]; then
-	for c in "GET /healthz through the forwarded port" \
-		"POST /profile/cpu (BccProfile, the README's body) returns a pprof" \
-		"GET /profile/cpu reports the running profile" \
-		"DELETE /profile/cpu with none running is 412" \
-		"go tool pprof -top shows PostgreSQL functions" \
-		"the profile labels samples with the client backend type" \
-		"archive: true returns a valid gzip" \
-		"DELETE stops a running profile early" \
-		"the Perf backend profiles PostgreSQL in the guest" \
-		"go tool pprof fetches /debug/pprof/profile from the VM"; do
-		skip "$c" "$no_serve"
-	done
+	for c in "${SERVE_CHECKS[@]}" "${ENGINE_CHECKS[@]}" "$PERF_CHECK"; do skip "$c" "$no_serve"; done
 	exit 0
 fi
 
@@ -131,28 +136,46 @@ fi
 code=$(curl -sS -o "$T/healthz.json" -w '%{http_code}' --max-time 10 "$URL/healthz")
 [ "$code" = 200 ] && ok "GET /healthz through 127.0.0.1:$VM_PORT is 200: $(tr -d '\n' <"$T/healthz.json" | cut -c1-300)" ||
 	{ not_ok "GET /healthz is $code"; diag "$T/healthz.json"; }
+if [ -z "$no_disk" ]; then
+	if grep -q '"mounted": *true' "$T/healthz.json" && grep -q '"match": *true' "$T/healthz.json"; then
+		ok "/healthz reports the tools disk mounted and built for the running kernel"
+	else
+		not_ok "/healthz does not report the disk mounted and the kernel matching"
+		diag "$T/healthz.json"
+	fi
+fi
 
-# post NAME BODY [CURL ARG]...: the README's POST; status in $T/NAME.code.
+# The README's three commands, as a user types them (status codes kept).
+# post NAME BODY: POST /profile/cpu; status in $T/NAME.code, body in NAME.pb.
 post() {
-	local name=$1 body=$2
-	shift 2
-	curl -sS -X POST -H 'Content-Type: application/json' -d "$body" --max-time 120 \
-		-D "$T/$name.headers" -w '%{http_code}' "$@" "$URL/profile/cpu" \
-		--output "$T/$name.pb" >"$T/$name.code" 2>"$T/$name.err"
+	curl -sS -X POST -H 'Content-Type: application/json' -d "$2" --max-time 120 \
+		-D "$T/$1.headers" -w '%{http_code}' "$URL/profile/cpu" \
+		--output "$T/$1.pb" >"$T/$1.code" 2>"$T/$1.err"
 }
-# running: GET /profile/cpu says a profile is running.
-running() {
-	curl -sS --max-time 10 -o "$T/get.json" -w '%{http_code}' "$URL/profile/cpu" >"$T/get.code" 2>&1 &&
-		grep -qiE '"running" *: *true|"state" *: *"running"' "$T/get.json"
-}
+get_status() { curl -sS --max-time 10 -o "$T/get.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
+delete() { curl -sS -X DELETE --max-time 10 -o "$T/delete.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
+# wait_running: GET /profile/cpu says a profile is running (within 10s).
 wait_running() {
 	local i
 	for i in $(seq 50); do
-		running && return 0
+		[ "$(get_status)" = 200 ] && grep -qE '"running": *true' "$T/get.json" && return 0
 		sleep 0.2
 	done
 	return 1
 }
+
+code=$(get_status)
+[ "$code" = 200 ] && grep -qE '"running": *false' "$T/get.json" &&
+	ok "GET /profile/cpu with none running is 200 and says so" ||
+	{ not_ok "GET /profile/cpu with none running is $code"; diag "$T/get.json"; }
+code=$(delete)
+[ "$code" = 412 ] && ok "DELETE /profile/cpu with none running is 412" ||
+	{ not_ok "DELETE /profile/cpu with none running is $code, expected 412"; diag "$T/delete.json"; }
+
+if [ -n "$no_engine" ]; then
+	for c in "${ENGINE_CHECKS[@]}" "$PERF_CHECK"; do skip "$c" "$no_engine"; done
+	exit 0
+fi
 
 README_BODY='{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
 post bcc "$README_BODY" &
@@ -160,6 +183,13 @@ post_pid=$!
 wait_running
 get_ok=$?
 wait $post_pid
+# error_of FILE: the "error" of a JSON error body.
+error_of() { sed -n 's/.*"error": *"\([^"]*\)".*/\1/p' "$1"; }
+if [ "$(cat "$T/bcc.code")" = 503 ] && grep -q 'built without' "$T/bcc.pb"; then
+	# The agent itself says its engine is not in this build.
+	for c in "${ENGINE_CHECKS[@]}" "$PERF_CHECK"; do skip "$c" "$(error_of "$T/bcc.pb")"; done
+	exit 0
+fi
 if [ "$(cat "$T/bcc.code")" = 200 ] && [ -s "$T/bcc.pb" ] && grep -qi '^content-type: application/octet-stream' "$T/bcc.headers"; then
 	ok "POST /profile/cpu with the README's body is 200 with a pprof ($(stat -c %s "$T/bcc.pb") bytes)"
 else
@@ -167,15 +197,11 @@ else
 	cat "$T/bcc.headers" "$T/bcc.err" | diag
 	head -c 600 "$T/bcc.pb" | diag
 fi
-[ $get_ok = 0 ] && [ "$(cat "$T/get.code")" = 200 ] &&
-	ok "GET /profile/cpu is 200 and reports the running profile: $(tr -d '\n' <"$T/get.json" | cut -c1-200)" ||
-	{ not_ok "GET /profile/cpu during a profile (status $(cat "$T/get.code"))"; diag "$T/get.json"; }
-code=$(curl -sS -X DELETE -o "$T/delete.json" -w '%{http_code}' --max-time 10 "$URL/profile/cpu")
-[ "$code" = 412 ] && ok "DELETE /profile/cpu with none running is 412" ||
-	{ not_ok "DELETE /profile/cpu with none running is $code, expected 412"; diag "$T/delete.json"; }
+[ $get_ok = 0 ] && ok "GET /profile/cpu is 200 and reports the running profile: $(tr -d '\n' <"$T/get.json" | cut -c1-200)" ||
+	{ not_ok "GET /profile/cpu did not report the running profile"; diag "$T/get.json"; }
 
-# pg_functions PROFILE: the PostgreSQL functions pprof lists for PROFILE (names
-# that the postgres binary defines), one per line.
+# pg_functions PROFILE: the PostgreSQL functions pprof lists for PROFILE
+# (names the postgres binary defines), one per line.
 nm -D --defined-only /usr/lib/postgresql/15/bin/postgres | awk '$2 ~ /^[TtWw]$/ { print $3 }' | sort -u >"$T/pg.symbols"
 pg_functions() {
 	go tool pprof -top -nodecount=100000 "$1" 2>"$T/pprof.err" |
@@ -212,21 +238,14 @@ fi
 post early '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 60, "archive": false}' &
 post_pid=$!
 t0=$(date +%s)
-if wait_running && sleep 1 && code=$(curl -sS -X DELETE -o "$T/delete.json" -w '%{http_code}' --max-time 10 "$URL/profile/cpu") &&
-	wait $post_pid && [ "$code" = 200 ] && [ "$(cat "$T/early.code")" = 200 ] && [ $(($(date +%s) - t0)) -lt 50 ]; then
+code=none
+wait_running && sleep 1 && code=$(delete)
+wait $post_pid
+if [ "$code" = 200 ] && [ "$(cat "$T/early.code")" = 200 ] && [ $(($(date +%s) - t0)) -lt 50 ]; then
 	ok "DELETE /profile/cpu stops a running 60s profile: 200, and the POST returns 200 after $(($(date +%s) - t0))s"
 else
-	wait $post_pid
-	not_ok "DELETE of a running profile: DELETE ${code:-?}, POST $(cat "$T/early.code" 2>/dev/null)"
+	not_ok "DELETE of a running profile: DELETE $code, POST $(cat "$T/early.code")"
 	cat "$T/delete.json" "$T/early.err" | diag
-fi
-
-post perf '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
-if [ "$(cat "$T/perf.code")" = 200 ]; then
-	check_pprof Perf "$T/perf.pb"
-else
-	not_ok "the Perf backend in the guest: POST is $(cat "$T/perf.code")"
-	head -c 600 "$T/perf.pb" | diag
 fi
 
 if go tool pprof -top "$URL/debug/pprof/profile?seconds=2" >"$T/go-pprof.out" 2>&1 &&
@@ -235,6 +254,21 @@ if go tool pprof -top "$URL/debug/pprof/profile?seconds=2" >"$T/go-pprof.out" 2>
 else
 	not_ok "go tool pprof against /debug/pprof/profile"
 	diag "$T/go-pprof.out"
+fi
+
+if [ -n "$no_disk" ]; then
+	skip "$PERF_CHECK" "$no_disk"
+else
+	post perf '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
+	if [ "$(cat "$T/perf.code")" = 200 ]; then
+		check_pprof Perf "$T/perf.pb"
+	elif [ "$(cat "$T/perf.code")" = 503 ] && grep -q 'built without' "$T/perf.pb"; then
+		# The agent itself says the backend is not in this build.
+		skip "$PERF_CHECK" "$(error_of "$T/perf.pb")"
+	else
+		not_ok "the Perf backend in the guest: POST is $(cat "$T/perf.code")"
+		head -c 600 "$T/perf.pb" | diag
+	fi
 fi
 
 if vm_alive; then
