@@ -1,0 +1,284 @@
+#!/usr/bin/env bash
+# tests/integration/60-setup.sh - `vmtools-agent setup` and `setup --undo`
+# with a tools image built by `vmtools-image build` from Debian 12's cloud
+# kernel, attached read-only through a loop device.
+#
+# The running kernel here is not the image's, so setup runs with
+# --allow-kernel-mismatch and links /lib/modules/$(uname -r) to the image's
+# modules too.  To leave the host unchanged, everything after the image
+# build runs in a private mount namespace (unshare -m) where /usr (and so
+# /lib -> usr/lib) is an overlay whose upper layer is in $T: setup writes the
+# real paths (/lib/modules/REL, /usr/src/linux-headers-*) that modprobe and
+# bcc look at, yet nothing reaches the host's disk, and the namespace's
+# mounts vanish with it.  The mountpoint and bindir are temporary.
+#
+# Checked: setup twice (the second changes nothing), every link, the mount
+# options, modprobe -n -v resolving modules from the image, perf --version
+# from the linked bindir, bcc's profile-bpfcc compiling against the linked
+# headers and printing stacks of a busy process, --undo restoring the guest
+# exactly; refusals that change nothing: no disk with the label (exit 2),
+# two disks with the label (both named), a real directory in the way, an
+# image for another kernel, and a corrupted image under --verify (the file
+# named).
+. "$(dirname "$0")/../lib/tap.sh"
+
+# --- inside the private mount namespace -------------------------------------
+if [ "${1:-}" = inside ]; then
+	W=$2 IMG=$3 LABEL=$4 REL=$5
+	A=$VMTOOLS_AGENT
+	RUN=$(uname -r)
+	MNT=$W/mnt BIN=$W/bin
+	OPTS=(--label "$LABEL" --mountpoint "$MNT" --bindir "$BIN" --allow-kernel-mismatch)
+
+	mkdir -p "$W/upper" "$W/work"
+	if ! mount -t overlay overlay -o "lowerdir=/usr,upperdir=$W/upper,workdir=$W/work" /usr; then
+		not_ok "cannot put an overlay on /usr in the private namespace"
+		exit 1
+	fi
+
+	# The guest's state as setup could change it: names, types, link
+	# targets of the places it links into, and the mount table there.
+	snapshot() {
+		local p
+		for p in /lib/modules /usr/src /usr/lib "$BIN" "$MNT" "$MNT.setup.json"; do
+			if [ -e "$p" ] || [ -L "$p" ]; then
+				find "$p" -maxdepth 1 -printf '%p %y %l %m\n' | sort
+			else
+				echo "$p absent"
+			fi
+		done
+		awk -v m="$MNT" '$5 == m' /proc/self/mountinfo
+	}
+
+	attach() { # attach IMAGE: sets DEV to a read-only loop device, detached at exit
+		DEV=$(losetup -r -f --show "$1") || return 1
+		at_exit "losetup -d $DEV"
+	}
+
+	attach "$IMG" || { not_ok "losetup of the image failed"; exit 1; }
+	LOOP=$DEV
+	snapshot >"$W/before"
+
+	# bcc needs the headers: without setup it cannot compile here.
+	if [ -e "/lib/modules/$RUN/build" ]; then
+		skip "profile-bpfcc fails before setup" "this machine has /lib/modules/$RUN/build"
+	else
+		check_fails "profile-bpfcc fails before setup (no kernel headers)" \
+			timeout 120 profile-bpfcc -F 49 1
+	fi
+
+	# -- first run: mounts and links
+	"$A" setup "${OPTS[@]}" --verify >"$W/setup1.out" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && grep -q "^mounted $LOOP at $MNT (ro,nodev,nosuid)" "$W/setup1.out" &&
+		grep -q '^verified [0-9]* files against the manifest' "$W/setup1.out"; then
+		ok "setup finds $LOOP by its label, verifies and mounts it"
+	else
+		not_ok "setup failed (exit $st)"
+		diag "$W/setup1.out"
+		exit 1
+	fi
+	opts=$(awk -v m="$MNT" '$5 == m { print $6 }' /proc/self/mountinfo)
+	check "mounted read-only, nodev, nosuid ($opts)" \
+		bash -c "[[ ,$opts, == *,ro,* && ,$opts, == *,nodev,* && ,$opts, == *,nosuid,* ]]"
+
+	# Every link the manifest lists, each tool, and the running release.
+	python3 - "$MNT/.vmtools/manifest.json" >"$W/expected-links" <<-'EOF'
+		import json, sys
+		m = json.load(open(sys.argv[1]))
+		for l in m["links"]:
+		    print(l["path"], l["target"])
+		for t in m["tools"]:
+		    print("BIN/" + t["name"], t["path"])
+	EOF
+	echo "/lib/modules/$RUN /lib/modules/$REL" >>"$W/expected-links"
+	bad=0 n=0
+	while read -r path target; do
+		path=${path/#BIN/$BIN}
+		n=$((n + 1))
+		if [ "$(readlink "$path")" != "$MNT$target" ] || [ ! -e "$path" ]; then
+			echo "# $path -> $(readlink "$path"), expected $MNT$target"
+			bad=1
+		fi
+	done <"$W/expected-links"
+	check "all $n links point into the image and resolve" test "$bad" = 0
+	check "the manifest links the kernel's modules and headers" \
+		grep -q "^/lib/modules/$REL /lib/modules/$REL$" "$W/expected-links"
+	check "bcc finds build/include/generated/autoconf.h" \
+		test -f "/lib/modules/$RUN/build/include/generated/autoconf.h"
+	check "bcc finds source/include/linux/kconfig.h" \
+		test -f "/lib/modules/$RUN/source/include/linux/kconfig.h"
+
+	# -- second run: nothing changes
+	snapshot >"$W/after1"
+	"$A" setup "${OPTS[@]}" >"$W/setup2.out" 2>&1
+	st=$?
+	snapshot >"$W/after2"
+	if [ "$st" = 0 ] && grep -q '^nothing to change' "$W/setup2.out" &&
+		! grep -q '^linked\|^mounted' "$W/setup2.out" && diff -u "$W/after1" "$W/after2" >"$W/diff"; then
+		ok "a second setup succeeds and changes nothing"
+	else
+		not_ok "second setup (exit $st) changed something"
+		diag "$W/setup2.out"
+		diag "$W/diff"
+	fi
+
+	# -- the tools work
+	mod=dummy
+	modprobe -n -v "$mod" >"$W/modprobe.out" 2>&1
+	check "modprobe -n -v $mod resolves from the image (as $RUN)" \
+		grep -q "^insmod /lib/modules/$RUN/kernel/drivers/net/$mod.ko" "$W/modprobe.out"
+	modprobe -S "$REL" -n -v vxlan >"$W/modprobe2.out" 2>&1
+	check "modprobe -S $REL -n -v vxlan resolves vxlan and its dependencies" \
+		bash -c "grep -q '^insmod /lib/modules/$REL/kernel/.*/vxlan.ko' '$W/modprobe2.out' &&
+			grep -q '^insmod /lib/modules/$REL/kernel/.*/udp_tunnel.ko' '$W/modprobe2.out'"
+	env -i PATH="$BIN" perf --version >"$W/perf.out" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && grep -q '^perf version 6\.1\.' "$W/perf.out"; then
+		ok "perf --version from the linked bindir alone: $(cat "$W/perf.out")"
+	else
+		not_ok "perf --version from $BIN (exit $st)"
+		diag "$W/perf.out"
+	fi
+	check "perf on PATH is the image's" \
+		bash -c "[[ \$(readlink -f '$BIN/perf') == '$MNT'/* ]]"
+
+	# bcc: compiles against the linked 6.1 headers and samples a busy loop.
+	sh -c 'while :; do :; done' &
+	busy=$!
+	at_exit "kill $busy"
+	timeout 180 profile-bpfcc -F 49 2 >"$W/bcc.out" 2>&1
+	st=$?
+	kill "$busy" 2>/dev/null
+	if [ "$st" = 0 ] && grep -Eq "^ +- +sh \($busy\)" "$W/bcc.out"; then
+		ok "profile-bpfcc compiles against the linked headers and prints stacks ($(grep -c '^ *- ' "$W/bcc.out") stacks)"
+	else
+		not_ok "profile-bpfcc (exit $st) printed no stack of the busy process $busy"
+		diag "$W/bcc.out"
+	fi
+
+	# -- undo: back as it was
+	"$A" setup --undo --mountpoint "$MNT" >"$W/undo.out" 2>&1
+	st=$?
+	snapshot >"$W/after-undo"
+	if [ "$st" = 0 ] && diff -u "$W/before" "$W/after-undo" >"$W/diff"; then
+		ok "setup --undo removes the links, directories and mount: the guest is as before"
+	else
+		not_ok "setup --undo (exit $st) left the guest changed"
+		diag "$W/undo.out"
+		diag "$W/diff"
+	fi
+	"$A" setup --undo --mountpoint "$MNT" >"$W/undo2.out" 2>&1
+	check "a second --undo has nothing to do and succeeds" \
+		bash -c "[ $? = 0 ] && grep -q 'nothing to undo' '$W/undo2.out'"
+
+	# -- refusals; each must leave the guest exactly as it was
+	unchanged() { # unchanged DESC: compare with the first snapshot
+		snapshot >"$W/now"
+		check "$1: nothing changed" diff -u "$W/before" "$W/now"
+	}
+
+	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
+	st=$?
+	check "no disk with the label: exit 2, a clear error" \
+		bash -c "[ $st = 2 ] && grep -q \"no disk with the ext4 label 'vmt-none-$$'\" '$W/nodisk.out'"
+	unchanged "no disk"
+
+	attach "$IMG"
+	LOOP2=$DEV
+	"$A" setup "${OPTS[@]}" >"$W/two.out" 2>&1
+	st=$?
+	check "two disks with the label: refused, both named" \
+		bash -c "[ $st = 1 ] && grep -q \"2 disks carry the label '$LABEL'\" '$W/two.out' &&
+			grep -q '$LOOP' '$W/two.out' && grep -q '$LOOP2' '$W/two.out'"
+	unchanged "two disks"
+	losetup -d "$LOOP2"
+
+	hdr=$(awk '$1 ~ /^\/usr\/src\/linux-headers-.*-common$/ { print $1 }' "$W/expected-links")
+	mkdir "$hdr"
+	snapshot >"$W/before"
+	"$A" setup "${OPTS[@]}" >"$W/block.out" 2>&1
+	st=$?
+	check "a real directory in the way: refused, named" \
+		bash -c "[ $st = 1 ] && grep -q 'refusing .*$hdr is a real directory' '$W/block.out'"
+	unchanged "a real directory in the way"
+	rmdir "$hdr"
+	snapshot >"$W/before"
+
+	OTHER=(--label "$LABEL" --mountpoint "$MNT" --bindir "$BIN")
+	"$A" setup "${OTHER[@]}" >"$W/mismatch.out" 2>&1
+	st=$?
+	check "an image for another kernel without --allow-kernel-mismatch: refused, both releases named" \
+		bash -c "[ $st = 1 ] && grep -q 'built for kernel $REL, but this kernel is $RUN' '$W/mismatch.out'"
+	unchanged "kernel mismatch"
+
+	# Corrupt one byte of a module inside the image file.
+	losetup -d "$LOOP"
+	victim=/lib/modules/$REL/kernel/drivers/net/dummy.ko
+	bs=$(dumpe2fs -h "$IMG" 2>/dev/null | awk -F: '/^Block size/ { print $2 + 0 }')
+	blk=$(debugfs -R "blocks $victim" "$IMG" 2>/dev/null | awk '{ print $1 }')
+	if [ -z "$bs" ] || [ -z "$blk" ]; then
+		not_ok "cannot find the blocks of $victim in the image"
+	else
+		printf '\x5a\xa5' | dd of="$IMG" bs=1 seek=$((blk * bs + 200)) conv=notrunc status=none
+		attach "$IMG"
+		LOOP=$DEV
+		"$A" setup "${OPTS[@]}" --verify >"$W/corrupt.out" 2>&1
+		st=$?
+		check "a corrupted image under --verify: refused, the file named" \
+			bash -c "[ $st = 1 ] && grep -q 'damaged: $victim does not match its sha256' '$W/corrupt.out'"
+		unchanged "corrupted image"
+	fi
+	exit 0
+fi
+
+# --- outside: build the image, then run the rest in a private namespace --------
+for why in "$(need_root)" "$(need_loop)" "$(need_cmd unshare losetup debugfs dumpe2fs modprobe profile-bpfcc python3)"; do
+	if [ -n "$why" ]; then
+		skip "setup with a loop-attached tools image" "$why"
+		exit 0
+	fi
+done
+grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null
+if ! grep -qw overlay /proc/filesystems; then
+	skip "setup with a loop-attached tools image" "no overlayfs to keep the host unchanged"
+	exit 0
+fi
+if ! eval "$(bash "$SRC/tests/lib/fetch-kernel.sh" 2>"$T/fetch.err")"; then
+	skip "setup with a loop-attached tools image" "cannot fetch Debian's kernel: $(tail -n 1 "$T/fetch.err")"
+	exit 0
+fi
+
+# A label of our own, so images attached by other tests are not found.
+LABEL=vmt6-$$
+LABEL=${LABEL:0:16}
+"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --label "$LABEL" --source-date-epoch 1700000000 \
+	--output "$T/tools.img" >"$T/build.out" 2>&1
+st=$?
+if grep -q 'not implemented yet' "$T/build.out"; then
+	skip "setup with a loop-attached tools image" "vmtools-image build is not implemented yet"
+	exit 0
+fi
+if [ "$st" != 0 ] || [ ! -s "$T/tools.img" ]; then
+	not_ok "vmtools-image build of $KERNEL_RELEASE failed (exit $st)"
+	diag "$T/build.out"
+	exit 1
+fi
+ok "vmtools-image build of Debian's $KERNEL_RELEASE ($(du -h "$T/tools.img" | cut -f1))"
+
+# The host as seen from outside, to prove nothing leaked.
+host_snapshot() {
+	local p
+	for p in /usr/lib/modules /usr/src /usr/local/bin; do
+		[ -e "$p" ] && find "$p" -maxdepth 1 -printf '%p %y %l\n' | sort || echo "$p absent"
+	done
+	grep -c vmtools-test /proc/self/mountinfo
+}
+host_snapshot >"$T/host.before"
+unshare -m --propagation private bash "$0" inside "$T" "$T/tools.img" "$LABEL" "$KERNEL_RELEASE"
+st=$?
+[ "$st" = 0 ] || not_ok "the test inside the mount namespace ended with status $st"
+host_snapshot >"$T/host.after"
+check "the host outside the namespace is unchanged" diff -u "$T/host.before" "$T/host.after"
+check "no loop device of the test is left attached" \
+	bash -c "! losetup -j '$T/tools.img' | grep -q ."
