@@ -97,13 +97,14 @@ MODULES=($(modules_in_order "${BOOT_MODULES[@]}"))
 BASE_LIBS=($(libs /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}"))
 BASE_INPUTS=(/bin/busybox /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}" "${BASE_LIBS[@]}" "${MODULES[@]}")
 key=$( {
-	sha256sum "$0"
+	sha256sum <"$0"
 	stat -L -c '%n %s %Y' "${BASE_INPUTS[@]}"
 	find "$PGSHARE" /usr/share/zoneinfo/UTC -printf '%p %s %T@\n' | LC_ALL=C sort
 } | sha256sum | cut -c1-16)
 BASE=$CACHE/initramfs-base-$key.cpio.gz
 
-# Tests of several people may run at once: one builds, the others wait.
+# Tests of several people may run at once: one builds, the others wait (the
+# lock is held to the end, so no base is deleted while another run reads it).
 exec 9>"$CACHE/.initramfs.lock"
 flock 9
 if [ ! -e "$BASE" ]; then
@@ -171,8 +172,6 @@ if [ ! -e "$BASE" ]; then
 	rm -rf "$STAGE"
 	trap - EXIT
 fi
-
-flock -u 9
 
 # --- top: the agent and /init -------------------------------------------
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-initramfs.XXXXXX")

@@ -58,7 +58,7 @@ vm_free_port() {
 # vm_tools_image: build the image once per (vmtools-image binary, kernel).
 vm_tools_image() {
 	local key
-	key=$( (sha256sum "$VMTOOLS_IMAGE" && echo "$KERNEL_RELEASE") | sha256sum | cut -c1-16)
+	key=$( (sha256sum <"$VMTOOLS_IMAGE" && echo "$KERNEL_RELEASE") | sha256sum | cut -c1-16)
 	VM_IMAGE=$VM_CACHE/tools-$KERNEL_RELEASE-$key.img
 	(
 		# One build at a time; a test that waited finds the image made.
