@@ -6,7 +6,8 @@
  * and what that costs (common/kconfig.c does the work).
  *
  * Without --config it reads the running kernel's /proc/config.gz, else
- * /boot/config-$(uname -r).  Exit status: 0 when every required option is
+ * /boot/config-$(uname -r), else /lib/modules/$(uname -r)/build/.config
+ * (the headers on the tools disk, once setup has linked them).  Exit status: 0 when every required option is
  * present, 1 when one is missing, 2 when the config cannot be read or the
  * command line is wrong.
  */
@@ -32,7 +33,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -c, --config FILE    the kernel config to check, plain or gzip\n"
 		"                       (default: /proc/config.gz, else\n"
-		"                       /boot/config-$(uname -r))\n"
+		"                       /boot/config-$(uname -r), else\n"
+		"                       /lib/modules/$(uname -r)/build/.config)\n"
 		"  -f, --fragment FILE  check against this fragment instead of the\n"
 		"                       built-in copy of vmtools.config\n"
 		"  -q, --quiet          print only missing options and the verdict\n"
@@ -42,9 +44,17 @@ static void usage(FILE *out)
 		"missing, 2 the config could not be read.\n");
 }
 
-/* /proc/config.gz, else /boot/config-RELEASE; NULL (and err) if neither. */
+/*
+ * /proc/config.gz, else /boot/config-RELEASE, else the .config of the
+ * headers setup linked from the tools disk (/lib/modules/RELEASE/build),
+ * which guests without IKCONFIG and without /boot still have.
+ */
 static int find_running_config(char **path, struct vm_error *err)
 {
+	static const char *const fmts[] = {
+		"/boot/config-%s",
+		"/lib/modules/%s/build/.config",
+	};
 	struct utsname u;
 
 	if (access("/proc/config.gz", R_OK) == 0) {
@@ -53,17 +63,18 @@ static int find_running_config(char **path, struct vm_error *err)
 	}
 	if (uname(&u) < 0)
 		return vm_error_errno(err, errno, "uname failed");
-	if (asprintf(path, "/boot/config-%s", u.release) < 0)
-		return -ENOMEM;
-	if (access(*path, R_OK) == 0)
-		return 0;
-	vm_error_set(
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		if (asprintf(path, fmts[i], u.release) < 0)
+			return -ENOMEM;
+		if (access(*path, R_OK) == 0)
+			return 0;
+		free(*path);
+		*path = NULL;
+	}
+	return vm_error_set(
 		err, ENOENT,
-		"cannot find this kernel's config: neither /proc/config.gz (CONFIG_IKCONFIG_PROC) nor %s exists; pass --config FILE",
-		*path);
-	free(*path);
-	*path = NULL;
-	return -ENOENT;
+		"cannot find this kernel's config: no /proc/config.gz (CONFIG_IKCONFIG_PROC), no /boot/config-%s, no /lib/modules/%s/build/.config (run setup first); pass --config FILE",
+		u.release, u.release);
 }
 
 static int read_file(const char *path, char **text, struct vm_error *err)

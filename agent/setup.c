@@ -303,7 +303,7 @@ static int mount_image(struct ctx *c, const char *device, struct vm_journal *j,
 	if (r == 1)
 		return vm_error_set(
 			err, EBUSY,
-			"another filesystem (device %u:%u) is mounted at %s; unmount it or pass another --mountpoint",
+			"another filesystem (device %u:%u) is mounted at %s; if it is an earlier tools disk run 'vmtools-agent setup --undo' first, else unmount it or pass another --mountpoint",
 			major(there), minor(there), c->mountpoint);
 	if (mount(device, c->mountpoint, "ext4",
 		  MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0)
