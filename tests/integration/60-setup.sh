@@ -212,6 +212,34 @@ if [ "${1:-}" = inside ]; then
 		bash -c "[ $st = 1 ] && grep -q 'built for kernel $REL, but this kernel is $RUN' '$W/mismatch.out'"
 	unchanged "kernel mismatch"
 
+	# A failure half-way (the bindir cannot be created: read-only) after
+	# the mount and the first links: all of it is rolled back.
+	mkdir -p "$W/ro"
+	mount --bind "$W/ro" "$W/ro" && mount -o remount,bind,ro "$W/ro"
+	"$A" setup "${OPTS[@]/#$BIN/$W/ro/bin}" >"$W/half.out" 2>&1
+	st=$?
+	check "a failure after mounting and linking (read-only bindir): exit 1, named" \
+		bash -c "[ $st = 1 ] && grep -q 'cannot create the directory $W/ro/bin' '$W/half.out' &&
+			grep -q 'nothing was changed' '$W/half.out'"
+	unchanged "a failure half-way, rolled back"
+	umount "$W/ro"
+
+	# Without its state file, --undo still removes the links into the
+	# mount and unmounts (the directories it cannot know it made stay).
+	"$A" setup "${OPTS[@]}" >"$W/setup3.out" 2>&1
+	rm -f "$MNT.setup.json"
+	"$A" setup --undo --mountpoint "$MNT" --bindir "$BIN" >"$W/undo3.out" 2>&1
+	st=$?
+	left=$(find /lib/modules /usr/src /usr/lib "$BIN" -maxdepth 1 -lname "$MNT/*" 2>/dev/null)
+	if [ "$st" = 0 ] && [ -z "$left" ] && ! awk -v m="$MNT" '$5 == m { f = 1 } END { exit !f }' /proc/self/mountinfo; then
+		ok "--undo without the state file removes every link into the mount and unmounts"
+	else
+		not_ok "--undo without the state file (exit $st) left: $left"
+		diag "$W/undo3.out"
+	fi
+	rmdir /lib/modules "$BIN" "$MNT" 2>/dev/null
+	unchanged "--undo without the state file, after removing the directories"
+
 	# Corrupt one byte of a module inside the image file.
 	losetup -d "$LOOP"
 	victim=/lib/modules/$REL/kernel/drivers/net/dummy.ko
