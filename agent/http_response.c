@@ -27,9 +27,12 @@ static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"vmtools\"");
 	if (status == 405) {
-		const char *allow = strcmp(x->path, "/profile/cpu") ?
-					    "GET, HEAD" :
-					    "GET, HEAD, POST, DELETE";
+		const char *allow = "GET, HEAD";
+
+		if (!strcmp(x->path, "/profile/cpu"))
+			allow = "GET, HEAD, POST, DELETE";
+		else if (!strcmp(x->path, "/debug/pprof/profile"))
+			allow = "GET"; /* HEAD would take a profile for nothing */
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	}
 	r = MHD_queue_response(x->conn, status, resp);

@@ -50,12 +50,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vm_http_log("libmicrohttpd: %s", msg);
 }
 
-static bool body_method(const char *method)
-{
-	return strcmp(method, "GET") && strcmp(method, "HEAD") &&
-	       strcmp(method, "DELETE");
-}
-
 /* First call for a request: what can be refused before reading a body. */
 static enum MHD_Result on_headers(struct vm_http_exchange *x)
 {
@@ -93,13 +87,13 @@ static enum MHD_Result on_upload(struct vm_http_exchange *x, const char *data,
 	size_t take = *size < room ? *size : room;
 	char *p;
 
-	if (!body_method(x->method) || x->discarded || take < *size) {
+	if (take < *size) {
 		/* Beyond the limit: keep reading a while, then hang up. */
 		x->discarded += *size - take;
 		if (x->discarded > DISCARD_LIMIT)
 			return MHD_NO;
 	}
-	if (take > 0 && body_method(x->method)) {
+	if (take > 0) {
 		p = realloc(x->body, x->body_len + take + 1);
 		if (!p)
 			return MHD_NO;
