@@ -236,25 +236,27 @@ static int find_device(struct ctx *c, char **device, struct vm_error *err)
 			c->label);
 	}
 	if (l.n > 1) {
-		for (size_t i = 0; i < l.n; i++) {
-			char *n;
+		size_t n = l.n;
 
-			if (asprintf(&n, "%s%s%s", names ? names : "",
-				     !names	  ? "" :
-				     i + 1 == l.n ? " and " :
-						    ", ",
+		for (size_t i = 0; i < n; i++) {
+			char *joined;
+
+			if (asprintf(&joined, "%s%s%s", names ? names : "",
+				     !names	? "" :
+				     i + 1 == n ? " and " :
+						  ", ",
 				     l.paths[i]) < 0) {
 				vm_blockdev_list_clear(&l);
 				return -ENOMEM;
 			}
 			free(names);
-			names = n;
+			names = joined;
 		}
 		vm_blockdev_list_clear(&l);
 		return vm_error_set(
 			err, ENOTUNIQ,
 			"%zu disks carry the label '%s': %s; refusing to guess which is the tools disk: detach the others, or pass --device",
-			l.n ? l.n : (size_t)2, c->label, names);
+			n, c->label, names);
 	}
 	*device = TAKE_PTR(l.paths[0]);
 	vm_blockdev_list_clear(&l);
