@@ -163,6 +163,7 @@ static unsigned start_status(int r)
 		return 503;
 	case EINVAL:
 	case ERANGE:
+	case ESRCH: /* a pid in targets is not running */
 		return 422;
 	case EBUSY:
 		return 409;

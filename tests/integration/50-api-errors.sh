@@ -13,10 +13,12 @@ if [ -n "$r" ]; then
 fi
 
 # start_agent NAME [ARG]...: serve on a free loopback port; sets URL, PID.
+# --no-setup unless NO_SETUP is set (empty).
 start_agent() {
 	local name=$1 i
 	shift
-	"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 "$@" \
+	# shellcheck disable=SC2086
+	"$VMTOOLS_AGENT" serve ${NO_SETUP---no-setup} --listen 127.0.0.1:0 "$@" \
 		2>"$T/$name.log" &
 	PID=$!
 	at_exit "kill -9 $PID"
@@ -219,6 +221,16 @@ else
 	not_ok "SIGTERM: exit $st after ${ms} ms"
 	diag "$T/auth.log"
 fi
+
+# Without --no-setup and no disk: setup fails, serve goes on and says why.
+NO_SETUP= start_agent nodisk --label nodisk-$$ --mountpoint "$T/mnt"
+req 200 "no disk with the ext4 label 'nodisk-$$'" \
+	"no disk: serve still serves, /healthz names the missing label" \
+	"$URL/healthz"
+check "no disk: the setup failure is logged once at start" \
+	grep -q "setup: no disk.*serving anyway" "$T/nodisk.log"
+kill "$PID"
+wait "$PID" 2>/dev/null
 
 # Bad flags and files.
 check_fails "--listen without a port is refused" \

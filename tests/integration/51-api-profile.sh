@@ -95,6 +95,10 @@ st=$(post pids "{\"timeout_seconds\": 1, \"targets\": {\"pids\": [$BURN]}}")
 check "targets.pids: 200 with the process's functions" \
 	bash -c "[ $st = 200 ] && go tool pprof -top '$T/pids.out' 2>/dev/null | grep -q burn_hot"
 
+st=$(post gone '{"timeout_seconds": 1, "targets": {"pids": [4194303]}}')
+check "targets.pids naming no running process: 422 naming the pid" \
+	bash -c "[ $st = 422 ] && grep -q '4194303' '$T/gone.out'"
+
 # While a POST runs: GET and DELETE answer at once; a second POST is 409;
 # DELETE ends the POST with what was collected.
 post long '{"timeout_seconds": 30}' >"$T/long.status" &
