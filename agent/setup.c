@@ -47,6 +47,7 @@ struct ctx {
 	const char *root;
 	char state_file[PATH_MAX + 16];
 	char release[256];
+	char machine[65];
 	const struct vm_setup_options *o;
 	struct vm_setup_result *res;
 };
@@ -136,12 +137,13 @@ static int init_ctx(struct ctx *c, const struct vm_setup_options *o,
 	else
 		snprintf(c->state_file, sizeof(c->state_file), "%s.setup.json",
 			 c->mountpoint);
+	if (uname(&u) < 0)
+		return vm_error_errno(err, errno, "uname failed");
+	snprintf(c->machine, sizeof(c->machine), "%s", u.machine);
 	if (o->kernel_release) {
 		snprintf(c->release, sizeof(c->release), "%s",
 			 o->kernel_release);
 	} else {
-		if (uname(&u) < 0)
-			return vm_error_errno(err, errno, "uname failed");
 		snprintf(c->release, sizeof(c->release), "%s", u.release);
 	}
 	set_str(&res->mountpoint, c->mountpoint);
@@ -496,6 +498,12 @@ static int setup_mounted(struct ctx *c, struct vm_setup_state *state,
 	r = vm_manifest_load(path, &m, err);
 	if (r < 0)
 		return r;
+	/* Binaries and modules of another architecture are of no use. */
+	if (strcmp(m->arch, c->machine))
+		return vm_error_set(
+			err, EXDEV,
+			"the tools disk %s was built for %s, but this machine is %s; attach the image built for %s",
+			c->res->device, m->arch, c->machine, c->machine);
 	set_str(&c->res->image_release, m->kernel_release);
 	c->res->release_match = !strcmp(m->kernel_release, c->release);
 	if (!c->res->release_match) {

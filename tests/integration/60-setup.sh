@@ -212,6 +212,20 @@ if [ "${1:-}" = inside ]; then
 		bash -c "[ $st = 1 ] && grep -q 'built for kernel $REL, but this kernel is $RUN' '$W/mismatch.out'"
 	unchanged "kernel mismatch"
 
+	# An image for another architecture is refused even with
+	# --allow-kernel-mismatch.  (A tiny image with just a manifest.)
+	mkdir -p "$W/arch/.vmtools"
+	printf '{"format_version": 1, "kernel_release": "%s", "arch": "not-%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [], "files": {}}\n' \
+		"$RUN" "$(uname -m)" >"$W/arch/.vmtools/manifest.json"
+	mke2fs -q -t ext4 -L "${LABEL}a" -d "$W/arch" "$W/arch.img" 4M
+	attach "$W/arch.img"
+	"$A" setup "${OPTS[@]/#$LABEL/${LABEL}a}" >"$W/arch.out" 2>&1
+	st=$?
+	check "an image for another architecture: refused" \
+		bash -c "[ $st = 1 ] && grep -q 'was built for not-$(uname -m), but this machine is $(uname -m)' '$W/arch.out'"
+	unchanged "another architecture"
+	losetup -d "$DEV"
+
 	# A failure half-way (the bindir cannot be created: read-only) after
 	# the mount and the first links: all of it is rolled back.
 	mkdir -p "$W/ro"
@@ -279,7 +293,7 @@ fi
 
 # A label of our own, so images attached by other tests are not found.
 LABEL=vmt6-$$
-LABEL=${LABEL:0:16}
+LABEL=${LABEL:0:15}
 "$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --label "$LABEL" --source-date-epoch 1700000000 \
 	--output "$T/tools.img" >"$T/build.out" 2>&1
 st=$?
