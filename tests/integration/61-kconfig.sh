@@ -119,6 +119,13 @@ for want in 'ok +CONFIG_BPF_SYSCALL=y$' 'ok +CONFIG_DEBUG_INFO_BTF=y$' \
 	check "Debian $KERNEL_RELEASE: /$want/" grep -Eq "$want" "$T/deb.out"
 done
 
+# --quiet: only what is missing, with its cost, and the verdict.
+"$A" check-kernel -q --config "$deb" >"$T/quiet.out" 2>&1
+check "--quiet prints only the missing options, their costs and the verdict" \
+	bash -c "[ \$(grep -c '^MISSING' '$T/quiet.out') = \$(grep -c '^MISSING' '$T/deb.out') ] &&
+		! grep -q '^ok ' '$T/quiet.out' && grep -q '^         without ' '$T/quiet.out' &&
+		grep -q '^Verdict:' '$T/quiet.out'"
+
 # The same config gzip-compressed, as /proc/config.gz is.
 gzip -c "$deb" >"$T/config.gz"
 "$A" check-kernel --config "$T/config.gz" >"$T/gz.out" 2>&1
