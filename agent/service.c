@@ -308,7 +308,7 @@ void vm_service_run(struct vm_service *svc,
 	res->outcome = outcome_of(why);
 	if (why == BY_HANGUP) {
 		res->client_gone = true;
-		res->samples = svc->last.samples;
+		res->samples = s ? svc->last.samples : 0;
 	} else if (r < 0) {
 		res->status = s ? 500 : start_status(r);
 		res->outcome = VM_OUTCOME_FAILED;

@@ -229,8 +229,9 @@ req 200 "no disk with the ext4 label 'nodisk-$$'" \
 	"$URL/healthz"
 check "no disk: the setup failure is logged once at start" \
 	grep -q "setup: no disk.*serving anyway" "$T/nodisk.log"
-kill "$PID"
-wait "$PID" 2>/dev/null
+kill -INT "$PID"
+wait "$PID"
+check "SIGINT: exit 0" test $? = 0
 
 # Bad flags and files.
 check_fails "--listen without a port is refused" \
