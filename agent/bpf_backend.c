@@ -58,6 +58,8 @@ struct bpf_state {
 	struct vm_proc_files files;
 	struct fork_rec *forks;
 	size_t n_forks, cap_forks;
+	uint32_t *execed; /* pids to capture again: they ran execve() */
+	size_t n_execed, cap_execed;
 	bool detached;
 };
 
@@ -120,6 +122,35 @@ static void record_fork(struct bpf_state *st, uint32_t pid, uint32_t ppid)
 	st->forks[st->n_forks++] = (struct fork_rec){ pid, ppid };
 }
 
+static bool take_execed(struct bpf_state *st, uint32_t pid)
+{
+	for (size_t i = 0; i < st->n_execed; i++)
+		if (st->execed[i] == pid) {
+			st->execed[i] = st->execed[--st->n_execed];
+			return true;
+		}
+	return false;
+}
+
+static void record_exec(struct bpf_state *st, uint32_t pid)
+{
+	void *nv;
+
+	for (size_t i = 0; i < st->n_execed; i++)
+		if (st->execed[i] == pid)
+			return;
+	if (st->n_execed == st->cap_execed) {
+		size_t ncap = st->cap_execed ? st->cap_execed * 2 : 64;
+
+		nv = reallocarray(st->execed, ncap, sizeof(*st->execed));
+		if (!nv)
+			return;
+		st->execed = nv;
+		st->cap_execed = ncap;
+	}
+	st->execed[st->n_execed++] = pid;
+}
+
 /* Only the title: cheap, and PostgreSQL sets it after the fork. */
 static void refresh_title(struct vm_process *p)
 {
@@ -157,10 +188,19 @@ static int on_event(void *ctx, void *data, size_t size)
 	if (e.kind == PROFILE_EVENT_FORK)
 		record_fork(st, e.pid, e.ppid);
 	p = vm_samples_find_process(&st->samples, e.pid);
-	if (p && p->n_maps)
-		refresh_title(p);
-	else
+	if (e.kind == PROFILE_EVENT_EXEC) {
+		/*
+		 * The loader has not mapped the libraries yet: capture what
+		 * there is (the process may exit soon) and again at its next
+		 * first sample, or at the end.
+		 */
+		record_exec(st, e.pid);
 		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
+		refresh_title(p);
+	} else {
+		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;
 }
@@ -234,6 +274,10 @@ static void detach(struct bpf_state *st)
 		bpf_link__destroy(st->skel->links.on_fork);
 		st->skel->links.on_fork = NULL;
 	}
+	if (st->skel && st->skel->links.on_exec) {
+		bpf_link__destroy(st->skel->links.on_exec);
+		st->skel->links.on_exec = NULL;
+	}
 	if (st->thread_started) {
 		uint64_t one = 1;
 
@@ -260,6 +304,7 @@ static void bpf_destroy(void *state)
 	vm_samples_free(&st->samples);
 	vm_proc_files_free(&st->files);
 	free(st->forks);
+	free(st->execed);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -350,7 +395,8 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (!fork_off)
 		/* No tracefs: forks of --pid targets are not followed. */
 		bpf_program__set_autoload(st->skel->progs.on_fork, false);
-	bpf_map__set_max_entries(st->skel->maps.stacks, sz.stacks);
+	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
+	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
 
 	r = profile_bpf__load(st->skel);
@@ -377,6 +423,11 @@ static int bpf_start(const struct vm_profile_request *req,
 		return vm_error_errno(err, r, "cannot start the event thread");
 	st->thread_started = true;
 
+	st->skel->links.on_exec = bpf_program__attach(st->skel->progs.on_exec);
+	if (!st->skel->links.on_exec)
+		return vm_error_errno(
+			err, errno,
+			"cannot attach to the sched_process_exec tracepoint");
 	if (fork_off) {
 		st->skel->links.on_fork =
 			bpf_program__attach(st->skel->progs.on_fork);
@@ -457,7 +508,7 @@ static void complete_processes(struct bpf_state *st)
 		uint32_t pid = s->v[i].pid;
 		struct vm_process *p = vm_samples_find_process(s, pid), *parent;
 
-		if (p && p->n_maps)
+		if (p && p->n_maps && !take_execed(st, pid))
 			continue;
 		if (vm_proc_capture(s, &st->files, pid, "/proc", NULL) == 0)
 			continue;
@@ -467,6 +518,8 @@ static void complete_processes(struct bpf_state *st)
 		p->exited = true;
 		if (!p->comm[0])
 			memcpy(p->comm, s->v[i].comm, sizeof(p->comm));
+		if (p->n_maps)
+			continue; /* what was captured while it lived */
 		for (size_t f = 0; f < st->n_forks; f++) {
 			if (st->forks[f].pid != pid)
 				continue;
@@ -485,7 +538,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	struct bpf_state *st = state;
 	struct profile_key key, next, *prev = NULL;
 	_cleanup_free_ uint64_t *uips = NULL, *kips = NULL;
-	int fd_counts, fd_stacks;
+	int fd_counts, fd_ustacks, fd_kstacks;
 	int r;
 
 	detach(st);
@@ -497,7 +550,8 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	if (!uips || !kips)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	fd_counts = bpf_map__fd(st->skel->maps.counts);
-	fd_stacks = bpf_map__fd(st->skel->maps.stacks);
+	fd_ustacks = bpf_map__fd(st->skel->maps.user_stacks);
+	fd_kstacks = bpf_map__fd(st->skel->maps.kernel_stacks);
 	while (bpf_map_get_next_key(fd_counts, prev, &next) == 0) {
 		uint64_t count;
 		uint32_t nu, nk;
@@ -506,8 +560,8 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		prev = &key;
 		if (bpf_map_lookup_elem(fd_counts, &key, &count))
 			continue;
-		nu = read_stack(fd_stacks, key.user_stack_id, uips);
-		nk = read_stack(fd_stacks, key.kernel_stack_id, kips);
+		nu = read_stack(fd_ustacks, key.user_stack_id, uips);
+		nk = read_stack(fd_kstacks, key.kernel_stack_id, kips);
 		r = vm_samples_add(&st->samples, key.pid, key.tid, key.comm,
 				   count, uips, nu, kips, nk);
 		if (r)

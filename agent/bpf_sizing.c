@@ -3,11 +3,12 @@
  * bpf_sizing.c - map sizing, CPU list and tracepoint format parsing for
  * the eBPF backend (see bpf_sizing.h).
  *
- * The stack map hashes a stack id into a slot and answers -EEXIST when the
- * slot holds another stack, so collisions grow with the square of the
- * distinct stacks: it gets four slots per expected sample.  Both maps are
- * preallocated by the kernel (perf_event programs require it), so both are
- * capped: 64 Ki stacks is 64 MiB.
+ * A stack map hashes a stack into a slot and answers -EEXIST when the slot
+ * holds another stack, so a fraction of about distinct/slots of the stacks
+ * is lost: each of the two stack maps (user, kernel) gets eight slots per
+ * expected sample, at least 8 Ki.  The kernel preallocates the maps
+ * (perf_event programs require it) at ~1 KiB a stack, so they are capped
+ * at 64 Ki slots (64 MiB each).
  */
 #include "agent/bpf_sizing.h"
 
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STACKS_MIN 4096u
+#define STACKS_MIN 8192u
 #define STACKS_MAX 65536u
 #define COUNTS_MIN 2048u
 #define COUNTS_MAX 262144u
@@ -35,7 +36,7 @@ void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
 	uint64_t expected = (uint64_t)frequency * (cpus ? cpus : 1) * seconds;
 
 	out->expected_samples = expected;
-	out->stacks = pow2_clamp(expected * 4, STACKS_MIN, STACKS_MAX);
+	out->stacks = pow2_clamp(expected * 8, STACKS_MIN, STACKS_MAX);
 	out->counts = pow2_clamp(expected, COUNTS_MIN, COUNTS_MAX);
 }
 

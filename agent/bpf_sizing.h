@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct vm_bpf_sizes {
-	uint32_t stacks; /* stack map entries (~1 KiB each) */
+	uint32_t stacks; /* entries of each stack map (~1 KiB each) */
 	uint32_t counts; /* counts map entries */
 	uint64_t expected_samples; /* frequency x CPUs x seconds */
 };

@@ -155,14 +155,16 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 	return 0;
 }
 
+/* Kernel frames get their mapping number once all user ones are known. */
+#define KERNEL_MAPPING_PENDING UINT32_MAX
+
 static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
-			uint32_t kmap, uint64_t addr, bool leaf,
-			struct vm_sym_frame *f)
+			uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
 	const struct vm_ksym *sym;
 
 	f->addr = addr;
-	f->mapping = kmap;
+	f->mapping = KERNEL_MAPPING_PENDING;
 	f->function = NULL;
 	if (!k)
 		return 0;
@@ -170,10 +172,7 @@ static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
 	if (!sym)
 		return 0;
 	f->function = vm_symbolized_intern(y, sym->name);
-	if (!f->function)
-		return -ENOMEM;
-	y->mappings[kmap - 1].has_functions = true;
-	return 0;
+	return f->function ? 0 : -ENOMEM;
 }
 
 static void free_memos(struct proc_memo *memos, size_t n)
@@ -186,7 +185,10 @@ static void free_memos(struct proc_memo *memos, size_t n)
 	free(memos);
 }
 
-/* The kernel mapping spans the kernel addresses sampled. */
+/*
+ * The kernel mapping spans the kernel addresses sampled.  It comes last:
+ * pprof takes the first mapping for the main binary.
+ */
 static int kernel_mapping(struct vm_symbolized *y, const struct vm_samples *s,
 			  uint32_t *kmap)
 {
@@ -219,9 +221,6 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 
 	if (vm_kallsyms_get(&k, NULL) < 0)
 		k = NULL; /* kernel frames stay addresses */
-	r = kernel_mapping(y, s, &kmap);
-	if (r)
-		return r;
 
 	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t n = s->procs[i].n_maps ? s->procs[i].n_maps : 1;
@@ -256,7 +255,7 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 		if (!st->frames)
 			return -ENOMEM;
 		for (size_t j = 0; j < x->n_kernel; j++, n++) {
-			r = kernel_frame(y, k, kmap, x->kernel_ips[j], n == 0,
+			r = kernel_frame(y, k, x->kernel_ips[j], n == 0,
 					 &st->frames[n]);
 			if (r)
 				return r;
@@ -272,6 +271,20 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 			y->frames_named += st->frames[j].function != NULL;
 		y->frames_total += n;
 	}
+
+	r = kernel_mapping(y, s, &kmap);
+	if (r)
+		return r;
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < y->stacks[i].n_frames; j++) {
+			struct vm_sym_frame *f = &y->stacks[i].frames[j];
+
+			if (f->mapping != KERNEL_MAPPING_PENDING)
+				continue;
+			f->mapping = kmap;
+			if (f->function)
+				y->mappings[kmap - 1].has_functions = true;
+		}
 	return 0;
 }
 

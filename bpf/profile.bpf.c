@@ -32,13 +32,25 @@ const volatile bool filter_pid = false; /* match target_pids */
 const volatile __u32 fork_child_pid_offset = 0; /* 0: do not follow forks */
 const volatile __u32 self_tgid = 0; /* the agent: never sampled */
 
-/* Sizes are set by user space from frequency x CPUs x seconds. */
+/*
+ * Sizes are set by user space from frequency x CPUs x seconds.  User and
+ * kernel stacks go to separate maps: a stack map loses a stack whenever
+ * its hash slot is taken, so each map holding half the stacks halves the
+ * collisions.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
 	__uint(max_entries, 16384);
-} stacks SEC(".maps");
+} user_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 16384);
+} kernel_stacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -148,9 +160,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
-	key.kernel_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+	key.kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
 	count_stack_error(key.kernel_stack_id);
-	key.user_stack_id = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	key.user_stack_id =
+		bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
 	count_stack_error(key.user_stack_id);
 
 	val = bpf_map_lookup_elem(&counts, &key);
@@ -205,6 +218,26 @@ int on_fork(void *ctx)
 	}
 	bpf_map_update_elem(&seen, &child, &yes, BPF_ANY);
 	announce(PROFILE_EVENT_FORK, child, parent);
+	return 0;
+}
+
+/*
+ * A target replaced its program: its mappings changed.  Forget that it was
+ * announced, so its next sample announces it again once the dynamic loader
+ * has mapped its libraries, and tell user space now.  Only the current
+ * task is needed, so the raw tracepoint (no tracefs, no BTF) does.
+ */
+SEC("raw_tp/sched_process_exec")
+int on_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	char comm[PROFILE_COMM_LEN] = {};
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (!is_target(tgid, comm))
+		return 0;
+	bpf_map_delete_elem(&seen, &tgid);
+	announce(PROFILE_EVENT_EXEC, tgid, 0);
 	return 0;
 }
 

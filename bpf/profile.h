@@ -4,7 +4,7 @@
  * its user-space driver (agent/bpf_backend.c).
  *
  * The program counts samples in `counts`, keyed by struct profile_key; the
- * stack ids in the key index `stacks`.  Per-CPU counters (enum profile_stat)
+ * stack ids in the key index `user_stacks` and `kernel_stacks`.  Per-CPU counters (enum profile_stat)
  * say what could not be recorded.  Events (struct profile_event) on the ring
  * buffer tell user space about target processes to capture /proc state of
  * while they live.
@@ -39,6 +39,7 @@ enum profile_stat {
 enum profile_event_kind {
 	PROFILE_EVENT_FIRST_SAMPLE = 1, /* a process sampled the first time */
 	PROFILE_EVENT_FORK = 2, /* a target forked (pid = the child) */
+	PROFILE_EVENT_EXEC = 3, /* a target ran execve(): new mappings */
 };
 
 struct profile_event {
