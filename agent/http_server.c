@@ -40,10 +40,14 @@ static uint64_t now_us(void)
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char msg[512];
+	char msg[512], *html;
 	size_t n;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* Its error pages are quoted whole; the status code says enough. */
+	html = strstr(msg, " ('<html>");
+	if (html)
+		snprintf(html, sizeof(msg) - (size_t)(html - msg), ").");
 	n = strlen(msg);
 	while (n > 0 && msg[n - 1] == '\n')
 		msg[--n] = '\0';
