@@ -149,7 +149,7 @@ check "a new POST works after the hang-up" test "$st" = 200
 
 # 50 concurrent POSTs: exactly one 200 and 49 409s.
 for i in $(seq 50); do
-	curl -s -X POST -d '{"timeout_seconds": 3}' -o /dev/null \
+	curl -s -X POST -d '{"timeout_seconds": 5}' -o /dev/null \
 		-w '%{http_code}\n' "$URL/profile/cpu" >"$T/c.$i" &
 done
 wait_pids=$(jobs -p | grep -vx "$BURN" | grep -vx "$PID")
@@ -179,10 +179,18 @@ check "Perf: 200, or 503 with a JSON error (got $st)" \
 # --max-seconds bounds timeout_seconds.
 kill "$PID"
 wait "$PID" 2>/dev/null
-start_agent short --max-seconds 2
+"$BUILD/programs/burn" --comm burn2 --threads 1 --seconds 60 >/dev/null &
+BURN2=$!
+disown "$BURN2"
+at_exit "kill -9 $BURN2"
+start_agent short --max-seconds 2 --comm burn2
 st=$(post max '{"timeout_seconds": 3}')
 check "--max-seconds 2: timeout_seconds 3 is 422 (1 to 2)" \
 	bash -c "[ $st = 422 ] && grep -q 'from 1 to 2' '$T/max.out'"
+st=$(post comm '{"timeout_seconds": 2}')
+go tool pprof -tags "$T/comm.out" >"$T/comm.tags" 2>&1
+check "--comm burn2: a request without targets samples burn2, not postgres" \
+	bash -c "[ $st = 200 ] && grep -q 'burn2' '$T/comm.tags' && ! grep -q 'postgres' '$T/comm.tags'"
 
 # SIGTERM in the middle of a profile: the client gets what was collected,
 # the agent exits 0 within a second, its BPF programs are gone.
