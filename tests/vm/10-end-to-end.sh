@@ -185,7 +185,7 @@ get_ok=$?
 wait $post_pid
 # error_of FILE: the "error" of a JSON error body.
 error_of() { sed -n 's/.*"error": *"\([^"]*\)".*/\1/p' "$1"; }
-if [ "$(cat "$T/bcc.code")" = 503 ] && grep -q 'built without' "$T/bcc.pb"; then
+if [ "$(cat "$T/bcc.code")" = 503 ] && grep -qE 'built without|not built' "$T/bcc.pb"; then
 	# The agent itself says its engine is not in this build.
 	for c in "${ENGINE_CHECKS[@]}" "$PERF_CHECK"; do skip "$c" "$(error_of "$T/bcc.pb")"; done
 	exit 0
@@ -262,7 +262,7 @@ else
 	post perf '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
 	if [ "$(cat "$T/perf.code")" = 200 ]; then
 		check_pprof Perf "$T/perf.pb"
-	elif [ "$(cat "$T/perf.code")" = 503 ] && grep -q 'built without' "$T/perf.pb"; then
+	elif [ "$(cat "$T/perf.code")" = 503 ] && grep -qE 'built without|not built' "$T/perf.pb"; then
 		# The agent itself says the backend is not in this build.
 		skip "$PERF_CHECK" "$(error_of "$T/perf.pb")"
 	else
