@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * build.c - the build pipeline: read the staged root, index the modules,
+ * bundle the tools, check symlinks and compute the guest links, reserve
+ * the manifest, write the image to a temporary file next to --output and
+ * rename it into place.  Any failure removes the temporary file, so
+ * nothing appears at --output.
+ */
+#include "imagebuilder/build.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+#include "common/manifest.h"
+#include "imagebuilder/bundle.h"
+#include "imagebuilder/depmod.h"
+#include "imagebuilder/links.h"
+#include "imagebuilder/walk.h"
+
+#define ZERO_HASH \
+	"0000000000000000000000000000000000000000000000000000000000000000"
+
+int vm_label_valid(const char *label, struct vm_error *err)
+{
+	if (strlen(label) > VM_LABEL_MAX)
+		return vm_error_set(
+			err, EINVAL,
+			"label \"%s\" is %zu bytes; ext4 labels hold at most %d",
+			label, strlen(label), VM_LABEL_MAX);
+	return 0;
+}
+
+/* Looks at the host directory: the release must be known before the walk
+ * so that depmod can run while the rest is read. */
+static int release_from_root(const char *root, char **out, struct vm_error *err)
+{
+	_cleanup_free_ char *mods = NULL;
+	_cleanup_closedir_ DIR *d = NULL;
+	_cleanup_free_ char *found = NULL;
+	char list[512] = "";
+	size_t count = 0;
+	struct dirent *e;
+
+	if (asprintf(&mods, "%s/lib/modules", root) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	d = opendir(mods);
+	if (!d)
+		return vm_error_set(
+			err, ENOENT,
+			"%s does not exist, so the kernel release is unknown; stage the kernel's modules there or pass --kernel-release",
+			mods);
+	while ((e = readdir(d))) {
+		_cleanup_free_ char *p = NULL;
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (asprintf(&p, "%s/%s", mods, e->d_name) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		count++;
+		if (strlen(list) + strlen(e->d_name) + 3 < sizeof(list))
+			snprintf(list + strlen(list),
+				 sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? ", " : "", e->d_name);
+		free(found);
+		found = strdup(e->d_name);
+		if (!found)
+			return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	if (count == 0)
+		return vm_error_set(
+			err, ENOENT,
+			"%s holds no kernel release; stage the kernel's modules there or pass --kernel-release",
+			mods);
+	if (count > 1)
+		return vm_error_set(
+			err, EINVAL,
+			"%s holds several kernel releases (%s); choose one with --kernel-release",
+			mods, list);
+	*out = TAKE_PTR(found);
+	return 0;
+}
+
+int vm_find_kernel_release(struct vm_tree *t, const char *root, char **out,
+			   struct vm_error *err)
+{
+	(void)t;
+	return release_from_root(root, out, err);
+}
+
+struct finish_ctx {
+	struct vm_tree *t;
+	struct vm_manifest *m;
+	struct vm_node *manifest;
+	size_t reserved;
+	char *json;
+	int placeholder;
+};
+
+static int collect_file(struct vm_node *n, void *ctx)
+{
+	struct finish_ctx *c = ctx;
+	const struct vm_node *ino = n->link_to ? n->link_to : n;
+	_cleanup_free_ char *path = NULL;
+
+	if (ino->type != VM_NODE_REG || n == c->manifest)
+		return 0;
+	path = vm_node_path(n);
+	if (!path ||
+	    vm_manifest_add_file(c->m, path,
+				 c->placeholder ? ZERO_HASH : ino->sha256) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Fill the manifest's file list and serialize it. */
+static int render_manifest(struct finish_ctx *c, struct vm_error *err)
+{
+	size_t len;
+	int r;
+
+	for (size_t i = 0; i < c->m->n_files; i++)
+		free(c->m->files[i].path);
+	c->m->n_files = 0;
+	r = vm_tree_walk(c->t->root, collect_file, c);
+	if (r < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	free(c->json);
+	c->json = NULL;
+	r = vm_manifest_serialize(c->m, &c->json, &len, err);
+	if (r < 0)
+		return r;
+	if (c->placeholder) {
+		c->reserved = len;
+	} else if (len != c->reserved) {
+		return vm_error_set(
+			err, EIO,
+			"internal: manifest is %zu bytes, %zu were reserved",
+			len, c->reserved);
+	}
+	c->manifest->size = len;
+	c->manifest->data = c->json;
+	return 0;
+}
+
+static int finish(void *ctx, struct vm_error *err)
+{
+	struct finish_ctx *c = ctx;
+
+	c->placeholder = 0;
+	return render_manifest(c, err);
+}
+
+static int newest_mtime(struct vm_node *n, void *ctx)
+{
+	int64_t *max = ctx;
+
+	if (n->mtime != INT64_MAX && n->mtime > *max)
+		*max = n->mtime;
+	return 0;
+}
+
+static int64_t choose_epoch(const struct vm_build_opts *o, struct vm_tree *t,
+			    struct vm_error *err)
+{
+	const char *env = getenv("SOURCE_DATE_EPOCH");
+	int64_t max = 0;
+
+	if (o->epoch >= 0)
+		return o->epoch;
+	if (env && env[0]) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(env, &end, 10);
+		if (errno || *end || v < 0 || v > UINT32_MAX)
+			return vm_error_set(
+				err, EINVAL,
+				"SOURCE_DATE_EPOCH=%s is not a number of seconds between 0 and 4294967295",
+				env);
+		return v;
+	}
+	/* Derived from the content: the newest staged mtime. */
+	vm_tree_walk(t->root, newest_mtime, &max);
+	return max > UINT32_MAX ? UINT32_MAX : max;
+}
+
+static int check_output(const char *output, char **tmp, struct vm_error *err)
+{
+	_cleanup_free_ char *dir = strdup(output);
+	char *slash;
+	struct stat st;
+	int fd;
+
+	if (!dir)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return vm_error_set(
+			err, ENOENT,
+			"the directory of --output %s (%s) does not exist; create it first",
+			output, dir);
+	if (stat(output, &st) == 0 && S_ISDIR(st.st_mode))
+		return vm_error_set(err, EISDIR,
+				    "--output %s is a directory; name a file",
+				    output);
+	if (asprintf(tmp, "%s/.vmtools-image.XXXXXX", dir) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	fd = mkstemp(*tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(*tmp);
+		*tmp = NULL;
+		return vm_error_errno(err, e, "cannot create a file in %s",
+				      dir);
+	}
+	/* mkstemp makes 0600; an image is an ordinary file for its user. */
+	{
+		mode_t um = umask(0);
+
+		umask(um);
+		fchmod(fd, 0666 & ~um);
+	}
+	close(fd);
+	return 0;
+}
+
+static int build_tree(const struct vm_build_opts *o, const char *root,
+		      struct vm_tree *t, struct vm_manifest *m,
+		      const char *release, struct vm_error *err)
+{
+	struct vm_walk_opts wo = { .keep_owner = o->keep_owner };
+	struct vm_depmod dm;
+	char *perf = NULL;
+	int r;
+
+	r = vm_depmod_start(root, release, o->depmod ? o->depmod : "depmod",
+			    &dm, err);
+	if (r == 0)
+		r = vm_walk(root, &wo, t, err);
+	if (r == 0)
+		r = vm_depmod_finish(&dm, t, release, err);
+	if (r < 0) {
+		vm_depmod_cleanup(&dm);
+		return r;
+	}
+	/* The staging tree stays until the image is written: see cleanup. */
+	for (size_t i = 0; i < o->n_binaries && r == 0; i++)
+		r = vm_bundle_add(t, o->binaries[i], m, err);
+	if (r == 0 && !o->n_binaries && !o->no_default_perf &&
+	    (perf = vm_bundle_default_perf(root)))
+		r = vm_bundle_add(t, perf, m, err);
+	free(perf);
+	if (r == 0 && !vm_node_child(t->root, "lost+found")) {
+		/* e2fsck expects it; mke2fs makes it the same way. */
+		struct vm_node *lf =
+			vm_node_new("lost+found", VM_NODE_DIR, 0700);
+
+		if (!lf || vm_tree_insert(t, t->root, lf) < 0) {
+			vm_node_free(lf);
+			r = vm_error_set(err, ENOMEM, "out of memory");
+		}
+	}
+	if (r == 0)
+		r = vm_links_compute(t, release, m, err);
+	if (r < 0) {
+		vm_depmod_cleanup(&dm);
+		return r;
+	}
+	/* Hand the staging directory to the caller's cleanup. */
+	t->root->source = dm.staging;
+	free(dm.reldir);
+	return 0;
+}
+
+int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
+	     struct vm_error *err)
+{
+	_cleanup_manifest_ struct vm_manifest *m = vm_manifest_new();
+	_cleanup_free_ char *release = NULL, *tmp = NULL, *root = NULL;
+	struct finish_ctx fc = { 0 };
+	struct vm_write_opts wo = { 0 };
+	struct vm_tree t = { 0 };
+	struct vm_node *mf;
+	struct utsname un;
+	struct stat st;
+	int64_t epoch;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!m)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	r = vm_label_valid(o->label ? o->label : VM_DEFAULT_LABEL, err);
+	if (r < 0)
+		return r;
+	if (!o->root || !o->output)
+		return vm_error_set(err, EINVAL,
+				    "--root and --output are required");
+	root = realpath(o->root, NULL);
+	if (!root || stat(root, &st) < 0)
+		return vm_error_errno(
+			err, errno,
+			"cannot use --root %s (it must be a readable directory)",
+			o->root);
+	if (!S_ISDIR(st.st_mode))
+		return vm_error_set(err, ENOTDIR,
+				    "--root %s is not a directory", o->root);
+	if (access(root, R_OK | X_OK) < 0)
+		return vm_error_errno(err, errno, "cannot read --root %s",
+				      o->root);
+	if (o->kernel_release) {
+		if (!o->kernel_release[0] || strchr(o->kernel_release, '/') ||
+		    o->kernel_release[0] == '.')
+			return vm_error_set(
+				err, EINVAL,
+				"--kernel-release \"%s\" is not a release name",
+				o->kernel_release);
+		release = strdup(o->kernel_release);
+	} else {
+		r = release_from_root(root, &release, err);
+		if (r < 0)
+			return r;
+	}
+	if (!release)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	r = check_output(o->output, &tmp, err);
+	if (r < 0)
+		return r;
+	r = vm_tree_init(&t);
+	if (r == 0)
+		r = build_tree(o, root, &t, m, release, err);
+	if (r < 0)
+		goto out;
+	epoch = choose_epoch(o, &t, err);
+	if (epoch < 0) {
+		r = (int)epoch;
+		goto out;
+	}
+	uname(&un);
+	if (vm_manifest_set_info(m, release, un.machine, epoch,
+				 o->label ? o->label : VM_DEFAULT_LABEL,
+				 "vmtools-image " VMTOOLS_VERSION) < 0) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	mf = vm_node_new("manifest.json", VM_NODE_REG, 0644);
+	if (!mf) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	mf->deferred = 1;
+	r = vm_tree_add(&t, VM_MANIFEST_PATH, mf, err);
+	if (r < 0) {
+		vm_node_free(mf);
+		goto out;
+	}
+	fc = (struct finish_ctx){
+		.t = &t, .m = m, .manifest = mf, .placeholder = 1
+	};
+	r = render_manifest(&fc, err);
+	if (r < 0)
+		goto out;
+	wo.label = o->label ? o->label : VM_DEFAULT_LABEL;
+	wo.epoch = epoch;
+	wo.size_bytes = o->size_bytes;
+	wo.finish = finish;
+	wo.ctx = &fc;
+	r = vm_writer_write(&t, tmp, &wo, &res->stats, err);
+	if (r < 0)
+		goto out;
+	if (rename(tmp, o->output) < 0) {
+		r = vm_error_errno(err, errno, "cannot rename %s to %s", tmp,
+				   o->output);
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	snprintf(res->kernel_release, sizeof(res->kernel_release), "%s",
+		 release);
+	res->n_tools = m->n_tools;
+	res->n_links = m->n_links;
+	res->n_files = m->n_files;
+out:
+	if (tmp)
+		unlink(tmp);
+	if (t.root && t.root->source) {
+		struct vm_depmod dm = { .staging = t.root->source };
+
+		t.root->source = NULL;
+		vm_depmod_cleanup(&dm);
+	}
+	free(fc.json);
+	vm_tree_free(&t);
+	return r;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * build.h - `vmtools-image build` as a function: staged root in, image
+ * file out.  cmd_build.c only parses the command line around it.
+ */
+#ifndef VMTOOLS_IMAGEBUILDER_BUILD_H
+#define VMTOOLS_IMAGEBUILDER_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+#include "imagebuilder/writer.h"
+
+#define VM_DEFAULT_LABEL "vm-tools"
+#define VM_LABEL_MAX 16
+
+struct vm_build_opts {
+	const char *root;
+	const char *kernel_release; /* NULL: the one under lib/modules */
+	const char *label;
+	const char *output;
+	const char **binaries;
+	size_t n_binaries;
+	int no_default_perf; /* do not add perf when no --binary is given */
+	int keep_owner;
+	uint64_t size_bytes; /* 0: auto */
+	int64_t epoch; /* < 0: SOURCE_DATE_EPOCH, else newest staged mtime */
+	const char *depmod; /* depmod program, default "depmod" on PATH */
+};
+
+struct vm_build_result {
+	char kernel_release[256];
+	struct vm_write_stats stats;
+	size_t n_tools, n_links, n_files;
+};
+
+int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
+	     struct vm_error *err);
+
+/* "vm-tools" or the label, checked: at most 16 bytes. */
+int vm_label_valid(const char *label, struct vm_error *err);
+
+/* The kernel release: the only directory under <tree>/lib/modules. */
+int vm_find_kernel_release(struct vm_tree *t, const char *root, char **out,
+			   struct vm_error *err);
+
+#endif

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * elfdeps.c - DT_NEEDED closure with libelf.
+ *
+ * The search follows ld.so(8) minus the parts that would make the result
+ * depend on the build host's state rather than on its installed packages:
+ * LD_LIBRARY_PATH is ignored, and instead of /etc/ld.so.cache (a binary
+ * cache of ld.so.conf) the standard multiarch directories are searched,
+ * which is where Debian's packages put their libraries.
+ */
+#include "imagebuilder/elfdeps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+void vm_elf_info_clear(struct vm_elf_info *info)
+{
+	free(info->interp);
+	for (size_t i = 0; i < info->n_needed; i++)
+		free(info->needed[i]);
+	free(info->needed);
+	free(info->rpath);
+	free(info->runpath);
+	memset(info, 0, sizeof(*info));
+}
+
+static int read_dynamic(Elf *elf, struct vm_elf_info *info)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			return -EINVAL;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			const char *s;
+
+			if (!gelf_getdyn(data, (int)i, &dyn))
+				return -EINVAL;
+			if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_RPATH &&
+			    dyn.d_tag != DT_RUNPATH)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (!s)
+				return -EINVAL;
+			if (dyn.d_tag == DT_NEEDED) {
+				char **v = realloc(info->needed,
+						   (info->n_needed + 1) *
+							   sizeof(*v));
+
+				if (!v)
+					return -ENOMEM;
+				info->needed = v;
+				v[info->n_needed] = strdup(s);
+				if (!v[info->n_needed])
+					return -ENOMEM;
+				info->n_needed++;
+			} else {
+				char **dst = dyn.d_tag == DT_RPATH ?
+						     &info->rpath :
+						     &info->runpath;
+
+				free(*dst);
+				*dst = strdup(s);
+				if (!*dst)
+					return -ENOMEM;
+			}
+		}
+		return 0;
+	}
+	return 0; /* static: no dynamic section */
+}
+
+int vm_elf_read(const char *path, struct vm_elf_info *info,
+		struct vm_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	GElf_Ehdr eh;
+	size_t nph;
+	Elf *elf;
+	int r = 0;
+
+	memset(info, 0, sizeof(*info));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return vm_error_set(err, EIO, "libelf is unusable");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vm_error_errno(err, errno, "cannot open %s", path);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		return vm_error_set(
+			err, ENOEXEC,
+			"%s is not an ELF file; --binary takes an executable",
+			path);
+	}
+	info->elfclass = gelf_getclass(elf);
+	info->machine = eh.e_machine;
+	if (elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+			size_t len;
+			const char *raw;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) ||
+			    ph.p_type != PT_INTERP)
+				continue;
+			raw = elf_rawfile(elf, &len);
+			if (!raw || ph.p_offset >= len ||
+			    ph.p_filesz > len - ph.p_offset || !ph.p_filesz) {
+				r = -EINVAL;
+				break;
+			}
+			info->interp =
+				strndup(raw + ph.p_offset, (size_t)ph.p_filesz);
+			if (!info->interp)
+				r = -ENOMEM;
+		}
+	}
+	if (r == 0)
+		r = read_dynamic(elf, info);
+	elf_end(elf);
+	if (r < 0) {
+		vm_elf_info_clear(info);
+		return vm_error_errno(
+			err, r, "cannot read the ELF headers of %s", path);
+	}
+	return 0;
+}
+
+int vm_elf_expand_origin(const char *entry, const char *origin, char *out,
+			 size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = entry; *p;) {
+		const char *rep = NULL;
+		size_t skip = 1;
+
+		if (!strncmp(p, "$ORIGIN", 7) &&
+		    !(p[7] == '_' || (p[7] >= 'A' && p[7] <= 'Z'))) {
+			rep = origin;
+			skip = 7;
+		} else if (!strncmp(p, "${ORIGIN}", 9)) {
+			rep = origin;
+			skip = 9;
+		}
+		if (rep) {
+			size_t l = strlen(rep);
+
+			if (o + l >= size)
+				return -ENAMETOOLONG;
+			memcpy(out + o, rep, l);
+			o += l;
+		} else {
+			if (o + 1 >= size)
+				return -ENAMETOOLONG;
+			out[o++] = *p;
+		}
+		p += skip;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static const char *multiarch(int machine)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return "x86_64-linux-gnu";
+	case EM_AARCH64:
+		return "aarch64-linux-gnu";
+	case EM_386:
+		return "i386-linux-gnu";
+	case EM_RISCV:
+		return "riscv64-linux-gnu";
+	default:
+		return NULL;
+	}
+}
+
+/* Same class and machine as the binary? (ld.so skips the others.) */
+static int compatible(const char *path, const struct vm_elf_info *want)
+{
+	struct vm_elf_info info;
+	int ok;
+
+	if (access(path, R_OK) < 0 || vm_elf_read(path, &info, NULL) < 0)
+		return 0;
+	ok = info.elfclass == want->elfclass && info.machine == want->machine;
+	vm_elf_info_clear(&info);
+	return ok;
+}
+
+/* Look for `name` in a colon-separated list; 1 when found into out. */
+static int search_list(const char *list, const char *origin, const char *name,
+		       const struct vm_elf_info *want, char *out)
+{
+	_cleanup_free_ char *copy = strdup(list);
+	char *save = NULL;
+
+	if (!copy)
+		return 0;
+	for (char *e = strtok_r(copy, ":", &save); e;
+	     e = strtok_r(NULL, ":", &save)) {
+		char dir[PATH_MAX], cand[PATH_MAX];
+
+		if (vm_elf_expand_origin(e, origin, dir, sizeof(dir)) < 0)
+			continue;
+		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, name) >=
+		    sizeof(cand))
+			continue;
+		if (compatible(cand, want) && realpath(cand, out))
+			return 1;
+	}
+	return 0;
+}
+
+struct object {
+	char *path; /* resolved */
+	char *origin;
+	char *rpath, *runpath;
+};
+
+void vm_elf_closure_clear(struct vm_elf_closure *c)
+{
+	free(c->interp);
+	free(c->interp_name);
+	for (size_t i = 0; i < c->n_libs; i++) {
+		free(c->libs[i].name);
+		free(c->libs[i].path);
+	}
+	free(c->libs);
+	memset(c, 0, sizeof(*c));
+}
+
+static int have_lib(const struct vm_elf_closure *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_libs; i++)
+		if (!strcmp(c->libs[i].name, name))
+			return 1;
+	return 0;
+}
+
+int vm_elf_closure(const char *binary, const char *const *dirs,
+		   struct vm_elf_closure *out, struct vm_error *err)
+{
+	struct vm_elf_info bin;
+	char real[PATH_MAX], defaults[1024];
+	const char *ma;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!realpath(binary, real))
+		return vm_error_errno(err, errno, "cannot find %s", binary);
+	r = vm_elf_read(real, &bin, err);
+	if (r < 0)
+		return r;
+	ma = multiarch(bin.machine);
+	if (dirs) {
+		size_t o = 0;
+
+		defaults[0] = '\0';
+		for (size_t i = 0; dirs[i]; i++)
+			o += (size_t)snprintf(
+				defaults + o,
+				o < sizeof(defaults) ? sizeof(defaults) - o : 0,
+				"%s%s", i ? ":" : "", dirs[i]);
+	} else if (ma) {
+		snprintf(defaults, sizeof(defaults),
+			 "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib",
+			 ma, ma);
+	} else {
+		snprintf(defaults, sizeof(defaults),
+			 "/lib64:/usr/lib64:/lib:/usr/lib");
+	}
+	if (bin.interp) {
+		char ip[PATH_MAX];
+		const char *slash = strrchr(bin.interp, '/');
+
+		if (!realpath(bin.interp, ip)) {
+			r = vm_error_errno(
+				err, errno,
+				"%s needs the loader %s, which this host does not have",
+				binary, bin.interp);
+			goto out;
+		}
+		out->interp = strdup(ip);
+		out->interp_name = strdup(slash ? slash + 1 : bin.interp);
+		if (!out->interp || !out->interp_name) {
+			r = vm_error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	/* Breadth first over objects: the binary, then each library found. */
+	{
+		struct object *queue = NULL;
+		size_t head = 0, tail = 0;
+
+		queue = calloc(1, sizeof(*queue));
+		if (!queue) {
+			r = vm_error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		queue[tail++] =
+			(struct object){ strdup(real), NULL, NULL, NULL };
+		for (; head < tail && r == 0; head++) {
+			struct object *ob = &queue[head];
+			struct vm_elf_info info;
+			char origin[PATH_MAX];
+			char *slash;
+
+			r = vm_elf_read(ob->path, &info, err);
+			if (r < 0)
+				break;
+			snprintf(origin, sizeof(origin), "%s", ob->path);
+			slash = strrchr(origin, '/');
+			if (slash && slash != origin)
+				*slash = '\0';
+			for (size_t i = 0; i < info.n_needed && r == 0; i++) {
+				const char *name = info.needed[i];
+				char found[PATH_MAX];
+				int ok = 0;
+				struct vm_elf_lib *libs;
+				struct object *q;
+
+				if (have_lib(out, name) ||
+				    (out->interp_name &&
+				     !strcmp(name, out->interp_name)))
+					continue;
+				if (strchr(name, '/'))
+					ok = compatible(name, &bin) &&
+					     realpath(name, found);
+				if (!ok && info.rpath && !info.runpath)
+					ok = search_list(info.rpath, origin,
+							 name, &bin, found);
+				if (!ok && bin.rpath && !bin.runpath &&
+				    !info.runpath)
+					ok = search_list(bin.rpath, origin,
+							 name, &bin, found);
+				if (!ok && info.runpath)
+					ok = search_list(info.runpath, origin,
+							 name, &bin, found);
+				if (!ok)
+					ok = search_list(defaults, origin, name,
+							 &bin, found);
+				if (!ok) {
+					r = vm_error_set(
+						err, ENOENT,
+						"%s needs %s, which is not installed on this host (searched its RUNPATH/RPATH and %s); install the package that provides it",
+						ob->path, name, defaults);
+					break;
+				}
+				libs = realloc(out->libs, (out->n_libs +
+							   1) * sizeof(*libs));
+				q = realloc(queue, (tail + 1) * sizeof(*q));
+				if (libs)
+					out->libs = libs;
+				if (q)
+					queue = q;
+				if (!libs || !q) {
+					r = vm_error_set(err, ENOMEM,
+							 "out of memory");
+					break;
+				}
+				ob = &queue[head];
+				out->libs[out->n_libs].name = strdup(name);
+				out->libs[out->n_libs].path = strdup(found);
+				out->n_libs++;
+				queue[tail++] = (struct object){ strdup(found),
+								 NULL, NULL,
+								 NULL };
+			}
+			vm_elf_info_clear(&info);
+		}
+		for (size_t i = 0; i < tail; i++)
+			free(queue[i].path);
+		free(queue);
+	}
+out:
+	vm_elf_info_clear(&bin);
+	if (r < 0)
+		vm_elf_closure_clear(out);
+	return r;
+}

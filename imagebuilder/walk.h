@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * walk.h - reading a staged root from the host into a struct vm_tree.
+ */
+#ifndef VMTOOLS_IMAGEBUILDER_WALK_H
+#define VMTOOLS_IMAGEBUILDER_WALK_H
+
+#include "imagebuilder/tree.h"
+
+struct vm_walk_opts {
+	int keep_owner; /* keep the staged uid/gid instead of 0:0 */
+};
+
+/*
+ * Read everything under `root` into t (whose root takes root's mode).
+ * Refuses names over 255 bytes, symlink targets over 4095 bytes and
+ * unreadable directories, naming the path.  Hardlinked files (same device
+ * and inode inside the root) become one inode; sparse files keep their
+ * holes (SEEK_DATA/SEEK_HOLE).
+ */
+int vm_walk(const char *root, const struct vm_walk_opts *opts,
+	    struct vm_tree *t, struct vm_error *err);
+
+/* Fill n->segs when the file at fd has holes; 0 or -errno. */
+int vm_walk_segments(int fd, struct vm_node *n);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * writer.h - writes a struct vm_tree into an ext4 image file with
+ * libext2fs: no root, no loop device, no mount.
+ */
+#ifndef VMTOOLS_IMAGEBUILDER_WRITER_H
+#define VMTOOLS_IMAGEBUILDER_WRITER_H
+
+#include <stdint.h>
+
+#include "imagebuilder/sizing.h"
+#include "imagebuilder/tree.h"
+
+struct vm_write_opts {
+	const char *label; /* at most 16 bytes */
+	int64_t epoch; /* every timestamp is this, or older (clamped mtime) */
+	uint64_t size_bytes; /* 0: auto */
+	/*
+	 * Called once every non-deferred regular file is written and its
+	 * sha256 filled in; must set node->data of each deferred node, with
+	 * exactly the size announced beforehand.
+	 */
+	int (*finish)(void *ctx, struct vm_error *err);
+	void *ctx;
+};
+
+struct vm_write_stats {
+	uint64_t blocks, inodes, files, dirs, symlinks, data_bytes;
+};
+
+/*
+ * The geometry `t` needs.  Fills *need (for messages) and *geo: the auto
+ * size, or the explicit one after checking it is large enough.
+ */
+int vm_writer_plan(struct vm_tree *t, uint64_t size_bytes,
+		   struct vm_size_need *need, struct vm_geometry *geo,
+		   struct vm_error *err);
+
+/* Write the image to `path`, which must exist (empty) and is overwritten. */
+int vm_writer_write(struct vm_tree *t, const char *path,
+		    const struct vm_write_opts *opts,
+		    struct vm_write_stats *stats, struct vm_error *err);
+
+#endif
