@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * fuzz_elf.c - libFuzzer target for the symbolizer's ELF reader
+ * (agent/elf.c): any bytes a process might map, including truncated files,
+ * bogus section headers and broken .gnu_debugdata, must yield an error or
+ * fewer symbols, never a crash.  Lookups run on whatever was read.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/elf.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct vm_elf_info info = { 0 };
+	uint64_t addr;
+
+	if (vm_elf_read_mem(data, size, &info, "fuzz input", NULL) == 0) {
+		for (uint64_t off = 0; off < 0x4000; off += 0x400)
+			if (vm_elf_offset_to_addr(&info, off, &addr))
+				vm_elf_lookup(&info, addr);
+		for (size_t i = 0; i < info.n_syms; i++)
+			vm_elf_lookup(&info, info.syms[i].addr);
+	}
+	vm_elf_info_free(&info);
+	return 0;
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_symbolize.c - unit tests of symbolization and encoding on real
+ * files, without BPF: this test program captures itself from /proc
+ * (proc.c), a sample of addresses of its own functions is symbolized
+ * (elf.c, symcache.c, symbolize.c) and encoded; the pprof is unpacked
+ * again with protobuf-c and checked field by field against DESIGN.md's
+ * "The pprof we emit"; the folded text and the gzip are checked too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "agent/elf.h"
+#include "agent/encode.h"
+#include "agent/proc.h"
+#include "agent/symbolize.h"
+#include "agent/symcache.h"
+#include "proto/profile.pb-c.h"
+
+__attribute__((noinline)) int vmtest_outer_function(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int vmtest_inner_function(int x)
+{
+	return x * 5 + 2;
+}
+
+/* A sample of this process: leaf vmtest_inner, caller vmtest_outer. */
+static void make_samples(struct vm_samples *s, struct vm_proc_files *files)
+{
+	uint64_t ips[3] = {
+		(uint64_t)(uintptr_t)vmtest_inner_function + 4,
+		/* a return address: one past a call inside the function */
+		(uint64_t)(uintptr_t)vmtest_outer_function + 5,
+		0x10, /* nowhere: stays an address */
+	};
+	uint64_t kips[1] = { 0xffffffff00000000ull };
+
+	memset(s, 0, sizeof(*s));
+	memset(files, 0, sizeof(*files));
+	assert_int_equal(vm_proc_capture(s, files, getpid(), "/proc", NULL), 0);
+	assert_int_equal(vm_samples_add(s, getpid(), getpid(), "unit", 3, ips,
+					3, kips, 1),
+			 0);
+	assert_int_equal(vm_samples_add(s, getpid(), getpid() + 1, "unit", 2,
+					ips, 3, NULL, 0),
+			 0);
+	assert_int_equal(vm_samples_add(s, 424242, 424242, "lost", 1, NULL, 0,
+					NULL, 0),
+			 0);
+	s->frequency = 100;
+	s->time_nanos = 1700000000000000000ull;
+	s->duration_nanos = 2000000000ull;
+	s->lost_stacks = 7;
+}
+
+static void test_capture_self(void **state)
+{
+	struct vm_samples s;
+	struct vm_proc_files files;
+	const struct vm_process *p;
+	bool exe = false;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)state;
+	assert_true(n > 0);
+	self[n] = '\0';
+	make_samples(&s, &files);
+	p = vm_samples_find_process(&s, getpid());
+	assert_non_null(p);
+	assert_true(p->n_maps > 0);
+	assert_non_null(p->title);
+	for (size_t i = 0; i < p->n_maps; i++)
+		if (p->maps[i].path && !strcmp(p->maps[i].path, self)) {
+			exe = true;
+			/* held open, so it survives the process */
+			assert_non_null(p->maps[i].open_path);
+			assert_non_null(
+				strstr(p->maps[i].open_path, "/proc/self/fd/"));
+		}
+	assert_true(exe);
+	assert_true(s.n_held_fds > 0);
+	/* A process that is gone is said so. */
+	assert_int_equal(vm_proc_capture(&s, &files, 1, "/nonexistent", NULL),
+			 -ESRCH);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+}
+
+static void test_symbolize_and_cache(void **state)
+{
+	struct vm_samples s;
+	struct vm_proc_files files;
+	struct vm_symbolized y;
+	uint64_t entries, hits, misses, hits2;
+
+	(void)state;
+	vm_symcache_clear();
+	make_samples(&s, &files);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(y.n_stacks, 3);
+	/* kernel frame first, then user frames leaf first */
+	assert_int_equal(y.stacks[0].n_frames, 4);
+	assert_string_equal(y.stacks[0].frames[1].function,
+			    "vmtest_inner_function");
+	assert_string_equal(y.stacks[0].frames[2].function,
+			    "vmtest_outer_function");
+	assert_null(y.stacks[0].frames[3].function);
+	assert_int_equal(y.stacks[0].frames[3].mapping, 0);
+	assert_true(y.mappings[y.stacks[0].frames[0].mapping - 1].kernel);
+	/* the kernel mapping is the last: pprof takes the first as main */
+	assert_true(y.mappings[y.n_mappings - 1].kernel);
+	assert_false(y.mappings[0].kernel);
+	assert_int_equal(y.stacks[2].n_frames, 0);
+	assert_null(y.stacks[2].proc);
+	vm_symbolized_free(&y);
+	vm_symcache_stats(&entries, &hits, &misses);
+	assert_true(entries >= 1);
+	assert_true(misses >= 1);
+
+	/* Again: every binary comes from the cache. */
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	vm_symcache_stats(&entries, &hits2, &misses);
+	assert_true(hits2 > hits);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+}
+
+static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
+{
+	assert_true(i >= 0 && (size_t)i < p->n_string_table);
+	return p->string_table[i];
+}
+
+static const char *label(const Perftools__Profiles__Profile *p,
+			 const Perftools__Profiles__Sample *s, const char *key,
+			 int64_t *num)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(str(p, s->label[i]->key), key)) {
+			if (num)
+				*num = s->label[i]->num;
+			return str(p, s->label[i]->str);
+		}
+	return NULL;
+}
+
+static void test_pprof(void **state)
+{
+	struct vm_samples s;
+	struct vm_proc_files files;
+	struct vm_symbolized y;
+	Perftools__Profiles__Profile *p;
+	void *buf;
+	size_t len;
+	int64_t num = 0;
+	bool found_inner = false, found_build_id = false;
+
+	(void)state;
+	make_samples(&s, &files);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+
+	assert_string_equal(p->string_table[0], "");
+	assert_int_equal(p->n_sample_type, 2);
+	assert_string_equal(str(p, p->sample_type[0]->type), "samples");
+	assert_string_equal(str(p, p->sample_type[0]->unit), "count");
+	assert_string_equal(str(p, p->sample_type[1]->type), "cpu");
+	assert_string_equal(str(p, p->sample_type[1]->unit), "nanoseconds");
+	assert_string_equal(str(p, p->period_type->type), "cpu");
+	assert_string_equal(str(p, p->period_type->unit), "nanoseconds");
+	assert_int_equal(p->period, 10000000);
+	assert_int_equal(p->time_nanos, 1700000000000000000ll);
+	assert_int_equal(p->duration_nanos, 2000000000ll);
+	assert_int_equal(p->n_comment, 1);
+	assert_non_null(strstr(str(p, p->comment[0]), "7 stacks lost"));
+
+	assert_int_equal(p->n_sample, 3);
+	assert_int_equal(p->sample[0]->value[0], 3);
+	assert_int_equal(p->sample[0]->value[1], 30000000);
+	assert_int_equal(p->sample[0]->n_location_id, 4);
+	assert_string_equal(label(p, p->sample[0], "comm", NULL), "unit");
+	label(p, p->sample[0], "pid", &num);
+	assert_int_equal(num, getpid());
+	assert_null(label(p, p->sample[0], "backend_type", NULL));
+	/* a sample with no stack keeps its count under "[lost stack]" */
+	assert_int_equal(p->sample[2]->n_location_id, 1);
+
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+
+		assert_int_equal(l->id, i + 1);
+		if (l->n_line &&
+		    !strcmp(str(p,
+				p->function[l->line[0]->function_id - 1]->name),
+			    "vmtest_inner_function")) {
+			const Perftools__Profiles__Mapping *m =
+				p->mapping[l->mapping_id - 1];
+
+			found_inner = true;
+			assert_int_equal(
+				l->address,
+				(uint64_t)(uintptr_t)vmtest_inner_function + 4);
+			assert_true(l->address >= m->memory_start &&
+				    l->address < m->memory_limit);
+			found_build_id = str(p, m->build_id)[0] != '\0';
+			assert_true(m->has_functions);
+		}
+	}
+	assert_true(found_inner);
+	assert_true(found_build_id);
+	assert_string_equal(str(p, p->mapping[p->n_mapping - 1]->filename),
+			    "[kernel.kallsyms]");
+
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+}
+
+static void test_folded_and_gzip(void **state)
+{
+	struct vm_samples s;
+	struct vm_proc_files files;
+	struct vm_symbolized y;
+	char *text, out[65536];
+	void *gz;
+	size_t len, gz_len;
+	z_stream z = { 0 };
+
+	(void)state;
+	make_samples(&s, &files);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_folded_encode(&y, (void **)&text, &len, NULL), 0);
+	assert_int_equal(strlen(text), len);
+	/* two threads, one stack without the kernel frame and one with */
+	assert_non_null(strstr(text, "unit;[unknown];vmtest_outer_function;"
+				     "vmtest_inner_function 2\n"));
+	assert_non_null(strstr(text, "unit;[unknown];vmtest_outer_function;"
+				     "vmtest_inner_function;"));
+	assert_non_null(strstr(text, "lost;[lost stack] 1\n"));
+
+	assert_int_equal(vm_gzip(text, len, &gz, &gz_len, NULL), 0);
+	assert_true(gz_len > 18);
+	assert_int_equal(((unsigned char *)gz)[0], 0x1f);
+	assert_int_equal(((unsigned char *)gz)[1], 0x8b);
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = gz;
+	z.avail_in = gz_len;
+	z.next_out = (Bytef *)out;
+	z.avail_out = sizeof(out);
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(z.total_out, len);
+	assert_memory_equal(out, text, len);
+	inflateEnd(&z);
+
+	free(gz);
+	free(text);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+}
+
+static void test_elf_errors(void **state)
+{
+	struct vm_elf_info info = { 0 };
+	struct vm_error err = { 0 };
+	static const char junk[] = "\177ELF this is not really an ELF file";
+	void *xz = NULL;
+	size_t xz_len = 0;
+	int fd;
+
+	(void)state;
+	assert_int_equal(vm_elf_read_mem(junk, sizeof(junk), &info, "junk",
+					 &err),
+			 -ENOEXEC);
+	assert_non_null(strstr(err.msg, "junk"));
+	vm_elf_info_free(&info);
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(vm_elf_read_fd(fd, &info, "self", NULL), 0);
+	close(fd);
+	assert_true(info.has_symtab);
+	assert_int_equal(info.build_id_len, 20);
+	assert_true(info.n_segs > 0);
+	for (size_t i = 1; i < info.n_syms; i++)
+		assert_true(info.syms[i - 1].addr < info.syms[i].addr);
+	vm_elf_info_free(&info);
+
+	assert_int_equal(vm_xz_decompress("nope", 4, 1024, &xz, &xz_len, &err),
+			 -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_capture_self),
+		cmocka_unit_test(test_symbolize_and_cache),
+		cmocka_unit_test(test_pprof),
+		cmocka_unit_test(test_folded_and_gzip),
+		cmocka_unit_test(test_elf_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
