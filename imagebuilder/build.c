@@ -164,7 +164,8 @@ static int newest_mtime(struct vm_node *n, void *ctx)
 {
 	int64_t *max = ctx;
 
-	if (n->mtime != INT64_MAX && n->mtime > *max)
+	/* Files only: unpacking sets directories' mtimes to "now". */
+	if (n->type != VM_NODE_DIR && n->mtime != INT64_MAX && n->mtime > *max)
 		*max = n->mtime;
 	return 0;
 }
