@@ -204,7 +204,7 @@ fi
 # (names the postgres binary defines), one per line.
 nm -D --defined-only /usr/lib/postgresql/15/bin/postgres | awk '$2 ~ /^[TtWw]$/ { print $3 }' | sort -u >"$T/pg.symbols"
 pg_functions() {
-	go tool pprof -top -nodecount=100000 "$1" 2>"$T/pprof.err" |
+	go tool pprof -top -nodecount=100000 -nodefraction=0 -edgefraction=0 "$1" 2>"$T/pprof.err" |
 		awk 'NR > 1 && $NF != "" { print $NF }' | sort -u | comm -12 - "$T/pg.symbols"
 }
 check_pprof() {
