@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# tests/integration/32-profile-symbols.sh - the symbolizer finds the names
+# of static functions in fully stripped binaries: from MiniDebugInfo
+# (.gnu_debugdata, xz-compressed), and from a separate debug file found by
+# .gnu_debuglink (in DIR/.debug/, CRC checked) or by build id.  Files are
+# opened through /proc/PID/map_files, so a binary deleted while it runs is
+# still symbolized.
+. "$(dirname "$0")/../lib/tap.sh"
+
+reason=$(need_bpf)
+[ -z "$reason" ] && reason=$(need_cmd gcc objcopy strip xz nm readelf)
+if [ -n "$reason" ]; then
+	skip "symbols of stripped binaries" "$reason"
+	exit 0
+fi
+
+cat >"$T/spin.c" <<'C'
+#include <time.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static void vmt_static_spin(void)
+{
+	for (int i = 0; i < 100000; i++)
+		sink += i;
+}
+int main(int argc, char **argv)
+{
+	time_t end = time(NULL) + atoi(argv[1]);
+	while (time(NULL) < end)
+		vmt_static_spin();
+	return 0;
+}
+C
+sed -i '1i #include <stdlib.h>' "$T/spin.c"
+gcc -O1 -g -fno-omit-frame-pointer -Wl,--build-id -o "$T/spin" "$T/spin.c" || exit 1
+
+# MiniDebugInfo the way Fedora makes it: the function symbols of the
+# debug file, xz-compressed into .gnu_debugdata of the stripped binary.
+mkdir -p "$T/mini"
+nm "$T/spin" --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' >"$T/keep"
+objcopy --only-keep-debug "$T/spin" "$T/mini.debug"
+objcopy -S --remove-section .gdb_index --remove-section .comment \
+	--keep-symbols="$T/keep" "$T/mini.debug" "$T/mini.small"
+xz -f "$T/mini.small"
+strip --strip-all -o "$T/mini/spin-mini" "$T/spin"
+objcopy --add-section .gnu_debugdata="$T/mini.small.xz" "$T/mini/spin-mini"
+
+# A separate debug file by .gnu_debuglink, in DIR/.debug/.
+mkdir -p "$T/link/.debug"
+objcopy --only-keep-debug "$T/spin" "$T/link/.debug/spin-link.debug"
+strip --strip-all -o "$T/link/spin-link" "$T/spin"
+(cd "$T/link/.debug" && objcopy --add-gnu-debuglink=spin-link.debug "$T/link/spin-link")
+
+# A plain stripped one: nothing to find.
+strip --strip-all -o "$T/spin-bare" "$T/spin"
+
+check "the stripped binaries have no .symtab" \
+	bash -c "! readelf -S '$T/mini/spin-mini' | grep -q symtab && ! readelf -S '$T/link/spin-link' | grep -q symtab"
+
+profile_of() { # BINARY: run it, profile it by pid, print the folded text
+	"$1" 3 &
+	local pid=$!
+	sleep 0.2
+	"$VMTOOLS_AGENT" profile --seconds 1 --frequency 199 --pid $pid --format folded --output "$T/out.folded" 2>"$T/err" ||
+		cat "$T/err" >&2
+	wait $pid
+	cat "$T/out.folded"
+}
+
+check "MiniDebugInfo (.gnu_debugdata) names a static function" \
+	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/mini/spin-mini' | grep -q ';vmt_static_spin'"
+check "a .gnu_debuglink debug file in .debug/ names a static function" \
+	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/link/spin-link' | grep -q ';vmt_static_spin'"
+check "a bare stripped binary keeps file+offset frames, no wrong names" \
+	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/spin-bare' | grep -Eq ';spin-bare\+0x[0-9a-f]+ [0-9]+$' "
+
+# A debug file whose CRC does not match is not used.
+cp "$T/link/spin-link" "$T/link/spin-crc"
+echo garbage >>"$T/link/.debug/spin-link.debug"
+profile_of "$T/link/spin-crc" >"$T/crc.folded" 2>/dev/null
+check "a debuglink file with the wrong CRC is refused" \
+	bash -c "grep -q 'spin-crc+0x' '$T/crc.folded' && ! grep -q vmt_static_spin '$T/crc.folded'"
+
+# Deleted while running: map_files still reaches it.
+cp "$T/spin" "$T/spin-deleted"
+"$T/spin-deleted" 3 &
+pid=$!
+at_exit "kill $pid"
+sleep 0.2
+rm -f "$T/spin-deleted"
+check "a binary deleted while it runs is still symbolized" \
+	bash -c "'$VMTOOLS_AGENT' profile --seconds 1 --frequency 199 --pid $pid --format folded --output '$T/del.folded' &&
+		grep -q ';vmt_static_spin' '$T/del.folded'"
+wait $pid
