@@ -223,6 +223,8 @@ static int replay(struct pd_model *m, const uint8_t *buf,
 		  const struct pd_layout *l, const struct entry *v, size_t n,
 		  struct vm_perfdata_stats *stats, struct vm_error *err)
 {
+	bool timed = (l->sample_type & PERF_SAMPLE_TIME) && l->sample_id_all;
+
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *rec = buf + v[i].off;
 		uint32_t type = pd_u32(rec);
@@ -258,6 +260,7 @@ static int replay(struct pd_model *m, const uint8_t *buf,
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
 			r = pd_decode_task(rec, size, &t);
+			t.synthesized = timed && v[i].time == 0;
 			if (r == 0)
 				r = type == PERF_RECORD_FORK ?
 					    pd_model_fork(m, &t) :

@@ -32,13 +32,16 @@
  * Which samples to keep: those of a thread whose command name (at sampling
  * time) is one of comms, or of a process in pids or forked from one of them
  * while recording.  The same selection as the eBPF backend.  Both empty means
- * comm "postgres".
+ * comm "postgres".  Never kept: the idle task (pid 0) and the processes in
+ * exclude (the agent itself and its perf).
  */
 struct vm_perfdata_filter {
 	const char *const *comms;
 	size_t n_comms;
 	const pid_t *pids;
 	size_t n_pids;
+	const pid_t *exclude;
+	size_t n_exclude;
 };
 
 /* What the file held besides the kept samples; for errors and tests. */

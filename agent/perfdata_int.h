@@ -101,6 +101,12 @@ struct pd_comm {
 
 struct pd_task { /* FORK and EXIT */
 	uint32_t pid, ppid, tid, ptid;
+	/*
+	 * Written by perf from /proc for a process that existed before the
+	 * recording (time 0): its MMAP records follow, and the parent's
+	 * mappings are not its own (it may have exec'd since the fork).
+	 */
+	bool synthesized;
 };
 
 void pd_layout_init(struct pd_layout *l, uint64_t sample_type,

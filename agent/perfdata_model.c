@@ -47,6 +47,7 @@ struct proc {
 	uint32_t pid;
 	char comm[VM_COMM_LEN];
 	bool lineage; /* a target pid, or forked from one */
+	bool excluded; /* never a target */
 	bool exited;
 	bool sampled;
 	struct vm_mapping *maps;
@@ -207,6 +208,15 @@ int pd_model_new(const struct vm_perfdata_filter *filter,
 		}
 		p->lineage = true;
 	}
+	for (size_t i = 0; filter && i < filter->n_exclude; i++) {
+		struct proc *p = proc_get(m, (uint32_t)filter->exclude[i]);
+
+		if (!p) {
+			pd_model_free(m);
+			return -ENOMEM;
+		}
+		p->excluded = true;
+	}
 	*mp = m;
 	return 0;
 }
@@ -284,6 +294,8 @@ int pd_model_fork(struct pd_model *m, const struct pd_task *f)
 	child->exited = false;
 	child->lineage = child->lineage || parent->lineage;
 	memcpy(child->comm, comm, sizeof(comm));
+	if (f->synthesized)
+		return 0;
 	if (grow((void **)&child->maps, &child->cap_maps, parent->n_maps,
 		 sizeof(*child->maps)) < 0)
 		return -ENOMEM;
@@ -503,7 +515,8 @@ int pd_model_sample(struct pd_model *m, const struct pd_sample *s)
 	if (!p)
 		return -ENOMEM;
 	comm = t->comm[0] ? t->comm : p->comm;
-	if (!p->lineage && !comm_is_target(m, comm))
+	if (s->pid == 0 || p->excluded ||
+	    (!p->lineage && !comm_is_target(m, comm)))
 		return 0;
 	p->sampled = true;
 

@@ -218,6 +218,7 @@ int pd_decode_task(const uint8_t *rec, size_t size, struct pd_task *t)
 	t->ppid = pd_u32(rec + 12);
 	t->tid = pd_u32(rec + 16);
 	t->ptid = pd_u32(rec + 20);
+	t->synthesized = false;
 	return 0;
 }
 

@@ -274,6 +274,15 @@ static void test_comm_filter_and_threads(void **state)
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.v[0].pid, 20);
 	vm_perfdata_samples_free(&s);
+
+	/* The agent and its perf are never profiled, whatever their name. */
+	const pid_t self[] = { 20 };
+
+	flt.exclude = self;
+	flt.n_exclude = 1;
+	assert_int_equal(read_buf(&f, &flt, &s, &err), 0);
+	assert_int_equal(s.n, 0);
+	vm_perfdata_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -311,6 +320,36 @@ static void test_pid_lineage_out_of_order(void **state)
 	assert_int_equal(child->n_maps, 1);
 	assert_string_equal(child->maps[0].path, "/usr/bin/server");
 	assert_int_equal(child->maps[0].start, 0x400000);
+	vm_perfdata_samples_free(&s);
+	free(d.p);
+	free(f.p);
+}
+
+/*
+ * perf writes FORK records at time 0 from /proc for processes that existed
+ * before it started; such a child has its own MMAP records and must not
+ * inherit its parent's mappings (it has usually exec'd since).
+ */
+static void test_synthesized_fork_keeps_own_maps(void **state)
+{
+	struct buf d = { 0 }, f;
+	struct vm_samples s;
+	struct vm_error err = { 0 };
+	const struct vm_process *p;
+
+	rec_comm(&d, 1, 1, "bash", false, 0);
+	rec_mmap2(&d, 1, 0x400000, 0x1000, 0, "/usr/bin/bash", NULL, 0);
+	rec_task(&d, PERF_RECORD_FORK, 2, 1, 2, 1, 0);
+	rec_comm(&d, 2, 2, "postgres", false, 0);
+	rec_mmap2(&d, 2, 0x500000, 0x1000, 0, "/usr/bin/postgres", NULL, 0);
+	rec_sample(&d, 2, 2, 5, user_chain, 3);
+	f = make_file(&d, NULL, NULL);
+
+	assert_int_equal(read_buf(&f, NULL, &s, &err), 0);
+	p = find_proc(&s, 2);
+	assert_non_null(p);
+	assert_int_equal(p->n_maps, 1);
+	assert_string_equal(p->maps[0].path, "/usr/bin/postgres");
 	vm_perfdata_samples_free(&s);
 	free(d.p);
 	free(f.p);
@@ -595,6 +634,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_comm_filter_and_threads),
 		cmocka_unit_test(test_pid_lineage_out_of_order),
+		cmocka_unit_test(test_synthesized_fork_keeps_own_maps),
 		cmocka_unit_test(test_comm_changes_and_exec),
 		cmocka_unit_test(test_mappings_overlap_and_build_ids),
 		cmocka_unit_test(test_callchain_contexts_and_lost),
