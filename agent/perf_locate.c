@@ -80,12 +80,8 @@ int vm_perf_locate(const char *override, const char *mountpoint, char **out,
 	int r;
 
 	*out = NULL;
-	if (override) {
-		if (!executable(override))
-			return vm_error_set(
-				err, ENOENT,
-				"the perf given with --perf (%s) is not an executable file; fix the path or drop --perf to use the tools image's perf",
-				override);
+	/* A bare name ("perf") is no choice of binary: search as usual. */
+	if (override && strchr(override, '/') && executable(override)) {
 		*out = strdup(override);
 		return *out ? 0 : -ENOMEM;
 	}
@@ -97,6 +93,11 @@ int vm_perf_locate(const char *override, const char *mountpoint, char **out,
 	r = from_path(out);
 	if (r != -ENOENT)
 		return r;
+	if (override && strchr(override, '/'))
+		return vm_error_set(
+			err, ENOENT,
+			"perf is not available: %s is not an executable file, there is no \"perf\" tool in a tools image mounted at %s (run `vmtools-agent setup`) and no perf on PATH; attach the tools disk or point --perf at a perf binary",
+			override, mountpoint);
 	return vm_error_set(
 		err, ENOENT,
 		"perf is not available: no \"perf\" tool in a tools image mounted at %s (run `vmtools-agent setup`) and no perf on PATH; attach the tools disk or start the agent with --perf PATH",

@@ -15,9 +15,10 @@
 
 /*
  * *out gets a malloc'd absolute path to an executable.  -ENOENT when there
- * is none (err lists where we looked), or when override is given but is not
- * an executable file (then nothing else is tried: an explicit choice that
- * does not work must not silently become another binary).
+ * is none; err then names every place we looked.  An override that is not
+ * an executable file, or a bare name such as "perf", falls through to the
+ * manifest and PATH, in that order (the brief's order of preference; the
+ * engine's callers pass a default path that may not exist).
  */
 int vm_perf_locate(const char *override, const char *mountpoint, char **out,
 		   struct vm_error *err);

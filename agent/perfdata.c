@@ -390,24 +390,3 @@ int vm_perfdata_read(const uint8_t *buf, size_t len,
 				    "out of memory while reading perf.data");
 	return 0;
 }
-
-void vm_perfdata_samples_free(struct vm_samples *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->v[i].user_ips);
-		free(s->v[i].kernel_ips);
-	}
-	free(s->v);
-	for (size_t i = 0; i < s->n_procs; i++) {
-		struct vm_process *p = &s->procs[i];
-
-		for (size_t j = 0; j < p->n_maps; j++) {
-			free(p->maps[j].path);
-			free(p->maps[j].open_path);
-		}
-		free(p->maps);
-		free(p->title);
-	}
-	free(s->procs);
-	memset(s, 0, sizeof(*s));
-}

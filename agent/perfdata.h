@@ -55,7 +55,8 @@ struct vm_perfdata_stats {
 /*
  * Parse buf (a whole perf.data file) and add the samples of the target
  * processes to out, with the mappings and exit state of those processes.
- * out must be zeroed or hold earlier results.  Returns 0, or -EBADMSG (with
+ * out must be zeroed; release it with vm_samples_free() (samples.c), on
+ * failure too.  Returns 0, or -EBADMSG (with
  * a sentence in err naming what is wrong and where) for a file that is not
  * perf.data, is truncated or inconsistent, or -ENOMEM.  stats may be NULL.
  */
@@ -63,11 +64,5 @@ int vm_perfdata_read(const uint8_t *buf, size_t len,
 		     const struct vm_perfdata_filter *filter,
 		     struct vm_samples *out, struct vm_perfdata_stats *stats,
 		     struct vm_error *err);
-
-/*
- * Release everything vm_perfdata_read() allocated into s and zero it (every
- * array and string is its own malloc'd block, the way the engine frees).
- */
-void vm_perfdata_samples_free(struct vm_samples *s);
 
 #endif

@@ -25,11 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = vm_perfdata_read(data, size, &by_comm, &s, NULL, &err);
 	if (r < 0 && (r != -EBADMSG || !err.msg[0]))
 		abort();
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	vm_error_clear(&err);
 	r = vm_perfdata_read(data, size, &by_pid, &s, NULL, &err);
 	if (r < 0 && (r != -EBADMSG || !err.msg[0]))
 		abort();
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	return 0;
 }

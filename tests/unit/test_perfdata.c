@@ -265,7 +265,7 @@ static void test_comm_filter_and_threads(void **state)
 	assert_int_equal(s.v[0].n_user, 2);
 	assert_int_equal(s.v[0].user_ips[0], 0x401000);
 	assert_int_equal(s.n_procs, 1);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 
 	const char *bash[] = { "bash" };
 	struct vm_perfdata_filter flt = { .comms = bash, .n_comms = 1 };
@@ -273,7 +273,7 @@ static void test_comm_filter_and_threads(void **state)
 	assert_int_equal(read_buf(&f, &flt, &s, &err), 0);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.v[0].pid, 20);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 
 	/* The agent and its perf are never profiled, whatever their name. */
 	const pid_t self[] = { 20 };
@@ -282,7 +282,7 @@ static void test_comm_filter_and_threads(void **state)
 	flt.n_exclude = 1;
 	assert_int_equal(read_buf(&f, &flt, &s, &err), 0);
 	assert_int_equal(s.n, 0);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -320,7 +320,7 @@ static void test_pid_lineage_out_of_order(void **state)
 	assert_int_equal(child->n_maps, 1);
 	assert_string_equal(child->maps[0].path, "/usr/bin/server");
 	assert_int_equal(child->maps[0].start, 0x400000);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -350,7 +350,7 @@ static void test_synthesized_fork_keeps_own_maps(void **state)
 	assert_non_null(p);
 	assert_int_equal(p->n_maps, 1);
 	assert_string_equal(p->maps[0].path, "/usr/bin/postgres");
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -380,7 +380,7 @@ static void test_comm_changes_and_exec(void **state)
 	assert_false(p->exited);
 	assert_int_equal(p->n_maps, 1); /* /bin/sh went with the exec */
 	assert_string_equal(p->maps[0].path, "/usr/lib/postgresql/postgres");
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -438,7 +438,7 @@ static void test_mappings_overlap_and_build_ids(void **state)
 	assert_non_null(tail);
 	assert_int_equal(tail->end, 0x40000);
 	assert_int_equal(tail->pgoff, 0x1000 + 0x20000);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -477,7 +477,7 @@ static void test_callchain_contexts_and_lost(void **state)
 	assert_int_equal(v->n_user, 2);
 	assert_int_equal(v->user_ips[1], 0x402000);
 	assert_int_equal(s.lost_samples, 7);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	free(d.p);
 	free(f.p);
 }
@@ -490,7 +490,7 @@ static void expect_bad(const uint8_t *p, size_t n, const char *words)
 	assert_int_equal(vm_perfdata_read(p, n, NULL, &s, NULL, &err),
 			 -EBADMSG);
 	assert_non_null(strstr(err.msg, words));
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 }
 
 static void test_damaged_files(void **state)
@@ -511,7 +511,7 @@ static void test_damaged_files(void **state)
 		assert_int_equal(vm_perfdata_read(f.p, n, NULL, &s, NULL, &err),
 				 -EBADMSG);
 		assert_true(err.msg[0] != 0);
-		vm_perfdata_samples_free(&s);
+		vm_samples_free(&s);
 	}
 	v = __builtin_bswap64(PD_MAGIC);
 	memcpy(f.p, &v, 8);
@@ -608,14 +608,14 @@ static void check_real(const char *name, bool header_build_ids)
 			burn_has_id = m->build_id_len == 20;
 	}
 	assert_true(burn_has_id);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 
 	/* Nothing else matches. */
 	comms[0] = "nosuch";
 	assert_int_equal(vm_perfdata_read(p, n, &flt, &s, &st, &err), 0);
 	assert_int_equal(s.n, 0);
 	assert_int_equal(s.n_procs, 0);
-	vm_perfdata_samples_free(&s);
+	vm_samples_free(&s);
 	munmap(p, n);
 }
 

@@ -91,11 +91,19 @@ static void test_override_only(void **state)
 	struct vm_error err = { 0 };
 	char path[512], *out = NULL;
 
+	char empty[400],
+		*saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+
+	snprintf(empty, sizeof(empty), "%s/empty", root);
+	setenv("PATH", empty, 1);
 	snprintf(path, sizeof(path), "%s/mine", root);
-	assert_int_equal(vm_perf_locate(path, NULL, &out, &err), -ENOENT);
+	assert_int_equal(vm_perf_locate(path, empty, &out, &err), -ENOENT);
 	assert_null(out);
 	assert_non_null(strstr(err.msg, "--perf"));
 	assert_non_null(strstr(err.msg, path));
+	if (saved)
+		setenv("PATH", saved, 1);
+	free(saved);
 	make_exe(path);
 	assert_int_equal(vm_perf_locate(path, NULL, &out, NULL), 0);
 	assert_string_equal(out, path);
@@ -130,6 +138,16 @@ static void test_manifest_then_path(void **state)
 	snprintf(want, sizeof(want), "%s/bin/perf", mnt);
 	make_exe(want);
 	assert_int_equal(vm_perf_locate(NULL, mnt, &out, NULL), 0);
+	assert_string_equal(out, want);
+	free(out);
+
+	/* A bare name or a missing --perf path is no choice: same search. */
+	snprintf(want, sizeof(want), "%s/bin/perf", mnt);
+	assert_int_equal(vm_perf_locate("perf", mnt, &out, NULL), 0);
+	assert_string_equal(out, want);
+	free(out);
+	assert_int_equal(vm_perf_locate("/nonexistent/perf", mnt, &out, NULL),
+			 0);
 	assert_string_equal(out, want);
 	free(out);
 
