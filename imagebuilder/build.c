@@ -99,6 +99,8 @@ int vm_find_kernel_release(struct vm_tree *t, const char *root, char **out,
 
 struct finish_ctx {
 	struct vm_tree *t;
+	struct vm_depmod *dm;
+	const char *release;
 	struct vm_manifest *m;
 	struct vm_node *manifest;
 	size_t reserved;
@@ -245,24 +247,20 @@ static int check_output(const char *output, char **tmp, struct vm_error *err)
 
 static int build_tree(const struct vm_build_opts *o, const char *root,
 		      struct vm_tree *t, struct vm_manifest *m,
-		      const char *release, struct vm_error *err)
+		      const char *release, struct vm_depmod *dm,
+		      struct vm_error *err)
 {
 	struct vm_walk_opts wo = { .keep_owner = o->keep_owner };
-	struct vm_depmod dm;
 	char *perf = NULL;
 	int r;
 
-	r = vm_depmod_start(root, release, o->depmod ? o->depmod : "depmod",
-			    &dm, err);
+	/* depmod runs while the root is read and the image written. */
+	r = vm_depmod_start(root, release, o->depmod ? o->depmod : "depmod", dm,
+			    err);
 	if (r == 0)
 		r = vm_walk(root, &wo, t, err);
 	if (r == 0)
-		r = vm_depmod_finish(&dm, t, release, err);
-	if (r < 0) {
-		vm_depmod_cleanup(&dm);
-		return r;
-	}
-	/* The staging tree stays until the image is written: see cleanup. */
+		r = vm_depmod_reserve(dm, t, release, err);
 	for (size_t i = 0; i < o->n_binaries && r == 0; i++)
 		r = vm_bundle_add(t, o->binaries[i], m, err);
 	if (r == 0 && !o->n_binaries && !o->no_default_perf &&
@@ -281,13 +279,20 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 	}
 	if (r == 0)
 		r = vm_links_compute(t, release, m, err);
-	if (r < 0) {
-		vm_depmod_cleanup(&dm);
-		return r;
-	}
-	/* Hand the staging directory to the caller's cleanup. */
-	t->root->source = dm.staging;
-	free(dm.reldir);
+	return r;
+}
+
+static int late(void *ctx, struct vm_error *err)
+{
+	struct finish_ctx *c = ctx;
+
+	return vm_depmod_finish(c->dm, c->t, c->release, err);
+}
+
+static int drop_reserve(struct vm_node *n, void *ctx)
+{
+	(void)ctx;
+	n->reserve_blocks = 0;
 	return 0;
 }
 
@@ -299,6 +304,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	struct finish_ctx fc = { 0 };
 	struct vm_write_opts wo = { 0 };
 	struct vm_tree t = { 0 };
+	struct vm_depmod dm = { 0 };
 	struct vm_node *mf;
 	struct utsname un;
 	struct stat st;
@@ -346,7 +352,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		return r;
 	r = vm_tree_init(&t);
 	if (r == 0)
-		r = build_tree(o, root, &t, m, release, err);
+		r = build_tree(o, root, &t, m, release, &dm, err);
 	if (r < 0)
 		goto out;
 	epoch = choose_epoch(o, &t, err);
@@ -366,24 +372,37 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	mf->deferred = 1;
+	mf->deferred = VM_LAST;
 	r = vm_tree_add(&t, VM_MANIFEST_PATH, mf, err);
 	if (r < 0) {
 		vm_node_free(mf);
 		goto out;
 	}
-	fc = (struct finish_ctx){
-		.t = &t, .m = m, .manifest = mf, .placeholder = 1
-	};
+	fc = (struct finish_ctx){ .t = &t,
+				  .dm = &dm,
+				  .release = release,
+				  .m = m,
+				  .manifest = mf,
+				  .placeholder = 1 };
 	r = render_manifest(&fc, err);
 	if (r < 0)
 		goto out;
 	wo.label = o->label ? o->label : VM_DEFAULT_LABEL;
 	wo.epoch = epoch;
 	wo.size_bytes = o->size_bytes;
+	wo.late = late;
 	wo.finish = finish;
 	wo.ctx = &fc;
 	r = vm_writer_write(&t, tmp, &wo, &res->stats, err);
+	if (r == -ENOSPC && !o->size_bytes && dm.staging && !dm.pid) {
+		/* depmod wrote more than reserved: size again, knowing. */
+		vm_error_clear(err);
+		vm_tree_walk(t.root, drop_reserve, NULL);
+		fc.placeholder = 1;
+		r = render_manifest(&fc, err);
+		if (r == 0)
+			r = vm_writer_write(&t, tmp, &wo, &res->stats, err);
+	}
 	if (r < 0)
 		goto out;
 	if (rename(tmp, o->output) < 0) {
@@ -401,12 +420,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 out:
 	if (tmp)
 		unlink(tmp);
-	if (t.root && t.root->source) {
-		struct vm_depmod dm = { .staging = t.root->source };
-
-		t.root->source = NULL;
-		vm_depmod_cleanup(&dm);
-	}
+	vm_depmod_cleanup(&dm);
 	free(fc.json);
 	vm_tree_free(&t);
 	return r;

@@ -124,57 +124,113 @@ static const char *const outputs[] = {
 	"modules.symbols.bin",
 };
 
-int vm_depmod_finish(struct vm_depmod *d, struct vm_tree *t,
-		     const char *release, struct vm_error *err)
+static int count_modules(struct vm_node *n, void *ctx)
 {
-	int status;
+	size_t *count = ctx;
+
+	if (n->type == VM_NODE_REG && strstr(n->name, ".ko"))
+		(*count)++;
+	return 0;
+}
+
+int vm_depmod_reserve(struct vm_depmod *d, struct vm_tree *t,
+		      const char *release, struct vm_error *err)
+{
+	_cleanup_free_ char *rel = NULL;
+	struct vm_node *dir;
+	size_t modules = 0;
+	uint64_t blocks;
 
 	if (!d->pid)
 		return 0;
-	while (waitpid(d->pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return vm_error_errno(err, errno, "waiting for depmod");
-	d->pid = 0;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		char msg[512] = "";
-		_cleanup_free_ char *log = NULL;
-		_cleanup_fclose_ FILE *f = NULL;
-
-		if (asprintf(&log, "%s/depmod.log", d->staging) >= 0 &&
-		    (f = fopen(log, "re"))) {
-			size_t n = fread(msg, 1, sizeof(msg) - 1, f);
-
-			msg[n] = '\0';
-			msg[strcspn(msg, "\n")] = '\0';
-		}
-		return vm_error_set(err, EIO,
-				    "depmod failed on lib/modules/%s: %s",
-				    release, msg[0] ? msg : "no message");
-	}
+	if (asprintf(&rel, "/lib/modules/%s", release) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	dir = vm_tree_lookup(t, rel, 0, NULL);
+	if (!dir || dir->type != VM_NODE_DIR)
+		return vm_error_set(err, ENOENT, "%s vanished from the root",
+				    rel);
+	vm_tree_walk(dir, count_modules, &modules);
+	/*
+	 * Debian 12's 1,121 modules give 1 MB of indexes (under 900 bytes a
+	 * module); reserve 2 KiB a module and 256 KiB, spread over the
+	 * files (only the total matters to the allocator).  Should depmod
+	 * write more, vm_build() sizes again with the real figures.
+	 */
+	blocks = ((uint64_t)modules * 2048 + (256 << 10)) / 4096 /
+			 ARRAY_SIZE(outputs) +
+		 1;
 	for (size_t i = 0; i < ARRAY_SIZE(outputs); i++) {
-		_cleanup_free_ char *from = NULL, *to = NULL;
 		struct vm_node *n;
-		struct stat st;
 		int r;
 
-		if (asprintf(&from, "%s/%s", d->reldir, outputs[i]) < 0 ||
-		    asprintf(&to, "/lib/modules/%s/%s", release, outputs[i]) <
-			    0)
-			return vm_error_set(err, ENOMEM, "out of memory");
-		if (stat(from, &st) < 0)
-			continue; /* older depmod: fewer files */
-		if (vm_tree_lookup(t, to, 0, NULL))
+		if (vm_node_child(dir, outputs[i]))
 			continue; /* the staged root has it */
 		n = vm_node_new(outputs[i], VM_NODE_REG, 0644);
 		if (!n)
 			return vm_error_set(err, ENOMEM, "out of memory");
-		n->size = (uint64_t)st.st_size;
-		n->source = TAKE_PTR(from);
-		r = vm_tree_add(t, to, n, err);
+		n->deferred = VM_LATE;
+		n->reserve_blocks = blocks;
+		r = vm_tree_insert(t, dir, n);
 		if (r < 0) {
 			vm_node_free(n);
-			return r;
+			return vm_error_set(err, r, "cannot add %s/%s", rel,
+					    outputs[i]);
 		}
+	}
+	return 0;
+}
+
+int vm_depmod_finish(struct vm_depmod *d, struct vm_tree *t,
+		     const char *release, struct vm_error *err)
+{
+	_cleanup_free_ char *rel = NULL;
+	struct vm_node *dir;
+	int status;
+
+	if (d->pid) {
+		while (waitpid(d->pid, &status, 0) < 0)
+			if (errno != EINTR)
+				return vm_error_errno(err, errno,
+						      "waiting for depmod");
+		d->pid = 0;
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			char msg[512] = "";
+			_cleanup_free_ char *log = NULL;
+			_cleanup_fclose_ FILE *f = NULL;
+
+			if (asprintf(&log, "%s/depmod.log", d->staging) >= 0 &&
+			    (f = fopen(log, "re"))) {
+				size_t n = fread(msg, 1, sizeof(msg) - 1, f);
+
+				msg[n] = '\0';
+				msg[strcspn(msg, "\n")] = '\0';
+			}
+			return vm_error_set(
+				err, EIO, "depmod failed on lib/modules/%s: %s",
+				release, msg[0] ? msg : "no message");
+		}
+	}
+	if (!d->staging)
+		return 0;
+	if (asprintf(&rel, "/lib/modules/%s", release) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	dir = vm_tree_lookup(t, rel, 0, NULL);
+	for (size_t i = 0; dir && i < ARRAY_SIZE(outputs); i++) {
+		struct vm_node *n = vm_node_child(dir, outputs[i]);
+		_cleanup_free_ char *from = NULL;
+		struct stat st;
+
+		if (!n || n->deferred != VM_LATE || n->source)
+			continue;
+		if (asprintf(&from, "%s/%s", d->reldir, outputs[i]) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+		if (stat(from, &st) < 0)
+			return vm_error_errno(
+				err, errno,
+				"depmod did not write %s (kmod 28 or newer writes it)",
+				outputs[i]);
+		n->size = (uint64_t)st.st_size;
+		n->source = TAKE_PTR(from);
 	}
 	return 0;
 }

@@ -25,7 +25,15 @@ struct vm_depmod {
 int vm_depmod_start(const char *root, const char *release, const char *prog,
 		    struct vm_depmod *d, struct vm_error *err);
 
-/* Wait for depmod and add the files it wrote to t (lib/modules/REL/...). */
+/*
+ * Put the files depmod will write into t (lib/modules/REL/modules.*) as
+ * VM_LATE nodes with an estimated size, so the image can be written while
+ * depmod still runs.
+ */
+int vm_depmod_reserve(struct vm_depmod *d, struct vm_tree *t,
+		      const char *release, struct vm_error *err);
+
+/* Wait for depmod and give those nodes their real content and size. */
 int vm_depmod_finish(struct vm_depmod *d, struct vm_tree *t,
 		     const char *release, struct vm_error *err);
 

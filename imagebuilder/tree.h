@@ -59,12 +59,19 @@ struct vm_node {
 	size_t n_segs;
 	struct vm_node **children;
 	size_t n_children, cap_children;
-	/* Content known only at the end (the manifest): written last. */
+	/*
+	 * Content known only later, written after everything else:
+	 * VM_LATE (depmod's output, sized by `reserve_blocks` until then),
+	 * then VM_LAST (the manifest, which hashes all the rest).
+	 */
 	int deferred;
+	uint64_t reserve_blocks;
 	/* Filled by the writer. */
 	uint32_t ino;
 	char sha256[VM_SHA256_HEX_LEN];
 };
+
+enum { VM_NOW = 0, VM_LATE = 1, VM_LAST = 2 };
 
 struct vm_tree {
 	struct vm_node *root;

@@ -54,7 +54,19 @@ struct writer {
 	char *buf;
 	blk64_t goal;
 	struct vm_write_stats *stats;
+	/*
+	 * Write combining: consecutive files get consecutive blocks, so their
+	 * data is gathered here and written with one large pwrite instead of
+	 * one small write per file (a third of the build time otherwise).
+	 */
+	char *wc;
+	blk64_t wc_start;
+	size_t wc_blocks;
 };
+
+#ifndef WC_BLOCKS
+#define WC_BLOCKS 2048u /* 8 MiB */
+#endif
 
 struct extent {
 	uint32_t lblk, len;
@@ -125,7 +137,7 @@ static int plan_count(struct vm_node *n, void *ctx)
 		blocks = vm_dir_blocks(n, VM_BLOCK_SIZE);
 		break;
 	case VM_NODE_REG:
-		blocks = file_blocks(n);
+		blocks = n->reserve_blocks ? n->reserve_blocks : file_blocks(n);
 		/* An extent block when the map may not fit in the inode. */
 		if ((n->segs ? n->n_segs : 1) + blocks / MAX_EXTENT_LEN + 2 >
 		    MAX_INLINE_EXTENTS)
@@ -345,6 +357,49 @@ static int map_extents(struct writer *w, ext2_ino_t ino,
 	return 0;
 }
 
+static int wc_flush(struct writer *w)
+{
+	errcode_t e;
+
+	if (!w->wc_blocks)
+		return 0;
+	e = io_channel_write_blk64(w->fs->io, w->wc_start, (int)w->wc_blocks,
+				   w->wc);
+	w->wc_blocks = 0;
+	if (e)
+		return lib_error(w->err, e, "cannot write to", "the image");
+	return 0;
+}
+
+static int write_blocks(struct writer *w, blk64_t pblk, size_t count,
+			const char *buf)
+{
+	int r;
+
+	if (w->wc_blocks && pblk == w->wc_start + w->wc_blocks &&
+	    w->wc_blocks + count <= WC_BLOCKS) {
+		memcpy(w->wc + w->wc_blocks * VM_BLOCK_SIZE, buf,
+		       count * VM_BLOCK_SIZE);
+		w->wc_blocks += count;
+		return 0;
+	}
+	r = wc_flush(w);
+	if (r < 0)
+		return r;
+	if (count >= WC_BLOCKS) {
+		errcode_t e = io_channel_write_blk64(w->fs->io, pblk,
+						     (int)count, buf);
+
+		return e ? lib_error(w->err, e, "cannot write to",
+				     "the image") :
+			   0;
+	}
+	memcpy(w->wc, buf, count * VM_BLOCK_SIZE);
+	w->wc_start = pblk;
+	w->wc_blocks = count;
+	return 0;
+}
+
 /* Write `nblocks` blocks of buf at logical block lblk through the map. */
 static int write_logical(struct writer *w, const struct extents *ex,
 			 uint64_t lblk, uint64_t nblocks, const char *buf,
@@ -353,7 +408,7 @@ static int write_logical(struct writer *w, const struct extents *ex,
 	for (size_t i = 0; i < ex->n && nblocks; i++) {
 		const struct extent *x = &ex->v[i];
 		uint64_t start, end;
-		errcode_t e;
+		int r;
 
 		if (lblk >= (uint64_t)x->lblk + x->len ||
 		    lblk + nblocks <= x->lblk)
@@ -362,13 +417,11 @@ static int write_logical(struct writer *w, const struct extents *ex,
 		end = lblk + nblocks < (uint64_t)x->lblk + x->len ?
 			      lblk + nblocks :
 			      (uint64_t)x->lblk + x->len;
-		e = io_channel_write_blk64(
-			w->fs->io, x->pblk + (start - x->lblk),
-			(int)(end - start),
-			buf + (start - lblk) * VM_BLOCK_SIZE);
-		if (e)
-			return lib_error(w->err, e, "cannot write the data of",
-					 path);
+		r = write_blocks(w, x->pblk + (start - x->lblk),
+				 (size_t)(end - start),
+				 buf + (start - lblk) * VM_BLOCK_SIZE);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -515,7 +568,6 @@ static int write_content(struct writer *w, struct vm_node *n,
 			"%s changed (size %llu, now %llu) while the image was being built; rebuild from a stable tree",
 			n->source, (unsigned long long)n->size,
 			(unsigned long long)st.st_size);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	h = vm_sha256_new();
 	if (!h)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
@@ -527,11 +579,20 @@ static int write_content(struct writer *w, struct vm_node *n,
 		uint64_t b0 = pos / VM_BLOCK_SIZE,
 			 nb = (want + VM_BLOCK_SIZE - 1) / VM_BLOCK_SIZE;
 
-		r = read_full(fd, w->buf, want, &got);
+		/* The last read asks one byte more: it must not come. */
+		r = read_full(fd, w->buf,
+			      pos + want == n->size ? want + 1 : want, &got);
 		if (r < 0) {
 			vm_sha256_free(h);
 			return vm_error_errno(w->err, r, "cannot read %s",
 					      n->source);
+		}
+		if (got > want) {
+			vm_sha256_free(h);
+			return vm_error_set(
+				w->err, EAGAIN,
+				"%s grew while the image was being built; rebuild from a stable tree",
+				n->source);
 		}
 		if (got < want) {
 			vm_sha256_free(h);
@@ -557,18 +618,6 @@ static int write_content(struct writer *w, struct vm_node *n,
 			return r;
 		}
 		pos += want;
-	}
-	{
-		char extra;
-		size_t got = 0;
-
-		if (read_full(fd, &extra, 1, &got) == 0 && got) {
-			vm_sha256_free(h);
-			return vm_error_set(
-				w->err, EAGAIN,
-				"%s grew while the image was being built; rebuild from a stable tree",
-				n->source);
-		}
 	}
 	vm_sha256_final_hex(h, n->sha256);
 	return 0;
@@ -767,9 +816,10 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	r = vm_writer_plan(t, opts->size_bytes, &need, &geo, err);
 	if (r < 0)
 		return r;
-	w.buf = aligned_alloc(VM_BLOCK_SIZE, IO_CHUNK);
+	w.buf = aligned_alloc(VM_BLOCK_SIZE, IO_CHUNK + VM_BLOCK_SIZE);
+	w.wc = aligned_alloc(VM_BLOCK_SIZE, (size_t)WC_BLOCKS * VM_BLOCK_SIZE);
 	w.digest = vm_sha256_new();
-	if (!w.buf || !w.digest) {
+	if (!w.buf || !w.wc || !w.digest) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -782,11 +832,18 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 		ext2fs_inode_alloc_stats2(w.fs, i, +1, 0);
 	w.goal = 0;
 	r = vm_tree_walk(t->root, write_cb, &wc);
-	if (r == 0 && opts->finish)
-		r = opts->finish(opts->ctx, err);
-	wc.deferred_pass = 1;
+	if (r == 0 && opts->late)
+		r = opts->late(opts->ctx, err);
+	wc.deferred_pass = VM_LATE;
 	if (r == 0)
 		r = vm_tree_walk(t->root, write_cb, &wc);
+	if (r == 0 && opts->finish)
+		r = opts->finish(opts->ctx, err);
+	wc.deferred_pass = VM_LAST;
+	if (r == 0)
+		r = vm_tree_walk(t->root, write_cb, &wc);
+	if (r == 0)
+		r = wc_flush(&w);
 	if (r == 0)
 		r = vm_tree_walk(t->root, digest_cb, &w);
 	if (r < 0)
@@ -810,5 +867,6 @@ out:
 		ext2fs_free(w.fs);
 	vm_sha256_free(w.digest);
 	free(w.buf);
+	free(w.wc);
 	return r;
 }

@@ -16,10 +16,12 @@ struct vm_write_opts {
 	int64_t epoch; /* every timestamp is this, or older (clamped mtime) */
 	uint64_t size_bytes; /* 0: auto */
 	/*
-	 * Called once every non-deferred regular file is written and its
-	 * sha256 filled in; must set node->data of each deferred node, with
-	 * exactly the size announced beforehand.
+	 * Called once everything else is written: `late` must give the
+	 * VM_LATE nodes their source and size (at most their reserve), then
+	 * `finish`, with every other sha256 filled in, the VM_LAST nodes their
+	 * data, with exactly the size announced beforehand.
 	 */
+	int (*late)(void *ctx, struct vm_error *err);
 	int (*finish)(void *ctx, struct vm_error *err);
 	void *ctx;
 };
