@@ -35,6 +35,7 @@
 #include "agent/backend.h"
 #include "agent/bpf_sizing.h"
 #include "agent/proc.h"
+#include "agent/symbolize.h"
 #include "bpf/profile.h"
 #include "bpf/profile.skel.h"
 #include "common/cleanup.h"
@@ -61,6 +62,8 @@ struct bpf_state {
 	uint32_t *execed; /* pids to capture again: they ran execve() */
 	size_t n_execed, cap_execed;
 	bool detached;
+	pthread_t releaser; /* detaches the tracepoints, see detach() */
+	bool releaser_started;
 };
 
 /* libbpf's last complaint, to put in our error instead of on stderr. */
@@ -198,8 +201,11 @@ static int on_event(void *ctx, void *data, size_t size)
 		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
 	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
 		refresh_title(p);
-	} else {
-		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+	} else if (vm_proc_capture(&st->samples, &st->files, e.pid, "/proc",
+				   NULL) == 0) {
+		p = vm_samples_find_process(&st->samples, e.pid);
+		if (p)
+			vm_symbolize_prefetch_process(p);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;
@@ -212,6 +218,12 @@ static void *event_thread(void *arg)
 		{ .fd = ring_buffer__epoll_fd(st->rb), .events = POLLIN },
 		{ .fd = st->stop_fd, .events = POLLIN },
 	};
+
+	/* Read the symbols of the targets while they are being sampled. */
+	pthread_mutex_lock(&st->lock);
+	for (size_t i = 0; i < st->samples.n_procs; i++)
+		vm_symbolize_prefetch_process(&st->samples.procs[i]);
+	pthread_mutex_unlock(&st->lock);
 
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -259,6 +271,23 @@ static int open_cpu_event(int cpu, uint32_t freq)
 		       PERF_FLAG_FD_CLOEXEC);
 }
 
+static void *release_tracepoints(void *arg)
+{
+	struct profile_bpf *skel = arg;
+
+	bpf_link__destroy(skel->links.on_fork);
+	skel->links.on_fork = NULL;
+	bpf_link__destroy(skel->links.on_exec);
+	skel->links.on_exec = NULL;
+	return NULL;
+}
+
+/*
+ * Stop sampling at once; the tracepoints are released by a thread of their
+ * own, joined in destroy(): unregistering a tracepoint waits for an RCU
+ * grace period (tens of milliseconds), which then overlaps with reading
+ * and symbolizing the samples.
+ */
 static void detach(struct bpf_state *st)
 {
 	if (st->detached)
@@ -266,18 +295,15 @@ static void detach(struct bpf_state *st)
 	st->detached = true;
 	for (size_t i = 0; i < st->n_cpus; i++) {
 		if (st->links && st->links[i])
-			bpf_link__destroy(st->links[i]);
-		if (st->perf_fds && st->perf_fds[i] >= 0)
+			bpf_link__destroy(st->links[i]); /* closes the event */
+		else if (st->perf_fds && st->perf_fds[i] >= 0)
 			close(st->perf_fds[i]);
 	}
-	if (st->skel && st->skel->links.on_fork) {
-		bpf_link__destroy(st->skel->links.on_fork);
-		st->skel->links.on_fork = NULL;
-	}
-	if (st->skel && st->skel->links.on_exec) {
-		bpf_link__destroy(st->skel->links.on_exec);
-		st->skel->links.on_exec = NULL;
-	}
+	if (st->skel && pthread_create(&st->releaser, NULL, release_tracepoints,
+				       st->skel) == 0)
+		st->releaser_started = true;
+	else if (st->skel)
+		release_tracepoints(st->skel);
 	if (st->thread_started) {
 		uint64_t one = 1;
 
@@ -295,6 +321,8 @@ static void bpf_destroy(void *state)
 	if (!st)
 		return;
 	detach(st);
+	if (st->releaser_started)
+		pthread_join(st->releaser, NULL);
 	ring_buffer__free(st->rb);
 	profile_bpf__destroy(st->skel);
 	free(st->perf_fds);
@@ -364,6 +392,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	size_t n_online = 0;
 	struct vm_bpf_sizes sz;
 	uint32_t fork_off;
+	bool use_btf;
 	int r;
 
 	libbpf_set_print(libbpf_print);
@@ -390,11 +419,16 @@ static int bpf_start(const struct vm_profile_request *req,
 	st->skel->rodata->filter_comm = req->n_comms > 0;
 	st->skel->rodata->filter_pid = req->n_pids > 0;
 	st->skel->rodata->self_tgid = getpid();
-	fork_off = fork_child_pid_offset();
+	/*
+	 * Fork following: through BTF when the kernel has it (fast to
+	 * detach), else the tracepoint format (needs tracefs), else none:
+	 * then children of --pid targets are not followed.
+	 */
+	use_btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	fork_off = use_btf ? 0 : fork_child_pid_offset();
 	st->skel->rodata->fork_child_pid_offset = fork_off;
-	if (!fork_off)
-		/* No tracefs: forks of --pid targets are not followed. */
-		bpf_program__set_autoload(st->skel->progs.on_fork, false);
+	bpf_program__set_autoload(st->skel->progs.on_fork_btf, use_btf);
+	bpf_program__set_autoload(st->skel->progs.on_fork, fork_off != 0);
 	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
@@ -428,9 +462,10 @@ static int bpf_start(const struct vm_profile_request *req,
 		return vm_error_errno(
 			err, errno,
 			"cannot attach to the sched_process_exec tracepoint");
-	if (fork_off) {
-		st->skel->links.on_fork =
-			bpf_program__attach(st->skel->progs.on_fork);
+	if (use_btf || fork_off) {
+		st->skel->links.on_fork = bpf_program__attach(
+			use_btf ? st->skel->progs.on_fork_btf :
+				  st->skel->progs.on_fork);
 		if (!st->skel->links.on_fork)
 			return vm_error_errno(
 				err, errno,

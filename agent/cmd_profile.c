@@ -251,9 +251,10 @@ int cmd_profile(int argc, char **argv)
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	running = NULL;
-	vm_session_free(s);
+	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(output, out.data, out.len, &err);
+	vm_session_free(s);
 	free(out.data);
 	if (r < 0) {
 		fprintf(stderr, "vmtools-agent profile: %s\n",

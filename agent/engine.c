@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,16 @@ struct vm_session {
 	atomic_bool collected;
 	_Atomic uint64_t final_samples;
 	bool finished;
+	pthread_t prefetch;
+	bool prefetch_started;
 };
+
+static void *prefetch_kernel(void *arg)
+{
+	(void)arg;
+	vm_symbolize_prefetch_kernel();
+	return NULL;
+}
 
 static atomic_bool session_active;
 
@@ -166,6 +176,9 @@ int vm_session_start(const struct vm_profile_request *req,
 	/* The profile's clock starts once sampling runs. */
 	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = now_ns(CLOCK_REALTIME);
+	/* Parse kallsyms (~100 ms) while sampling, not after. */
+	s->prefetch_started =
+		pthread_create(&s->prefetch, NULL, prefetch_kernel, NULL) == 0;
 	*out = s;
 	return 0;
 }
@@ -300,6 +313,8 @@ void vm_session_free(struct vm_session *s)
 {
 	if (!s)
 		return;
+	if (s->prefetch_started)
+		pthread_join(s->prefetch, NULL);
 	if (s->ops && s->ops->destroy)
 		s->ops->destroy(s->state);
 	if (s->stop_fd >= 0)

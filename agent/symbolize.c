@@ -324,3 +324,30 @@ void vm_symbolized_free(struct vm_symbolized *y)
 	tdestroy(y->strings, free);
 	memset(y, 0, sizeof(*y));
 }
+
+void vm_symbolize_prefetch_kernel(void)
+{
+	const struct vm_kallsyms *k;
+
+	vm_symcache_lock();
+	vm_kallsyms_get(&k, NULL);
+	vm_symcache_unlock();
+}
+
+void vm_symbolize_prefetch_process(const struct vm_process *p)
+{
+	const struct vm_symfile *sf;
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct vm_mapping *m = &p->maps[i];
+
+		if (!m->path || m->path[0] != '/')
+			continue;
+		vm_symcache_lock();
+		vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
+				root, &sf, NULL);
+		vm_symcache_unlock();
+	}
+}

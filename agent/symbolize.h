@@ -61,6 +61,13 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 
 void vm_symbolized_free(struct vm_symbolized *y);
 
+/*
+ * Warm the caches while a profile runs, so that symbolizing at its end is
+ * quick: the kernel's symbols, and those of every file p maps.
+ */
+void vm_symbolize_prefetch_kernel(void);
+void vm_symbolize_prefetch_process(const struct vm_process *p);
+
 /* Intern str in y (tests, encoders); NULL on ENOMEM. */
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
 

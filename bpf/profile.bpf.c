@@ -10,11 +10,13 @@
  * child forked by a process in `target_pids` is added to it, so new
  * PostgreSQL backends of a profiled postmaster are sampled too.
  *
- * Only UAPI headers are used, no vmlinux.h and no CO-RE relocation, so the
- * object loads on kernels built without BTF.  The one kernel structure read
- * is the sched_process_fork tracepoint record, and user space passes the
- * offset of its child_pid field, read from the tracepoint's format file
- * (it moved in 6.x when the comm fields became __data_loc strings).
+ * Only UAPI headers are used, no vmlinux.h, so the object loads on kernels
+ * built without BTF.  The one kernel structure read is the new task of a
+ * fork: with BTF, task_struct.pid through a CO-RE relocation (on_fork_btf);
+ * without, the sched_process_fork tracepoint record, whose child_pid offset
+ * user space reads from the tracepoint's format file (it moved in 6.x when
+ * the comm fields became __data_loc strings).  Only one of the two is
+ * loaded.
  */
 #include <stdbool.h>
 
@@ -190,34 +192,60 @@ int do_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * sched/sched_process_fork fires in the parent for every new task, threads
+ * sched_process_fork fires in the parent for every new task, threads
  * included; a thread's id added to target_pids is harmless (samples are
  * matched by thread group id) and user space ignores its announcement.
  */
-SEC("tracepoint/sched/sched_process_fork")
-int on_fork(void *ctx)
+static __always_inline void follow_fork(__u32 child)
 {
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
 	char comm[PROFILE_COMM_LEN] = {};
-	__u32 off = fork_child_pid_offset;
-	__u32 child = 0;
 	__u8 yes = 1;
 
-	if (!off)
-		return 0;
 	bpf_get_current_comm(comm, sizeof(comm));
-	if (!is_target(parent, comm))
-		return 0;
-	if (bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off))
-		return 0;
-	if (child == parent)
-		return 0;
+	if (!is_target(parent, comm) || child == parent)
+		return;
 	if (filter_pid && bpf_map_lookup_elem(&target_pids, &parent)) {
 		bpf_map_update_elem(&target_pids, &child, &yes, BPF_ANY);
 		stat_inc(PROFILE_STAT_FORKS);
 	}
 	bpf_map_update_elem(&seen, &child, &yes, BPF_ANY);
 	announce(PROFILE_EVENT_FORK, child, parent);
+}
+
+/*
+ * Without BTF: the tracepoint record, child_pid at the offset user space
+ * read from the tracepoint's format file.  Detaching it waits for an RCU
+ * grace period (perf's tracepoint unregistration), so it is the fallback.
+ */
+SEC("tracepoint/sched/sched_process_fork")
+int on_fork(void *ctx)
+{
+	__u32 off = fork_child_pid_offset;
+	__u32 child = 0;
+
+	if (!off ||
+	    bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off))
+		return 0;
+	follow_fork(child);
+	return 0;
+}
+
+/*
+ * With the kernel's BTF (/sys/kernel/btf/vmlinux): the raw tracepoint's
+ * task_struct, its pid field relocated by libbpf (CO-RE).  User space
+ * loads this one or on_fork, never both.
+ */
+struct task_struct {
+	int pid;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/sched_process_fork")
+int on_fork_btf(unsigned long long *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx[1];
+
+	follow_fork(child->pid);
 	return 0;
 }
 

@@ -141,9 +141,14 @@ AGENT=$!
 sleep 1
 progs=$(grep -h '^prog_id:' /proc/$AGENT/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u)
 wait "$AGENT"
-left=""
-for id in $progs; do
-	bpftool prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+# The kernel frees programs after an RCU grace period: allow it 5 s.
+for _ in $(seq 50); do
+	left=""
+	for id in $progs; do
+		bpftool prog show id "$id" >/dev/null 2>&1 && left="$left $id"
+	done
+	[ -z "$left" ] && break
+	sleep 0.1
 done
 if [ -n "$progs" ] && [ -z "$left" ]; then
 	ok "the agent's BPF programs ($(echo $progs)) are gone when the profile ends"

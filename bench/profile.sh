@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# bench/profile.sh - the eBPF profiler against the tools a user would
+# otherwise run, on this machine, with PostgreSQL 15 under `pgbench -S`:
+#
+#   (a) extra wall time of a 3-second profile beyond the 3 seconds:
+#       vmtools-agent profile --seconds 3 -F 99  vs  bcc's profile-bpfcc -F 99 3
+#       vs  perf record -F 99 -a -g -- sleep 3 && perf script
+#   (b) pgbench -S TPS lost while profiling at 99 Hz: none vs ours vs perf
+#   (c) each profiler's own CPU time (user+sys) and peak RSS
+#
+# Runs are interleaved (one of each per round) and medians reported, with
+# ratios against ours; prints a markdown table.  bcc needs kernel headers:
+# the running kernel has none here, so Debian's 6.1 headers (from
+# tests/lib/fetch-kernel.sh) are overlaid in a private mount namespace and
+# given to bcc with BCC_KERNEL_SOURCE; the host is not modified.
+#
+# usage: BUILD=build bash bench/profile.sh   (ROUNDS=5 TPS_ROUNDS=3)
+. "$(dirname "$0")/../tests/lib/tap.sh"
+. "$SRC/tests/lib/pg.sh"
+
+ROUNDS=${ROUNDS:-5}
+TPS_ROUNDS=${TPS_ROUNDS:-3}
+reason=$(need_bpf)
+[ -z "$reason" ] && reason=$(pg_reason)
+[ -z "$reason" ] && reason=$(need_cmd perf /usr/bin/time python3)
+if [ -n "$reason" ]; then
+	echo "bench/profile.sh: cannot run: $reason" >&2
+	exit 1
+fi
+
+pg_start >/dev/null && pg_bench_init 10 || exit 1
+
+# bcc with Debian's 6.1 headers, in a private mount namespace.
+BCC=""
+if command -v profile-bpfcc >/dev/null; then
+	if eval "$(bash "$SRC/tests/lib/fetch-kernel.sh" 2>"$T/fetch.err")"; then
+		hdr=$KERNEL_ROOT/usr/src/linux-headers-$KERNEL_RELEASE
+		common=$(ls -d "$KERNEL_ROOT"/usr/src/linux-headers-*-common | head -n 1)
+		mkdir -p "$T/kernel-src"
+		BCC="unshare -m sh -c 'mount --make-rprivate / && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec profile-bpfcc -F 99 3 >$T/bcc.out 2>$T/bcc.err'"
+	else
+		echo "bench/profile.sh: no kernel headers for bcc: $(tail -n 1 "$T/fetch.err")" >&2
+	fi
+fi
+
+OURS="'$VMTOOLS_AGENT' profile --seconds 3 --frequency 99 --output $T/ours.pb 2>$T/ours.err"
+PERF="perf record -q -F 99 -a -g -o $T/perf.data -- sleep 3 2>$T/perf.err && perf script -i $T/perf.data >$T/perf.txt 2>>$T/perf.err"
+
+# measure NAME CMD: one run under /usr/bin/time; appends "wall cpu rss" to $T/NAME.
+measure() {
+	local t0 t1
+	t0=$(date +%s%N)
+	/usr/bin/time -f '%U %S %M' -o "$T/time.out" sh -c "$2" || {
+		echo "bench/profile.sh: $1 failed:" >&2
+		tail -n 5 "$T/$1.err" "$T/bcc.err" 2>/dev/null >&2
+		return 1
+	}
+	t1=$(date +%s%N)
+	read -r u s m <"$T/time.out"
+	echo "$(((t1 - t0) / 1000000)) $(python3 -c "print(int(($u + $s) * 1000))") $m" >>"$T/$1"
+}
+
+# (a) and (c): under load.
+pg_bench_bg $((ROUNDS * 25 + 30)) -S -c 2 -j 2
+sleep 2
+for ((i = 0; i < ROUNDS; i++)); do
+	measure ours "$OURS"
+	[ -n "$BCC" ] && measure bcc "$BCC"
+	measure perf "$PERF"
+done
+kill "$PG_BENCH_PID" 2>/dev/null
+wait "$PG_BENCH_PID" 2>/dev/null
+
+# (b): TPS of pgbench -S for 5 s, alone or while profiling for 6 s at 99 Hz.
+tps() { # PROFILER-COMMAND (empty: none)
+	local prof=""
+	if [ -n "$1" ]; then
+		sh -c "$1" >/dev/null 2>&1 &
+		prof=$!
+		sleep 0.5
+	fi
+	pg_bench 5 -S -c 2 -j 2 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
+	[ -n "$prof" ] && wait "$prof"
+}
+for ((i = 0; i < TPS_ROUNDS; i++)); do
+	tps "" >>"$T/tps.none"
+	tps "'$VMTOOLS_AGENT' profile --seconds 6 --frequency 99 --output $T/t.pb" >>"$T/tps.ours"
+	tps "perf record -q -F 99 -a -g -o $T/tperf.data -- sleep 6 && perf script -i $T/tperf.data >/dev/null" >>"$T/tps.perf"
+done
+
+python3 - "$T" "$ROUNDS" "$TPS_ROUNDS" "${BCC:+yes}" <<'PY'
+import statistics as st, sys, os
+T, rounds, tps_rounds, have_bcc = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+def col(name, i):
+    p = os.path.join(T, name)
+    if not os.path.exists(p):
+        return None
+    return st.median(float(l.split()[i]) for l in open(p) if l.strip())
+def tps(name):
+    return st.median(float(l) for l in open(os.path.join(T, "tps." + name)) if l.strip())
+rows = [("vmtools-agent profile (eBPF)", "ours"), ("bcc profile-bpfcc", "bcc"), ("perf record + perf script", "perf")]
+ours_extra = col("ours", 0) - 3000
+print("| 3-s profile at 99 Hz, pgbench -S running (median of %s interleaved runs) | extra wall time beyond 3 s | vs ours | CPU time (user+sys) | peak RSS |" % rounds)
+print("|---|---|---|---|---|")
+for label, name in rows:
+    wall = col(name, 0)
+    if wall is None:
+        print("| %s | not run (no kernel headers for bcc) | | | |" % label)
+        continue
+    extra = wall - 3000
+    ratio = "1x" if name == "ours" else "%.0fx" % (extra / max(ours_extra, 1))
+    print("| %s | %d ms | %s | %d ms | %.1f MiB |" % (label, extra, ratio, col(name, 1), col(name, 2) / 1024))
+none = tps("none")
+print()
+print("| pgbench -S TPS while profiling at 99 Hz (median of %s interleaved 5-s runs) | TPS | lost vs none |" % tps_rounds)
+print("|---|---|---|")
+print("| no profiler | %.0f | |" % none)
+for label, name in (("vmtools-agent profile (eBPF)", "ours"), ("perf record -a -g", "perf")):
+    t = tps(name)
+    print("| %s | %.0f | %.1f%% |" % (label, t, 100 * (none - t) / none))
+PY
