@@ -138,34 +138,46 @@ static void kill_child(struct perf_state *st)
 }
 
 /*
- * perf's messages, on one line: what it printed, minus its progress chatter.
+ * perf's messages, on one line: the end of what it printed (a failure is
+ * said last), minus its progress chatter and repeated lines.
  */
 static void perf_said(struct perf_state *st, char *buf, size_t size)
 {
-	char raw[4096], *line, *save = NULL;
+	char raw[4096], *line, *save = NULL, *text = raw, *prev = "";
 	off_t end = st->err_fd >= 0 ? lseek(st->err_fd, 0, SEEK_END) : -1;
 	off_t from =
 		end > (off_t)sizeof(raw) - 1 ? end - (off_t)sizeof(raw) + 1 : 0;
 	ssize_t n = end > 0 ? pread(st->err_fd, raw, sizeof(raw) - 1, from) : 0;
-	size_t used = 0;
+	char all[sizeof(raw) * 2];
+	size_t used = 0, len;
 
-	buf[0] = 0;
 	raw[n > 0 ? n : 0] = 0;
-	for (line = strtok_r(raw, "\n", &save); line;
+	if (from > 0 && strchr(raw, '\n')) /* a cut first line */
+		text = strchr(raw, '\n') + 1;
+	all[0] = 0;
+	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "Events disabled", 15) ||
 		    !strncmp(line, "Events enabled", 14) ||
-		    !strncmp(line, "[ perf record:", 14) || !line[0])
+		    !strncmp(line, "[ perf record:", 14) || !line[0] ||
+		    !strcmp(line, prev))
 			continue;
-		used += (size_t)snprintf(buf + used, size - used, "%s%s",
+		prev = line;
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s",
 					 used ? " | " : "", line);
-		if (used >= size - 1)
+		if (used >= sizeof(all) - 1)
 			break;
 	}
-	if (!buf[0])
+	len = strlen(all);
+	if (!len)
 		snprintf(buf, size, "(nothing on stderr)");
-	if (strlen(buf) > STDERR_MAX)
-		strcpy(buf + STDERR_MAX - 3, "...");
+	else if (len < size && len <= STDERR_MAX)
+		snprintf(buf, size, "%s", all);
+	else
+		snprintf(buf, size, "...%s",
+			 all + len -
+				 (STDERR_MAX < size - 4 ? STDERR_MAX :
+							  size - 4));
 }
 
 /* What perf's refusal to start means for the caller: 503 or 500. */
