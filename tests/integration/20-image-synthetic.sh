@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# tests/integration/20-image-synthetic.sh - vmtools-image on a small staged
+# tree holding every file type and edge case: e2fsck -fn, verify, inspect,
+# a loop mount compared with the source, byte-identical rebuilds whatever the
+# atime, locale or mke2fs.conf, a bundled binary run through its launcher
+# (also in a chroot of the image alone), and bad input refused with a clear
+# error and no file at --output.
+. "$(dirname "$0")/../lib/tap.sh"
+
+IMG=$VMTOOLS_IMAGE
+EPOCH=1700000000
+R=$T/root
+REL=6.1.0-99-test
+
+mkdir -p "$R/lib/modules/$REL/kernel" "$R/usr/src/linux-headers-$REL/include" \
+	"$R/usr/lib/linux-kbuild-x/scripts" "$R/big" "$R/empty-dir" "$R/a/b/c"
+echo hello >"$R/hello.txt"
+chmod 4755 "$R/hello.txt"
+ln "$R/hello.txt" "$R/a/hardlink"
+printf '' >"$R/empty-file"
+chmod 600 "$R/empty-file"
+head -c 300000 /dev/urandom >"$R/a/b/c/random.bin"
+truncate -s 64M "$R/sparse"
+printf 'middle' | dd of="$R/sparse" bs=1 seek=$((20 << 20)) conv=notrunc status=none
+printf 'tail' | dd of="$R/sparse" bs=1 seek=$(((64 << 20) - 4)) conv=notrunc status=none
+for i in $(seq 1 2500); do echo "$i" >"$R/big/header-file-with-a-long-name-$i.h"; done
+ln -s hello.txt "$R/fast-link"
+ln -s "$(printf 'd%.0s/' $(seq 1 150))end" "$R/slow-link"
+ln -s "/usr/src/linux-headers-$REL" "$R/lib/modules/$REL/build"
+ln -s ../../lib/linux-kbuild-x/scripts "$R/usr/src/linux-headers-$REL/scripts"
+ln -s /nonexistent/in/guest "$R/dangling"
+mkfifo "$R/fifo"
+mknod "$R/null-dev" c 1 3 2>/dev/null || true
+name255=$(printf 'n%.0s' $(seq 1 255))
+echo long >"$R/$name255"
+echo x >"$R/lib/modules/$REL/modules.order"
+printf '' >"$R/lib/modules/$REL/modules.builtin"
+
+build() { "$IMG" build --root "$R" --no-perf --source-date-epoch $EPOCH "$@"; }
+
+check "build succeeds on the synthetic tree" build --output "$T/a.img"
+check "e2fsck -fn finds nothing to fix" e2fsck -fn "$T/a.img"
+check "verify re-hashes every file" "$IMG" verify "$T/a.img"
+"$IMG" inspect "$T/a.img" >"$T/inspect" 2>&1
+if grep -q "kernel release: $REL" "$T/inspect" && grep -q "label:          vm-tools" "$T/inspect" &&
+	grep -q "/lib/modules/$REL -> /lib/modules/$REL" "$T/inspect" &&
+	grep -q "/usr/src/linux-headers-$REL -> " "$T/inspect" &&
+	grep -q "/usr/lib/linux-kbuild-x -> " "$T/inspect"; then
+	ok "inspect shows kernel, label and the guest links (headers, kbuild)"
+else
+	not_ok "inspect output"
+	diag "$T/inspect"
+fi
+if grep -q '/dangling\|/hello.txt ->' "$T/inspect"; then
+	not_ok "links must not list dangling or in-tree targets"
+else
+	ok "links leave out dangling and relative in-tree symlinks"
+fi
+
+# Reproducible: other atimes, locale, a hostile MKE2FS_CONFIG, other ctime.
+find "$R" -xdev -exec touch -a -h -d '2001-01-01' {} + 2>/dev/null
+chmod 4755 "$R/hello.txt" # same mode, new ctime
+printf '[defaults]\n\tblocksize = 1024\n\tinode_size = 128\n' >"$T/mke2fs.conf"
+check "second build with other atime/ctime, locale and mke2fs.conf" \
+	env LC_ALL=C.UTF-8 LANG=de_DE.UTF-8 MKE2FS_CONFIG="$T/mke2fs.conf" TZ=Asia/Tokyo \
+	"$IMG" build --root "$R" --no-perf --source-date-epoch $EPOCH --output "$T/b.img"
+check "two builds of the same input are byte-identical (cmp)" cmp "$T/a.img" "$T/b.img"
+check "SOURCE_DATE_EPOCH gives the same bytes as --source-date-epoch" \
+	bash -c "SOURCE_DATE_EPOCH=$EPOCH '$IMG' build --root '$R' --no-perf --output '$T/c.img' && cmp '$T/a.img' '$T/c.img'"
+"$IMG" build --root "$R" --no-perf --source-date-epoch $((EPOCH + 1)) --output "$T/d.img" >/dev/null 2>&1
+check_fails "another epoch gives other bytes" cmp -s "$T/a.img" "$T/d.img"
+
+# Size: at most 1.15x the content in 4 KiB blocks plus fixed overhead.
+content=$(find "$R" -type f -printf '%s\n' | awk '{ b += int(($1 + 4095) / 4096) } END { print b * 4096 }')
+sparse_apparent=$((64 << 20))
+img_size=$(stat -c %s "$T/a.img")
+limit=$(((content - sparse_apparent) * 115 / 100 + 16 * 1024 * 1024))
+if [ "$img_size" -le "$limit" ]; then
+	ok "auto size $img_size bytes is within 1.15x of the content + 16 MiB ($limit)"
+else
+	not_ok "auto size $img_size bytes exceeds $limit"
+fi
+
+# Loop mount: exactly the staged tree (plus what the builder adds).
+if [ -n "$(need_loop)" ]; then
+	skip "loop-mounted image equals the staged tree" "$(need_loop)"
+else
+	M=$T/mnt
+	mkdir -p "$M"
+	if mount -o loop,ro "$T/a.img" "$M"; then
+		at_exit "umount '$M'"
+		list() { (cd "$1" && find . \( -path ./lost+found -o -path ./.vmtools -o -path './lib/modules/*/modules.*' \) -prune -o -printf '%p %y %m %U:%G %l\n' | LC_ALL=C sort); }
+		(cd "$R" && find . -path './lib/modules/*/modules.*' -prune -o -printf '%p %y %m 0:0 %l\n' | LC_ALL=C sort) >"$T/src.lst"
+		list "$M" >"$T/img.lst"
+		check "mounted image has the same names, types, modes, owners and link targets" diff "$T/src.lst" "$T/img.lst"
+		check "mounted image has the same contents (diff -r --no-dereference)" \
+			diff -r --no-dereference -x lost+found -x .vmtools -x 'modules.*' -x null-dev -x fifo "$R" "$M"
+		check "staged modules.order kept, modules.dep added by depmod" \
+			bash -c "cmp '$R/lib/modules/$REL/modules.order' '$M/lib/modules/$REL/modules.order' && test -f '$M/lib/modules/$REL/modules.dep' && test -f '$M/lib/modules/$REL/modules.alias.bin'"
+		check "hardlinks share one inode with link count 2" \
+			bash -c "[ \"\$(stat -c %i '$M/hello.txt')\" = \"\$(stat -c %i '$M/a/hardlink')\" ] && [ \"\$(stat -c %h '$M/hello.txt')\" = 2 ]"
+		check "sparse file keeps its holes (at most 3 blocks allocated)" \
+			bash -c "[ \"\$(stat -c %b '$M/sparse')\" -le 24 ] && cmp '$R/sparse' '$M/sparse'"
+		check "every timestamp is clamped to the epoch" \
+			bash -c "[ -z \"\$(find '$M' -newermt @$EPOCH -print -quit)\" ]"
+		check "the manifest parses and lists the 255-byte name" \
+			grep -q "\"/$name255\"" "$M/.vmtools/manifest.json"
+		umount "$M" && TAP_CLEANUP=("${TAP_CLEANUP[@]:0:${#TAP_CLEANUP[@]}-1}")
+	else
+		not_ok "loop mount of the image"
+	fi
+fi
+
+# A bundled binary and its launcher.
+B=$T/bundle-root
+mkdir -p "$B/lib/modules/$REL"
+if "$IMG" build --root "$B" --binary /usr/bin/env --size 64M --source-date-epoch $EPOCH --output "$T/env.img" >"$T/out" 2>&1; then
+	ok "build with --binary /usr/bin/env"
+	check "manifest lists env with libc and the loader" \
+		bash -c "debugfs -R 'cat /.vmtools/manifest.json' '$T/env.img' 2>/dev/null | grep -q '/lib/vmtools/env/lib/libc.so.6' && debugfs -R 'cat /.vmtools/manifest.json' '$T/env.img' 2>/dev/null | grep -q 'ld-linux'"
+	if [ -z "$(need_loop)" ]; then
+		M=$T/mnt2
+		mkdir -p "$M"
+		mount -o loop "$T/env.img" "$M" && at_exit "umount '$M'"
+		check "launcher runs the bundled env from the mount" \
+			bash -c "'$M/bin/env' -i FOO=bar '$M/bin/env' | grep -qx FOO=bar"
+		ln -s "$M/bin/env" "$T/env-link"
+		check "launcher works through a symlink from elsewhere" \
+			bash -c "'$T/env-link' -i A=1 '$T/env-link' | grep -qx A=1"
+		check "launcher runs in a chroot of the image alone (no shell, no libc)" \
+			bash -c "[ ! -e '$M/bin/sh' ] && [ ! -e '$M/lib/x86_64-linux-gnu' ] && chroot '$M' /bin/env -i X=y /bin/env | grep -qx X=y"
+	else
+		skip "launcher runs from the mount" "$(need_loop)"
+	fi
+else
+	not_ok "build with --binary /usr/bin/env"
+	diag "$T/out"
+fi
+
+# Bad input: a clear error naming the thing, non-zero exit, nothing at --output.
+refuse() {
+	local desc=$1 words=$2 out=$T/refused.img
+	shift 2
+	rm -f "$out"
+	if "$@" --output "$out" >"$T/err" 2>&1; then
+		not_ok "$desc (accepted)"
+	elif ! grep -q -- "$words" "$T/err"; then
+		not_ok "$desc: error does not mention '$words'"
+		diag "$T/err"
+	elif [ -e "$out" ] || ls -A "$T" | grep -q '^\.vmtools-image\.'; then
+		not_ok "$desc: left a file behind"
+	else
+		ok "$desc"
+	fi
+}
+refuse "missing root" "$T/nope" "$IMG" build --root "$T/nope" --no-perf
+refuse "root that is a file" "not a directory" "$IMG" build --root "$R/hello.txt" --no-perf
+mkdir -p "$T/none/lib/modules" "$T/two/lib/modules/1.0" "$T/two/lib/modules/2.0"
+refuse "no kernel release" "no kernel release" "$IMG" build --root "$T/none" --no-perf
+refuse "several kernel releases" "several kernel releases" "$IMG" build --root "$T/two" --no-perf
+check "several releases are fine with --kernel-release" \
+	"$IMG" build --root "$T/two" --no-perf --kernel-release 2.0 --output "$T/two.img"
+mkdir -p "$T/loop/lib/modules/1.0"
+ln -s b "$T/loop/a" && ln -s a "$T/loop/b"
+refuse "symlink loop" "symlink loop at /" "$IMG" build --root "$T/loop" --no-perf
+refuse "explicit --size too small says what is needed" "needs at least" build --size 1M
+rm -f "$T/missing/x.img"
+if build --output "$T/missing/x.img" >"$T/err" 2>&1; then
+	not_ok "output in a missing directory (accepted)"
+elif grep -q "$T/missing" "$T/err" && [ ! -e "$T/missing" ]; then
+	ok "output in a missing directory is refused, naming it"
+else
+	not_ok "output in a missing directory"
+	diag "$T/err"
+fi
+refuse "label over 16 bytes" "at most 16" build --label 12345678901234567
+refuse "--binary that is not executable" "not an executable" build --binary "$T/mke2fs.conf"
+chmod +x "$T/mke2fs.conf"
+refuse "--binary that is not ELF" "not an ELF" build --binary "$T/mke2fs.conf"
+
+# verify notices a changed byte.
+cp "$T/a.img" "$T/bad.img"
+off=$(debugfs -R "bmap /a/b/c/random.bin 0" "$T/bad.img" 2>/dev/null)
+printf 'X' | dd of="$T/bad.img" bs=1 seek=$((off * 4096 + 7)) conv=notrunc status=none
+"$IMG" verify "$T/bad.img" >"$T/verify" 2>&1
+st=$?
+if [ $st -ne 0 ] && grep -q '/a/b/c/random.bin: content differs' "$T/verify"; then
+	ok "verify fails on a corrupted file and names it"
+else
+	not_ok "verify on a corrupted image (status $st)"
+	diag "$T/verify"
+fi
+check_fails "verify refuses a file that is not an image" "$IMG" verify "$T/mke2fs.conf"
