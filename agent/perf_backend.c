@@ -46,7 +46,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@
 #define START_TIMEOUT_MS 30000 /* perf's start-up: reading /proc, kallsyms */
 #define STOP_TIMEOUT_MS 60000 /* flushing its buffers and the header */
 #define STDERR_MAX 768 /* of perf's messages kept in an error */
+#define TITLE_SCAN_MS 250
 
 extern char **environ;
 
@@ -87,8 +90,11 @@ struct perf_state {
 	size_t n_comms;
 	pid_t pids[VM_MAX_TARGETS];
 	size_t n_pids;
-	struct title *titles; /* of the targets alive at the start */
+	struct title *titles; /* of the targets seen alive; watcher's own */
 	size_t n_titles;
+	pthread_t watcher;
+	bool watching;
+	atomic_bool stop_watch;
 	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
 };
 
@@ -468,9 +474,33 @@ static bool read_comm(uint32_t pid, char comm[VM_COMM_LEN])
 	return true;
 }
 
+static void remember_title(struct perf_state *st, uint32_t pid)
+{
+	char *title = read_title(pid);
+	struct title *t;
+
+	if (!title)
+		return;
+	for (size_t i = 0; i < st->n_titles; i++)
+		if (st->titles[i].pid == pid) {
+			free(st->titles[i].title);
+			st->titles[i].title = title; /* the latest one */
+			return;
+		}
+	t = realloc(st->titles, (st->n_titles + 1) * sizeof(*t));
+	if (!t) {
+		free(title);
+		return;
+	}
+	st->titles = t;
+	t[st->n_titles].pid = pid;
+	t[st->n_titles++].title = title;
+}
+
 /*
- * Titles of the target processes alive now: a backend that exits during the
- * profile keeps its PostgreSQL backend type label.
+ * Titles of the target processes alive now.  The process title (the
+ * PostgreSQL backend type label) is not in perf.data, and a backend that
+ * exits before the profile ends cannot be asked afterwards.
  */
 static void snapshot_titles(struct perf_state *st)
 {
@@ -481,7 +511,6 @@ static void snapshot_titles(struct perf_state *st)
 		char comm[VM_COMM_LEN], *end;
 		unsigned long pid = strtoul(e->d_name, &end, 10);
 		bool target = false;
-		struct title *t;
 
 		if (*end || !pid || !read_comm((uint32_t)pid, comm))
 			continue;
@@ -489,17 +518,37 @@ static void snapshot_titles(struct perf_state *st)
 			target = !strcmp(comm, st->comms[i]);
 		for (size_t i = 0; i < st->n_pids && !target; i++)
 			target = (unsigned long)st->pids[i] == pid;
-		if (!target)
-			continue;
-		t = realloc(st->titles, (st->n_titles + 1) * sizeof(*t));
-		if (!t)
-			return;
-		st->titles = t;
-		t[st->n_titles].pid = (uint32_t)pid;
-		t[st->n_titles].title = read_title((uint32_t)pid);
-		if (t[st->n_titles].title)
-			st->n_titles++;
+		if (target)
+			remember_title(st, (uint32_t)pid);
 	}
+}
+
+/*
+ * While perf records, look at /proc a few times a second so that backends
+ * born and gone within the profile keep their titles (a scan reads one
+ * small file per process: ~1 ms for a few hundred processes).
+ */
+static void *watch_titles(void *arg)
+{
+	struct perf_state *st = arg;
+
+	while (!atomic_load(&st->stop_watch)) {
+		snapshot_titles(st);
+		for (int i = 0;
+		     i < TITLE_SCAN_MS / 50 && !atomic_load(&st->stop_watch);
+		     i++)
+			usleep(50000);
+	}
+	return NULL;
+}
+
+static void stop_watching(struct perf_state *st)
+{
+	if (!st->watching)
+		return;
+	atomic_store(&st->stop_watch, true);
+	pthread_join(st->watcher, NULL);
+	st->watching = false;
 }
 
 static void perf_destroy(void *state)
@@ -508,6 +557,7 @@ static void perf_destroy(void *state)
 
 	if (!st)
 		return;
+	stop_watching(st);
 	kill_child(st);
 	close_control(st);
 	if (st->data_fd >= 0)
@@ -575,6 +625,8 @@ static int perf_start(const struct vm_profile_request *req,
 	st->start_ns = now_ns(CLOCK_REALTIME);
 	/* perf has the file open now: nothing on disk outlives us. */
 	remove_files(st);
+	st->watching = pthread_create(&st->watcher, NULL, watch_titles, st) ==
+		       0;
 	return 0;
 }
 
@@ -628,6 +680,7 @@ static int perf_collect(void *state, struct vm_samples *out,
 	void *map;
 	int r;
 
+	stop_watching(st);
 	if (st->child > 0) {
 		kill(st->child, SIGINT);
 		st->stop_ns = now_ns(CLOCK_REALTIME);
