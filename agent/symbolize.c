@@ -118,6 +118,9 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 				    m->path, p->exited ? "" : root, &sf,
 				    NULL) == 0)
 			pm->files[i] = sf;
+		else if (m->path && !strcmp(m->path, "[vdso]") &&
+			 vm_symcache_get_vdso(&sf) == 0)
+			pm->files[i] = sf;
 	}
 	sf = pm->files[i];
 

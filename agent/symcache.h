@@ -38,6 +38,12 @@ void vm_symcache_unlock(void);
 int vm_symcache_get(const char *open_path, const char *path, const char *root,
 		    const struct vm_symfile **out, struct vm_error *err);
 
+/*
+ * The vDSO, which the kernel maps into every process: ours is the same
+ * image, read from our own memory.  Call with the lock held.
+ */
+int vm_symcache_get_vdso(const struct vm_symfile **out);
+
 /* Entries and hits so far (for tests and /metrics). */
 void vm_symcache_stats(uint64_t *entries, uint64_t *hits, uint64_t *misses);
 
