@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,6 +24,7 @@
 #include "agent/blockdev.h"
 #include "agent/links.h"
 #include "agent/setup_journal.h"
+#include "agent/setup_int.h"
 #include "agent/setup_state.h"
 
 static char base[64];
@@ -348,12 +350,34 @@ static void test_find_by_label(void **state)
 	assert_non_null(strstr(err.msg, "nosys"));
 }
 
+static void test_mountinfo_find(void **state)
+{
+	static const char text[] =
+		"22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+		"40 22 7:3 / /run/vm\\040tools ro,nodev,nosuid - ext4 /dev/loop3 ro\n"
+		"41 22 7:4 / /run/vm-tools ro - ext4 /dev/loop4 ro\n"
+		"42 41 7:5 / /run/vm-tools ro - ext4 /dev/loop5 ro\n"
+		"garbage line\n";
+	dev_t dev = 0;
+
+	/* The topmost of two mounts at the same place wins. */
+	assert_int_equal(vm_mountinfo_find(text, "/run/vm-tools", &dev), 1);
+	assert_int_equal(major(dev), 7);
+	assert_int_equal(minor(dev), 5);
+	/* Octal escapes in mount points are decoded. */
+	assert_int_equal(vm_mountinfo_find(text, "/run/vm tools", &dev), 1);
+	assert_int_equal(minor(dev), 3);
+	assert_int_equal(vm_mountinfo_find(text, "/run", &dev), 0);
+	assert_int_equal(vm_mountinfo_find("", "/", &dev), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_is_under),
+		cmocka_unit_test(test_mountinfo_find),
 		T(test_create_idempotent_and_rollback),
 		T(test_refuses_real_dir_and_foreign_link),
 		T(test_optional_blocked_is_skipped),
