@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# tests/integration/72-perf-vs-bpf.sh - the same workload profiled by both
+# backends at the same time (two `vmtools-agent profile` processes, one
+# --profiler bpf, one --profiler perf): PostgreSQL 15 under `pgbench -S`.
+# The functions where the eBPF profile spends most (flat) and the
+# PostgreSQL entry points (cumulative) get the same share of samples in
+# both profiles, within 5 percentage points: same selection, same stacks,
+# same symbolizer.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/pg.sh"
+
+reason=$(need_bpf)
+[ -z "$reason" ] && reason=$(pg_reason)
+[ -z "$reason" ] && reason=$(need_cmd go perf python3)
+[ -z "$reason" ] && ! perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null &&
+	reason="perf record -e cpu-clock does not work here"
+if [ -n "$reason" ]; then
+	skip "perf and eBPF backends agree on the same workload" "$reason"
+	exit 0
+fi
+export HOME=$T/home PPROF_TMPDIR=$T/pprof
+mkdir -p "$HOME" "$PPROF_TMPDIR"
+
+check "a PostgreSQL 15 cluster starts" pg_start
+check "pgbench initializes its tables" pg_bench_init 1
+
+# pgbench runs first, so both profiles cover the same steady state.
+pg_bench_bg 9 -S -c 2
+sleep 1
+"$VMTOOLS_AGENT" profile --profiler perf --seconds 5 --frequency 199 \
+	--output "$T/perf.pb" 2>"$T/perf.err" &
+PERF_AGENT=$!
+at_exit "kill $PERF_AGENT"
+sleep 0.4 # perf's start-up, so that both windows overlap
+"$VMTOOLS_AGENT" profile --profiler bpf --seconds 5 --frequency 199 \
+	--output "$T/bpf.pb" 2>"$T/bpf.err"
+st_bpf=$?
+wait "$PERF_AGENT"
+st_perf=$?
+wait "$PG_BENCH_PID"
+check "the eBPF profile is taken" test "$st_bpf" = 0 -a -s "$T/bpf.pb"
+check "the perf profile is taken" test "$st_perf" = 0 -a -s "$T/perf.pb"
+
+for b in bpf perf; do
+	go tool pprof -top -nodecount=100000 "$T/$b.pb" >"$T/$b.flat" 2>/dev/null
+	go tool pprof -top -cum -nodecount=100000 "$T/$b.pb" >"$T/$b.cum" 2>/dev/null
+done
+
+# compare KIND N: the N functions the eBPF profile ranks first (flat or cum)
+# against the perf profile's share of the same function.
+compare() {
+	python3 - "$T/bpf.$1" "$T/perf.$1" "$2" "$1" <<'PY'
+import sys
+def shares(path, col):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 6 and f[1].endswith('%') and f[4].endswith('%'):
+            out.setdefault(" ".join(f[5:]), float(f[col].rstrip('%')))
+    return out
+bpf_path, perf_path, n, kind = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+col = 1 if kind == "flat" else 4
+b, p = shares(bpf_path, col), shares(perf_path, col)
+names = [k for k in b if not k.startswith("[")][:n]
+worst = 0
+for k in names:
+    d = abs(b[k] - p.get(k, 0.0))
+    worst = max(worst, d)
+    print("%-40s bpf %5.1f%%  perf %5.1f%%  diff %4.1f" % (k[:40], b[k], p.get(k, 0.0), d))
+sys.exit(0 if names and worst <= 5.0 else 1)
+PY
+}
+if compare flat 5 >"$T/flat.txt" 2>&1; then
+	ok "the eBPF profile's top 5 functions (flat) have the same share in the perf profile, within 5 points"
+else
+	not_ok "flat shares differ by more than 5 points"
+fi
+diag "$T/flat.txt"
+if compare cum 8 >"$T/cum.txt" 2>&1 && grep -q PostgresMain "$T/cum.txt"; then
+	ok "the top 8 functions by cumulative share (PostgresMain...) agree within 5 points"
+else
+	not_ok "cumulative shares differ by more than 5 points"
+fi
+diag "$T/cum.txt"
