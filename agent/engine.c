@@ -25,6 +25,7 @@
 #include "agent/backend.h"
 #include "agent/encode.h"
 #include "agent/symbolize.h"
+#include "agent/symcache.h"
 
 /* Until the perf backend is linked in, it is absent, not a link error. */
 extern const struct vm_backend_ops vm_perf_backend __attribute__((weak));
@@ -166,6 +167,9 @@ int vm_session_start(const struct vm_profile_request *req,
 		s->ops = &vm_bpf_backend;
 	}
 
+	/* Where separate debug files live, when not /usr/lib/debug. */
+	if (getenv("VMTOOLS_DEBUG_DIR"))
+		vm_symcache_set_debug_dir(getenv("VMTOOLS_DEBUG_DIR"));
 	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = now_ns(CLOCK_REALTIME);
 	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg, &s->state, err);

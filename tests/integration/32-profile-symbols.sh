@@ -50,6 +50,12 @@ objcopy --only-keep-debug "$T/spin" "$T/link/.debug/spin-link.debug"
 strip --strip-all -o "$T/link/spin-link" "$T/spin"
 (cd "$T/link/.debug" && objcopy --add-gnu-debuglink=spin-link.debug "$T/link/spin-link")
 
+# A separate debug file by build id, under VMTOOLS_DEBUG_DIR/.build-id/.
+id=$(readelf -n "$T/spin" | awk '/Build ID/ {print $3}')
+mkdir -p "$T/debug/.build-id/${id:0:2}"
+objcopy --only-keep-debug "$T/spin" "$T/debug/.build-id/${id:0:2}/${id:2}.debug"
+strip --strip-all -o "$T/spin-bid" "$T/spin"
+
 # A plain stripped one: nothing to find.
 strip --strip-all -o "$T/spin-bare" "$T/spin"
 
@@ -70,6 +76,8 @@ check "MiniDebugInfo (.gnu_debugdata) names a static function" \
 	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/mini/spin-mini' | grep -q ';vmt_static_spin'"
 check "a .gnu_debuglink debug file in .debug/ names a static function" \
 	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/link/spin-link' | grep -q ';vmt_static_spin'"
+check "a debug file found by build id names a static function" \
+	bash -c "$(declare -f profile_of); export VMTOOLS_DEBUG_DIR='$T/debug'; T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/spin-bid' | grep -q ';vmt_static_spin'"
 check "a bare stripped binary keeps file+offset frames, no wrong names" \
 	bash -c "$(declare -f profile_of); T='$T' VMTOOLS_AGENT='$VMTOOLS_AGENT' profile_of '$T/spin-bare' | grep -Eq ';spin-bare\+0x[0-9a-f]+ [0-9]+$' "
 
