@@ -63,12 +63,14 @@ vm_tools_image() {
 	(
 		# One build at a time; a test that waited finds the image made.
 		flock 9
-		[ -e "$VM_IMAGE" ] && exit 0
+		# Fresh mtime = in use: older images go after 30 minutes unused, so
+		# a run never loses the image it is about to boot to another run.
+		[ -e "$VM_IMAGE" ] && touch "$VM_IMAGE" && exit 0
 		echo "# building the tools image for $KERNEL_RELEASE with vmtools-image build" >&2
 		"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --kernel-release "$KERNEL_RELEASE" \
 			--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --output "$VM_IMAGE.tmp" >&2 || exit 1
 		mv "$VM_IMAGE.tmp" "$VM_IMAGE"
-		find "$VM_CACHE" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$VM_IMAGE")" -delete
+		find "$VM_CACHE" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$VM_IMAGE")" -mmin +30 -delete
 	) 9>"$VM_CACHE/.tools-image.lock"
 }
 
