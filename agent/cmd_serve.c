@@ -270,6 +270,7 @@ static int serve(const struct serve_options *o)
 	};
 	struct vm_service_config scfg = { 0 };
 	struct vm_http_config hcfg = {
+		.listen = o->listen,
 		.max_connections = o->max_connections,
 		.max_per_ip = o->max_connections / 2,
 		.idle_timeout = o->idle_timeout,

@@ -37,6 +37,7 @@ struct vm_health_config;
 struct vm_http_config {
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
+	const char *listen; /* as given, for messages */
 	const char *token; /* NULL: no authentication */
 	unsigned max_connections;
 	unsigned max_per_ip;

@@ -212,7 +212,6 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 		/* First, so that every message goes through it. */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
 		(const struct sockaddr *)&cfg->addr,
-		MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
 		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
@@ -224,7 +223,8 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 		free(srv);
 		return vm_error_errno(
 			err, e,
-			"cannot listen on the --listen address (in use, or not an address of this machine?)");
+			"cannot listen on %s (another agent running? not an address of this machine? use --listen ADDR:PORT)",
+			cfg->listen ? cfg->listen : "the --listen address");
 	}
 	*out = srv;
 	return 0;

@@ -233,6 +233,31 @@ kill -INT "$PID"
 wait "$PID"
 check "SIGINT: exit 0" test $? = 0
 
+# The port is taken: say so, naming it; IPv6 loopback works.
+start_agent first
+"$VMTOOLS_AGENT" serve --no-setup --listen "127.0.0.1:$PORT" >"$T/out" 2>&1
+st=$?
+check "a port in use is refused (status $st), naming the address" \
+	bash -c "[ $st = 1 ] && grep -q 'cannot listen on 127.0.0.1:$PORT.*Address already in use' '$T/out'"
+kill "$PID"
+wait "$PID" 2>/dev/null
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	"$VMTOOLS_AGENT" serve --no-setup --listen '[::1]:0' 2>"$T/v6.log" &
+	V6=$!
+	at_exit "kill -9 $V6"
+	for ((i = 0; i < 100; i++)); do
+		P6=$(grep -o 'port [0-9]*' "$T/v6.log" | grep -o '[0-9]*$')
+		[ -n "$P6" ] && break
+		sleep 0.05
+	done
+	check "--listen [::1]:PORT serves over IPv6" \
+		bash -c "curl -s 'http://[::1]:$P6/profile/cpu' | grep -q '\"running\":false'"
+	kill "$V6"
+	wait "$V6" 2>/dev/null
+else
+	skip "--listen [::1]:PORT serves over IPv6" "no IPv6 loopback here"
+fi
+
 # Bad flags and files.
 check_fails "--listen without a port is refused" \
 	"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1
