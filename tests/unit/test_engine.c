@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_engine.c - unit tests of agent/engine.c: request validation (no
+ * privileges needed), and with root a real eBPF session on this very
+ * process: one session at a time (-EBUSY), vm_session_status() and
+ * vm_session_stop() from another thread while vm_session_wait() blocks, a
+ * valid pprof at the end of a child that burns CPU, and no BPF program, link or perf event left open
+ * in the process after vm_session_free().
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/engine.h"
+#include "proto/profile.pb-c.h"
+
+static struct vm_profile_request base_request(void)
+{
+	struct vm_profile_request r = {
+		.profiler = VM_PROFILER_BPF,
+		.frequency = 99,
+		.seconds = 1,
+		.format = VM_FORMAT_PPROF,
+	};
+
+	return r;
+}
+
+static void expect_refused(struct vm_profile_request *r, const char *needle)
+{
+	struct vm_session *s = NULL;
+	struct vm_error err = { 0 };
+
+	assert_true(vm_session_start(r, NULL, &s, &err) < 0);
+	assert_null(s);
+	if (!strstr(err.msg, needle))
+		fail_msg("expected '%s' in: %s", needle, err.msg);
+}
+
+static void test_validation(void **state)
+{
+	struct vm_profile_request r;
+
+	(void)state;
+	r = base_request();
+	r.frequency = 0;
+	expect_refused(&r, "1 to 1000");
+	r = base_request();
+	r.frequency = 1001;
+	expect_refused(&r, "1001 Hz");
+	r = base_request();
+	r.seconds = 0;
+	expect_refused(&r, "duration");
+	r = base_request();
+	r.comms[0] = "a/b";
+	r.n_comms = 1;
+	expect_refused(&r, "command name 'a/b'");
+	r = base_request();
+	r.pids[0] = -4;
+	r.n_pids = 1;
+	expect_refused(&r, "pid -4");
+	r = base_request();
+	r.pids[0] = 999999999;
+	r.n_pids = 1;
+	expect_refused(&r, "no process with pid 999999999");
+	assert_string_equal(vm_profiler_name(VM_PROFILER_BPF), "BccProfile");
+	assert_string_equal(vm_profiler_name(VM_PROFILER_PERF), "Perf");
+}
+
+/* BPF objects and perf events this process holds open. */
+static int bpf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char path[300], target[256];
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strstr(target, "bpf-prog") || strstr(target, "bpf_link") ||
+		    strstr(target, "bpf-map") || strstr(target, "perf_event"))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A child burning CPU (the agent never samples itself). */
+static pid_t spawn_spinner(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		volatile unsigned long x = 0;
+
+		alarm(30); /* whatever happens to the test */
+		for (;;)
+			x++;
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+struct stopper {
+	struct vm_session *s;
+	uint64_t samples_seen;
+};
+
+static void *stop_later(void *arg)
+{
+	struct stopper *st = arg;
+	struct vm_session_status status;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	for (int i = 0; i < 40; i++) { /* up to 2 s of 10 */
+		nanosleep(&ts, NULL);
+		vm_session_status(st->s, &status);
+		assert_int_equal(status.frequency, 499);
+		assert_int_equal(status.seconds, 10);
+		st->samples_seen = status.samples;
+		if (status.samples >= 20)
+			break;
+	}
+	vm_session_stop(st->s);
+	return NULL;
+}
+
+static void test_session(void **state)
+{
+	struct vm_profile_request r = base_request();
+	struct vm_session *s = NULL, *other = NULL;
+	struct vm_error err = { 0 };
+	struct vm_profile_output out = { 0 };
+	struct vm_session_status status;
+	Perftools__Profiles__Profile *p;
+	struct stopper st = { 0 };
+	pthread_t stopper;
+	pid_t child;
+	struct timespec t0, t1;
+	int before;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	before = bpf_fds();
+	child = spawn_spinner();
+	r.pids[0] = child;
+	r.n_pids = 1;
+	r.frequency = 499;
+	r.seconds = 10;
+	if (vm_session_start(&r, NULL, &s, &err) < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		print_message("no BPF here: %s\n", err.msg);
+		skip();
+	}
+	assert_true(bpf_fds() > before);
+
+	/* One at a time. */
+	assert_int_equal(vm_session_start(&r, NULL, &other, &err), -EBUSY);
+	assert_null(other);
+
+	st.s = s;
+	assert_int_equal(pthread_create(&stopper, NULL, stop_later, &st), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(vm_session_wait(s, &err), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(stopper, NULL);
+	/* Stopped early, long before the 10 s. */
+	assert_true(t1.tv_sec - t0.tv_sec < 5);
+	assert_true(st.samples_seen > 0);
+	vm_session_status(s, &status);
+	assert_true(status.stopping);
+
+	assert_int_equal(vm_session_finish(s, &out, &err), 0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_true(out.samples >= st.samples_seen);
+	assert_string_equal(out.filename, "profile.pb");
+	assert_string_equal(out.content_type, "application/octet-stream");
+	p = perftools__profiles__profile__unpack(NULL, out.len, out.data);
+	assert_non_null(p);
+	assert_true(p->n_sample > 0);
+	assert_true(p->n_location > 0);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(out.data);
+	/* A second finish is refused, status still answers. */
+	assert_true(vm_session_finish(s, &out, &err) < 0);
+	vm_session_status(s, &status);
+	vm_session_free(s);
+
+	assert_int_equal(bpf_fds(), before);
+
+	/* The slot is free again; folded + gzip this time. */
+	r.seconds = 1;
+	r.pids[0] = getpid(); /* the child is gone */
+	r.format = VM_FORMAT_FOLDED;
+	r.gzip = true;
+	assert_int_equal(vm_session_start(&r, NULL, &s, &err), 0);
+	vm_session_stop(s);
+	assert_int_equal(vm_session_wait(s, &err), 0);
+	assert_int_equal(vm_session_finish(s, &out, &err), 0);
+	assert_string_equal(out.filename, "profile.folded.gz");
+	assert_string_equal(out.content_type, "application/gzip");
+	assert_true(out.len >= 18);
+	free(out.data);
+	vm_session_free(s);
+	vm_session_free(NULL);
+	assert_int_equal(bpf_fds(), before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_validation),
+		cmocka_unit_test(test_session),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
