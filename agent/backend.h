@@ -19,11 +19,16 @@ struct vm_backend_ops {
 	int (*start)(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg, void **state,
 		     struct vm_error *err);
-	/* Samples so far, cheap, from any thread; 0 when unknown. */
+	/*
+	 * Samples so far, cheap, from any thread, also while collect() runs
+	 * (never after destroy); 0 when unknown.
+	 */
 	uint64_t (*samples_so_far)(void *state);
 	/*
 	 * Stop sampling (detach / signal perf), then read everything into
-	 * out.  Called once, after the wait ended.
+	 * out.  Called once, after the wait ended.  Fill out with the helpers
+	 * of sample.h (vm_samples_add, vm_samples_get_process, ...); the
+	 * engine sets frequency, time_nanos and duration_nanos when left 0.
 	 */
 	int (*collect)(void *state, struct vm_samples *out,
 		       struct vm_error *err);

@@ -13,7 +13,13 @@
  *   vm_session_free()    release everything; safe on every path
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
- * -ENODEV / -EPERM / -ENOENT from start mean "backend unavailable" (503).
+ * -ENODEV / -EPERM / -ENOENT from start mean "backend unavailable" (503),
+ * -EBUSY another session is running (409), -EINVAL / -ESRCH a request
+ * field is wrong (422: frequency, seconds, comm, pid).
+ *
+ * One session at a time per process.  stop() and status() may run on any
+ * thread (stop() also in a signal handler) until free() is called; the
+ * caller keeps free() from racing with them.
  */
 #ifndef VMTOOLS_AGENT_ENGINE_H
 #define VMTOOLS_AGENT_ENGINE_H
