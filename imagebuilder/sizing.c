@@ -55,18 +55,30 @@ uint64_t vm_size_inodes(uint64_t used)
 void vm_size_auto(const struct vm_size_need *need, struct vm_geometry *out)
 {
 	uint64_t inodes = vm_size_inodes(need->inodes);
-	/* Margin for extents split at group boundaries: 0.2% + 32 blocks. */
-	uint64_t data = need->data_blocks + need->data_blocks / 500 + 32;
+	/* Margin for extents split at group boundaries: 0.2% + 64 blocks
+	 * (ext2fs_initialize also wants 50 blocks beyond the metadata). */
+	uint64_t data = need->data_blocks + need->data_blocks / 500 + 64;
 	uint64_t blocks = data, prev = 0;
 
 	while (blocks != prev) {
 		prev = blocks;
 		blocks = data + vm_size_overhead(prev, inodes);
 	}
-	/* A last group too small for its own metadata would be dropped. */
-	if (blocks % VM_BLOCKS_PER_GROUP &&
-	    blocks % VM_BLOCKS_PER_GROUP < 256 + vm_size_overhead(1, inodes))
-		blocks += 256 + vm_size_overhead(1, inodes);
+	/*
+	 * ext2fs_initialize drops a last group too small for its metadata
+	 * plus 50 blocks: make it big enough instead.
+	 */
+	if (blocks > VM_BLOCKS_PER_GROUP) {
+		uint64_t groups = div_up(blocks, VM_BLOCKS_PER_GROUP);
+		uint64_t rem = blocks - (groups - 1) * VM_BLOCKS_PER_GROUP;
+		uint64_t last =
+			vm_size_overhead(blocks, inodes) -
+			vm_size_overhead((groups - 1) * VM_BLOCKS_PER_GROUP,
+					 inodes);
+
+		if (rem < last + 50)
+			blocks += last + 50 - rem;
+	}
 	out->blocks = blocks;
 	out->inodes = inodes;
 }

@@ -271,7 +271,8 @@ static int walk_dir(struct walk *w, int dfd, const char *host,
 				   host);
 		goto out;
 	}
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = add_entry(w, dirfd(d), host, dir, names[i]);
 out:

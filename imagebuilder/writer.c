@@ -826,6 +826,17 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	r = fs_create(&w, path, &geo);
 	if (r < 0)
 		goto out;
+	if (ext2fs_free_blocks_count(w.fs->super) < need.data_blocks) {
+		r = vm_error_set(
+			err, ENOSPC,
+			"%s: %llu blocks of %llu are free for %llu blocks of content; use a larger --size",
+			path,
+			(unsigned long long)ext2fs_free_blocks_count(
+				w.fs->super),
+			(unsigned long long)geo.blocks,
+			(unsigned long long)need.data_blocks);
+		goto out;
+	}
 	/* What ext4 reserves: the bad-blocks inode and inodes 3..10. */
 	ext2fs_inode_alloc_stats2(w.fs, EXT2_BAD_INO, +1, 0);
 	for (ext2_ino_t i = EXT2_ROOT_INO + 1; i < VM_FIRST_INO; i++)
