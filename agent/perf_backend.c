@@ -608,7 +608,7 @@ static int perf_start(const struct vm_profile_request *req,
 	snapshot_titles(st);
 
 	r = spawn(st, true, err);
-	if (r == -EIO) {
+	if (r == -EIO || r == -ENODEV) {
 		/* Perhaps a kernel without build ids in MMAP2 (< 5.12). */
 		close_control(st);
 		if (ftruncate(st->data_fd, 0) == 0 &&
