@@ -223,9 +223,8 @@ int vm_links_check(struct vm_link_plan *p, const char *owner,
 	return 0;
 }
 
-/* mkdir every missing ancestor of path, top-down, journalling each. */
-static int make_parents(const char *path, struct vm_journal *j,
-			struct vm_error *err)
+int vm_mkdir_parents(const char *path, struct vm_journal *j,
+		     struct vm_error *err)
 {
 	_cleanup_free_ char *dir = strdup(path);
 	char *slash;
@@ -288,7 +287,7 @@ int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 		case VM_LINK_BLOCKED: /* only optional ones get here */
 			break;
 		case VM_LINK_ABSENT:
-			r = make_parents(l->path, j, err);
+			r = vm_mkdir_parents(l->path, j, err);
 			if (r < 0)
 				return r;
 			if (symlink(l->target, l->path) < 0)

@@ -90,6 +90,9 @@ int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
 		if (errno != ENOENT)
 			return vm_error_errno(err, errno, "cannot use %s",
 					      c->mountpoint);
+		r = vm_mkdir_parents(c->mountpoint, j, err);
+		if (r < 0)
+			return r;
 		if (mkdir(c->mountpoint, 0755) < 0)
 			return vm_error_errno(err, errno,
 					      "cannot create the mountpoint %s",

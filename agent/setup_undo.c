@@ -41,23 +41,12 @@ static int undo_with_state(struct vm_setup_ctx *c, struct vm_setup_state *s,
 				l->path);
 		}
 	}
-	for (size_t i = s->n_dirs; i-- > 0;) {
-		if (rmdir(s->dirs[i]) == 0)
-			vm_setup_action(c->res, "removed the directory %s",
-					s->dirs[i]);
-		else if (errno != ENOENT)
-			vm_setup_action(
-				c->res,
-				"left the directory %s: %s (setup created it; it holds something else now)",
-				s->dirs[i], strerror(errno));
-	}
-	/* The links are gone; if the unmount fails, remember only that. */
+	/* The links are gone; if the unmount fails, remember the rest. */
 	for (size_t i = 0; i < s->n_links; i++) {
 		free(s->links[i].path);
 		free(s->links[i].target);
 	}
 	s->n_links = 0;
-	s->n_dirs = 0;
 	if (s->mounted) {
 		r = vm_setup_unmount(c, err);
 		if (r < 0) {
@@ -72,9 +61,20 @@ static int undo_with_state(struct vm_setup_ctx *c, struct vm_setup_state *s,
 	if (s->created_mountpoint && rmdir(c->mountpoint) == 0)
 		vm_setup_action(c->res, "removed the mountpoint %s",
 				c->mountpoint);
+	/* Before the directories: it may live in one setup created. */
 	if (unlink(c->state_file) < 0 && errno != ENOENT)
 		return vm_error_errno(err, errno, "cannot remove %s",
 				      c->state_file);
+	for (size_t i = s->n_dirs; i-- > 0;) {
+		if (rmdir(s->dirs[i]) == 0)
+			vm_setup_action(c->res, "removed the directory %s",
+					s->dirs[i]);
+		else if (errno != ENOENT)
+			vm_setup_action(
+				c->res,
+				"left the directory %s: %s (setup created it; it holds something else now)",
+				s->dirs[i], strerror(errno));
+	}
 	return 0;
 }
 

@@ -27,7 +27,9 @@ if [ "${1:-}" = inside ]; then
 	W=$2 IMG=$3 LABEL=$4 REL=$5
 	A=$VMTOOLS_AGENT
 	RUN=$(uname -r)
-	MNT=$W/mnt BIN=$W/bin
+	# The mountpoint's parent does not exist either (as /run in a bare
+	# initramfs): setup creates both, undo removes both.
+	MNT=$W/run/vm-tools BIN=$W/bin
 	OPTS=(--label "$LABEL" --mountpoint "$MNT" --bindir "$BIN" --allow-kernel-mismatch)
 
 	mkdir -p "$W/upper" "$W/work"
@@ -40,7 +42,7 @@ if [ "${1:-}" = inside ]; then
 	# targets of the places it links into, and the mount table there.
 	snapshot() {
 		local p
-		for p in /lib/modules /usr/src /usr/lib "$BIN" "$MNT" "$MNT.setup.json"; do
+		for p in /lib/modules /usr/src /usr/lib "$BIN" "$W/run" "$MNT" "$MNT.setup.json"; do
 			if [ -e "$p" ] || [ -L "$p" ]; then
 				find "$p" -maxdepth 1 -printf '%p %y %l %m\n' | sort
 			else
@@ -217,7 +219,7 @@ if [ "${1:-}" = inside ]; then
 	mkdir -p "$W/arch/.vmtools"
 	printf '{"format_version": 1, "kernel_release": "%s", "arch": "not-%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [], "files": {}}\n' \
 		"$RUN" "$(uname -m)" >"$W/arch/.vmtools/manifest.json"
-	mke2fs -q -t ext4 -L "${LABEL}a" -d "$W/arch" "$W/arch.img" 4M
+	mke2fs -q -t ext4 -L "${LABEL}a" -d "$W/arch" "$W/arch.img" 4M >/dev/null 2>&1
 	attach "$W/arch.img"
 	"$A" setup "${OPTS[@]/#$LABEL/${LABEL}a}" >"$W/arch.out" 2>&1
 	st=$?
@@ -251,7 +253,7 @@ if [ "${1:-}" = inside ]; then
 		not_ok "--undo without the state file (exit $st) left: $left"
 		diag "$W/undo3.out"
 	fi
-	rmdir /lib/modules "$BIN" "$MNT" 2>/dev/null
+	rmdir /lib/modules "$BIN" "$MNT" "$W/run" 2>/dev/null
 	unchanged "--undo without the state file, after removing the directories"
 
 	# Corrupt one byte of a module inside the image file.
