@@ -64,9 +64,7 @@ struct writer {
 	size_t wc_blocks;
 };
 
-#ifndef WC_BLOCKS
 #define WC_BLOCKS 2048u /* 8 MiB */
-#endif
 
 struct extent {
 	uint32_t lblk, len;

@@ -51,6 +51,13 @@ at_exit "umount '$M'"
 check "mounted image: same names, types, modes and link targets as the staged tree" diff "$T/src.lst" "$T/img.lst"
 check "mounted image: same contents (diff -r)" \
 	diff -r --no-dereference -x lost+found -x .vmtools -x 'modules.*' -x vmtools -x bin "$R" "$M"
+blocks=$(find "$M" -type f -printf '%s\n' | awk '{ b += int(($1 + 4095) / 4096) } END { print b }')
+limit=$((blocks * 4096 * 115 / 100 + 16 * 1024 * 1024))
+if [ "$size" -le "$limit" ]; then
+	ok "auto size $size bytes is within 1.15x of the files in 4 KiB blocks + 16 MiB ($limit)"
+else
+	not_ok "auto size $size bytes exceeds $limit"
+fi
 check "modprobe resolves xfs's dependencies from the image's modules.dep" \
 	bash -c "modprobe -d '$M' -S '$REL' --show-depends xfs | grep -q 'libcrc32c.ko'"
 check "perf --version through the launcher on the mount" \
