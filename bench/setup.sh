@@ -20,6 +20,10 @@ case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 RUNS=${RUNS:-5}
 
 if [ "${1:-}" != inside ]; then
+	if [ "$(id -u)" != 0 ] || [ ! -e /dev/loop-control ]; then
+		echo "bench/setup.sh: skipped: needs root and loop devices" >&2
+		exit 0
+	fi
 	T=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-bench.XXXXXX")
 	LOOP=
 	cleanup() {
