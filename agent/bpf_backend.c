@@ -2,12 +2,12 @@
 /*
  * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
  * skeleton, opens a CPU-clock perf event on every online CPU and attaches
- * the sampling program to each, follows forks with the sched_process_fork
+ * the sampling program to each, follows forks and execs with raw tracepoints
  * tracepoint, and at the end reads the counted stacks into a struct
  * vm_samples.
  *
  * While the profile runs, a thread reads the program's announcements
- * (first sample of a process, fork of a target) from the ring buffer and
+ * (first sample of a process, exec of a target) from the ring buffer and
  * captures each new process from /proc (proc.c) before it can exit.  The
  * links and file descriptors are released in collect() and destroy(), and
  * the kernel drops everything when the agent exits, so nothing stays
@@ -188,7 +188,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	memcpy(&e, data, sizeof(e));
 	pthread_mutex_lock(&st->lock);
-	if (e.kind == PROFILE_EVENT_FORK)
+	if (e.ppid)
 		record_fork(st, e.pid, e.ppid);
 	p = vm_samples_find_process(&st->samples, e.pid);
 	if (e.kind == PROFILE_EVENT_EXEC) {
@@ -235,28 +235,6 @@ static void *event_thread(void *arg)
 	return NULL;
 }
 
-/* The offset of child_pid in the sched_process_fork record, 0: unknown. */
-static uint32_t fork_child_pid_offset(void)
-{
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/sched/sched_process_fork/format",
-		"/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
-	};
-	char line[512];
-
-	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
-		_cleanup_fclose_ FILE *f = fopen(paths[i], "re");
-
-		while (f && fgets(line, sizeof(line), f)) {
-			uint32_t off;
-
-			if (vm_parse_tp_field(line, "child_pid", &off) == 0)
-				return off;
-		}
-	}
-	return 0;
-}
-
 static int open_cpu_event(int cpu, uint32_t freq)
 {
 	struct perf_event_attr attr = {
@@ -279,14 +257,15 @@ static void *release_tracepoints(void *arg)
 	skel->links.on_fork = NULL;
 	bpf_link__destroy(skel->links.on_exec);
 	skel->links.on_exec = NULL;
+	bpf_link__destroy(skel->links.on_exit);
+	skel->links.on_exit = NULL;
 	return NULL;
 }
 
 /*
  * Stop sampling at once; the tracepoints are released by a thread of their
- * own, joined in destroy(): unregistering a tracepoint waits for an RCU
- * grace period (tens of milliseconds), which then overlaps with reading
- * and symbolizing the samples.
+ * own, joined in destroy(): unregistering a tracepoint may wait for an RCU
+ * grace period, which then overlaps with reading and symbolizing.
  */
 static void detach(struct bpf_state *st)
 {
@@ -391,8 +370,6 @@ static int bpf_start(const struct vm_profile_request *req,
 	_cleanup_free_ int *cpus = NULL;
 	size_t n_online = 0;
 	struct vm_bpf_sizes sz;
-	uint32_t fork_off;
-	bool use_btf;
 	int r;
 
 	libbpf_set_print(libbpf_print);
@@ -419,16 +396,6 @@ static int bpf_start(const struct vm_profile_request *req,
 	st->skel->rodata->filter_comm = req->n_comms > 0;
 	st->skel->rodata->filter_pid = req->n_pids > 0;
 	st->skel->rodata->self_tgid = getpid();
-	/*
-	 * Fork following: through BTF when the kernel has it (fast to
-	 * detach), else the tracepoint format (needs tracefs), else none:
-	 * then children of --pid targets are not followed.
-	 */
-	use_btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-	fork_off = use_btf ? 0 : fork_child_pid_offset();
-	st->skel->rodata->fork_child_pid_offset = fork_off;
-	bpf_program__set_autoload(st->skel->progs.on_fork_btf, use_btf);
-	bpf_program__set_autoload(st->skel->progs.on_fork, fork_off != 0);
 	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
@@ -462,15 +429,12 @@ static int bpf_start(const struct vm_profile_request *req,
 		return vm_error_errno(
 			err, errno,
 			"cannot attach to the sched_process_exec tracepoint");
-	if (use_btf || fork_off) {
-		st->skel->links.on_fork = bpf_program__attach(
-			use_btf ? st->skel->progs.on_fork_btf :
-				  st->skel->progs.on_fork);
-		if (!st->skel->links.on_fork)
-			return vm_error_errno(
-				err, errno,
-				"cannot attach to the sched_process_fork tracepoint");
-	}
+	st->skel->links.on_fork = bpf_program__attach(st->skel->progs.on_fork);
+	st->skel->links.on_exit = bpf_program__attach(st->skel->progs.on_exit);
+	if (!st->skel->links.on_fork || !st->skel->links.on_exit)
+		return vm_error_errno(
+			err, errno,
+			"cannot attach to the sched_process_fork/exit tracepoints");
 
 	st->perf_fds = calloc(n_online, sizeof(int));
 	st->links = calloc(n_online, sizeof(*st->links));

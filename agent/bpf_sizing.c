@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_sizing.c - map sizing, CPU list and tracepoint format parsing for
- * the eBPF backend (see bpf_sizing.h).
+ * bpf_sizing.c - map sizing and CPU list parsing for the eBPF backend
+ * (see bpf_sizing.h).
  *
  * A stack map hashes a stack into a slot and answers -EEXIST when the slot
  * holds another stack, so a fraction of about distinct/slots of the stacks
@@ -72,40 +72,5 @@ int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n)
 	if (count == 0)
 		return -EINVAL;
 	*n = count;
-	return 0;
-}
-
-int vm_parse_tp_field(const char *line, const char *name, uint32_t *offset)
-{
-	const char *decl, *semi, *p, *off;
-	size_t nlen = strlen(name);
-	char *end;
-	unsigned long v;
-
-	decl = strstr(line, "field:");
-	if (!decl)
-		return -ENOENT;
-	semi = strchr(decl, ';');
-	if (!semi)
-		return -EINVAL;
-	/* The name is the last word before ';' (arrays: "name[16]"). */
-	p = semi;
-	while (p > decl && p[-1] == ']') {
-		while (p > decl && p[-1] != '[')
-			p--;
-		if (p > decl)
-			p--;
-	}
-	if ((size_t)(p - decl) < nlen || strncmp(p - nlen, name, nlen) ||
-	    (p - nlen > decl && p[-nlen - 1] != ' ' && p[-nlen - 1] != '\t' &&
-	     p[-nlen - 1] != '*'))
-		return -ENOENT;
-	off = strstr(semi, "offset:");
-	if (!off)
-		return -EINVAL;
-	v = strtoul(off + 7, &end, 10);
-	if (end == off + 7 || v > 4096)
-		return -EINVAL;
-	*offset = (uint32_t)v;
 	return 0;
 }

@@ -2,8 +2,7 @@
 /*
  * bpf_sizing.h - the pure decisions of the eBPF backend, apart from the
  * I/O so they are unit-tested (bpf_sizing.c): BPF map sizes from
- * frequency x CPUs x duration, the online CPU list, and one field of a
- * tracepoint's format file.
+ * frequency x CPUs x duration, and the online CPU list.
  */
 #ifndef VMTOOLS_AGENT_BPF_SIZING_H
 #define VMTOOLS_AGENT_BPF_SIZING_H
@@ -25,13 +24,5 @@ void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
  * to cpus (may be NULL) and the total count to *n.  -EINVAL if malformed.
  */
 int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n);
-
-/*
- * From one line of a tracepoint format file
- * ("\tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;"), the offset
- * of the field named name.  -ENOENT when the line is about another field,
- * -EINVAL when it is malformed.
- */
-int vm_parse_tp_field(const char *line, const char *name, uint32_t *offset);
 
 #endif

@@ -2,21 +2,22 @@
 /*
  * profile.bpf.c - the CPU profiler: a perf_event program attached to a
  * CPU-clock event on every CPU, counting samples per {pid, tid, user stack,
- * kernel stack} of the target processes, plus a tracepoint program that
- * follows the forks of the target processes.
+ * kernel stack} of the target processes, and raw tracepoints that follow
+ * the forks and execs of the target processes.
  *
  * Targets are selected in the kernel: a process is sampled when its command
  * name is in `target_comms` or its thread group id is in `target_pids`.  A
- * child forked by a process in `target_pids` is added to it, so new
- * PostgreSQL backends of a profiled postmaster are sampled too.
+ * child forked by a process in `target_pids` joins it, so new PostgreSQL
+ * backends of a profiled postmaster are sampled too.
  *
- * Only UAPI headers are used, no vmlinux.h, so the object loads on kernels
- * built without BTF.  The one kernel structure read is the new task of a
- * fork: with BTF, task_struct.pid through a CO-RE relocation (on_fork_btf);
- * without, the sched_process_fork tracepoint record, whose child_pid offset
- * user space reads from the tracepoint's format file (it moved in 6.x when
- * the comm fields became __data_loc strings).  Only one of the two is
- * loaded.
+ * Only UAPI headers are used, no vmlinux.h, no CO-RE and no kernel struct
+ * offsets, so the object loads on kernels without BTF and without tracefs.
+ * Fork following needs the child's pid, which lives in task_struct; instead
+ * of reading it, the fork hook remembers the child's task pointer (the raw
+ * tracepoint's argument), and the child is recognised when it runs by
+ * bpf_get_current_task() -- the same pointer -- where its pid is known.
+ * The exit hook forgets the pointer, so a reused task_struct is never
+ * mistaken for the child.
  */
 #include <stdbool.h>
 
@@ -31,7 +32,6 @@
 /* Set by user space before load. */
 const volatile bool filter_comm = false; /* match target_comms */
 const volatile bool filter_pid = false; /* match target_pids */
-const volatile __u32 fork_child_pid_offset = 0; /* 0: do not follow forks */
 const volatile __u32 self_tgid = 0; /* the agent: never sampled */
 
 /*
@@ -76,6 +76,19 @@ struct {
 	__uint(max_entries, 65536);
 } target_pids SEC(".maps");
 
+/* Children forked by targets, by task pointer, until they exit. */
+struct child_info {
+	__u32 ppid; /* the parent's thread group id */
+	__u32 via_pid; /* the parent was a target by pid: follow the child */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64);
+	__type(value, struct child_info);
+	__uint(max_entries, 65536);
+} children SEC(".maps");
+
 /* Processes already announced to user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -113,6 +126,28 @@ static __always_inline bool is_target(__u32 tgid, const char *comm)
 	if (filter_comm && bpf_map_lookup_elem(&target_comms, comm))
 		return true;
 	return false;
+}
+
+/*
+ * The current task is a child of a --pid target that has not been seen
+ * yet (it is recognised by its task pointer, see on_fork): it joins the
+ * targets now.
+ */
+static __always_inline bool join_as_child(__u32 tgid)
+{
+	struct child_info *ci;
+	__u64 task;
+	__u8 yes = 1;
+
+	if (!filter_pid)
+		return false;
+	task = bpf_get_current_task();
+	ci = bpf_map_lookup_elem(&children, &task);
+	if (!ci || !ci->via_pid)
+		return false;
+	bpf_map_update_elem(&target_pids, &tgid, &yes, BPF_ANY);
+	stat_inc(PROFILE_STAT_FORKS);
+	return true;
 }
 
 static __always_inline void announce(__u32 kind, __u32 pid, __u32 ppid)
@@ -158,7 +193,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!is_target(key.pid, key.comm))
+	if (!is_target(key.pid, key.comm) && !join_as_child(key.pid))
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
@@ -185,67 +220,47 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	}
 
 	if (!bpf_map_lookup_elem(&seen, &key.pid)) {
+		__u64 task = bpf_get_current_task();
+		struct child_info *ci = bpf_map_lookup_elem(&children, &task);
+
 		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
-		announce(PROFILE_EVENT_FIRST_SAMPLE, key.pid, 0);
+		/* The parent, whose mappings a child that exits soon had. */
+		announce(PROFILE_EVENT_FIRST_SAMPLE, key.pid,
+			 ci ? ci->ppid : 0);
 	}
 	return 0;
 }
 
 /*
- * sched_process_fork fires in the parent for every new task, threads
- * included; a thread's id added to target_pids is harmless (samples are
- * matched by thread group id) and user space ignores its announcement.
+ * sched_process_fork(parent, child) runs in the parent for every new task,
+ * threads included (a thread's process is a target already).
  */
-static __always_inline void follow_fork(__u32 child)
+SEC("raw_tp/sched_process_fork")
+int on_fork(unsigned long long *ctx)
 {
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
 	char comm[PROFILE_COMM_LEN] = {};
-	__u8 yes = 1;
+	struct child_info ci = {};
+	__u64 child = ctx[1];
 
 	bpf_get_current_comm(comm, sizeof(comm));
-	if (!is_target(parent, comm) || child == parent)
-		return;
-	if (filter_pid && bpf_map_lookup_elem(&target_pids, &parent)) {
-		bpf_map_update_elem(&target_pids, &child, &yes, BPF_ANY);
-		stat_inc(PROFILE_STAT_FORKS);
-	}
-	bpf_map_update_elem(&seen, &child, &yes, BPF_ANY);
-	announce(PROFILE_EVENT_FORK, child, parent);
-}
-
-/*
- * Without BTF: the tracepoint record, child_pid at the offset user space
- * read from the tracepoint's format file.  Detaching it waits for an RCU
- * grace period (perf's tracepoint unregistration), so it is the fallback.
- */
-SEC("tracepoint/sched/sched_process_fork")
-int on_fork(void *ctx)
-{
-	__u32 off = fork_child_pid_offset;
-	__u32 child = 0;
-
-	if (!off ||
-	    bpf_probe_read_kernel(&child, sizeof(child), (char *)ctx + off))
+	/* A child forking before its first sample joins first. */
+	if (!is_target(parent, comm) && !join_as_child(parent))
 		return 0;
-	follow_fork(child);
+	ci.ppid = parent;
+	ci.via_pid = filter_pid &&
+		     bpf_map_lookup_elem(&target_pids, &parent) != NULL;
+	bpf_map_update_elem(&children, &child, &ci, BPF_ANY);
 	return 0;
 }
 
-/*
- * With the kernel's BTF (/sys/kernel/btf/vmlinux): the raw tracepoint's
- * task_struct, its pid field relocated by libbpf (CO-RE).  User space
- * loads this one or on_fork, never both.
- */
-struct task_struct {
-	int pid;
-} __attribute__((preserve_access_index));
-
-SEC("tp_btf/sched_process_fork")
-int on_fork_btf(unsigned long long *ctx)
+/* Any task exits: its pointer may be reused, forget it. */
+SEC("raw_tp/sched_process_exit")
+int on_exit(unsigned long long *ctx)
 {
-	struct task_struct *child = (struct task_struct *)ctx[1];
+	__u64 task = bpf_get_current_task();
 
-	follow_fork(child->pid);
+	bpf_map_delete_elem(&children, &task);
 	return 0;
 }
 

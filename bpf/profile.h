@@ -32,20 +32,19 @@ enum profile_stat {
 	PROFILE_STAT_STACK_FAULT, /* -EFAULT or other: no stack walked */
 	PROFILE_STAT_COUNTS_FULL, /* counts map full: sample not recorded */
 	PROFILE_STAT_EVENTS_LOST, /* ring buffer full: process not announced */
-	PROFILE_STAT_FORKS, /* children of targets now followed */
+	PROFILE_STAT_FORKS, /* samples of children of --pid targets joining */
 	PROFILE_STAT_NR,
 };
 
 enum profile_event_kind {
 	PROFILE_EVENT_FIRST_SAMPLE = 1, /* a process sampled the first time */
-	PROFILE_EVENT_FORK = 2, /* a target forked (pid = the child) */
 	PROFILE_EVENT_EXEC = 3, /* a target ran execve(): new mappings */
 };
 
 struct profile_event {
 	__u32 kind;
 	__u32 pid; /* the process to capture */
-	__u32 ppid; /* for forks, the parent's thread group id */
+	__u32 ppid; /* a child of a target: the parent's tgid, else 0 */
 	__u32 pad;
 };
 

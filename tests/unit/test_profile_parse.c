@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_profile_parse.c - unit tests of the pure parsing and sizing of the
- * eBPF profiler: BPF map sizes (bpf_sizing.c), CPU lists and tracepoint
- * format lines, /proc/PID/maps lines and titles (proc.c), kallsyms text
+ * eBPF profiler: BPF map sizes and CPU lists (bpf_sizing.c), /proc/PID/maps lines and titles (proc.c), kallsyms text
  * (kallsyms.c) and PostgreSQL backend types from titles (pgtitle.c).
  */
 #include <errno.h>
@@ -57,47 +56,6 @@ static void test_cpu_list(void **state)
 	assert_int_equal(vm_parse_cpu_list("3-1", cpus, 16, &n), -EINVAL);
 	assert_int_equal(vm_parse_cpu_list("a", cpus, 16, &n), -EINVAL);
 	assert_int_equal(vm_parse_cpu_list("1;2", cpus, 16, &n), -EINVAL);
-}
-
-static void test_tp_field(void **state)
-{
-	uint32_t off = 0;
-
-	(void)state;
-	/* 6.x, comms as __data_loc */
-	assert_int_equal(
-		vm_parse_tp_field(
-			"\tfield:pid_t child_pid;\toffset:20;\tsize:4;\tsigned:1;",
-			"child_pid", &off),
-		0);
-	assert_int_equal(off, 20);
-	/* before: char arrays */
-	assert_int_equal(
-		vm_parse_tp_field(
-			"\tfield:pid_t child_pid;\toffset:44;\tsize:4;\tsigned:1;",
-			"child_pid", &off),
-		0);
-	assert_int_equal(off, 44);
-	assert_int_equal(
-		vm_parse_tp_field(
-			"\tfield:char child_comm[16];\toffset:28;\tsize:16;",
-			"child_comm", &off),
-		0);
-	assert_int_equal(off, 28);
-	assert_int_equal(
-		vm_parse_tp_field("\tfield:pid_t parent_pid;\toffset:24;",
-				  "child_pid", &off),
-		-ENOENT);
-	assert_int_equal(
-		vm_parse_tp_field("\tfield:pid_t xchild_pid;\toffset:24;",
-				  "child_pid", &off),
-		-ENOENT);
-	assert_int_equal(vm_parse_tp_field("name: sched_process_fork",
-					   "child_pid", &off),
-			 -ENOENT);
-	assert_int_equal(vm_parse_tp_field("\tfield:pid_t child_pid;\tsize:4;",
-					   "child_pid", &off),
-			 -EINVAL);
 }
 
 static void test_maps_line(void **state)
@@ -240,7 +198,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_sizes),
 		cmocka_unit_test(test_cpu_list),
-		cmocka_unit_test(test_tp_field),
 		cmocka_unit_test(test_maps_line),
 		cmocka_unit_test(test_title),
 		cmocka_unit_test(test_backend_type),
