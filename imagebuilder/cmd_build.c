@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/kconfig.h"
 #include "imagebuilder/build.h"
 #include "imagebuilder/commands.h"
 #include "imagebuilder/sizing.h"
@@ -35,6 +37,42 @@ static void usage(FILE *out)
 		"                          else the newest mtime in DIR)\n"
 		"  --keep-owner            keep the staged uid/gid (default 0:0)\n"
 		"  -h, --help              show this help\n");
+}
+
+/*
+ * Check the staged kernel's config against kernel-config/vmtools.config and
+ * print what is missing, and what that costs, as a warning (the image is
+ * built anyway: the checker in the guest says the same at run time).
+ */
+static void warn_kernel_config(const char *root, const char *release)
+{
+	_cleanup_free_ char *path = NULL, *report = NULL;
+	struct vm_error err = { 0 };
+	unsigned missing = 0;
+	size_t len = 0;
+	FILE *mem;
+	char *line, *save = NULL;
+
+	if (asprintf(&path, "%s/boot/config-%s", root, release) < 0 ||
+	    access(path, R_OK) < 0)
+		return;
+	mem = open_memstream(&report, &len);
+	if (!mem)
+		return;
+	if (vm_kconfig_check(path, mem, &missing, &err) < 0) {
+		fclose(mem);
+		fprintf(stderr, "vmtools-image build: warning: %s\n",
+			vm_error_str(&err));
+		return;
+	}
+	fclose(mem);
+	fprintf(stderr,
+		"vmtools-image build: the staged kernel's config (boot/config-%s) against kernel-config/vmtools.config:\n",
+		release);
+	for (line = strtok_r(report, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "ok", 2) && strncmp(line, "Checking", 8))
+			fprintf(stderr, "  %s\n", line);
 }
 
 int cmd_build(int argc, char **argv)
@@ -145,6 +183,7 @@ int cmd_build(int argc, char **argv)
 			vm_error_str(&err));
 		return 1;
 	}
+	warn_kernel_config(o.root, res.kernel_release);
 	printf("%s: kernel %s, %llu files, %llu directories, %llu symlinks, %zu tools, %zu links, %llu MiB image (%llu blocks of 4 KiB, %llu inodes)\n",
 	       o.output, res.kernel_release,
 	       (unsigned long long)res.stats.files,
