@@ -214,6 +214,21 @@ if [ "${1:-}" = inside ]; then
 		bash -c "[ $st = 1 ] && grep -q 'built for kernel $REL, but this kernel is $RUN' '$W/mismatch.out'"
 	unchanged "kernel mismatch"
 
+	# --device skips the label search (even with two disks labelled).
+	attach "$IMG"
+	LOOP2=$DEV
+	"$A" setup "${OPTS[@]}" --device "$LOOP2" >"$W/device.out" 2>&1
+	st=$?
+	check "--device $LOOP2 is used even with two disks labelled" \
+		bash -c "[ $st = 0 ] && grep -q '^mounted $LOOP2 at $MNT' '$W/device.out'"
+	"$A" setup --undo --mountpoint "$MNT" >/dev/null 2>&1
+	unchanged "--device, after --undo"
+	losetup -d "$LOOP2"
+	"$A" setup "${OPTS[@]}" --device "$IMG" >"$W/device.out" 2>&1
+	st=$?
+	check "--device naming an image file: refused, says to attach it" \
+		bash -c "[ $st = 1 ] && grep -q 'is not a block device; attach an image file with losetup' '$W/device.out'"
+
 	# An image for another architecture is refused even with
 	# --allow-kernel-mismatch.  (A tiny image with just a manifest.)
 	mkdir -p "$W/arch/.vmtools"
