@@ -93,8 +93,8 @@ pack() {
 # --- base ---------------------------------------------------------------
 PG_BINS=("$PG"/bin/{postgres,initdb,pg_ctl,pgbench,psql})
 PG_LIBS=("$PG"/lib/{plpgsql,dict_snowball}.so)
-MODULES=($(modules_in_order "${BOOT_MODULES[@]}"))
-BASE_LIBS=($(libs /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}"))
+mapfile -t MODULES < <(modules_in_order "${BOOT_MODULES[@]}")
+mapfile -t BASE_LIBS < <(libs /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}")
 BASE_INPUTS=(/bin/busybox /usr/bin/kmod "${PG_BINS[@]}" "${PG_LIBS[@]}" "${BASE_LIBS[@]}" "${MODULES[@]}")
 key=$( {
 	sha256sum <"$0"
@@ -181,7 +181,8 @@ ln -s usr/lib "$STAGE/lib"
 ln -s usr/lib64 "$STAGE/lib64"
 mkdir -p "$STAGE/usr/lib" "$STAGE/usr/lib64"
 cp "$AGENT" "$STAGE/usr/sbin/vmtools-agent"
-copy $(libs "$AGENT")
+mapfile -t AGENT_LIBS < <(libs "$AGENT")
+copy "${AGENT_LIBS[@]}"
 cp "$HERE/init" "$STAGE/init"
 chmod 755 "$STAGE/init"
 # Packed without the two symlinks the base already has.

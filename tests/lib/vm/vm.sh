@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib/vm/vm.sh - boots the end-to-end VM: Debian's cloud kernel, the
 # tools image built by `vmtools-image build` from the same kernel packages
 # (read-only virtio disk), and the initramfs of tests/lib/vm/initramfs.sh
@@ -94,6 +95,7 @@ vm_start() {
 	while :; do
 		VM_PORT=$(vm_free_port)
 		rm -f "$dir/qemu.pid" "$VM_LOG"
+		# shellcheck disable=SC2054 # the commas are qemu's syntax
 		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m 2G -smp 2
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD"
 			-append "console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs"
