@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
 
-reason=$(need_cmd qemu-system-x86_64 cpio gzip curl python3 go)
+reason=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv file go)
 [ -x /bin/busybox ] || reason=${reason:-needs busybox-static}
 [ -x /usr/lib/postgresql/15/bin/postgres ] || reason=${reason:-needs postgresql-15}
 [ -x "$VMTOOLS_AGENT" ] || reason=${reason:-needs $VMTOOLS_AGENT (make all)}

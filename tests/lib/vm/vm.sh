@@ -40,7 +40,7 @@ vm_not_built() {
 
 vm_missing() {
 	local r
-	r=$(need_cmd qemu-system-x86_64 cpio gzip curl python3)
+	r=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv)
 	[ -n "$r" ] && echo "$r"
 	[ -x /bin/busybox ] || echo "needs busybox-static"
 	[ -x /usr/lib/postgresql/15/bin/postgres ] || echo "needs postgresql-15"
@@ -52,8 +52,16 @@ vm_missing() {
 	return 0
 }
 
+# vm_free_port: a random loopback port nothing listens on (iproute2's ss).
+# Between this probe and qemu's bind another process may take it: vm_start
+# then tries another.
 vm_free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	local port
+	while :; do
+		port=$((20000 + RANDOM % 40000))
+		[ -z "$(ss -Htln "sport = :$port")" ] && break
+	done
+	echo "$port"
 }
 
 # vm_tools_image: build the image once per (vmtools-image binary, kernel).
