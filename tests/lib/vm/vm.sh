@@ -141,8 +141,9 @@ vm_stop() {
 	local dir=$1 pid i
 	[ -s "$dir/qemu.pid" ] || return 0
 	pid=$(cat "$dir/qemu.pid")
-	# Only a qemu: a stale pid file must not kill a stranger.
-	if [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = qemu-system-x86 ]; then
+	# Only the qemu that wrote this pid file: a stale one must not kill a
+	# stranger that got the same pid.
+	if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "$dir/qemu.pid"; then
 		kill "$pid" 2>/dev/null
 		for i in $(seq 50); do
 			kill -0 "$pid" 2>/dev/null || break
