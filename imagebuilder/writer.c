@@ -12,10 +12,9 @@
  *    integrity check than crc32c of the metadata, and without it the UUID
  *    can be derived from the content at the very end.
  *  - No resize_inode and no reserved blocks: the image never grows.
- *  - Directories are linear, not htree.  Building the hash index would
- *    matter for lookups in directories written and searched many times; in
- *    this image the largest directory (6,447 headers) spans about 60 blocks,
- *    which the guest reads once into its dentry cache.  So no dir_index.
+ *  - Directories over one block are htree-indexed (dir_index), built in
+ *    one pass by dirblocks.c; the hash seed comes from the tree's names,
+ *    so it is known before the first directory is written.
  *  - Inode numbers follow a sorted pre-order walk; blocks are allocated
  *    with a moving goal, so each file is one contiguous extent unless it
  *    crosses group metadata.  Extents fitting in the inode (four) are
@@ -54,6 +53,7 @@ struct writer {
 	char *buf;
 	blk64_t goal;
 	struct vm_write_stats *stats;
+	uint32_t seed[4]; /* directory hash seed */
 	/*
 	 * Write combining: consecutive files get consecutive blocks, so their
 	 * data is gathered here and written with one large pwrite instead of
@@ -92,7 +92,7 @@ static int lib_error(struct vm_error *err, errcode_t code, const char *what,
 
 struct plan {
 	uint64_t next_ino, inodes, blocks;
-	int64_t epoch;
+	const uint32_t *seed;
 };
 
 static uint64_t file_blocks(const struct vm_node *n)
@@ -132,7 +132,7 @@ static int plan_count(struct vm_node *n, void *ctx)
 		for (size_t i = 0; i < n->n_children; i++)
 			if (n->children[i]->type == VM_NODE_DIR)
 				n->nlink++;
-		blocks = vm_dir_blocks(n, VM_BLOCK_SIZE);
+		blocks = vm_dir_layout(n, VM_BLOCK_SIZE, p->seed, NULL);
 		break;
 	case VM_NODE_REG:
 		blocks = n->reserve_blocks ? n->reserve_blocks : file_blocks(n);
@@ -153,12 +153,45 @@ static int plan_count(struct vm_node *n, void *ctx)
 	return 0;
 }
 
-int vm_writer_plan(struct vm_tree *t, uint64_t size_bytes,
-		   struct vm_size_need *need, struct vm_geometry *geo,
-		   struct vm_error *err)
+static int seed_cb(struct vm_node *n, void *ctx)
+{
+	int depth = 0;
+	char meta[32];
+
+	for (const struct vm_node *c = n; c->parent; c = c->parent)
+		depth++;
+	snprintf(meta, sizeof(meta), "%d %d ", depth, n->type);
+	vm_sha256_update(ctx, meta, strlen(meta));
+	vm_sha256_update(ctx, n->name, strlen(n->name) + 1);
+	return 0;
+}
+
+void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
+{
+	struct vm_sha256 *h = vm_sha256_new();
+	char hex[VM_SHA256_HEX_LEN];
+
+	memset(seed, 0, 16);
+	if (!h)
+		return;
+	vm_sha256_update(h, "vmtools hash seed", 17);
+	vm_tree_walk(t->root, seed_cb, h);
+	vm_sha256_final_hex(h, hex);
+	for (int i = 0; i < 16; i++) {
+		unsigned v;
+
+		sscanf(hex + 2 * i, "%2x", &v);
+		((unsigned char *)seed)[i] = (unsigned char)v;
+	}
+}
+
+int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
+		   uint64_t size_bytes, struct vm_size_need *need,
+		   struct vm_geometry *geo, struct vm_error *err)
 {
 	struct plan p = { .next_ino = VM_FIRST_INO,
-			  .inodes = VM_FIRST_INO - 1 };
+			  .inodes = VM_FIRST_INO - 1,
+			  .seed = seed };
 
 	vm_tree_walk(t->root, plan_node, &p);
 	vm_tree_walk(t->root, plan_count, &p);
@@ -215,7 +248,8 @@ static int fs_create(struct writer *w, const char *path,
 				    EXT4_FEATURE_RO_COMPAT_HUGE_FILE |
 				    EXT4_FEATURE_RO_COMPAT_DIR_NLINK |
 				    EXT4_FEATURE_RO_COMPAT_EXTRA_ISIZE;
-	param.s_feature_compat = 0;
+	/* dir_index: directories over one block carry an htree index. */
+	param.s_feature_compat = EXT2_FEATURE_COMPAT_DIR_INDEX;
 	param.s_min_extra_isize = param.s_want_extra_isize =
 		sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
 	e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW, &param,
@@ -224,6 +258,11 @@ static int fs_create(struct writer *w, const char *path,
 		return lib_error(w->err, e, "cannot create the filesystem in",
 				 path);
 	w->fs->now = (time_t)w->opts->epoch;
+	/* The indexes are hashed with these: set before any directory. */
+	memcpy(w->fs->super->s_hash_seed, w->seed, 16);
+	w->fs->super->s_def_hash_version = EXT2_HASH_HALF_MD4;
+	w->fs->super->s_flags |= EXT2_FLAGS_UNSIGNED_HASH;
+	w->fs->super->s_flags &= ~EXT2_FLAGS_SIGNED_HASH;
 	e = ext2fs_allocate_tables(w->fs);
 	if (e)
 		return lib_error(w->err, e, "cannot lay out the metadata of",
@@ -239,10 +278,6 @@ static void fs_finish_super(struct writer *w, const unsigned char d[32])
 	memcpy(sb->s_uuid, d, 16);
 	sb->s_uuid[6] = (sb->s_uuid[6] & 0x0f) | 0x50; /* name-based */
 	sb->s_uuid[8] = (sb->s_uuid[8] & 0x3f) | 0x80;
-	memcpy(sb->s_hash_seed, d + 16, 16);
-	sb->s_def_hash_version = EXT2_HASH_HALF_MD4;
-	sb->s_flags |= EXT2_FLAGS_UNSIGNED_HASH;
-	sb->s_flags &= ~EXT2_FLAGS_SIGNED_HASH;
 	memset(sb->s_volume_name, 0, sizeof(sb->s_volume_name));
 	memcpy(sb->s_volume_name, w->opts->label,
 	       strnlen(w->opts->label, sizeof(sb->s_volume_name)));
@@ -656,7 +691,8 @@ static int write_regular(struct writer *w, struct vm_node *n, const char *path)
 
 static int write_dir(struct writer *w, struct vm_node *n, const char *path)
 {
-	uint64_t blocks = vm_dir_blocks(n, VM_BLOCK_SIZE);
+	int indexed;
+	uint64_t blocks = vm_dir_layout(n, VM_BLOCK_SIZE, w->seed, &indexed);
 	_cleanup_free_ char *buf = malloc(blocks * VM_BLOCK_SIZE);
 	struct extents ex = { 0 };
 	struct ext2_inode_large inode;
@@ -664,11 +700,17 @@ static int write_dir(struct writer *w, struct vm_node *n, const char *path)
 
 	if (!buf)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
-	vm_dir_fill(n, n->parent ? n->parent->ino : n->ino, buf, VM_BLOCK_SIZE);
+	r = vm_dir_fill_layout(n, n->parent ? n->parent->ino : n->ino, w->seed,
+			       buf, VM_BLOCK_SIZE);
+	if (r < 0)
+		return vm_error_set(w->err, -r, "out of memory indexing %s",
+				    path);
 	r = alloc_run(w, 0, blocks, &ex, path);
 	if (r == 0)
 		r = write_logical(w, &ex, 0, blocks, buf, path);
 	inode_init(w, n, &inode);
+	if (indexed)
+		inode.i_flags |= EXT2_INDEX_FL;
 	if (r == 0)
 		r = set_blocks(w, &inode, blocks * VM_BLOCK_SIZE, blocks, path);
 	if (r == 0)
@@ -811,7 +853,8 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 
 	memset(stats, 0, sizeof(*stats));
 	initialize_ext2_error_table();
-	r = vm_writer_plan(t, opts->size_bytes, &need, &geo, err);
+	vm_writer_hash_seed(t, w.seed);
+	r = vm_writer_plan(t, w.seed, opts->size_bytes, &need, &geo, err);
 	if (r < 0)
 		return r;
 	w.buf = aligned_alloc(VM_BLOCK_SIZE, IO_CHUNK + VM_BLOCK_SIZE);

@@ -31,12 +31,18 @@ struct vm_write_stats {
 };
 
 /*
+ * The directory hash seed of t: derived from its names and types only, so
+ * it is known before anything is written (the htree indexes need it).
+ */
+void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4]);
+
+/*
  * The geometry `t` needs.  Fills *need (for messages) and *geo: the auto
  * size, or the explicit one after checking it is large enough.
  */
-int vm_writer_plan(struct vm_tree *t, uint64_t size_bytes,
-		   struct vm_size_need *need, struct vm_geometry *geo,
-		   struct vm_error *err);
+int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
+		   uint64_t size_bytes, struct vm_size_need *need,
+		   struct vm_geometry *geo, struct vm_error *err);
 
 /* Write the image to `path`, which must exist (empty) and is overwritten. */
 int vm_writer_write(struct vm_tree *t, const char *path,

@@ -41,6 +41,8 @@ build() { "$IMG" build --root "$R" --no-perf --source-date-epoch $EPOCH "$@"; }
 check "build succeeds on the synthetic tree" build --output "$T/a.img"
 check "e2fsck -fn finds nothing to fix" e2fsck -fn "$T/a.img"
 check "verify re-hashes every file" "$IMG" verify "$T/a.img"
+check "the 2,500-entry directory is htree-indexed, a one-block one is not" \
+	bash -c "debugfs -R 'htree /big' '$T/a.img' 2>/dev/null | grep -q 'Number of entries (count)' && debugfs -R 'stat /big' '$T/a.img' 2>/dev/null | grep -q 'Flags: 0x81000' && debugfs -R 'htree /lib' '$T/a.img' 2>&1 | grep -q 'Not a hash-indexed directory'"
 "$IMG" inspect "$T/a.img" >"$T/inspect" 2>&1
 if grep -q "kernel release: $REL" "$T/inspect" && grep -q "label:          vm-tools" "$T/inspect" &&
 	grep -q "/lib/modules/$REL -> /lib/modules/$REL" "$T/inspect" &&

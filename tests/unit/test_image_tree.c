@@ -236,6 +236,71 @@ static void test_dir_blocks(void **state)
 	vm_tree_free(&t);
 }
 
+static void test_htree_layout(void **state)
+{
+	const uint32_t seed[4] = { 1, 2, 3, 4 };
+	struct vm_tree t;
+	struct vm_node *d;
+	struct ext2_dx_countlimit *cl;
+	struct ext2_dx_entry *dx;
+	char name[64], *buf;
+	uint64_t blocks;
+	size_t seen = 0;
+	int indexed;
+
+	assert_int_equal(vm_tree_init(&t), 0);
+	d = vm_tree_lookup(&t, "/include", 1, NULL);
+	d->ino = 12;
+	for (int i = 0; i < 3000; i++) {
+		struct vm_node *n;
+
+		snprintf(name, sizeof(name), "header-%05d.h", i);
+		n = vm_node_new(name, VM_NODE_REG, 0644);
+		n->ino = (uint32_t)(100 + i);
+		assert_int_equal(vm_tree_insert(&t, d, n), 0);
+	}
+	blocks = vm_dir_layout(d, 4096, seed, &indexed);
+	assert_true(indexed);
+	assert_true(blocks > 2);
+	assert_int_equal(vm_dir_layout(d, 4096, NULL, &indexed),
+			 vm_dir_blocks(d, 4096));
+	assert_false(indexed);
+	buf = malloc(blocks * 4096);
+	assert_int_equal(vm_dir_fill_layout(d, 2, seed, buf, 4096), 0);
+	cl = (struct ext2_dx_countlimit *)(buf + 32);
+	dx = (struct ext2_dx_entry *)cl;
+	assert_int_equal(cl->limit, vm_dir_htree_limit(4096));
+	assert_int_equal(cl->count, blocks - 1);
+	assert_int_equal(((struct ext2_dir_entry *)(buf + 12))->rec_len, 4084);
+	/* Every leaf holds hashes in [its dx hash, the next one). */
+	for (uint64_t l = 0; l < blocks - 1; l++) {
+		uint32_t lo = l ? dx[l].hash & ~1u : 0;
+		uint32_t hi = l + 2 < blocks ? dx[l + 1].hash : UINT32_MAX;
+		size_t off = 0;
+
+		assert_int_equal(dx[l].block, l + 1);
+		while (off < 4096) {
+			struct ext2_dir_entry *de =
+				(struct ext2_dir_entry *)(buf + (l + 1) * 4096 +
+							  off);
+			ext2_dirhash_t h, minor;
+
+			assert_int_equal(
+				ext2fs_dirhash2(EXT2_HASH_HALF_MD4_UNSIGNED,
+						de->name,
+						ext2fs_dirent_name_len(de),
+						NULL, 0, seed, &h, &minor),
+				0);
+			assert_true(h >= lo && h <= hi);
+			seen++;
+			off += de->rec_len;
+		}
+	}
+	assert_int_equal(seen, 3000);
+	free(buf);
+	vm_tree_free(&t);
+}
+
 static void test_walk_holes_and_hardlinks(void **state)
 {
 	char dir[] = "/tmp/test_image_tree.XXXXXX", path[PATH_MAX],
@@ -285,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_links_for_the_guest),
 		cmocka_unit_test(test_tree_of_and_normalize),
 		cmocka_unit_test(test_dir_blocks),
+		cmocka_unit_test(test_htree_layout),
 		cmocka_unit_test(test_walk_holes_and_hardlinks),
 	};
 
