@@ -95,6 +95,10 @@ struct perf_state {
 	pthread_t watcher;
 	bool watching;
 	atomic_bool stop_watch;
+	struct vm_perfdata_counter *counter; /* the watcher's */
+	pid_t exclude[2]; /* the agent and its perf */
+	uint64_t read_off; /* of perf.data, fed to the counter so far */
+	_Atomic uint64_t so_far; /* samples of the targets, for GET */
 	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
 };
 
@@ -524,15 +528,42 @@ static void snapshot_titles(struct perf_state *st)
 }
 
 /*
- * While perf records, look at /proc a few times a second so that backends
- * born and gone within the profile keep their titles (a scan reads one
- * small file per process: ~1 ms for a few hundred processes).
+ * Samples so far: ask perf to flush its buffers ("ping" on the control
+ * socket wakes it up, and each wake-up drains every ring buffer into the
+ * file), then count what it appended since last time.
  */
-static void *watch_titles(void *arg)
+static void count_progress(struct perf_state *st)
+{
+	uint8_t buf[65536];
+	ssize_t n;
+
+	if (send(st->ctl_fd, "ping\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+	    errno != EAGAIN)
+		return;
+	while (recv(st->ack_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		; /* perf's "ack" of each ping */
+	if (!st->counter)
+		return;
+	while ((n = pread(st->data_fd, buf, sizeof(buf), (off_t)st->read_off)) >
+	       0) {
+		st->read_off += (uint64_t)n;
+		atomic_store(&st->so_far, vm_perfdata_counter_feed(
+						  st->counter, buf, (size_t)n));
+	}
+}
+
+/*
+ * While perf records, a few times a second: the progress count, and the
+ * titles of the targets in /proc, so that backends born and gone within the
+ * profile keep their titles (a scan reads one small file per process: ~1 ms
+ * for a few hundred processes).
+ */
+static void *watch(void *arg)
 {
 	struct perf_state *st = arg;
 
 	while (!atomic_load(&st->stop_watch)) {
+		count_progress(st);
 		snapshot_titles(st);
 		for (int i = 0;
 		     i < TITLE_SCAN_MS / 50 && !atomic_load(&st->stop_watch);
@@ -568,8 +599,21 @@ static void perf_destroy(void *state)
 	for (size_t i = 0; i < st->n_titles; i++)
 		free(st->titles[i].title);
 	free(st->titles);
+	vm_perfdata_counter_free(st->counter);
 	free(st->perf);
 	free(st);
+}
+
+static struct vm_perfdata_filter target_filter(const struct perf_state *st)
+{
+	return (struct vm_perfdata_filter){
+		.comms = st->comm_ptrs,
+		.n_comms = st->n_comms,
+		.pids = st->pids,
+		.n_pids = st->n_pids,
+		.exclude = st->exclude,
+		.n_exclude = ARRAY_SIZE(st->exclude),
+	};
 }
 
 static int perf_start(const struct vm_profile_request *req,
@@ -625,14 +669,21 @@ static int perf_start(const struct vm_profile_request *req,
 	st->start_ns = now_ns(CLOCK_REALTIME);
 	/* perf has the file open now: nothing on disk outlives us. */
 	remove_files(st);
-	st->watching = pthread_create(&st->watcher, NULL, watch_titles, st) ==
-		       0;
+	st->exclude[0] = getpid();
+	st->exclude[1] = st->child;
+	struct vm_perfdata_filter filter = target_filter(st);
+
+	if (vm_perfdata_counter_new(&filter, &st->counter) < 0)
+		st->counter = NULL; /* no progress count; the profile works */
+	st->watching = pthread_create(&st->watcher, NULL, watch, st) == 0;
 	return 0;
 }
 
 static uint64_t perf_samples_so_far(void *state)
 {
-	return 0; /* perf writes in bursts; the count is known at the end */
+	struct perf_state *st = state;
+
+	return st ? atomic_load(&st->so_far) : 0;
 }
 
 /* What needs the live system: titles, and files through /proc/PID/root. */
@@ -667,14 +718,8 @@ static int perf_collect(void *state, struct vm_samples *out,
 			struct vm_error *err)
 {
 	struct perf_state *st = state;
-	struct vm_perfdata_filter filter = {
-		.comms = st->comm_ptrs,
-		.n_comms = st->n_comms,
-		.pids = st->pids,
-		.n_pids = st->n_pids,
-	};
+	struct vm_perfdata_filter filter = target_filter(st);
 	char said[STDERR_MAX + 1], how[96];
-	pid_t exclude[2] = { getpid(), st->child };
 	struct vm_error why = { 0 };
 	struct stat sb;
 	void *map;
@@ -705,8 +750,6 @@ static int perf_collect(void *state, struct vm_samples *out,
 				    "perf (%s) %s while recording: %s",
 				    st->perf, how, said);
 	}
-	filter.exclude = exclude;
-	filter.n_exclude = ARRAY_SIZE(exclude);
 	if (fstat(st->data_fd, &sb) < 0)
 		return vm_error_errno(err, errno, "cannot read perf.data");
 	map = sb.st_size > 0 ? mmap(NULL, (size_t)sb.st_size, PROT_READ,

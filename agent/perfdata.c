@@ -95,8 +95,8 @@ static int read_header(const uint8_t *buf, size_t len, struct pd_file_header *h,
  * is set, and the perf command line we run (one event plus perf's tracking
  * dummy) always gives them the same sample_type.
  */
-static int read_attrs(const uint8_t *buf, const struct pd_file_header *h,
-		      struct pd_layout *layout, struct vm_error *err)
+int pd_read_attrs(const uint8_t *buf, const struct pd_file_header *h,
+		  struct pd_layout *layout, struct vm_error *err)
 {
 	size_t n;
 
@@ -364,7 +364,7 @@ int vm_perfdata_read(const uint8_t *buf, size_t len,
 	r = read_header(buf, len, &h, err);
 	if (r < 0)
 		return r;
-	r = read_attrs(buf, &h, &layout, err);
+	r = pd_read_attrs(buf, &h, &layout, err);
 	if (r < 0)
 		return r;
 	r = index_data(buf, &h, &layout, &idx, &n, stats, err);

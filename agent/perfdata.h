@@ -65,4 +65,20 @@ int vm_perfdata_read(const uint8_t *buf, size_t len,
 		     struct vm_samples *out, struct vm_perfdata_stats *stats,
 		     struct vm_error *err);
 
+/*
+ * Counting the kept samples of a perf.data while perf still writes it (for
+ * "samples so far"): feed the file's bytes in order, in pieces of any size,
+ * as they appear.  Records are taken in file order, so the count may differ
+ * from vm_perfdata_read()'s near forks; it is a progress figure.  Once the
+ * bytes stop making sense the count stays where it was.
+ */
+struct vm_perfdata_counter;
+
+int vm_perfdata_counter_new(const struct vm_perfdata_filter *filter,
+			    struct vm_perfdata_counter **out);
+/* Returns the samples of target processes seen so far. */
+uint64_t vm_perfdata_counter_feed(struct vm_perfdata_counter *c,
+				  const uint8_t *data, size_t len);
+void vm_perfdata_counter_free(struct vm_perfdata_counter *c);
+
 #endif

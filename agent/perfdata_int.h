@@ -73,6 +73,13 @@ static inline uint16_t pd_u16(const uint8_t *p)
 	return v;
 }
 
+/*
+ * The record layout shared by every event in the attrs section (perfdata.c);
+ * buf must hold h->attrs.
+ */
+int pd_read_attrs(const uint8_t *buf, const struct pd_file_header *h,
+		  struct pd_layout *layout, struct vm_error *err);
+
 /* --- decoded records (perfdata_record.c) --- */
 
 struct pd_sample {
@@ -127,6 +134,7 @@ int pd_decode_lost(const uint8_t *rec, size_t size, uint64_t *lost);
 
 struct pd_model;
 
+/* out NULL: decide which samples are kept, aggregate nothing. */
 int pd_model_new(const struct vm_perfdata_filter *filter,
 		 struct vm_samples *out, struct pd_model **m);
 void pd_model_free(struct pd_model *m);

@@ -519,6 +519,8 @@ int pd_model_sample(struct pd_model *m, const struct pd_sample *s)
 	    (!p->lineage && !comm_is_target(m, comm)))
 		return 0;
 	p->sampled = true;
+	if (!m->out)
+		return 1; /* counting only (vm_perfdata_counter) */
 
 	for (uint64_t i = 0; s->chain && i < s->nr; i++) {
 		uint64_t ip = pd_u64(s->chain + 8 * i);
@@ -553,7 +555,8 @@ int pd_model_sample(struct pd_model *m, const struct pd_sample *s)
 
 void pd_model_lost(struct pd_model *m, uint64_t lost)
 {
-	m->out->lost_samples += lost;
+	if (m->out)
+		m->out->lost_samples += lost;
 }
 
 int pd_model_build_id(struct pd_model *m, const char *filename,

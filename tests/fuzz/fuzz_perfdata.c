@@ -2,7 +2,8 @@
 /*
  * fuzz_perfdata.c - libFuzzer target for the perf.data reader
  * (agent/perfdata.c): any bytes must give 0 or -EBADMSG with a message,
- * never a crash, a read out of bounds or a leak.  Seeds: real files perf
+ * never a crash, a read out of bounds or a leak; the same bytes fed to the
+ * counter of a file being written (vm_perfdata_counter) likewise.  Seeds: real files perf
  * wrote of the CPU burner (tests/fuzz/seeds/fuzz_perfdata/).
  */
 #include <errno.h>
@@ -31,5 +32,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r < 0 && (r != -EBADMSG || !err.msg[0]))
 		abort();
 	vm_samples_free(&s);
+
+	/* The counter of a file still being written, fed in two pieces. */
+	struct vm_perfdata_counter *c;
+
+	if (vm_perfdata_counter_new(&by_comm, &c) < 0)
+		abort();
+	vm_perfdata_counter_feed(c, data, size / 2);
+	vm_perfdata_counter_feed(c, data + size / 2, size - size / 2);
+	vm_perfdata_counter_free(c);
 	return 0;
 }

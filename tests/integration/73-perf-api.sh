@@ -58,8 +58,9 @@ post long '{"profiler": {"Perf": null}, "timeout_seconds": 30}' >"$T/long.status
 POST=$!
 sleep 2
 curl -s "$URL/profile/cpu" >"$T/get.json"
-check "GET shows the running Perf session" \
-	bash -c "grep -q '\"running\": *true' '$T/get.json' && grep -q 'Perf' '$T/get.json'"
+check "GET shows the running Perf session and its samples so far" \
+	bash -c "grep -q '\"running\": *true' '$T/get.json' && grep -q 'Perf' '$T/get.json' &&
+		grep -Eq '\"samples\": *[1-9]' '$T/get.json'"
 t0=$(date +%s)
 del=$(curl -s -X DELETE -o "$T/del.json" -w '%{http_code}' "$URL/profile/cpu")
 wait "$POST"

@@ -619,6 +619,44 @@ static void check_real(const char *name, bool header_build_ids)
 	munmap(p, n);
 }
 
+/*
+ * Fed piece by piece, as perf writes it, the counter finds about the same
+ * count (in file order, a sample can come before the COMM naming its
+ * thread, which the time-sorted full read sees first).
+ */
+static void test_counter_in_pieces(void **state)
+{
+	const char *comms[] = { "burner" };
+	struct vm_perfdata_filter flt = { .comms = comms, .n_comms = 1 };
+	struct vm_samples s = { 0 };
+	struct vm_perfdata_stats st;
+	struct vm_perfdata_counter *c;
+	uint8_t *p = NULL, junk[4096];
+	size_t n = 0, step = 1;
+	uint64_t count = 0;
+
+	assert_int_equal(map_file("burn-header-build-id.data", &p, &n), 0);
+	assert_int_equal(vm_perfdata_read(p, n, &flt, &s, &st, NULL), 0);
+	vm_samples_free(&s);
+	assert_int_equal(vm_perfdata_counter_new(&flt, &c), 0);
+	for (size_t off = 0; off < n; off += step, step = step * 3 % 997 + 1) {
+		size_t len = off + step <= n ? step : n - off;
+
+		count = vm_perfdata_counter_feed(c, p + off, len);
+		assert_true(count <= st.kept);
+	}
+	assert_true(count + 2 >= st.kept);
+	vm_perfdata_counter_free(c);
+
+	/* Not perf.data: nothing counted, nothing broken. */
+	memset(junk, 0x5a, sizeof(junk));
+	assert_int_equal(vm_perfdata_counter_new(&flt, &c), 0);
+	assert_int_equal(vm_perfdata_counter_feed(c, junk, sizeof(junk)), 0);
+	assert_int_equal(vm_perfdata_counter_feed(c, p, n), 0);
+	vm_perfdata_counter_free(c);
+	munmap(p, n);
+}
+
 static void test_real_header_build_id(void **state)
 {
 	check_real("burn-header-build-id.data", true);
@@ -641,6 +679,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_files),
 		cmocka_unit_test(test_real_header_build_id),
 		cmocka_unit_test(test_real_mmap2_build_id),
+		cmocka_unit_test(test_counter_in_pieces),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
