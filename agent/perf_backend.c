@@ -335,12 +335,14 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 
 	if (!env)
 		return -ENOMEM;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ack) < 0)
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
 		return vm_error_errno(err, errno,
-				      "cannot create perf's control sockets");
+				      "cannot create perf's control socket");
 	st->ctl_fd = ctl[0];
 	ctl_child = high_fd(ctl[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ack) < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create perf's control socket");
 	st->ack_fd = ack[0];
 	ack_child = high_fd(ack[1]);
 	if (pipe2(rep, O_CLOEXEC) < 0)
@@ -383,7 +385,9 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 		exec_child(st->perf, (char **)argv, env, devnull, st->err_fd,
 			   ctl_child, ack_child, report_w);
 	close(TAKE_FD(report_w));
-	n = read(report_r, &e, sizeof(e));
+	do /* EOF: the exec worked; an errno: it did not */
+		n = read(report_r, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
 	if (n == sizeof(e)) { /* execve failed */
 		reap(st, INT_MAX);
 		return vm_error_errno(
