@@ -90,13 +90,6 @@ static int release_from_root(const char *root, char **out, struct vm_error *err)
 	return 0;
 }
 
-int vm_find_kernel_release(struct vm_tree *t, const char *root, char **out,
-			   struct vm_error *err)
-{
-	(void)t;
-	return release_from_root(root, out, err);
-}
-
 struct finish_ctx {
 	struct vm_tree *t;
 	struct vm_depmod *dm;

@@ -41,8 +41,4 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 /* "vm-tools" or the label, checked: at most 16 bytes. */
 int vm_label_valid(const char *label, struct vm_error *err);
 
-/* The kernel release: the only directory under <tree>/lib/modules. */
-int vm_find_kernel_release(struct vm_tree *t, const char *root, char **out,
-			   struct vm_error *err);
-
 #endif

@@ -233,8 +233,6 @@ static int search_list(const char *list, const char *origin, const char *name,
 
 struct object {
 	char *path; /* resolved */
-	char *origin;
-	char *rpath, *runpath;
 };
 
 void vm_elf_closure_clear(struct vm_elf_closure *c)
@@ -317,8 +315,9 @@ int vm_elf_closure(const char *binary, const char *const *dirs,
 			r = vm_error_set(err, ENOMEM, "out of memory");
 			goto out;
 		}
-		queue[tail++] =
-			(struct object){ strdup(real), NULL, NULL, NULL };
+		queue[tail++] = (struct object){ strdup(real) };
+		if (!queue[0].path)
+			r = vm_error_set(err, ENOMEM, "out of memory");
 		for (; head < tail && r == 0; head++) {
 			struct object *ob = &queue[head];
 			struct vm_elf_info info;
@@ -382,9 +381,13 @@ int vm_elf_closure(const char *binary, const char *const *dirs,
 				out->libs[out->n_libs].name = strdup(name);
 				out->libs[out->n_libs].path = strdup(found);
 				out->n_libs++;
-				queue[tail++] = (struct object){ strdup(found),
-								 NULL, NULL,
-								 NULL };
+				queue[tail++] =
+					(struct object){ strdup(found) };
+				if (!queue[tail - 1].path ||
+				    !out->libs[out->n_libs - 1].name ||
+				    !out->libs[out->n_libs - 1].path)
+					r = vm_error_set(err, ENOMEM,
+							 "out of memory");
 			}
 			vm_elf_info_clear(&info);
 		}
