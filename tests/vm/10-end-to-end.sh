@@ -40,6 +40,9 @@ if ! vm_prepare "$VM" >"$T/prepare.log" 2>&1; then
 fi
 ok "kernel $KERNEL_RELEASE, tools image ${VM_IMAGE:+$(basename "$VM_IMAGE") }and initramfs ready in $(($(date +%s) - started))s"
 at_exit "vm_stop '$VM'"
+# The guest's console outlives $T, for whoever reads a failure.
+mkdir -p "$BUILD/test-logs"
+at_exit "cp '$VM/serial.log' '$BUILD/test-logs/vm-serial.log'"
 if ! vm_start "$VM" 2>"$T/start.log"; then
 	not_ok "qemu starts"
 	diag "$T/start.log"

@@ -25,7 +25,7 @@
 VM_TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_CACHE=$VMTOOLS_CACHE/vm
 VM_ACCEL=${VMTOOLS_VM_ACCEL:-tcg}
-VM_TIME_LIMIT=${VM_TIME_LIMIT:-540}
+VM_TIME_LIMIT=${VM_TIME_LIMIT:-590}
 # The image build is reproducible; a fixed epoch keeps the cache key stable.
 VM_SOURCE_DATE_EPOCH=1700000000
 
