@@ -157,11 +157,12 @@ post() {
 }
 get_status() { curl -sS --max-time 10 -o "$T/get.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
 delete() { curl -sS -X DELETE --max-time 10 -o "$T/delete.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
-# wait_running: GET /profile/cpu says a profile is running (within 10s).
+# wait_running [PATTERN]: GET /profile/cpu says a profile is running (or
+# matches PATTERN), within 30s.
 wait_running() {
 	local i
-	for i in $(seq 50); do
-		[ "$(get_status)" = 200 ] && grep -qE '"running": *true' "$T/get.json" && return 0
+	for i in $(seq 150); do
+		[ "$(get_status)" = 200 ] && grep -qE "${1:-\"running\": *true}" "$T/get.json" && return 0
 		sleep 0.2
 	done
 	return 1
@@ -242,10 +243,12 @@ post early '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeou
 post_pid=$!
 t0=$(date +%s)
 code=none
-wait_running && sleep 1 && code=$(delete)
+# Sampling (not still loading the BPF program), then a second of samples.
+wait_running '"state": *"running"' && sleep 1 && code=$(delete)
 wait $post_pid
-if [ "$code" = 200 ] && [ "$(cat "$T/early.code")" = 200 ] && [ $(($(date +%s) - t0)) -lt 50 ]; then
-	ok "DELETE /profile/cpu stops a running 60s profile: 200, and the POST returns 200 after $(($(date +%s) - t0))s"
+if [ "$code" = 200 ] && [ "$(cat "$T/early.code")" = 200 ] && [ $(($(date +%s) - t0)) -lt 50 ] &&
+	go tool pprof -top "$T/early.pb" >"$T/early.top" 2>&1; then
+	ok "DELETE /profile/cpu stops a running 60s profile: 200, and the POST returns 200 after $(($(date +%s) - t0))s with a pprof of $(sed -n 's/.*Total samples = \([^ ]*\) .*/\1/p' "$T/early.top") of samples"
 else
 	not_ok "DELETE of a running profile: DELETE $code, POST $(cat "$T/early.code")"
 	cat "$T/delete.json" "$T/early.err" | diag
