@@ -26,10 +26,11 @@ VM_TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_CACHE=$VMTOOLS_CACHE/vm
 VM_ACCEL=${VMTOOLS_VM_ACCEL:-tcg}
 VM_TIME_LIMIT=${VM_TIME_LIMIT:-590}
-# The image build is reproducible; a fixed epoch keeps the cache key stable.
+# The image build is reproducible: with a fixed epoch the same builder and
+# kernel give the same bytes, whoever builds it.
 VM_SOURCE_DATE_EPOCH=1700000000
 
-# not_built BIN SUBCOMMAND: true while SUBCOMMAND is the foundation's stub.
+# vm_not_built BIN SUBCOMMAND: true while SUBCOMMAND is the foundation's stub.
 # A made-up option cannot start anything: a real command refuses it, the stub
 # says "not implemented".
 vm_not_built() {
