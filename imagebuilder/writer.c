@@ -65,6 +65,9 @@ struct writer {
 };
 
 #define WC_BLOCKS 2048u /* 8 MiB */
+#ifndef VM_DIRECT
+#define VM_DIRECT EXT2_FLAG_DIRECT_IO
+#endif
 
 struct extent {
 	uint32_t lblk, len;
@@ -252,8 +255,17 @@ static int fs_create(struct writer *w, const char *path,
 	param.s_feature_compat = EXT2_FEATURE_COMPAT_DIR_INDEX;
 	param.s_min_extra_isize = param.s_want_extra_isize =
 		sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
-	e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW, &param,
-			      unix_io_manager, &w->fs);
+	/*
+	 * Direct I/O: the image's 200 MB go straight to the file instead of
+	 * through freshly allocated page-cache pages, which was the largest
+	 * cost of a build (3-7x slower than the device here).  Filesystems
+	 * without O_DIRECT get buffered I/O.
+	 */
+	e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | VM_DIRECT,
+			      &param, unix_io_manager, &w->fs);
+	if (e && VM_DIRECT)
+		e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW,
+				      &param, unix_io_manager, &w->fs);
 	if (e)
 		return lib_error(w->err, e, "cannot create the filesystem in",
 				 path);

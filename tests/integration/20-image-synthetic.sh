@@ -183,7 +183,10 @@ refuse "--binary that is not ELF" "not an ELF" build --binary "$T/mke2fs.conf"
 # verify notices a changed byte.
 cp "$T/a.img" "$T/bad.img"
 off=$(debugfs -R "bmap /a/b/c/random.bin 0" "$T/bad.img" 2>/dev/null)
-printf 'X' | dd of="$T/bad.img" bs=1 seek=$((off * 4096 + 7)) conv=notrunc status=none
+pos=$((off * 4096 + 7))
+byte=$(od -An -tu1 -j "$pos" -N1 "$T/bad.img" | tr -d ' ')
+# shellcheck disable=SC2059
+printf "\\x$(printf %02x $((byte ^ 255)))" | dd of="$T/bad.img" bs=1 seek="$pos" conv=notrunc status=none
 "$IMG" verify "$T/bad.img" >"$T/verify" 2>&1
 st=$?
 if [ $st -ne 0 ] && grep -q '/a/b/c/random.bin: content differs' "$T/verify"; then
