@@ -15,7 +15,10 @@
 
 struct vm_backend_ops {
 	const char *name;
-	/* Load/attach or spawn; *state is the backend's own. */
+	/*
+	 * Load/attach or spawn; *state is the backend's own.  req (and the
+	 * strings it points to) stays valid until destroy().
+	 */
 	int (*start)(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg, void **state,
 		     struct vm_error *err);

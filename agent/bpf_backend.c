@@ -64,6 +64,8 @@ struct bpf_state {
 	bool detached;
 	pthread_t releaser; /* detaches the tracepoints, see detach() */
 	bool releaser_started;
+	/* The session's request: it outlives this state (engine.c). */
+	struct vm_profile_request req;
 };
 
 /* libbpf's last complaint, to put in our error instead of on stderr. */
@@ -219,11 +221,30 @@ static void *event_thread(void *arg)
 		{ .fd = st->stop_fd, .events = POLLIN },
 	};
 
-	/* Read the symbols of the targets while they are being sampled. */
-	pthread_mutex_lock(&st->lock);
-	for (size_t i = 0; i < st->samples.n_procs; i++)
-		vm_symbolize_prefetch_process(&st->samples.procs[i]);
-	pthread_mutex_unlock(&st->lock);
+	_cleanup_free_ uint32_t *pids = NULL;
+	size_t n_pids = 0;
+
+	/*
+	 * Off the start path: capture the targets that already run, and read
+	 * their symbols, while they are being sampled.  Announcements queue
+	 * in the ring buffer meanwhile.
+	 */
+	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
+				 st->req.n_comms, st->req.pids, st->req.n_pids,
+				 &pids, &n_pids, NULL) == 0)
+		for (size_t i = 0; i < n_pids; i++) {
+			struct vm_process *p;
+
+			pthread_mutex_lock(&st->lock);
+			p = vm_samples_find_process(&st->samples, pids[i]);
+			if (!p || !p->n_maps)
+				vm_proc_capture(&st->samples, &st->files,
+						pids[i], "/proc", NULL);
+			p = vm_samples_find_process(&st->samples, pids[i]);
+			if (p)
+				vm_symbolize_prefetch_process(p);
+			pthread_mutex_unlock(&st->lock);
+		}
 
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -322,10 +343,7 @@ static int fill_targets(struct bpf_state *st,
 {
 	int fd_comms = bpf_map__fd(st->skel->maps.target_comms);
 	int fd_pids = bpf_map__fd(st->skel->maps.target_pids);
-	_cleanup_free_ uint32_t *pids = NULL;
-	size_t n_pids = 0;
 	uint8_t yes = 1;
-	int r;
 
 	for (size_t i = 0; i < req->n_comms; i++) {
 		char key[PROFILE_COMM_LEN] = { 0 };
@@ -346,19 +364,6 @@ static int fill_targets(struct bpf_state *st,
 				"cannot add pid %u to the BPF filter", pid);
 	}
 
-	/* Capture the targets that already run, before sampling starts. */
-	r = vm_proc_scan_targets("/proc", (const char *const *)req->comms,
-				 req->n_comms, req->pids, req->n_pids, &pids,
-				 &n_pids, err);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n_pids; i++) {
-		int fd_seen = bpf_map__fd(st->skel->maps.seen);
-
-		vm_proc_capture(&st->samples, &st->files, pids[i], "/proc",
-				NULL);
-		bpf_map_update_elem(fd_seen, &pids[i], &yes, BPF_ANY);
-	}
 	return 0;
 }
 
@@ -378,6 +383,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (!st)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
+	st->req = *req;
 	pthread_mutex_init(&st->lock, NULL);
 	*state = st;
 

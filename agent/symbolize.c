@@ -236,6 +236,28 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 			return -ENOMEM;
 	}
 
+	/*
+	 * pprof takes the first mapping for the main binary: register the
+	 * executable (the first file mapping /proc/PID/maps lists) of the
+	 * sampled processes before anything else.
+	 */
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < s->n_procs; j++)
+			if (s->procs[j].pid == s->v[i].pid &&
+			    s->procs[j].n_maps && !memos[j].mapping_ids[0]) {
+				const struct vm_mapping *m =
+					&s->procs[j].maps[0];
+				struct vm_sym_frame f;
+
+				if (!m->path || m->path[0] != '/')
+					break;
+				r = user_frame(y, &memos[j], m->start, true,
+					       &f);
+				if (r)
+					return r;
+				break;
+			}
+
 	for (size_t i = 0; i < s->n; i++) {
 		const struct vm_sample *x = &s->v[i];
 		struct vm_sym_stack *st = &y->stacks[i];

@@ -43,7 +43,7 @@ PY
 }
 
 # --- 1. comm target, pprof, ratio and count --------------------------------
-FREQ=299
+FREQ=499
 COMM=burn$$
 "$VMTOOLS_AGENT" profile --seconds 30 --frequency $FREQ --comm "$COMM" \
 	--output "$T/burn.pb" 2>"$T/agent.err" &
