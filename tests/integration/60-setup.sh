@@ -324,6 +324,9 @@ if [ "$st" != 0 ] || [ ! -s "$T/tools.img" ]; then
 	exit 1
 fi
 ok "vmtools-image build of Debian's $KERNEL_RELEASE ($(du -h "$T/tools.img" | cut -f1))"
+# The build runs check-kernel's check on the staged config and warns.
+check "vmtools-image build warns what the staged kernel's config misses" \
+	grep -q 'MISSING  CONFIG_IKCONFIG=y \[recommended\]' "$T/build.out"
 
 # The host as seen from outside, to prove nothing leaked.
 host_snapshot() {
