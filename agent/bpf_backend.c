@@ -425,11 +425,6 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
-	r = pthread_create(&st->thread, NULL, event_thread, st);
-	if (r)
-		return vm_error_errno(err, r, "cannot start the event thread");
-	st->thread_started = true;
-
 	st->skel->links.on_exec = bpf_program__attach(st->skel->progs.on_exec);
 	if (!st->skel->links.on_exec)
 		return vm_error_errno(
@@ -467,6 +462,11 @@ static int bpf_start(const struct vm_profile_request *req,
 				"cannot attach the BPF profiler to CPU %d",
 				cpus[i]);
 	}
+	/* Last: capturing must not slow attaching down (see the thread). */
+	r = pthread_create(&st->thread, NULL, event_thread, st);
+	if (r)
+		return vm_error_errno(err, r, "cannot start the event thread");
+	st->thread_started = true;
 	return 0;
 }
 

@@ -82,8 +82,12 @@ int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err)
 			err, EPERM,
 			"kernel symbol addresses are hidden (kernel.kptr_restrict); run the agent as root");
 	}
-	if (k->n)
-		qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+	/* The kernel lists its own symbols sorted; modules may not be. */
+	for (size_t i = 1; i < k->n; i++)
+		if (k->v[i - 1].addr > k->v[i].addr) {
+			qsort(k->v, k->n, sizeof(*k->v), cmp_ksym);
+			break;
+		}
 	return 0;
 }
 
