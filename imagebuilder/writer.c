@@ -39,6 +39,7 @@
 
 #include "common/cleanup.h"
 #include "imagebuilder/dirblocks.h"
+#include "imagebuilder/prefetch.h"
 
 #define IO_CHUNK (1u << 20)
 #define MAX_INLINE_EXTENTS 4
@@ -54,6 +55,7 @@ struct writer {
 	blk64_t goal;
 	struct vm_write_stats *stats;
 	uint32_t seed[4]; /* directory hash seed */
+	struct vm_prefetch *pf; /* reads files ahead, in a thread */
 	/*
 	 * Write combining: consecutive files get consecutive blocks, so their
 	 * data is gathered here and written with one large pwrite instead of
@@ -595,6 +597,17 @@ static int write_content(struct writer *w, struct vm_node *n,
 		}
 		return 0;
 	}
+	if (w->pf && vm_prefetch_wanted(n)) {
+		_cleanup_free_ char *data = NULL;
+
+		r = vm_prefetch_take(w->pf, n, &data, w->err);
+		if (r == 0 && n->size)
+			r = write_logical(w, ex, 0,
+					  (n->size + VM_BLOCK_SIZE - 1) /
+						  VM_BLOCK_SIZE,
+					  data, path);
+		return r;
+	}
 	fd = open(n->source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return vm_error_set(
@@ -839,6 +852,40 @@ static int write_cb(struct vm_node *n, void *ctx)
 	return write_node(c->w, n, c->deferred_pass);
 }
 
+struct collect {
+	struct vm_node **v;
+	size_t n, cap;
+};
+
+static int collect_cb(struct vm_node *n, void *ctx)
+{
+	struct collect *c = ctx;
+
+	if (!vm_prefetch_wanted(n))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		struct vm_node **v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = n;
+	return 0;
+}
+
+/* Start the reader thread on the files of the first pass, in its order. */
+static void start_prefetch(struct writer *w)
+{
+	struct collect c = { 0 };
+
+	if (vm_tree_walk(w->t->root, collect_cb, &c) == 0 && c.n)
+		vm_prefetch_start(c.v, c.n, &w->pf); /* else: read inline */
+	free(c.v);
+}
+
 static int digest_cb(struct vm_node *n, void *ctx)
 {
 	struct writer *w = ctx;
@@ -895,6 +942,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	for (ext2_ino_t i = EXT2_ROOT_INO + 1; i < VM_FIRST_INO; i++)
 		ext2fs_inode_alloc_stats2(w.fs, i, +1, 0);
 	w.goal = 0;
+	start_prefetch(&w);
 	r = vm_tree_walk(t->root, write_cb, &wc);
 	if (r == 0 && opts->late)
 		r = opts->late(opts->ctx, err);
@@ -927,6 +975,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	if (e)
 		r = lib_error(err, e, "cannot finish writing", path);
 out:
+	vm_prefetch_stop(w.pf);
 	if (w.fs)
 		ext2fs_free(w.fs);
 	vm_sha256_free(w.digest);

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prefetch.h - reads and hashes the files of the image in a second thread,
+ * in the order the writer needs them, so opening, reading and hashing
+ * overlap with writing the image.  Memory in flight is bounded.
+ */
+#ifndef VMTOOLS_IMAGEBUILDER_PREFETCH_H
+#define VMTOOLS_IMAGEBUILDER_PREFETCH_H
+
+#include <stddef.h>
+
+#include "imagebuilder/tree.h"
+
+/* Files larger than this (and sparse ones) are streamed by the writer. */
+#define VM_PREFETCH_MAX_FILE (8u << 20)
+/* Bytes read ahead at most. */
+#define VM_PREFETCH_MAX_AHEAD (32u << 20)
+
+struct vm_prefetch;
+
+/* Whether the writer should take n's content from the prefetcher. */
+int vm_prefetch_wanted(const struct vm_node *n);
+
+/* Start reading `nodes` (each vm_prefetch_wanted) in this order. */
+int vm_prefetch_start(struct vm_node **nodes, size_t n,
+		      struct vm_prefetch **out);
+
+/*
+ * The content of the next node, which must be `n`: *data (malloc'ed, size
+ * rounded up to 4 KiB with zeros; the caller frees it) and n->sha256 set.
+ * The errors are those of reading the file (vanished, changed, ...).
+ */
+int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n, char **data,
+		     struct vm_error *err);
+
+/* Stop the thread and free what was not taken. */
+void vm_prefetch_stop(struct vm_prefetch *p);
+
+/*
+ * Read all of n->source (exactly n->size bytes, checked) into *data with
+ * its sha256 into hex; also used by the thread.
+ */
+int vm_read_whole(const struct vm_node *n, char **data,
+		  char hex[VM_SHA256_HEX_LEN], struct vm_error *err);
+
+#endif
