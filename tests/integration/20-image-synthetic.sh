@@ -113,6 +113,13 @@ else
 	fi
 fi
 
+# --keep-owner keeps the staged uid/gid; the default is 0:0.
+mkdir -p "$T/own/lib/modules/$REL"
+echo x >"$T/own/file"
+chown 1234:5678 "$T/own/file"
+check "--keep-owner keeps uid/gid, the default makes them 0:0" \
+	bash -c "'$IMG' build --root '$T/own' --no-perf --keep-owner --output '$T/own1.img' >/dev/null 2>&1 && debugfs -R 'stat /file' '$T/own1.img' 2>/dev/null | grep -q 'User:  1234   Group:  5678' && '$IMG' build --root '$T/own' --no-perf --output '$T/own0.img' >/dev/null 2>&1 && debugfs -R 'stat /file' '$T/own0.img' 2>/dev/null | grep -q 'User:     0   Group:     0'"
+
 # A bundled binary and its launcher.
 B=$T/bundle-root
 mkdir -p "$B/lib/modules/$REL"
