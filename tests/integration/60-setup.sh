@@ -42,13 +42,17 @@ if [ "${1:-}" = inside ]; then
 	# targets of the places it links into, and the mount table there.
 	snapshot() {
 		local p
-		for p in /lib/modules /usr/src /usr/lib "$BIN" "$W/run" "$MNT" "$MNT.setup.json"; do
+		for p in /lib/modules /usr/src "$BIN" "$W/run" "$MNT" "$MNT.setup.json"; do
 			if [ -e "$p" ] || [ -L "$p" ]; then
 				find "$p" -maxdepth 1 -printf '%p %y %l %m\n' | sort
 			else
 				echo "$p absent"
 			fi
 		done
+		# Of /usr/lib only what setup could make: the rest is the host's
+		# (seen through the overlay) and may change under us.
+		find /usr/lib -maxdepth 1 \( -name 'linux-*' -o -name modules -o -name 'vmtools*' \) \
+			-printf '%p %y %l %m\n' | sort
 		awk -v m="$MNT" '$5 == m' /proc/self/mountinfo
 	}
 
@@ -334,7 +338,7 @@ host_snapshot() {
 	for p in /usr/lib/modules /usr/src /usr/local/bin; do
 		[ -e "$p" ] && find "$p" -maxdepth 1 -printf '%p %y %l\n' | sort || echo "$p absent"
 	done
-	grep -c vmtools-test /proc/self/mountinfo
+	grep -c "$T" /proc/self/mountinfo
 }
 host_snapshot >"$T/host.before"
 unshare -m --propagation private bash "$0" inside "$T" "$T/tools.img" "$LABEL" "$KERNEL_RELEASE"
