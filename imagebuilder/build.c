@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -289,6 +290,24 @@ static int drop_reserve(struct vm_node *n, void *ctx)
 	return 0;
 }
 
+/*
+ * Interrupted (Ctrl-C, SIGTERM, SIGHUP): note it; the walk and the writer
+ * stop at the next entry and the ordinary error path removes the temporary
+ * image and depmod's staging directory.  cmd_build then dies of the signal.
+ */
+static void on_signal(int sig)
+{
+	vm_interrupted = sig;
+}
+
+static void catch_signals(int on)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], on ? on_signal : SIG_DFL);
+}
+
 int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	     struct vm_error *err)
 {
@@ -343,6 +362,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	r = check_output(o->output, &tmp, err);
 	if (r < 0)
 		return r;
+	catch_signals(1);
 	r = vm_tree_init(&t);
 	if (r == 0)
 		r = build_tree(o, root, &t, m, release, &dm, err);
@@ -411,6 +431,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	res->n_links = m->n_links;
 	res->n_files = m->n_files;
 out:
+	catch_signals(0);
 	if (tmp)
 		unlink(tmp);
 	vm_depmod_cleanup(&dm);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "imagebuilder/build.h"
 #include "imagebuilder/commands.h"
 #include "imagebuilder/sizing.h"
+#include "imagebuilder/tree.h"
 
 static void usage(FILE *out)
 {
@@ -181,6 +183,8 @@ int cmd_build(int argc, char **argv)
 	if (vm_build(&o, &res, &err) < 0) {
 		fprintf(stderr, "vmtools-image build: %s\n",
 			vm_error_str(&err));
+		if (vm_interrupted)
+			raise(vm_interrupted); /* default action restored */
 		return 1;
 	}
 	warn_kernel_config(o.root, res.kernel_release);

@@ -12,6 +12,8 @@
 
 #include "common/cleanup.h"
 
+volatile sig_atomic_t vm_interrupted;
+
 struct vm_node *vm_node_new(const char *name, enum vm_node_type type,
 			    uint32_t mode)
 {

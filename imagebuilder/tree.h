@@ -11,6 +11,7 @@
 #ifndef VMTOOLS_IMAGEBUILDER_TREE_H
 #define VMTOOLS_IMAGEBUILDER_TREE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -72,6 +73,13 @@ struct vm_node {
 };
 
 enum { VM_NOW = 0, VM_LATE = 1, VM_LAST = 2 };
+
+/*
+ * Set to the signal number by vm_build()'s SIGINT/SIGTERM/SIGHUP handler;
+ * the walk and the writer check it per entry and fail with EINTR, so an
+ * interrupted build cleans up on its ordinary error path.
+ */
+extern volatile sig_atomic_t vm_interrupted;
 
 struct vm_tree {
 	struct vm_node *root;

@@ -131,6 +131,9 @@ static int add_entry(struct walk *w, int dfd, const char *host,
 	enum vm_node_type type;
 	int r;
 
+	if (vm_interrupted)
+		return vm_error_set(w->err, EINTR, "interrupted by signal %d",
+				    (int)vm_interrupted);
 	if (asprintf(&path, "%s/%s", host, name) < 0)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
 	if (strlen(name) > VM_NAME_MAX)

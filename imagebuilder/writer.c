@@ -818,6 +818,9 @@ static int write_node(struct writer *w, struct vm_node *n, int deferred_pass)
 	_cleanup_free_ char *path = NULL;
 	int r;
 
+	if (vm_interrupted)
+		return vm_error_set(w->err, EINTR, "interrupted by signal %d",
+				    (int)vm_interrupted);
 	if (n->link_to || n->deferred != deferred_pass)
 		return 0;
 	path = vm_node_path(n);

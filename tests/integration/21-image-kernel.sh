@@ -32,6 +32,21 @@ else
 	not_ok "inspect output"
 	diag "$T/inspect"
 fi
+# Interrupted: no image, no temporary file, no depmod staging left.
+mkdir -p "$T/int"
+before=$(ls -d "${TMPDIR:-/tmp}"/vmtools-depmod.* 2>/dev/null | wc -l)
+"$IMG" build --root "$R" --output "$T/int/k.img" >/dev/null 2>&1 &
+pid=$!
+sleep 0.3
+kill -TERM $pid
+wait $pid
+st=$?
+after=$(ls -d "${TMPDIR:-/tmp}"/vmtools-depmod.* 2>/dev/null | wc -l)
+if [ $st -eq 143 ] && [ -z "$(ls -A "$T/int")" ] && [ "$after" -le "$before" ]; then
+	ok "SIGTERM during a build leaves no image, temporary file or staging"
+else
+	not_ok "SIGTERM during a build: status $st, left: $(ls -A "$T/int") (staging dirs $before -> $after)"
+fi
 content=$(du -s --apparent-size -B1 "$R" | cut -f1)
 size=$(stat -c %s "$T/k.img")
 perf_bytes=$(debugfs -R 'ls -l /lib/vmtools/perf/lib' "$T/k.img" 2>/dev/null | awk '{ s += $6 } END { print s + 0 }')
