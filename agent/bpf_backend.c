@@ -571,6 +571,15 @@ static int bpf_collect(void *state, struct vm_samples *out,
 				   count, uips, nu, kips, nk);
 		if (r)
 			return vm_error_set(err, ENOMEM, "out of memory");
+		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
+		if (key.user_stack_id == -EEXIST ||
+		    key.user_stack_id == -ENOMEM)
+			st->samples.v[st->samples.n - 1].lost |=
+				VM_SAMPLE_LOST_USER;
+		if (key.kernel_stack_id == -EEXIST ||
+		    key.kernel_stack_id == -ENOMEM)
+			st->samples.v[st->samples.n - 1].lost |=
+				VM_SAMPLE_LOST_KERNEL;
 	}
 
 	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +

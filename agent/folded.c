@@ -71,7 +71,7 @@ static char *stack_text(const struct vm_symbolized *y,
 	comm = st->sample->comm[0] ? st->sample->comm : "[unknown]";
 	put_name(f, comm);
 	if (st->n_frames == 0)
-		fputs(";[lost stack]", f);
+		fputs(";[no_stack]", f);
 	for (size_t i = st->n_frames; i-- > 0;) {
 		const struct vm_sym_frame *fr = &st->frames[i];
 

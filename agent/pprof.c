@@ -253,7 +253,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 		 Profile *prof, ValueType vt[3])
 {
 	const struct vm_samples *s = y->samples;
-	static const struct vm_sym_frame lost = { 0 };
+	static const struct vm_sym_frame none = { 0 };
 	size_t n_frames = 0, n = y->n_stacks, fi = 0;
 	int64_t k_pid, k_tid, k_comm, k_type;
 	uint32_t freq = s->frequency ? s->frequency : 1;
@@ -321,7 +321,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 		perftools__profiles__sample__init(ps);
 		ps->location_id = &p->loc_ids[fi];
 		if (st->n_frames == 0) {
-			p->loc_ids[fi] = location_id(e, &lost, "[lost stack]");
+			p->loc_ids[fi] = location_id(e, &none, "[no stack]");
 			if (!p->loc_ids[fi++])
 				return -ENOMEM;
 			ps->n_location_id = 1;

@@ -34,7 +34,12 @@ struct vm_sample {
 	uint32_t n_kernel;
 	uint64_t *user_ips;
 	uint64_t *kernel_ips;
+	/* VM_SAMPLE_LOST_*: a stack that was there but could not be kept */
+	uint8_t lost;
 };
+
+#define VM_SAMPLE_LOST_USER 1
+#define VM_SAMPLE_LOST_KERNEL 2
 
 /* One executable mapping of a process, as /proc/PID/maps or MMAP2 says. */
 struct vm_mapping {

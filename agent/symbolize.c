@@ -262,7 +262,7 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 		const struct vm_sample *x = &s->v[i];
 		struct vm_sym_stack *st = &y->stacks[i];
 		struct proc_memo none = { 0 }, *pm = &none;
-		size_t n = 0;
+		size_t n = 0, first;
 
 		st->sample = x;
 		for (size_t j = 0; j < s->n_procs; j++)
@@ -275,21 +275,35 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 			st->proc && st->proc->comm[0] ? st->proc->comm :
 							x->comm,
 			st->proc ? st->proc->title : NULL);
-		st->frames = calloc(x->n_kernel + x->n_user + 1,
+		st->frames = calloc(x->n_kernel + x->n_user + 2,
 				    sizeof(*st->frames));
 		if (!st->frames)
 			return -ENOMEM;
+		/* A lost stack keeps its place, named, never dropped. */
+		if (x->lost & VM_SAMPLE_LOST_KERNEL) {
+			st->frames[n].function =
+				vm_symbolized_intern(y, "[lost kernel stack]");
+			if (!st->frames[n++].function)
+				return -ENOMEM;
+		}
+		first = n; /* the innermost real frame is the leaf */
 		for (size_t j = 0; j < x->n_kernel; j++, n++) {
-			r = kernel_frame(y, k, x->kernel_ips[j], n == 0,
+			r = kernel_frame(y, k, x->kernel_ips[j], n == first,
 					 &st->frames[n]);
 			if (r)
 				return r;
 		}
 		for (size_t j = 0; j < x->n_user; j++, n++) {
-			r = user_frame(y, pm, x->user_ips[j], n == 0,
+			r = user_frame(y, pm, x->user_ips[j], n == first,
 				       &st->frames[n]);
 			if (r)
 				return r;
+		}
+		if (x->lost & VM_SAMPLE_LOST_USER) {
+			st->frames[n].function =
+				vm_symbolized_intern(y, "[lost user stack]");
+			if (!st->frames[n++].function)
+				return -ENOMEM;
 		}
 		st->n_frames = n;
 		for (size_t j = 0; j < n; j++)

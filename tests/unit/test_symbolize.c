@@ -61,6 +61,7 @@ static void make_samples(struct vm_samples *s, struct vm_proc_files *files)
 	assert_int_equal(vm_samples_add(s, 424242, 424242, "lost", 1, NULL, 0,
 					NULL, 0),
 			 0);
+	s->v[2].lost = VM_SAMPLE_LOST_USER; /* e.g. -EEXIST */
 	s->frequency = 100;
 	s->time_nanos = 1700000000000000000ull;
 	s->duration_nanos = 2000000000ull;
@@ -125,7 +126,9 @@ static void test_symbolize_and_cache(void **state)
 	/* the kernel mapping is the last: pprof takes the first as main */
 	assert_true(y.mappings[y.n_mappings - 1].kernel);
 	assert_false(y.mappings[0].kernel);
-	assert_int_equal(y.stacks[2].n_frames, 0);
+	assert_int_equal(y.stacks[2].n_frames, 1);
+	assert_string_equal(y.stacks[2].frames[0].function,
+			    "[lost user stack]");
 	assert_null(y.stacks[2].proc);
 	vm_symbolized_free(&y);
 	vm_symcache_stats(&entries, &hits, &misses);
@@ -200,7 +203,7 @@ static void test_pprof(void **state)
 	label(p, p->sample[0], "pid", &num);
 	assert_int_equal(num, getpid());
 	assert_null(label(p, p->sample[0], "backend_type", NULL));
-	/* a sample with no stack keeps its count under "[lost stack]" */
+	/* a sample whose stack was lost keeps its count under a marker */
 	assert_int_equal(p->sample[2]->n_location_id, 1);
 
 	for (size_t i = 0; i < p->n_location; i++) {
@@ -256,7 +259,7 @@ static void test_folded_and_gzip(void **state)
 				     "vmtest_inner_function 2\n"));
 	assert_non_null(strstr(text, "unit;[unknown];vmtest_outer_function;"
 				     "vmtest_inner_function;"));
-	assert_non_null(strstr(text, "lost;[lost stack] 1\n"));
+	assert_non_null(strstr(text, "lost;[lost_user_stack] 1\n"));
 
 	assert_int_equal(vm_gzip(text, len, &gz, &gz_len, NULL), 0);
 	assert_true(gz_len > 18);
