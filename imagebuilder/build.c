@@ -9,6 +9,7 @@
 #include "imagebuilder/build.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "common/manifest.h"
 #include "imagebuilder/bundle.h"
 #include "imagebuilder/depmod.h"
+#include "imagebuilder/elfdeps.h"
 #include "imagebuilder/links.h"
 #include "imagebuilder/walk.h"
 
@@ -89,6 +91,54 @@ static int release_from_root(const char *root, char **out, struct vm_error *err)
 			mods, list);
 	*out = TAKE_PTR(found);
 	return 0;
+}
+
+/* The first kernel module found, to tell the image's architecture. */
+static int find_module(struct vm_node *n, void *ctx)
+{
+	const struct vm_node **found = ctx;
+	size_t len = strlen(n->name);
+
+	if (n->type == VM_NODE_REG && n->source && len > 3 &&
+	    !strcmp(n->name + len - 3, ".ko")) {
+		*found = n;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The architecture, as `uname -m` says it in the guest: from the machine
+ * of the staged kernel's modules (cross builds), else of the build host.
+ */
+static void image_arch(struct vm_tree *t, const char *release, char *out,
+		       size_t size)
+{
+	static const struct {
+		int machine;
+		const char *name;
+	} names[] = {
+		{ EM_X86_64, "x86_64" }, { EM_AARCH64, "aarch64" },
+		{ EM_386, "i686" },	 { EM_RISCV, "riscv64" },
+		{ EM_S390, "s390x" },	 { EM_PPC64, "ppc64le" },
+	};
+	const struct vm_node *ko = NULL;
+	struct vm_elf_info info;
+	struct utsname un;
+	char mods[300];
+
+	snprintf(mods, sizeof(mods), "/lib/modules/%s", release);
+	uname(&un);
+	snprintf(out, size, "%s", un.machine);
+	if (!vm_tree_lookup(t, mods, 0, NULL))
+		return;
+	vm_tree_walk(vm_tree_lookup(t, mods, 0, NULL), find_module, &ko);
+	if (!ko || vm_elf_read(ko->source, &info, NULL) < 0)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].machine == info.machine)
+			snprintf(out, size, "%s", names[i].name);
+	vm_elf_info_clear(&info);
 }
 
 struct finish_ctx {
@@ -318,7 +368,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	struct vm_tree t = { 0 };
 	struct vm_depmod dm = { 0 };
 	struct vm_node *mf;
-	struct utsname un;
+	char arch[65];
 	struct stat st;
 	int64_t epoch;
 	int r;
@@ -373,8 +423,8 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		r = (int)epoch;
 		goto out;
 	}
-	uname(&un);
-	if (vm_manifest_set_info(m, release, un.machine, epoch,
+	image_arch(&t, release, arch, sizeof(arch));
+	if (vm_manifest_set_info(m, release, arch, epoch,
 				 o->label ? o->label : VM_DEFAULT_LABEL,
 				 "vmtools-image " VMTOOLS_VERSION) < 0) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
