@@ -167,6 +167,21 @@ struct vm_node *vm_tree_lookup(struct vm_tree *t, const char *path, int create,
 		}
 		if (!next)
 			return NULL;
+		if (next->type == VM_NODE_SYMLINK) {
+			/* e.g. a merged-/usr root's bin -> usr/bin */
+			struct vm_node *to = NULL;
+
+			if (vm_tree_resolve(t, cur, next->target, &to, err) < 0)
+				return NULL;
+			if (!to) {
+				vm_error_set(
+					err, ENOENT,
+					"cannot add %s: %s is a symlink to %s, which is not in the image",
+					path, c, next->target);
+				return NULL;
+			}
+			next = to;
+		}
 		cur = next;
 	}
 	return cur;
@@ -205,6 +220,10 @@ int vm_tree_add(struct vm_tree *t, const char *path, struct vm_node *node,
 		return vm_error_set(err, r, "out of memory adding %s", path);
 	return 0;
 }
+
+static int resolve(struct vm_tree *t, const struct vm_node *dir,
+		   const char *path, int follow_last, int *hops,
+		   struct vm_node **out, struct vm_error *err);
 
 /*
  * Resolution state: `hops` counts followed links over the whole lookup, as

@@ -105,8 +105,9 @@ int vm_tree_insert(struct vm_tree *t, struct vm_node *dir,
 struct vm_node *vm_node_child(const struct vm_node *dir, const char *name);
 
 /*
- * The node at absolute image path `path` without following symlinks, or
- * NULL.  With `create`, missing directories are made (mode 0755).
+ * The node at absolute image path `path`, or NULL; symlinks on the way are
+ * followed inside the image (a merged-/usr root's /bin -> usr/bin).  With
+ * `create`, missing directories are made (mode 0755).
  */
 struct vm_node *vm_tree_lookup(struct vm_tree *t, const char *path, int create,
 			       struct vm_error *err);

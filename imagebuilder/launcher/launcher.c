@@ -5,8 +5,10 @@
  *
  * Linked statically, so it runs where the image is the whole world (a
  * chroot holding no libc and no shell).  It finds the image root from its
- * own resolved path (<root>/bin/NAME; the guest reaches it through a
- * symlink such as /usr/local/bin/NAME), then execs
+ * own resolved path (<root>/bin/NAME, or <root>/usr/bin/NAME in a merged-
+ * /usr image; the guest reaches it through a symlink such as
+ * /usr/local/bin/NAME): the nearest ancestor holding lib/vmtools/NAME.
+ * Then it execs
  *   <root>/lib/vmtools/NAME/ld.so --library-path <root>/lib/vmtools/NAME/lib
  *       --argv0 ARGV0 <root>/lib/vmtools/NAME/NAME ARGS...
  * Nothing is configured: the layout is fixed by vmtools-image.
@@ -39,24 +41,32 @@ int main(int argc, char **argv)
 		if (!realpath("/proc/self/exe", self))
 			return fail("cannot find myself via", "/proc/self/exe");
 	}
-	/* self = <root>/bin/NAME */
+	/* self = <root>/bin/NAME: NAME, then the ancestors of bin/ */
 	slash = strrchr(self, '/');
 	if (!slash)
 		return fail("unexpected path", self);
 	name = slash + 1;
 	*slash = '\0';
-	slash = strrchr(self, '/');
-	if (!slash)
-		return fail("unexpected path", self);
-	*slash = '\0'; /* self = <root>, "" for / */
-	if (snprintf(loader, sizeof(loader), "%s/lib/vmtools/%s/ld.so", self,
-		     name) >= (int)sizeof(loader) ||
-	    snprintf(libdir, sizeof(libdir), "%s/lib/vmtools/%s/lib", self,
-		     name) >= (int)sizeof(libdir) ||
-	    snprintf(binary, sizeof(binary), "%s/lib/vmtools/%s/%s", self, name,
-		     name) >= (int)sizeof(binary)) {
-		errno = ENAMETOOLONG;
-		return fail("path too long under", self);
+	for (;;) {
+		slash = strrchr(self, '/');
+		if (!slash) {
+			errno = ENOENT;
+			return fail(
+				"no lib/vmtools/<name>/ld.so above the launcher of",
+				name);
+		}
+		*slash = '\0'; /* "" for / */
+		if (snprintf(loader, sizeof(loader), "%s/lib/vmtools/%s/ld.so",
+			     self, name) >= (int)sizeof(loader) ||
+		    snprintf(libdir, sizeof(libdir), "%s/lib/vmtools/%s/lib",
+			     self, name) >= (int)sizeof(libdir) ||
+		    snprintf(binary, sizeof(binary), "%s/lib/vmtools/%s/%s",
+			     self, name, name) >= (int)sizeof(binary)) {
+			errno = ENAMETOOLONG;
+			return fail("path too long under", self);
+		}
+		if (access(loader, X_OK) == 0)
+			break;
 	}
 	args = calloc((size_t)argc + 8, sizeof(*args));
 	if (!args)

@@ -146,6 +146,27 @@ else
 	diag "$T/out"
 fi
 
+# A merged-/usr root (bin -> usr/bin, lib -> usr/lib): the launcher and
+# the bundle go through the root's own symlinks and still find each other.
+U=$T/usrmerge
+mkdir -p "$U/usr/bin" "$U/usr/lib/modules/$REL/kernel"
+ln -s usr/bin "$U/bin"
+ln -s usr/lib "$U/lib"
+if "$IMG" build --root "$U" --binary /usr/bin/env --size 64M --output "$T/um.img" >"$T/out" 2>&1 &&
+	e2fsck -fn "$T/um.img" >>"$T/out" 2>&1; then
+	ok "merged-/usr root: build and e2fsck"
+	if [ -z "$(need_loop)" ]; then
+		M=$T/mnt3
+		mkdir -p "$M"
+		mount -o loop,ro "$T/um.img" "$M" && at_exit "umount '$M'"
+		check "merged-/usr root: launcher in usr/bin runs, also in a chroot, modules.dep made" \
+			bash -c "[ -L '$M/bin' ] && [ -f '$M/usr/bin/env' ] && [ -f '$M/usr/lib/modules/$REL/modules.dep' ] && '$M/bin/env' -i U=1 '$M/bin/env' | grep -qx U=1 && chroot '$M' /bin/env -i V=2 /usr/bin/env | grep -qx V=2"
+	fi
+else
+	not_ok "merged-/usr root: build and e2fsck"
+	diag "$T/out"
+fi
+
 # Bad input: a clear error naming the thing, non-zero exit, nothing at --output.
 refuse() {
 	local desc=$1 words=$2 out=$T/refused.img
