@@ -67,9 +67,6 @@ struct writer {
 };
 
 #define WC_BLOCKS 2048u /* 8 MiB */
-#ifndef VM_DIRECT
-#define VM_DIRECT EXT2_FLAG_DIRECT_IO
-#endif
 
 struct extent {
 	uint32_t lblk, len;
@@ -263,9 +260,10 @@ static int fs_create(struct writer *w, const char *path,
 	 * cost of a build (3-7x slower than the device here).  Filesystems
 	 * without O_DIRECT get buffered I/O.
 	 */
-	e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | VM_DIRECT,
-			      &param, unix_io_manager, &w->fs);
-	if (e && VM_DIRECT)
+	e = ext2fs_initialize(
+		path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | EXT2_FLAG_DIRECT_IO,
+		&param, unix_io_manager, &w->fs);
+	if (e)
 		e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW,
 				      &param, unix_io_manager, &w->fs);
 	if (e)
