@@ -28,12 +28,16 @@ pprof_ok() {
 }
 
 # run_burn COMM SECONDS: run the burner under python3, which prints the CPU
-# seconds the burner used (its rusage) to $T/COMM.cpu when it ends.
+# seconds the burner used (its rusage) to $T/COMM.cpu when it ends.  The
+# 3:1 ratio is 30 ms : 10 ms: a cycle of 20 sampling periods, so that the
+# periodic sampling cannot alias with the workload's cycle (with 3 ms : 1 ms
+# and 2 samples a cycle, a thread running undisturbed phase-locks with the
+# timer and the ratio drifts by several points).
 run_burn() {
 	python3 - "$BURN" "$1" "$2" "$T/$1.cpu" <<'PY' &
 import resource, subprocess, sys
 burn, comm, secs, out = sys.argv[1:5]
-subprocess.run([burn, "--threads", "2", "--seconds", secs, "--ratio", "3:1",
+subprocess.run([burn, "--threads", "2", "--seconds", secs, "--ratio", "30:10",
                 "--comm", comm], check=True)
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(out, "w").write("%f\n" % (r.ru_utime + r.ru_stime))
