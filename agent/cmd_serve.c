@@ -21,6 +21,7 @@
 #include "agent/commands.h"
 #include "agent/health.h"
 #include "agent/http.h"
+#include "agent/perf_locate.h"
 #include "agent/service.h"
 #include "agent/setup.h"
 #include "common/cleanup.h"
@@ -37,6 +38,7 @@ struct serve_options {
 	const char *label;
 	const char *mountpoint;
 	const char *token_file;
+	const char *perf;
 	bool no_setup;
 	bool verify;
 	bool allow_kernel_mismatch;
@@ -67,6 +69,8 @@ static void usage(FILE *out)
 		"  --label L               label of the tools disk (default %s)\n"
 		"  --mountpoint DIR        where to mount it (default %s)\n"
 		"  --no-setup              do not mount the disk or link the tools\n"
+		"  --perf PATH             the perf the Perf backend runs (default:\n"
+		"                          the tools disk's, else perf on PATH)\n"
 		"  --verify                re-hash every file of the disk at setup\n"
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
@@ -113,6 +117,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		OPT_IDLE,
 		OPT_VERIFY,
 		OPT_MISMATCH,
+		OPT_PERF,
 	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
@@ -126,6 +131,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
+		{ "perf", required_argument, NULL, OPT_PERF },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -186,6 +192,15 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		case OPT_MISMATCH:
 			o->allow_kernel_mismatch = true;
 			break;
+		case OPT_PERF:
+			if (optarg[0] != '/') {
+				fprintf(stderr,
+					"vmtools-agent serve: --perf '%s' must be an absolute path\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->perf = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -204,25 +219,26 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 	return 0;
 }
 
-/* Where the perf backend finds perf: the tools disk's, else the PATH's. */
-static void find_perf(const char *mountpoint, char *buf, size_t len)
+/*
+ * Which perf the Perf backend runs, fixed now for the agent's life (a request
+ * never names one): --perf, else the tools disk's, else PATH's.  None found
+ * is not fatal: /healthz and the 503 of a Perf request say so.
+ */
+static char *find_perf(const struct serve_options *o)
 {
-	const char *path = getenv("PATH");
-	char cand[PATH_MAX];
+	struct vm_error err = { 0 };
+	char *path = NULL;
 
-	snprintf(buf, len, "%s/bin/perf", mountpoint);
-	if (access(buf, X_OK) == 0)
-		return;
-	while (path && *path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(cand, sizeof(cand), "%.*s/perf", (int)n, path);
-		if (n > 0 && access(cand, X_OK) == 0) {
-			snprintf(buf, len, "%s", cand);
-			return;
-		}
-		path += n + (path[n] == ':');
+	if (o->perf && access(o->perf, X_OK) < 0)
+		vm_http_log(
+			"warning: --perf %s is not an executable file; looking on the tools disk and PATH",
+			o->perf);
+	if (vm_perf_locate(o->perf, o->mountpoint, &path, &err) < 0) {
+		vm_http_log("perf backend unavailable: %s", vm_error_str(&err));
+		return NULL;
 	}
+	vm_http_log("perf backend runs %s", path);
+	return path;
 }
 
 /*
@@ -261,8 +277,8 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 
 static int serve(const struct serve_options *o)
 {
-	_cleanup_free_ char *token = NULL;
-	char perf_path[PATH_MAX], setup_err[VM_ERROR_MAX];
+	_cleanup_free_ char *token = NULL, *perf_path = NULL;
+	char setup_err[VM_ERROR_MAX];
 	struct vm_setup_result setup_res = { 0 };
 	struct vm_health_config health = {
 		.label = o->label,
@@ -309,7 +325,7 @@ static int serve(const struct serve_options *o)
 
 	if (!o->no_setup)
 		run_setup(o, &health, &setup_res, setup_err, sizeof(setup_err));
-	find_perf(o->mountpoint, perf_path, sizeof(perf_path));
+	perf_path = find_perf(o);
 	health.perf_path = perf_path;
 
 	scfg.engine.perf_path = perf_path;

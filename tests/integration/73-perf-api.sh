@@ -25,11 +25,13 @@ BURN=$!
 disown "$BURN"
 at_exit "kill -9 $BURN"
 
-# start_agent NAME PATH: serve on a free port with PATH (where perf is found)
+# start_agent NAME PATH [ARG]...: serve on a free port with PATH (where perf
+# is found) and the extra serve options ARG
 start_agent() {
-	local name=$1 i
-	PATH=$2 "$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 \
-		--mountpoint "$T/no-image" 2>"$T/$name.log" &
+	local name=$1 path=$2 i
+	shift 2
+	PATH=$path "$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 \
+		--mountpoint "$T/no-image" "$@" 2>"$T/$name.log" &
 	PID=$!
 	at_exit "kill -9 $PID"
 	PORT=
@@ -111,3 +113,15 @@ st=$(post garbage2 '{"profiler": {"BccProfile": null}, "timeout_seconds": 1}')
 check "the eBPF backend still answers 200 afterwards (got $st)" test "$st" = 200
 stop_agent
 check "nothing is left in \$TMPDIR after the failures" test -z "$(ls -A "$TMPDIR")"
+
+# --perf PATH, fixed at start-up, wins over PATH; a relative one is refused.
+start_agent override "$PATH" --perf "$T/paranoid/perf"
+st=$(post override '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
+check "serve --perf PATH runs that perf, not PATH's (got $st)" \
+	bash -c "[ '$st' = 503 ] && grep -q 'perf_event_paranoid' '$T/override.out' &&
+		grep -q 'perf backend runs $T/paranoid/perf' '$T/override.log'"
+stop_agent
+"$VMTOOLS_AGENT" serve --no-setup --perf perf >"$T/rel.out" 2>&1
+st=$?
+check "serve --perf with a relative path exits 2 naming it (got $st)" \
+	bash -c "[ $st = 2 ] && grep -q \"\\--perf 'perf' must be an absolute path\" '$T/rel.out'"
