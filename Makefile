@@ -140,7 +140,7 @@ $(IMAGE_BIN): $(call obj,imagebuilder/main.c) $(IMAGE_LIB) $(COMMON_LIB)
 # engine.c refers to the perf backend weakly, which alone does not pull
 # perf_backend.o out of the archive: ask for it by name.
 $(AGENT_BIN): $(call obj,agent/main.c) $(AGENT_LIB) $(COMMON_LIB)
-	$(CC) $(ALL_LDFLAGS) -Wl,--undefined=vm_perf_backend -o $@ $^ $(AGENT_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(AGENT_LIB) $(IMAGE_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)

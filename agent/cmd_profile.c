@@ -48,6 +48,8 @@ static void usage(FILE *out)
 		"  -f, --format FORMAT    pprof (default) or folded\n"
 		"  -z, --gzip             gzip the output\n"
 		"  -o, --output FILE      where to write the profile\n"
+		"      --perf PATH        the perf binary for --profiler perf (default:\n"
+		"                         the tools disk's, else perf on PATH)\n"
 		"  -h, --help             show this help\n");
 }
 
@@ -132,6 +134,7 @@ int cmd_profile(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "perf", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -141,7 +144,7 @@ int cmd_profile(int argc, char **argv)
 		.seconds = 5,
 		.format = VM_FORMAT_PPROF,
 	};
-	struct vm_engine_config cfg = { .perf_path = "perf" };
+	struct vm_engine_config cfg = { .perf_path = NULL };
 	struct vm_profile_output out = { 0 };
 	struct vm_session *s = NULL;
 	struct vm_error err = { 0 };
@@ -213,6 +216,15 @@ int cmd_profile(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'E':
+			if (optarg[0] != '/' || access(optarg, X_OK) < 0) {
+				fprintf(stderr,
+					"vmtools-agent profile: --perf '%s' must be the absolute path of an executable perf\n",
+					optarg);
+				return 2;
+			}
+			cfg.perf_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);

@@ -27,9 +27,6 @@
 #include "agent/symbolize.h"
 #include "agent/symcache.h"
 
-/* Until the perf backend is linked in, it is absent, not a link error. */
-extern const struct vm_backend_ops vm_perf_backend __attribute__((weak));
-
 #define VM_DEFAULT_COMM "postgres"
 #define VM_MAX_SECONDS 3600
 
@@ -156,16 +153,8 @@ int vm_session_start(const struct vm_profile_request *req,
 		return r;
 	}
 
-	if (req->profiler == VM_PROFILER_PERF) {
-		if (!&vm_perf_backend) {
-			vm_session_free(s);
-			return vm_error_set(err, ENODEV,
-					    "perf backend not built");
-		}
-		s->ops = &vm_perf_backend;
-	} else {
-		s->ops = &vm_bpf_backend;
-	}
+	s->ops = req->profiler == VM_PROFILER_PERF ? &vm_perf_backend :
+						     &vm_bpf_backend;
 
 	/* Where separate debug files live, when not /usr/lib/debug. */
 	if (getenv("VMTOOLS_DEBUG_DIR"))

@@ -7,8 +7,8 @@
 # output without a warning, forks of a --pid target are followed, Ctrl-C
 # ends a profile early and keeps it, and no BPF program stays loaded.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
 
-BURN=$BUILD/programs/burn
 reason=$(need_bpf)
 [ -z "$reason" ] && reason=$(need_cmd go python3 bpftool)
 [ -z "$reason" ] && [ ! -x "$BURN" ] && reason="needs $BURN (make tests)"
@@ -19,32 +19,6 @@ fi
 
 export HOME=$T/home PPROF_TMPDIR=$T/pprof
 mkdir -p "$HOME" "$PPROF_TMPDIR"
-
-# pprof_ok FILE MODE: go tool pprof MODE reads FILE, says nothing on stderr.
-pprof_ok() {
-	go tool pprof "$2" "$1" >"$T/pprof.out" 2>"$T/pprof.err" || return 1
-	[ ! -s "$T/pprof.err" ] || { cat "$T/pprof.err"; return 1; }
-	[ -s "$T/pprof.out" ]
-}
-
-# run_burn COMM SECONDS: run the burner under python3, which prints the CPU
-# seconds the burner used (its rusage) to $T/COMM.cpu when it ends.  The
-# 3:1 ratio is 30 ms : 10 ms: a cycle of 20 sampling periods, so that the
-# periodic sampling cannot alias with the workload's cycle (with 3 ms : 1 ms
-# and 2 samples a cycle, a thread running undisturbed phase-locks with the
-# timer and the ratio drifts by several points).
-run_burn() {
-	python3 - "$BURN" "$1" "$2" "$T/$1.cpu" <<'PY' &
-import resource, subprocess, sys
-burn, comm, secs, out = sys.argv[1:5]
-subprocess.run([burn, "--threads", "2", "--seconds", secs, "--ratio", "30:10",
-                "--comm", comm], check=True)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(out, "w").write("%f\n" % (r.ru_utime + r.ru_stime))
-PY
-	BURN_WRAPPER=$!
-	at_exit "kill $BURN_WRAPPER"
-}
 
 # --- 1. comm target, pprof, ratio and count --------------------------------
 FREQ=499

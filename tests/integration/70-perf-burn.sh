@@ -9,8 +9,8 @@
 # perf, perf refused by perf_event_paranoid, perf writing garbage, perf
 # dying while recording: each a clear message carrying perf's own words.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
 
-BURN=$BUILD/programs/burn
 reason=$(need_root)
 [ -z "$reason" ] && reason=$(need_cmd go python3 perf readelf)
 [ -z "$reason" ] && [ ! -x "$BURN" ] && reason="needs $BURN (make tests)"
@@ -23,27 +23,6 @@ fi
 
 export HOME=$T/home PPROF_TMPDIR=$T/pprof TMPDIR=$T/tmp
 mkdir -p "$HOME" "$PPROF_TMPDIR" "$TMPDIR"
-
-pprof_ok() {
-	go tool pprof "$2" "$1" >"$T/pprof.out" 2>"$T/pprof.err" || return 1
-	[ ! -s "$T/pprof.err" ] || { cat "$T/pprof.err"; return 1; }
-	[ -s "$T/pprof.out" ]
-}
-
-# run_burn COMM SECONDS: the burner under python3, which writes the CPU
-# seconds it used to $T/COMM.cpu when it ends.
-run_burn() {
-	python3 - "$BURN" "$1" "$2" "$T/$1.cpu" <<'PY' &
-import resource, subprocess, sys
-burn, comm, secs, out = sys.argv[1:5]
-subprocess.run([burn, "--threads", "2", "--seconds", secs, "--ratio", "3:1",
-                "--comm", comm], check=True)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(out, "w").write("%f\n" % (r.ru_utime + r.ru_stime))
-PY
-	BURN_WRAPPER=$!
-	at_exit "kill $BURN_WRAPPER"
-}
 
 perf_children() { pgrep -P "$1" -x perf; }
 
@@ -175,6 +154,13 @@ check "perf writing a bad perf.data: fails naming the problem, with perf's words
 check "perf dying while recording: fails with its exit status and message" \
 	bash -c "! run_with dies && grep -q 'exited with status 1 while recording' '$T/dies.err' &&
 		grep -q 'Cannot allocate memory' '$T/dies.err'"
+check "--perf PATH runs that perf rather than PATH's" \
+	bash -c "! '$VMTOOLS_AGENT' profile --profiler perf --perf '$T/paranoid/perf' --seconds 1 \
+		--comm nosuch --output '$T/override.pb' 2>'$T/override.err' &&
+		grep -q 'perf_event_paranoid' '$T/override.err'"
+check "--perf with a relative path is refused (exit 2)" \
+	bash -c "'$VMTOOLS_AGENT' profile --profiler perf --perf perf --output '$T/rel.pb' 2>'$T/rel.err'; [ \$? = 2 ] &&
+		grep -q 'must be the absolute path' '$T/rel.err'"
 check "no output file is left by a failed profile" \
 	bash -c "[ ! -e '$T/garbage.pb' ] && [ ! -e '$T/dies.pb' ]"
 check "nothing is left in \$TMPDIR after the failures" test -z "$(ls -A "$TMPDIR")"

@@ -40,10 +40,7 @@ die() {
 }
 
 missing=$(vm_missing)
-if [ -n "$missing" ]; then
-	echo "make demo: parts of vmtools are not built yet; the VM boots without them:"
-	echo "$missing" | sed 's/^/  - /'
-fi
+[ -z "$missing" ] || die "cannot boot the demo VM: $(echo "$missing" | paste -sd ';' -)"
 if [ -s "$DIR/qemu.pid" ]; then
 	echo "Stopping the previous demo VM (pid $(cat "$DIR/qemu.pid"))."
 	vm_stop "$DIR"
@@ -52,7 +49,7 @@ fi
 echo "Preparing the kernel, the tools image and the initramfs (cached in $VM_CACHE) ..."
 vm_prepare "$DIR" || die "preparing the VM failed (see the messages above)"
 echo "  kernel:    $KERNEL_VMLINUZ"
-echo "  image:     ${VM_IMAGE:-none (vmtools-image build is not implemented yet)}"
+echo "  image:     $VM_IMAGE"
 echo "  initramfs: $VM_INITRD"
 echo "Booting Debian's cloud kernel $KERNEL_RELEASE in qemu ($VM_ACCEL; serial console in $DIR/serial.log) ..."
 vm_start "$DIR" daemon || die "qemu did not start (see $DIR/qemu.err)"
@@ -62,9 +59,7 @@ if ! vm_wait_log '^VMTEST agent=started' 400; then
 	vm_stop "$DIR"
 	die "the guest did not finish booting; its console is in $VM_LOG"
 fi
-if vm_not_built "$VMTOOLS_AGENT" serve; then
-	echo "The guest runs PostgreSQL under pgbench, but vmtools-agent serve is not implemented yet."
-elif ! vm_wait_healthz 120; then
+if ! vm_wait_healthz 120; then
 	tail -n 30 "$VM_LOG" >&2
 	die "the agent in the guest does not answer on 127.0.0.1:$VM_PORT; its console is in $VM_LOG"
 fi

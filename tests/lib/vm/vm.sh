@@ -6,8 +6,8 @@
 # a loopback port of the host.  Sourced by tests/vm/*.sh (after tap.sh) and
 # by tests/lib/demo.sh.
 #
-#   vm_missing            which parts of vmtools the VM needs are not built
-#                         yet (empty: all are); one reason per line
+#   vm_missing            what this machine lacks to boot the VM (empty:
+#                         nothing); one reason per line
 #   vm_prepare DIR        fetch the kernel, build (or reuse) the tools image
 #                         and the initramfs; sets KERNEL_*, VM_IMAGE, VM_INITRD
 #   vm_start DIR [daemon] boot; sets VM_PORT, VM_PID, VM_LOG (DIR/serial.log).
@@ -30,15 +30,8 @@ VM_TIME_LIMIT=${VM_TIME_LIMIT:-590}
 # kernel give the same bytes, whoever builds it.
 VM_SOURCE_DATE_EPOCH=1700000000
 
-# vm_not_built BIN SUBCOMMAND: true while SUBCOMMAND is the foundation's stub.
-# A made-up option cannot start anything: a real command refuses it, the stub
-# says "not implemented".
-vm_not_built() {
-	local out
-	out=$("$1" "$2" --vm-test-probe-no-such-option 2>&1)
-	[[ $out == *"not implemented"* ]]
-}
-
+# vm_missing: what this machine lacks to boot the VM (empty: nothing), one
+# reason per line.
 vm_missing() {
 	local r
 	r=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv)
@@ -47,9 +40,6 @@ vm_missing() {
 	[ -x /usr/lib/postgresql/15/bin/postgres ] || echo "needs postgresql-15"
 	[ -x "$VMTOOLS_IMAGE" ] || echo "needs $VMTOOLS_IMAGE (make all)"
 	[ -x "$VMTOOLS_AGENT" ] || echo "needs $VMTOOLS_AGENT (make all)"
-	vm_not_built "$VMTOOLS_IMAGE" build && echo "vmtools-image build is not implemented yet"
-	vm_not_built "$VMTOOLS_AGENT" setup && echo "vmtools-agent setup is not implemented yet"
-	vm_not_built "$VMTOOLS_AGENT" serve && echo "vmtools-agent serve is not implemented yet"
 	return 0
 }
 
@@ -89,10 +79,7 @@ vm_prepare() {
 	mkdir -p "$dir" "$VM_CACHE"
 	kernel=$(bash "$SRC/tests/lib/fetch-kernel.sh") || return 1
 	eval "$kernel"
-	VM_IMAGE=
-	if ! vm_not_built "$VMTOOLS_IMAGE" build; then
-		vm_tools_image || return 1
-	fi
+	vm_tools_image || return 1
 	VM_INITRD=$dir/initrd.img
 	bash "$VM_TOOLS_DIR/initramfs.sh" "$KERNEL_ROOT" "$KERNEL_RELEASE" \
 		"$VMTOOLS_AGENT" "$VM_INITRD" >/dev/null || return 1

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * subcommand.h - the `PROGRAM COMMAND [OPTION]...` entry point both binaries
+ * share: --help, --version, and dispatch to one function per subcommand.
+ */
+#ifndef VMTOOLS_COMMON_SUBCOMMAND_H
+#define VMTOOLS_COMMON_SUBCOMMAND_H
+
+#include <stddef.h>
+
+struct vm_subcommand {
+	const char *name;
+	/* Gets the arguments from the subcommand's name on; returns the exit
+	 * status. */
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/*
+ * Runs the subcommand argv[1] names.  Exit status 2 for a missing or unknown
+ * subcommand, as for any usage error.
+ */
+int vm_subcommand_main(const char *program, const char *about,
+		       const struct vm_subcommand *cmds, size_t n_cmds,
+		       int argc, char **argv);
+
+#endif
