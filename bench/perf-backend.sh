@@ -19,6 +19,7 @@
 # usage: BUILD=build bash bench/perf-backend.sh   (ROUNDS=5 TPS_ROUNDS=3)
 . "$(dirname "$0")/../tests/lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
+. "$SRC/bench/lib/measure.sh"
 
 ROUNDS=${ROUNDS:-5}
 TPS_ROUNDS=${TPS_ROUNDS:-3}
@@ -38,20 +39,6 @@ PERFB="'$VMTOOLS_AGENT' profile --profiler perf --seconds 3 --frequency 99 --out
 BPF="'$VMTOOLS_AGENT' profile --profiler bpf --seconds 3 --frequency 99 --output $T/bpf.pb 2>$T/bpf.err"
 HAND="perf record -q -F 99 -a -g -o $T/hand.data -- sleep 3 2>$T/hand.err && perf script -i $T/hand.data >$T/hand.txt 2>>$T/hand.err"
 
-# measure NAME CMD: one run under /usr/bin/time; appends "wall cpu rss" to $T/NAME.
-measure() {
-	local t0 t1
-	t0=$(date +%s%N)
-	/usr/bin/time -f '%U %S %M' -o "$T/time.out" sh -c "$2" || {
-		echo "bench/perf-backend.sh: $1 failed:" >&2
-		tail -n 5 "$T/$1.err" >&2
-		return 1
-	}
-	t1=$(date +%s%N)
-	read -r u s m <"$T/time.out"
-	echo "$(((t1 - t0) / 1000000)) $(python3 -c "print(int(($u + $s) * 1000))") $m" >>"$T/$1"
-}
-
 # (a): under load.
 pg_bench_bg $((ROUNDS * 25 + 30)) -S -c 2 -j 2
 sleep 2
@@ -65,16 +52,6 @@ wait "$PG_BENCH_PID" 2>/dev/null
 
 # (b): TPS of pgbench -S for 5 s, alone or while profiling for 7 s at 99 Hz
 # (started 1 s before, so perf's start-up is over when pgbench begins).
-tps() { # PROFILER-COMMAND (empty: none)
-	local prof=""
-	if [ -n "$1" ]; then
-		sh -c "$1" >/dev/null 2>&1 &
-		prof=$!
-		sleep 1
-	fi
-	pg_bench 5 -S -c 2 -j 2 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
-	[ -n "$prof" ] && wait "$prof"
-}
 for ((i = 0; i < TPS_ROUNDS; i++)); do
 	tps "" >>"$T/tps.none"
 	tps "'$VMTOOLS_AGENT' profile --profiler perf --seconds 7 --frequency 99 --output $T/t1.pb" >>"$T/tps.perfb"

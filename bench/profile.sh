@@ -17,6 +17,7 @@
 # usage: BUILD=build bash bench/profile.sh   (ROUNDS=5 TPS_ROUNDS=3)
 . "$(dirname "$0")/../tests/lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
+. "$SRC/bench/lib/measure.sh"
 
 ROUNDS=${ROUNDS:-5}
 TPS_ROUNDS=${TPS_ROUNDS:-3}
@@ -46,20 +47,6 @@ fi
 OURS="'$VMTOOLS_AGENT' profile --seconds 3 --frequency 99 --output $T/ours.pb 2>$T/ours.err"
 PERF="perf record -q -F 99 -a -g -o $T/perf.data -- sleep 3 2>$T/perf.err && perf script -i $T/perf.data >$T/perf.txt 2>>$T/perf.err"
 
-# measure NAME CMD: one run under /usr/bin/time; appends "wall cpu rss" to $T/NAME.
-measure() {
-	local t0 t1
-	t0=$(date +%s%N)
-	/usr/bin/time -f '%U %S %M' -o "$T/time.out" sh -c "$2" || {
-		echo "bench/profile.sh: $1 failed:" >&2
-		tail -n 5 "$T/$1.err" "$T/bcc.err" 2>/dev/null >&2
-		return 1
-	}
-	t1=$(date +%s%N)
-	read -r u s m <"$T/time.out"
-	echo "$(((t1 - t0) / 1000000)) $(python3 -c "print(int(($u + $s) * 1000))") $m" >>"$T/$1"
-}
-
 # (a) and (c): under load.
 pg_bench_bg $((ROUNDS * 25 + 30)) -S -c 2 -j 2
 sleep 2
@@ -72,20 +59,10 @@ kill "$PG_BENCH_PID" 2>/dev/null
 wait "$PG_BENCH_PID" 2>/dev/null
 
 # (b): TPS of pgbench -S for 5 s, alone or while profiling for 6 s at 99 Hz.
-tps() { # PROFILER-COMMAND (empty: none)
-	local prof=""
-	if [ -n "$1" ]; then
-		sh -c "$1" >/dev/null 2>&1 &
-		prof=$!
-		sleep 0.5
-	fi
-	pg_bench 5 -S -c 2 -j 2 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
-	[ -n "$prof" ] && wait "$prof"
-}
 for ((i = 0; i < TPS_ROUNDS; i++)); do
-	tps "" >>"$T/tps.none"
-	tps "'$VMTOOLS_AGENT' profile --seconds 6 --frequency 99 --output $T/t.pb" >>"$T/tps.ours"
-	tps "perf record -q -F 99 -a -g -o $T/tperf.data -- sleep 6 && perf script -i $T/tperf.data >/dev/null" >>"$T/tps.perf"
+	tps "" 0.5 >>"$T/tps.none"
+	tps "'$VMTOOLS_AGENT' profile --seconds 6 --frequency 99 --output $T/t.pb" 0.5 >>"$T/tps.ours"
+	tps "perf record -q -F 99 -a -g -o $T/tperf.data -- sleep 6 && perf script -i $T/tperf.data >/dev/null" 0.5 >>"$T/tps.perf"
 done
 
 python3 - "$T" "$ROUNDS" "$TPS_ROUNDS" "${BCC:+yes}" <<'PY'
