@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -255,13 +256,22 @@ static char **child_env(void)
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
 exec_child(const char *perf, char **argv, char **env, int devnull, int err_fd,
-	   int ctl, int ack, int report)
+	   int ctl, int ack, int report, pid_t agent)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
 	int e;
 
 	setpgid(0, 0); /* a terminal's ^C reaches the agent, not perf */
+	/*
+	 * If the agent dies (even by SIGKILL), perf must not go on recording
+	 * the whole machine into an unlinked file: SIGINT makes it stop and
+	 * remove its own temporary files.  The thread that forks is the one
+	 * that waits for the session, so it outlives perf on every normal
+	 * path.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGINT) < 0 || getppid() != agent)
+		_exit(127);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -332,6 +342,7 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	int ctl[2], ack[2], rep[2], e = 0;
 	size_t a = 0;
 	ssize_t n;
+	pid_t agent;
 
 	if (!env)
 		return -ENOMEM;
@@ -376,6 +387,7 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	argv[a++] = st->data_path;
 	argv[a] = NULL;
 
+	agent = getpid();
 	st->child = fork();
 	if (st->child < 0) {
 		st->child = 0;
@@ -383,7 +395,7 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	}
 	if (st->child == 0)
 		exec_child(st->perf, (char **)argv, env, devnull, st->err_fd,
-			   ctl_child, ack_child, report_w);
+			   ctl_child, ack_child, report_w, agent);
 	close(TAKE_FD(report_w));
 	do /* EOF: the exec worked; an errno: it did not */
 		n = read(report_r, &e, sizeof(e));

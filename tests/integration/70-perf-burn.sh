@@ -56,6 +56,32 @@ else
 	diag "$T/agent.err"
 fi
 check "perf is gone with the profile" bash -c "! kill -0 ${PERF:-999999999} 2>/dev/null"
+
+# An agent killed outright (SIGKILL: no cleanup of its own) must not leave
+# perf recording the machine: perf gets SIGINT from the kernel (its
+# parent-death signal) and exits, removing its own temporary files.
+"$VMTOOLS_AGENT" profile --profiler perf --seconds 60 --comm "$COMM" \
+	--output "$T/killed.pb" 2>"$T/killed.err" &
+AGENT=$!
+at_exit "kill -9 $AGENT"
+PERF=
+for ((i = 0; i < 100; i++)); do
+	PERF=$(perf_children "$AGENT")
+	[ -n "$PERF" ] && break
+	sleep 0.05
+done
+sleep 1
+kill -9 "$AGENT"
+wait "$AGENT" 2>/dev/null
+gone=no
+for ((i = 0; i < 100; i++)); do
+	kill -0 "${PERF:-999999999}" 2>/dev/null || { gone=yes; break; }
+	sleep 0.1
+done
+check "perf (pid ${PERF:-none}) exits within 10 s when the agent is killed with SIGKILL" \
+	test -n "$PERF" -a "$gone" = yes
+check "and leaves no file behind (\$TMPDIR, the output)" \
+	bash -c "[ -z \"\$(ls -A '$TMPDIR')\" ] && [ ! -e '$T/killed.pb' ]"
 check "nothing is left in \$TMPDIR" test -z "$(ls -A "$TMPDIR")"
 
 check "go tool pprof -top reads the perf profile without a warning" pprof_ok "$T/burn.pb" -top
