@@ -65,6 +65,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROGRAM_SRCS := $(wildcard tests/programs/*.c)
+# Seeds that are build outputs (ELF files) are made by a script per target.
+FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 PROTO_C := $(BUILD)/proto/profile.pb-c.c
@@ -167,7 +169,13 @@ $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(L
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 
-fuzz-bins: $(FUZZ_BINS)
+FUZZ_SEEDS := $(patsubst tests/fuzz/seeds/%.sh,$(BUILD)/fuzz-seeds/%.made,$(FUZZ_SEED_GENS))
+$(BUILD)/fuzz-seeds/%.made: tests/fuzz/seeds/%.sh tests/lib/elf.sh
+	rm -rf $(BUILD)/fuzz-seeds/$* && mkdir -p $(BUILD)/fuzz-seeds/$*
+	bash $< $(BUILD)/fuzz-seeds/$*
+	touch $@
+
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
 
 # --- checks ---------------------------------------------------------------
 # `make check` = install what is missing, build, then run every suite through

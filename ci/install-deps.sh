@@ -30,7 +30,7 @@ TEST_PKGS=(
 	linux-perf                      # perf, bundled into images and a backend
 	bpfcc-tools                     # bcc, checked against the linked headers
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
-	valgrind procps psmisc iproute2 util-linux file binutils
+	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
 )
 
 missing=()

@@ -61,7 +61,8 @@ run_fuzz() {
 		corpus=$BUILD/fuzz/corpus/$name
 		mkdir -p "$corpus"
 		seeds=()
-		[ -d "$SRC/tests/fuzz/seeds/$name" ] && seeds=("$SRC/tests/fuzz/seeds/$name")
+		[ -d "$SRC/tests/fuzz/seeds/$name" ] && seeds+=("$SRC/tests/fuzz/seeds/$name")
+		[ -d "$BUILD/fuzz/fuzz-seeds/$name" ] && seeds+=("$BUILD/fuzz/fuzz-seeds/$name")
 		if timeout $((FUZZ_SECONDS + 120)) "$t" -max_total_time="$FUZZ_SECONDS" \
 			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 			"$corpus" "${seeds[@]}" >"$log" 2>&1; then

@@ -6,6 +6,7 @@
 # opened through /proc/PID/map_files, so a binary deleted while it runs is
 # still symbolized.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/elf.sh"
 
 reason=$(need_bpf)
 [ -z "$reason" ] && reason=$(need_cmd gcc objcopy strip xz nm readelf)
@@ -36,13 +37,7 @@ gcc -O1 -g -fno-omit-frame-pointer -Wl,--build-id -o "$T/spin" "$T/spin.c" || ex
 # MiniDebugInfo the way Fedora makes it: the function symbols of the
 # debug file, xz-compressed into .gnu_debugdata of the stripped binary.
 mkdir -p "$T/mini"
-nm "$T/spin" --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' >"$T/keep"
-objcopy --only-keep-debug "$T/spin" "$T/mini.debug"
-objcopy -S --remove-section .gdb_index --remove-section .comment \
-	--keep-symbols="$T/keep" "$T/mini.debug" "$T/mini.small"
-xz -f "$T/mini.small"
-strip --strip-all -o "$T/mini/spin-mini" "$T/spin"
-objcopy --add-section .gnu_debugdata="$T/mini.small.xz" "$T/mini/spin-mini"
+make_minidebuginfo "$T/spin" "$T/mini/spin-mini" || exit 1
 
 # A separate debug file by .gnu_debuglink, in DIR/.debug/.
 mkdir -p "$T/link/.debug"
