@@ -55,24 +55,7 @@ check "the burner's mapping carries its file name and GNU build id" \
 	bash -c "id=\$(readelf -n '$BURN' | awk '/Build ID/ {print \$3}');
 		[ -n \"\$id\" ] && grep -q \"$BURN\" '$T/raw.txt' && grep -q \"\$id\" '$T/raw.txt'"
 
-# Ratio and count from the pprof itself, as go tool pprof counts them.
-go tool pprof -sample_index=samples -top -cum "$T/burn.pb" >"$T/top.txt" 2>/dev/null
-total=$(sed -n 's/.*Total samples = \([0-9]*\).*/\1/p' "$T/top.txt")
-a=$(awk '$6 == "burn_hot_a" {print $4}' "$T/top.txt")
-b=$(awk '$6 == "burn_hot_b" {print $4}' "$T/top.txt")
-cpu=$(cat "$T/$COMM.cpu" 2>/dev/null || echo 0)
-if python3 -c "import sys; a,b=${a:-0},${b:-0}; sys.exit(0 if a+b>0 and abs(a/(a+b)-0.75)<=0.03 else 1)"; then
-	ok "burn_hot_a:burn_hot_b comes out 3:1 within 3 points ($a:$b samples)"
-else
-	not_ok "burn_hot_a:burn_hot_b ratio: $a:$b samples (want 75% +- 3 in burn_hot_a)"
-	diag "$T/top.txt"
-fi
-# The burner's CPU time x frequency is the number of samples it deserves.
-if python3 -c "import sys; t,c=${total:-0},$cpu*$FREQ; sys.exit(0 if c>0 and abs(t-c)/c<=0.10 else 1)"; then
-	ok "sample count matches the burner's CPU time x frequency within 10% ($total samples, ${cpu}s x $FREQ Hz)"
-else
-	not_ok "sample count: $total samples, burner used ${cpu}s x $FREQ Hz"
-fi
+check_burn_ratio_count "$T/burn.pb" "$COMM" "$FREQ"
 
 # --- 2. folded + gzip -------------------------------------------------------
 COMM2=fold$$

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib/burn.sh - the known workload for profiler tests, sourced after
 # tap.sh: tests/programs/burn under a python3 wrapper that records the CPU
 # time it really used, so a test can compare a profile's sample count with
@@ -33,4 +34,29 @@ pprof_ok() {
 	go tool pprof "$2" "$1" >"$T/pprof.out" 2>"$T/pprof.err" || return 1
 	[ ! -s "$T/pprof.err" ] || { cat "$T/pprof.err"; return 1; }
 	[ -s "$T/pprof.out" ]
+}
+
+# check_burn_ratio_count PROFILE COMM FREQ [PREFIX]: the profile of the
+# burner run by `run_burn COMM` has burn_hot_a:burn_hot_b at 3:1 within 3
+# points, and as many samples as its CPU time x FREQ within 10%, both as
+# go tool pprof counts them.  PREFIX starts each line's description.
+check_burn_ratio_count() {
+	local pb=$1 comm=$2 freq=$3 pre=${4:-} total a b cpu
+	go tool pprof -sample_index=samples -top -cum "$pb" >"$T/top.txt" 2>/dev/null
+	total=$(sed -n 's/.*Total samples = \([0-9]*\).*/\1/p' "$T/top.txt")
+	a=$(awk '$6 == "burn_hot_a" {print $4}' "$T/top.txt")
+	b=$(awk '$6 == "burn_hot_b" {print $4}' "$T/top.txt")
+	cpu=$(cat "$T/$comm.cpu" 2>/dev/null || echo 0)
+	if python3 -c "import sys; a,b=${a:-0},${b:-0}; sys.exit(0 if a+b>0 and abs(a/(a+b)-0.75)<=0.03 else 1)"; then
+		ok "${pre}burn_hot_a:burn_hot_b comes out 3:1 within 3 points ($a:$b samples)"
+	else
+		not_ok "${pre}burn_hot_a:burn_hot_b ratio: $a:$b samples (want 75% +- 3 in burn_hot_a)"
+		diag "$T/top.txt"
+	fi
+	# The burner's CPU time x frequency is the number of samples it deserves.
+	if python3 -c "import sys; t,c=${total:-0},$cpu*$freq; sys.exit(0 if c>0 and abs(t-c)/c<=0.10 else 1)"; then
+		ok "${pre}sample count matches the burner's CPU time x frequency within 10% ($total samples, ${cpu}s x $freq Hz)"
+	else
+		not_ok "${pre}sample count: $total samples, burner used ${cpu}s x $freq Hz"
+	fi
 }
