@@ -9,6 +9,13 @@
  * writer takes them in the same order.  Each item carries its own error,
  * reported when the writer reaches it, so the messages are the same as
  * without the thread.
+ *
+ * Contents go into one ring buffer, mapped and faulted in once: the items
+ * are taken in the order they are read, so the space of the oldest is the
+ * next to be free.  (A buffer per file cost a page fault per 4 KiB read
+ * and an munmap per large file: a fifth of the reader's time.)  Files are
+ * opened relative to their directory, which is opened once for all of its
+ * files, not by full path each.
  */
 #include "imagebuilder/prefetch.h"
 
@@ -17,14 +24,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 
+#define RING_SIZE ((size_t)VM_PREFETCH_MAX_AHEAD + VM_PREFETCH_MAX_FILE)
+
 struct item {
 	struct vm_node *node;
-	char *data;
+	size_t off, footprint; /* in the ring; footprint has skipped tails */
 	char sha256[VM_SHA256_HEX_LEN];
 	struct vm_error err;
 	int r;
@@ -35,10 +45,16 @@ struct vm_prefetch {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct item *items;
-	size_t n, done, taken;
-	size_t ahead; /* bytes read and not yet taken */
+	size_t n, done, taken, released;
+	char *ring;
+	size_t used; /* ring bytes of items read and not released */
 	int stop;
 };
+
+static size_t padded(uint64_t size)
+{
+	return (size_t)((size + 4095) & ~4095ull);
+}
 
 int vm_prefetch_wanted(const struct vm_node *n)
 {
@@ -46,17 +62,62 @@ int vm_prefetch_wanted(const struct vm_node *n)
 	       n->deferred == VM_NOW && n->size <= VM_PREFETCH_MAX_FILE;
 }
 
-int vm_read_whole(const struct vm_node *n, char **data,
-		  char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+/* The directory of the files being read, opened once for all of them. */
+struct dir_cache {
+	int fd;
+	char *path;
+	size_t len;
+};
+
+/* The fd to open `source` relative to, and its last component. */
+static int dir_for(struct dir_cache *d, const char *source, const char **name)
 {
-	size_t alloc = (size_t)((n->size + 4095) & ~4095ull) + 4096;
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
+	const char *slash = strrchr(source, '/');
+	size_t len;
+
+	if (!slash || slash == source) {
+		*name = source;
+		return AT_FDCWD;
+	}
+	len = (size_t)(slash - source);
+	*name = slash + 1;
+	if (d->fd >= 0 && d->len == len && !memcmp(d->path, source, len))
+		return d->fd;
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+	d->path = strndup(source, len);
+	d->len = len;
+	d->fd = d->path ? open(d->path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (d->fd < 0) {
+		*name = source; /* the full path gives the error, if any */
+		return AT_FDCWD;
+	}
+	return d->fd;
+}
+
+static void dir_cache_clear(struct dir_cache *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	free(d->path);
+}
+
+/*
+ * Read exactly n->size bytes of n->source into buf (with room for them
+ * rounded up to 4 KiB, the rest zeroed) and hash them.
+ */
+static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
+		     char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+{
+	const char *name;
+	int dfd = dir_for(d, n->source, &name);
+	_cleanup_close_ int fd =
+		openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	struct stat st;
 	size_t got = 0;
+	char extra;
 
-	*data = NULL;
-	fd = open(n->source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return vm_error_set(
 			err, ENOENT,
@@ -72,13 +133,11 @@ int vm_read_whole(const struct vm_node *n, char **data,
 			"%s changed (size %llu, now %llu) while the image was being built; rebuild from a stable tree",
 			n->source, (unsigned long long)n->size,
 			(unsigned long long)st.st_size);
-	buf = aligned_alloc(4096, alloc);
-	if (!buf)
-		return vm_error_set(err, ENOMEM, "out of memory reading %s",
-				    n->source);
-	/* One byte more than expected is asked for: it must not come. */
-	while (got < n->size + 1) {
-		ssize_t r = read(fd, buf + got, (size_t)n->size + 1 - got);
+	/* Then one byte more is asked for: it must not come. */
+	while (got <= n->size) {
+		ssize_t r = got < n->size ?
+				    read(fd, buf + got, (size_t)n->size - got) :
+				    read(fd, &extra, 1);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -94,35 +153,44 @@ int vm_read_whole(const struct vm_node *n, char **data,
 			err, EAGAIN,
 			"%s %s while the image was being built; rebuild from a stable tree",
 			n->source, got > n->size ? "grew" : "shrank");
-	memset(buf + got, 0, alloc - got);
+	memset(buf + got, 0, padded(got) - got);
 	vm_sha256_hex(buf, got, hex);
-	*data = TAKE_PTR(buf);
 	return 0;
 }
 
 static void *reader(void *arg)
 {
 	struct vm_prefetch *p = arg;
+	struct dir_cache d = { .fd = -1 };
+	size_t head = 0;
 
 	for (size_t i = 0; i < p->n; i++) {
 		struct item *it = &p->items[i];
+		size_t need = padded(it->node->size);
 
-		pthread_mutex_lock(&p->lock);
-		while (!p->stop && p->ahead >= VM_PREFETCH_MAX_AHEAD)
-			pthread_cond_wait(&p->cond, &p->lock);
-		if (p->stop) {
-			pthread_mutex_unlock(&p->lock);
-			break;
+		/* Contiguous: a tail too short for the file is skipped. */
+		it->footprint = need;
+		if (head + need > RING_SIZE) {
+			it->footprint += RING_SIZE - head;
+			head = 0;
 		}
-		pthread_mutex_unlock(&p->lock);
-		it->r = vm_read_whole(it->node, &it->data, it->sha256,
-				      &it->err);
+		it->off = head;
+		head += need;
 		pthread_mutex_lock(&p->lock);
-		p->ahead += (size_t)it->node->size;
+		while (!p->stop && p->used + it->footprint > RING_SIZE)
+			pthread_cond_wait(&p->cond, &p->lock);
+		p->used += it->footprint;
+		pthread_mutex_unlock(&p->lock);
+		if (p->stop)
+			break;
+		it->r = read_into(&d, it->node, p->ring + it->off, it->sha256,
+				  &it->err);
+		pthread_mutex_lock(&p->lock);
 		p->done = i + 1;
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 	}
+	dir_cache_clear(&d);
 	return NULL;
 }
 
@@ -135,7 +203,13 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (!p)
 		return -ENOMEM;
 	p->items = calloc(n + 1, sizeof(*p->items));
-	if (!p->items) {
+	/* Faulted in at once: far cheaper than page by page while reading. */
+	p->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!p->items || p->ring == MAP_FAILED) {
+		if (p->ring != MAP_FAILED)
+			munmap(p->ring, RING_SIZE);
+		free(p->items);
 		free(p);
 		return -ENOMEM;
 	}
@@ -147,6 +221,7 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (pthread_create(&p->thread, NULL, reader, p)) {
 		pthread_mutex_destroy(&p->lock);
 		pthread_cond_destroy(&p->cond);
+		munmap(p->ring, RING_SIZE);
 		free(p->items);
 		free(p);
 		return -EAGAIN;
@@ -155,12 +230,25 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	return 0;
 }
 
-int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n, char **data,
-		     struct vm_error *err)
+/* The item taken last is written: its space is free again. */
+static void release_taken(struct vm_prefetch *p)
+{
+	if (p->released == p->taken)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->used -= p->items[p->released].footprint;
+	p->released = p->taken;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
+		     const char **data, struct vm_error *err)
 {
 	struct item *it;
 
 	*data = NULL;
+	release_taken(p);
 	if (p->taken >= p->n || p->items[p->taken].node != n)
 		return vm_error_set(err, EINVAL,
 				    "internal: files read out of order");
@@ -168,14 +256,12 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n, char **data,
 	pthread_mutex_lock(&p->lock);
 	while (p->done <= p->taken)
 		pthread_cond_wait(&p->cond, &p->lock);
-	p->ahead -= (size_t)n->size;
 	p->taken++;
-	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	if (it->r < 0)
 		return vm_error_set(err, it->r, "%s", it->err.msg);
 	memcpy(n->sha256, it->sha256, VM_SHA256_HEX_LEN);
-	*data = TAKE_PTR(it->data);
+	*data = p->ring + it->off;
 	return 0;
 }
 
@@ -188,10 +274,9 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	pthread_join(p->thread, NULL);
-	for (size_t i = 0; i < p->n; i++)
-		free(p->items[i].data);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
+	munmap(p->ring, RING_SIZE);
 	free(p->items);
 	free(p);
 }

@@ -26,21 +26,15 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 		      struct vm_prefetch **out);
 
 /*
- * The content of the next node, which must be `n`: *data (malloc'ed, size
- * rounded up to 4 KiB with zeros; the caller frees it) and n->sha256 set.
- * The errors are those of reading the file (vanished, changed, ...).
+ * The content of the next node, which must be `n`: *data (size rounded up
+ * to 4 KiB with zeros), valid until the next take or the stop; and
+ * n->sha256 set.  The errors are those of reading the file (vanished,
+ * changed, ...).
  */
-int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n, char **data,
-		     struct vm_error *err);
+int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
+		     const char **data, struct vm_error *err);
 
 /* Stop the thread and free what was not taken. */
 void vm_prefetch_stop(struct vm_prefetch *p);
-
-/*
- * Read all of n->source (exactly n->size bytes, checked) into *data with
- * its sha256 into hex; also used by the thread.
- */
-int vm_read_whole(const struct vm_node *n, char **data,
-		  char hex[VM_SHA256_HEX_LEN], struct vm_error *err);
 
 #endif

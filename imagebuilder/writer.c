@@ -40,6 +40,7 @@
 #include "common/cleanup.h"
 #include "imagebuilder/dirblocks.h"
 #include "imagebuilder/prefetch.h"
+#include "imagebuilder/wbio.h"
 
 #define IO_CHUNK (1u << 20)
 #define MAX_INLINE_EXTENTS 4
@@ -262,10 +263,10 @@ static int fs_create(struct writer *w, const char *path,
 	 */
 	e = ext2fs_initialize(
 		path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | EXT2_FLAG_DIRECT_IO,
-		&param, unix_io_manager, &w->fs);
+		&param, vm_wbio_manager, &w->fs);
 	if (e)
 		e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW,
-				      &param, unix_io_manager, &w->fs);
+				      &param, vm_wbio_manager, &w->fs);
 	if (e)
 		return lib_error(w->err, e, "cannot create the filesystem in",
 				 path);
@@ -596,7 +597,7 @@ static int write_content(struct writer *w, struct vm_node *n,
 		return 0;
 	}
 	if (w->pf && vm_prefetch_wanted(n)) {
-		_cleanup_free_ char *data = NULL;
+		const char *data;
 
 		r = vm_prefetch_take(w->pf, n, &data, w->err);
 		if (r == 0 && n->size)
