@@ -393,7 +393,8 @@ static int bpf_start(const struct vm_profile_request *req,
 	st->possible_cpus = libbpf_num_possible_cpus();
 	if (st->possible_cpus <= 0)
 		return vm_error_set(err, EIO, "cannot count the possible CPUs");
-	vm_bpf_map_sizes(req->frequency, n_online, req->seconds, &sz);
+	vm_bpf_map_sizes(req->frequency, n_online, req->seconds,
+			 req->n_pids > 0, &sz);
 
 	st->skel = profile_bpf__open();
 	if (!st->skel)
@@ -405,6 +406,9 @@ static int bpf_start(const struct vm_profile_request *req,
 	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
+	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
+	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
+	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
 
 	r = profile_bpf__load(st->skel);
 	if (r) {

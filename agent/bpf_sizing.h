@@ -7,17 +7,22 @@
 #ifndef VMTOOLS_AGENT_BPF_SIZING_H
 #define VMTOOLS_AGENT_BPF_SIZING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct vm_bpf_sizes {
 	uint32_t stacks; /* entries of each stack map (~1 KiB each) */
 	uint32_t counts; /* counts map entries */
+	uint32_t seen; /* processes announced (LRU) */
+	uint32_t pids; /* target_pids: given pids and their children */
+	uint32_t children; /* children of targets alive at once */
 	uint64_t expected_samples; /* frequency x CPUs x seconds */
 };
 
+/* by_pid: the profile has --pid targets (target_pids is used). */
 void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
-		      struct vm_bpf_sizes *out);
+		      bool by_pid, struct vm_bpf_sizes *out);
 
 /*
  * Parse a kernel CPU list ("0-3,8,10-11").  Writes up to cap CPU numbers

@@ -68,7 +68,10 @@ struct {
 	__uint(max_entries, PROFILE_MAX_COMMS);
 } target_comms SEC(".maps");
 
-/* Pids given, and the children they fork while the profile runs. */
+/*
+ * Pids given, and the children they fork while the profile runs.  This and
+ * the next two maps are sized by user space too (agent/bpf_sizing.c).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32);

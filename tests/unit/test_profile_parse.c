@@ -24,17 +24,26 @@ static void test_map_sizes(void **state)
 	struct vm_bpf_sizes sz;
 
 	(void)state;
-	vm_bpf_map_sizes(99, 2, 5, &sz);
+	vm_bpf_map_sizes(99, 2, 5, false, &sz);
 	assert_int_equal(sz.expected_samples, 990);
 	assert_int_equal(sz.stacks, 8192); /* 8 x 990 -> the 8 Ki floor */
 	assert_int_equal(sz.counts, 2048);
-	vm_bpf_map_sizes(1000, 8, 10, &sz);
+	assert_int_equal(sz.seen, 1024); /* the floor */
+	assert_int_equal(sz.pids, 1); /* no --pid: target_pids unused */
+	assert_int_equal(sz.children, 16384);
+	vm_bpf_map_sizes(1000, 8, 10, true, &sz);
 	assert_int_equal(sz.expected_samples, 80000);
 	assert_int_equal(sz.stacks, 65536); /* capped */
 	assert_int_equal(sz.counts, 131072); /* next power of two */
-	vm_bpf_map_sizes(1000, 64, 3600, &sz);
+	assert_int_equal(sz.seen, 16384); /* capped */
+	assert_int_equal(sz.pids, 65536); /* --pid targets and their children */
+	vm_bpf_map_sizes(99, 2, 3, false, &sz);
+	assert_int_equal(sz.seen, 1024); /* 594 samples: never more processes */
+	vm_bpf_map_sizes(100, 4, 5, false, &sz);
+	assert_int_equal(sz.seen, 2048);
+	vm_bpf_map_sizes(1000, 64, 3600, false, &sz);
 	assert_int_equal(sz.counts, 262144); /* capped */
-	vm_bpf_map_sizes(1, 0, 1, &sz); /* no CPU count: one */
+	vm_bpf_map_sizes(1, 0, 1, false, &sz); /* no CPU count: one */
 	assert_int_equal(sz.expected_samples, 1);
 }
 
