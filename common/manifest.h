@@ -50,6 +50,7 @@ struct vm_manifest_link {
 struct vm_manifest_file {
 	char *path; /* absolute image path */
 	char sha256[VM_SHA256_HEX_LEN];
+	const void *tag; /* the caller's, kept through sorting; not saved */
 };
 
 struct vm_manifest {

@@ -165,6 +165,23 @@ static int collect_file(struct vm_node *n, void *ctx)
 	    vm_manifest_add_file(c->m, path,
 				 c->placeholder ? ZERO_HASH : ino->sha256) < 0)
 		return -ENOMEM;
+	c->m->files[c->m->n_files - 1].tag = ino;
+	return 0;
+}
+
+/* The files listed with placeholders get their hashes, now known. */
+static int fill_hashes(struct finish_ctx *c, struct vm_error *err)
+{
+	for (size_t i = 0; i < c->m->n_files; i++) {
+		struct vm_manifest_file *f = &c->m->files[i];
+		const struct vm_node *ino = f->tag;
+
+		if (!vm_manifest_sha256_valid(ino->sha256))
+			return vm_error_set(err, EIO,
+					    "internal: %s was not hashed",
+					    f->path);
+		memcpy(f->sha256, ino->sha256, VM_SHA256_HEX_LEN);
+	}
 	return 0;
 }
 
@@ -174,12 +191,18 @@ static int render_manifest(struct finish_ctx *c, struct vm_error *err)
 	size_t len;
 	int r;
 
-	for (size_t i = 0; i < c->m->n_files; i++)
-		free(c->m->files[i].path);
-	c->m->n_files = 0;
-	r = vm_tree_walk(c->t->root, collect_file, c);
-	if (r < 0)
-		return vm_error_set(err, ENOMEM, "out of memory");
+	if (c->placeholder) {
+		for (size_t i = 0; i < c->m->n_files; i++)
+			free(c->m->files[i].path);
+		c->m->n_files = 0;
+		r = vm_tree_walk(c->t->root, collect_file, c);
+		if (r < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+	} else {
+		r = fill_hashes(c, err);
+		if (r < 0)
+			return r;
+	}
 	free(c->json);
 	c->json = NULL;
 	r = vm_manifest_serialize(c->m, &c->json, &len, err);
@@ -441,6 +464,8 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		vm_node_free(mf);
 		goto out;
 	}
+	/* The files are known: read them while the manifest is laid out. */
+	vm_writer_prefetch(&t, &wo.prefetch);
 	fc = (struct finish_ctx){ .t = &t,
 				  .dm = &dm,
 				  .release = release,
@@ -461,6 +486,8 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		/* depmod wrote more than reserved: size again, knowing. */
 		vm_error_clear(err);
 		vm_tree_walk(t.root, drop_reserve, NULL);
+		vm_prefetch_stop(wo.prefetch); /* partly taken: read inline */
+		wo.prefetch = NULL;
 		fc.placeholder = 1;
 		r = render_manifest(&fc, err);
 		if (r == 0)
@@ -481,6 +508,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	res->n_links = m->n_links;
 	res->n_files = m->n_files;
 out:
+	vm_prefetch_stop(wo.prefetch);
 	catch_signals(0);
 	if (tmp)
 		unlink(tmp);

@@ -3,14 +3,15 @@
  * prefetch.c - a reader thread ahead of the writer.
  *
  * The writer is a single pass over the tree; per file it opens, reads and
- * hashes the source (user and kernel CPU) and writes the image.  Done by
- * one thread each, the two halves overlap.  The reader handles the files
+ * hashes the source (user and kernel CPU) and writes the image.  Done in
+ * other threads, the two halves overlap; with one reader per CPU (up to
+ * four) the hashing, the larger half, is spread.  The readers handle the files
  * up to VM_PREFETCH_MAX_FILE in the writer's order and queues them; the
  * writer takes them in the same order.  Each item carries its own error,
  * reported when the writer reaches it, so the messages are the same as
  * without the thread.
  *
- * Contents go into one ring buffer, mapped and faulted in once: the items
+ * Contents go into one ring buffer, faulted in once: the items
  * are taken in the order they are read, so the space of the oldest is the
  * next to be free.  (A buffer per file cost a page fault per 4 KiB read
  * and an munmap per large file: a fifth of the reader's time.)  Files are
@@ -32,23 +33,33 @@
 
 #define RING_SIZE ((size_t)VM_PREFETCH_MAX_AHEAD + VM_PREFETCH_MAX_FILE)
 
+#define MAX_READERS 4
+
 struct item {
 	struct vm_node *node;
-	size_t off, footprint; /* in the ring; footprint has skipped tails */
+	size_t off; /* in the ring */
+	uint64_t end; /* cumulative ring use up to and including this one */
 	char sha256[VM_SHA256_HEX_LEN];
 	struct vm_error err;
 	int r;
+	int ready;
 };
 
 struct vm_prefetch {
-	pthread_t thread;
+	pthread_t threads[MAX_READERS];
+	int n_threads, stride; /* started, and planned */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct item *items;
-	size_t n, done, taken, released;
+	size_t n, taken;
+	uint64_t freed; /* cumulative ring use of the items released */
 	char *ring;
-	size_t used; /* ring bytes of items read and not released */
 	int stop;
+};
+
+struct reader_arg {
+	struct vm_prefetch *p;
+	int index;
 };
 
 static size_t padded(uint64_t size)
@@ -158,40 +169,65 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 	return 0;
 }
 
+/*
+ * Every reader takes every n_threads-th item.  An item's place in the ring
+ * is fixed in advance; it is read once the items it overwrites are
+ * released, which happens in order whatever order they were read in.
+ */
 static void *reader(void *arg)
 {
-	struct vm_prefetch *p = arg;
+	struct reader_arg *a = arg;
+	struct vm_prefetch *p = a->p;
 	struct dir_cache d = { .fd = -1 };
-	size_t head = 0;
 
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = (size_t)a->index; i < p->n; i += (size_t)p->stride) {
 		struct item *it = &p->items[i];
-		size_t need = padded(it->node->size);
+		int stop;
 
-		/* Contiguous: a tail too short for the file is skipped. */
-		it->footprint = need;
-		if (head + need > RING_SIZE) {
-			it->footprint += RING_SIZE - head;
-			head = 0;
-		}
-		it->off = head;
-		head += need;
 		pthread_mutex_lock(&p->lock);
-		while (!p->stop && p->used + it->footprint > RING_SIZE)
+		while (!p->stop && it->end > p->freed + RING_SIZE)
 			pthread_cond_wait(&p->cond, &p->lock);
-		p->used += it->footprint;
+		stop = p->stop;
 		pthread_mutex_unlock(&p->lock);
-		if (p->stop)
+		if (stop)
 			break;
 		it->r = read_into(&d, it->node, p->ring + it->off, it->sha256,
 				  &it->err);
 		pthread_mutex_lock(&p->lock);
-		p->done = i + 1;
+		it->ready = 1;
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 	}
 	dir_cache_clear(&d);
+	free(a);
 	return NULL;
+}
+
+/* Each item's place: contiguous, skipping a ring tail too short for it. */
+static void place(struct vm_prefetch *p)
+{
+	uint64_t end = 0;
+	size_t head = 0;
+
+	for (size_t i = 0; i < p->n; i++) {
+		size_t need = padded(p->items[i].node->size);
+
+		if (head + need > RING_SIZE) {
+			end += RING_SIZE - head;
+			head = 0;
+		}
+		p->items[i].off = head;
+		head += need;
+		end += need;
+		p->items[i].end = end;
+	}
+}
+
+static int readers(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus < 1 ? 1 : cpus > MAX_READERS ? MAX_READERS : (int)cpus;
 }
 
 int vm_prefetch_start(struct vm_node **nodes, size_t n,
@@ -203,9 +239,9 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (!p)
 		return -ENOMEM;
 	p->items = calloc(n + 1, sizeof(*p->items));
-	/* Faulted in at once: far cheaper than page by page while reading. */
+	/* Faulted in by the reader, once: it is reused round and round. */
 	p->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (!p->items || p->ring == MAP_FAILED) {
 		if (p->ring != MAP_FAILED)
 			munmap(p->ring, RING_SIZE);
@@ -216,15 +252,23 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	for (size_t i = 0; i < n; i++)
 		p->items[i].node = nodes[i];
 	p->n = n;
+	place(p);
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (pthread_create(&p->thread, NULL, reader, p)) {
-		pthread_mutex_destroy(&p->lock);
-		pthread_cond_destroy(&p->cond);
-		munmap(p->ring, RING_SIZE);
-		free(p->items);
-		free(p);
-		return -EAGAIN;
+	p->stride = readers();
+	while (p->n_threads < p->stride) {
+		struct reader_arg *a = malloc(sizeof(*a));
+
+		if (a)
+			*a = (struct reader_arg){ p, p->n_threads };
+		if (!a || pthread_create(&p->threads[p->n_threads], NULL,
+					 reader, a)) {
+			/* Items of the missing thread would never come. */
+			free(a);
+			vm_prefetch_stop(p);
+			return -EAGAIN;
+		}
+		p->n_threads++;
 	}
 	*out = p;
 	return 0;
@@ -233,11 +277,10 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 /* The item taken last is written: its space is free again. */
 static void release_taken(struct vm_prefetch *p)
 {
-	if (p->released == p->taken)
+	if (!p->taken)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->used -= p->items[p->released].footprint;
-	p->released = p->taken;
+	p->freed = p->items[p->taken - 1].end;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -254,7 +297,7 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 				    "internal: files read out of order");
 	it = &p->items[p->taken];
 	pthread_mutex_lock(&p->lock);
-	while (p->done <= p->taken)
+	while (!it->ready)
 		pthread_cond_wait(&p->cond, &p->lock);
 	p->taken++;
 	pthread_mutex_unlock(&p->lock);
@@ -273,7 +316,8 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 	p->stop = 1;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	for (int t = 0; t < p->n_threads; t++)
+		pthread_join(p->threads[t], NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	munmap(p->ring, RING_SIZE);

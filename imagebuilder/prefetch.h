@@ -14,7 +14,7 @@
 /* Files larger than this (and sparse ones) are streamed by the writer. */
 #define VM_PREFETCH_MAX_FILE (8u << 20)
 /* Bytes read ahead at most. */
-#define VM_PREFETCH_MAX_AHEAD (32u << 20)
+#define VM_PREFETCH_MAX_AHEAD (8u << 20)
 
 struct vm_prefetch;
 

@@ -879,12 +879,13 @@ static int collect_cb(struct vm_node *n, void *ctx)
 }
 
 /* Start the reader thread on the files of the first pass, in its order. */
-static void start_prefetch(struct writer *w)
+void vm_writer_prefetch(struct vm_tree *t, struct vm_prefetch **pf)
 {
 	struct collect c = { 0 };
 
-	if (vm_tree_walk(w->t->root, collect_cb, &c) == 0 && c.n)
-		vm_prefetch_start(c.v, c.n, &w->pf); /* else: read inline */
+	*pf = NULL;
+	if (vm_tree_walk(t->root, collect_cb, &c) == 0 && c.n)
+		vm_prefetch_start(c.v, c.n, pf); /* else: read inline */
 	free(c.v);
 }
 
@@ -944,7 +945,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	for (ext2_ino_t i = EXT2_ROOT_INO + 1; i < VM_FIRST_INO; i++)
 		ext2fs_inode_alloc_stats2(w.fs, i, +1, 0);
 	w.goal = 0;
-	start_prefetch(&w);
+	w.pf = opts->prefetch;
 	r = vm_tree_walk(t->root, write_cb, &wc);
 	if (r == 0 && opts->late)
 		r = opts->late(opts->ctx, err);
@@ -977,7 +978,6 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	if (e)
 		r = lib_error(err, e, "cannot finish writing", path);
 out:
-	vm_prefetch_stop(w.pf);
 	if (w.fs)
 		ext2fs_free(w.fs);
 	vm_sha256_free(w.digest);

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "imagebuilder/prefetch.h"
 #include "imagebuilder/sizing.h"
 #include "imagebuilder/tree.h"
 
@@ -24,6 +25,8 @@ struct vm_write_opts {
 	int (*late)(void *ctx, struct vm_error *err);
 	int (*finish)(void *ctx, struct vm_error *err);
 	void *ctx;
+	/* Reading ahead since vm_writer_prefetch, or NULL: read inline. */
+	struct vm_prefetch *prefetch;
 };
 
 struct vm_write_stats {
@@ -43,6 +46,15 @@ void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4]);
 int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
 		   uint64_t size_bytes, struct vm_size_need *need,
 		   struct vm_geometry *geo, struct vm_error *err);
+
+/*
+ * Start reading (and hashing) the files of `t` in a thread, in the order
+ * vm_writer_write will want them, so the reading overlaps whatever comes
+ * before the write.  The tree's files must not change until the write.
+ * *pf is NULL if the thread could not start; stop it with
+ * vm_prefetch_stop after the write.
+ */
+void vm_writer_prefetch(struct vm_tree *t, struct vm_prefetch **pf);
 
 /* Write the image to `path`, which must exist (empty) and is overwritten. */
 int vm_writer_write(struct vm_tree *t, const char *path,
