@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/backend.h"
+#include "agent/bpf_read.h"
 #include "agent/bpf_sizing.h"
 #include "agent/proc.h"
 #include "agent/symbolize.h"
@@ -497,17 +498,6 @@ static uint64_t bpf_samples_so_far(void *state)
 	return state ? stat_sum(state, PROFILE_STAT_SAMPLES) : 0;
 }
 
-static uint32_t read_stack(int fd, int32_t id, uint64_t *ips)
-{
-	uint32_t n = 0;
-
-	if (id < 0 || bpf_map_lookup_elem(fd, &id, ips))
-		return 0;
-	while (n < PROFILE_MAX_STACK_DEPTH && ips[n])
-		n++;
-	return n;
-}
-
 /* Processes sampled but never captured: now, or from their parent. */
 static void complete_processes(struct bpf_state *st)
 {
@@ -545,43 +535,54 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		       struct vm_error *err)
 {
 	struct bpf_state *st = state;
-	struct profile_key key, next, *prev = NULL;
-	_cleanup_free_ uint64_t *uips = NULL, *kips = NULL;
-	int fd_counts, fd_ustacks, fd_kstacks;
+	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
+	_cleanup_free_ struct vm_bpf_count *counts = NULL;
+	size_t n_counts = 0;
 	int r;
 
 	detach(st);
 	/* Announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	uips = calloc(PROFILE_MAX_STACK_DEPTH, sizeof(uint64_t));
-	kips = calloc(PROFILE_MAX_STACK_DEPTH, sizeof(uint64_t));
-	if (!uips || !kips)
-		return vm_error_set(err, ENOMEM, "out of memory");
-	fd_counts = bpf_map__fd(st->skel->maps.counts);
-	fd_ustacks = bpf_map__fd(st->skel->maps.user_stacks);
-	fd_kstacks = bpf_map__fd(st->skel->maps.kernel_stacks);
-	while (bpf_map_get_next_key(fd_counts, prev, &next) == 0) {
-		uint64_t count;
+	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
+			       bpf_map__max_entries(st->skel->maps.counts),
+			       &counts, &n_counts);
+	if (r < 0)
+		return vm_error_errno(err, -r,
+				      "cannot read the BPF profiler's counts");
+	if (vm_stack_cache_init(
+		    &ucache, bpf_map__max_entries(st->skel->maps.user_stacks),
+		    vm_bpf_read_stack,
+		    (void *)(intptr_t)bpf_map__fd(st->skel->maps.user_stacks)) ||
+	    vm_stack_cache_init(
+		    &kcache, bpf_map__max_entries(st->skel->maps.kernel_stacks),
+		    vm_bpf_read_stack,
+		    (void *)(intptr_t)bpf_map__fd(
+			    st->skel->maps.kernel_stacks))) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n_counts; i++) {
+		const struct profile_key *key = &counts[i].key;
+		const uint64_t *uips, *kips;
 		uint32_t nu, nk;
 
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd_counts, &key, &count))
-			continue;
-		nu = read_stack(fd_ustacks, key.user_stack_id, uips);
-		nk = read_stack(fd_kstacks, key.kernel_stack_id, kips);
-		r = vm_samples_add(&st->samples, key.pid, key.tid, key.comm,
-				   count, uips, nu, kips, nk);
-		if (r)
-			return vm_error_set(err, ENOMEM, "out of memory");
+		if (vm_stack_cache_get(&ucache, key->user_stack_id, &uips,
+				       &nu) ||
+		    vm_stack_cache_get(&kcache, key->kernel_stack_id, &kips,
+				       &nk) ||
+		    vm_samples_add(&st->samples, key->pid, key->tid, key->comm,
+				   counts[i].count, uips, nu, kips, nk)) {
+			r = vm_error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
 		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
-		if (key.user_stack_id == -EEXIST ||
-		    key.user_stack_id == -ENOMEM)
+		if (key->user_stack_id == -EEXIST ||
+		    key->user_stack_id == -ENOMEM)
 			st->samples.v[st->samples.n - 1].lost |=
 				VM_SAMPLE_LOST_USER;
-		if (key.kernel_stack_id == -EEXIST ||
-		    key.kernel_stack_id == -ENOMEM)
+		if (key->kernel_stack_id == -EEXIST ||
+		    key->kernel_stack_id == -ENOMEM)
 			st->samples.v[st->samples.n - 1].lost |=
 				VM_SAMPLE_LOST_KERNEL;
 	}
@@ -596,7 +597,11 @@ static int bpf_collect(void *state, struct vm_samples *out,
 
 	*out = st->samples;
 	memset(&st->samples, 0, sizeof(st->samples));
-	return 0;
+	r = 0;
+out:
+	vm_stack_cache_free(&ucache);
+	vm_stack_cache_free(&kcache);
+	return r;
 }
 
 const struct vm_backend_ops vm_bpf_backend = {
