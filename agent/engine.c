@@ -182,13 +182,16 @@ int vm_session_wait(struct vm_session *s, struct vm_error *err)
 	struct pollfd pfd = { .fd = s->stop_fd, .events = POLLIN };
 
 	while (!atomic_load(&s->stopping)) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
-		int ms;
+		uint64_t now = now_ns(CLOCK_MONOTONIC), left;
+		struct timespec ts;
 
 		if (now >= deadline)
 			break;
-		ms = (int)((deadline - now + 999999) / 1000000);
-		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		/* To the nanosecond: poll()'s milliseconds round up. */
+		left = deadline - now;
+		ts.tv_sec = left / 1000000000ULL;
+		ts.tv_nsec = left % 1000000000ULL;
+		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
 			return vm_error_errno(err, errno,
 					      "waiting for the profile failed");
 	}
