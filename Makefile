@@ -43,7 +43,10 @@ ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
-AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(AGENT_PKGS)))$(AGENT_LIBS)
+# libmicrohttpd is opened by `serve` with dlopen (agent/mhd.h), not linked:
+# the soname comes from the development library.
+AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(filter-out libmicrohttpd,$(AGENT_PKGS))))$(AGENT_LIBS)
+MHD_SONAME = $(eval MHD_SONAME := $$(shell objdump -p $$(call pkg,--variable=libdir,libmicrohttpd)/libmicrohttpd.so | awk '$$$$1 == "SONAME" { print $$$$2 }'))$(MHD_SONAME)
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkg,--libs,$(ALL_PKGS)))$(TEST_LIBS)
 
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
@@ -166,6 +169,7 @@ $(LAUNCHER): imagebuilder/launcher/launcher.c
 	$(CC) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
 $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
+$(call obj,agent/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 

@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "agent/http.h"
+#include "agent/mhd.h"
 
 struct vm_http_server {
 	struct MHD_Daemon *daemon;

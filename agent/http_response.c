@@ -19,13 +19,14 @@ static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
 
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-				content_type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-				"no-store");
+	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    content_type);
+	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				    "no-store");
 	if (status == 401)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer realm=\"vmtools\"");
+		sym_MHD_add_response_header(resp,
+					    MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					    "Bearer realm=\"vmtools\"");
 	if (status == 405) {
 		const char *allow = "GET, HEAD";
 
@@ -33,10 +34,10 @@ static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
 			allow = "GET, HEAD, POST, DELETE";
 		else if (!strcmp(x->path, "/debug/pprof/profile"))
 			allow = "GET"; /* HEAD would take a profile for nothing */
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+		sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
 	}
-	r = MHD_queue_response(x->conn, status, resp);
-	MHD_destroy_response(resp);
+	r = sym_MHD_queue_response(x->conn, status, resp);
+	sym_MHD_destroy_response(resp);
 	if (r == MHD_YES) {
 		x->answered = true;
 		x->status = status;
@@ -50,8 +51,8 @@ enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 {
 	struct MHD_Response *resp;
 
-	resp = MHD_create_response_from_buffer(len, text,
-					       MHD_RESPMEM_MUST_FREE);
+	resp = sym_MHD_create_response_from_buffer(len, text,
+						   MHD_RESPMEM_MUST_FREE);
 	if (!resp)
 		free(text);
 	return queue(x, status, resp, content_type);
@@ -100,8 +101,8 @@ enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
 	struct MHD_Response *resp;
 	char disposition[128];
 
-	resp = MHD_create_response_from_buffer(len, data,
-					       MHD_RESPMEM_MUST_FREE);
+	resp = sym_MHD_create_response_from_buffer(len, data,
+						   MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(data);
 		return MHD_NO;
@@ -109,7 +110,7 @@ enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
 	if (filename) {
 		snprintf(disposition, sizeof(disposition),
 			 "attachment; filename=\"%s\"", filename);
-		MHD_add_response_header(
+		sym_MHD_add_response_header(
 			resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
 	}
 	return queue(x, status, resp, content_type);

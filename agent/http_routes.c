@@ -28,8 +28,8 @@ static int client_fd(struct vm_http_exchange *x)
 {
 	const union MHD_ConnectionInfo *ci;
 
-	ci = MHD_get_connection_info(x->conn,
-				     MHD_CONNECTION_INFO_CONNECTION_FD);
+	ci = sym_MHD_get_connection_info(x->conn,
+					 MHD_CONNECTION_INFO_CONNECTION_FD);
 	return ci ? ci->connect_fd : -1;
 }
 
@@ -85,8 +85,8 @@ static enum MHD_Result pprof_profile(struct vm_http_exchange *x)
 	struct vm_error err = { 0 };
 	const char *seconds;
 
-	seconds = MHD_lookup_connection_value(x->conn, MHD_GET_ARGUMENT_KIND,
-					      "seconds");
+	seconds = sym_MHD_lookup_connection_value(
+		x->conn, MHD_GET_ARGUMENT_KIND, "seconds");
 	if (vm_request_from_pprof_query(seconds,
 					vm_service_limits(x->srv->cfg.service),
 					&r, &err) < 0)

@@ -63,15 +63,15 @@ static enum MHD_Result on_headers(struct vm_http_exchange *x)
 	unsigned long long n;
 
 	if (srv->cfg.token &&
-	    !vm_http_check_bearer(
-		    MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND,
-						MHD_HTTP_HEADER_AUTHORIZATION),
-		    srv->cfg.token))
+	    !vm_http_check_bearer(sym_MHD_lookup_connection_value(
+					  x->conn, MHD_HEADER_KIND,
+					  MHD_HTTP_HEADER_AUTHORIZATION),
+				  srv->cfg.token))
 		return vm_http_reply_error(
 			x, 401,
 			"this agent requires a token: send the header 'Authorization: Bearer TOKEN' with the token of its --auth-token-file");
-	v = MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND,
-					MHD_HTTP_HEADER_CONTENT_LENGTH);
+	v = sym_MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND,
+					    MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (v) {
 		errno = 0;
 		n = strtoull(v, &end, 10);
@@ -151,7 +151,8 @@ static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
 	const struct sockaddr *sa;
 
 	snprintf(buf, len, "?");
-	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	ci = sym_MHD_get_connection_info(conn,
+					 MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (!ci || !ci->client_addr)
 		return;
 	sa = ci->client_addr;
@@ -200,14 +201,17 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
+	int r = vm_mhd_load(err);
 
+	if (r < 0)
+		return r;
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	srv->cfg = *cfg;
 	if (cfg->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	srv->daemon = MHD_start_daemon(
+	srv->daemon = sym_MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, srv,
 		/* First, so that every message goes through it. */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
@@ -234,7 +238,7 @@ uint16_t vm_http_port(struct vm_http_server *srv)
 {
 	const union MHD_DaemonInfo *di;
 
-	di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	di = sym_MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	return di ? di->port : 0;
 }
 
@@ -246,12 +250,12 @@ void vm_http_stop(struct vm_http_server *srv, unsigned drain_ms)
 	if (!srv)
 		return;
 	/* No new connections; those open may finish what they are sending. */
-	fd = MHD_quiesce_daemon(srv->daemon);
+	fd = sym_MHD_quiesce_daemon(srv->daemon);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
 	deadline = now_us() + (uint64_t)drain_ms * 1000;
 	while (atomic_load(&srv->profiles_in_flight) > 0 && now_us() < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
-	MHD_stop_daemon(srv->daemon);
+	sym_MHD_stop_daemon(srv->daemon);
 	free(srv);
 }

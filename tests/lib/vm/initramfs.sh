@@ -181,8 +181,12 @@ ln -s usr/lib "$STAGE/lib"
 ln -s usr/lib64 "$STAGE/lib64"
 mkdir -p "$STAGE/usr/lib" "$STAGE/usr/lib64"
 cp "$AGENT" "$STAGE/usr/sbin/vmtools-agent"
-mapfile -t AGENT_LIBS < <(libs "$AGENT")
-copy "${AGENT_LIBS[@]}"
+# `serve` opens libmicrohttpd with dlopen (agent/mhd.h), which ldd does not
+# see: the library and what it needs are added by name.
+MHD_LIB=$(ldconfig -p | awk '$1 ~ /^libmicrohttpd\.so\.[0-9]+$/ && $NF ~ /^\// { print $NF; exit }')
+[ -n "$MHD_LIB" ] || die "libmicrohttpd is not installed (ci/install-deps.sh installs it)"
+mapfile -t AGENT_LIBS < <(libs "$AGENT" "$MHD_LIB")
+copy "${AGENT_LIBS[@]}" "$MHD_LIB"
 cp "$HERE/init" "$STAGE/init"
 chmod 755 "$STAGE/init"
 # Packed without the two symlinks the base already has.
