@@ -5,7 +5,7 @@
 # the image sizes, printed as a markdown table.
 #
 # Both write into the same directory, with warm page caches (a first
-# untimed run of each).  mke2fs gets the same size as vmtools-image's auto
+# untimed run of each), each run into a new file.  mke2fs gets the same size as vmtools-image's auto
 # size, grown in 5% steps until its journal and metadata fit (with
 # -b 4096, the like-for-like block size, it needs more).
 # usage: BUILD=build bash bench/image-build.sh   (RUNS=5 by default)
@@ -20,9 +20,14 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-bench.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
 now() { date +%s.%N; }
-# time_of CMD...: seconds of wall time, output discarded.
+# time_of OUT CMD...: seconds of wall time of CMD, output discarded.  The
+# image file OUT of the previous run is removed first, untimed: every run
+# writes a new file, as a pipeline does, and neither tool pays for freeing
+# the old one (mke2fs discards its blocks, a rename frees them).
 time_of() {
 	local t0 t1
+	rm -f "$1"
+	shift
 	t0=$(now)
 	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; exit 1; }
 	t1=$(now)
@@ -53,10 +58,10 @@ ours_perf >/dev/null 2>&1
 : >"$W/perf.t"
 : >"$W/mk4.t"
 for ((i = 0; i < RUNS; i++)); do
-	time_of ours >>"$W/ours.t"
-	time_of mk >>"$W/mk.t"
-	time_of ours_perf >>"$W/perf.t"
-	time_of mk4 >>"$W/mk4.t"
+	time_of "$W/ours.img" ours >>"$W/ours.t"
+	time_of "$W/mke2fs.img" mk >>"$W/mk.t"
+	time_of "$W/perf.img" ours_perf >>"$W/perf.t"
+	time_of "$W/mke2fs4.img" mk4 >>"$W/mk4.t"
 done
 o=$(median <"$W/ours.t")
 m=$(median <"$W/mk.t")

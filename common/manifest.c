@@ -590,6 +590,32 @@ static json_object *link_json(const struct vm_manifest_link *l)
 	return TAKE_PTR(o);
 }
 
+size_t vm_manifest_escaped_len(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += strchr("\"\\\b\f\n\r\t", *p) ? 2 : *p < 0x20 ? 6 : 1;
+	return n;
+}
+
+/* A file's line: `    "PATH": "SHA256",` and a newline. */
+#define FILE_LINE_OVERHEAD (4 + 1 + 4 + (VM_SHA256_HEX_LEN - 1) + 1 + 2)
+
+int vm_manifest_serialized_bound(struct vm_manifest *m, size_t n_files,
+				 size_t path_bytes, size_t *bound,
+				 struct vm_error *err)
+{
+	_cleanup_free_ char *json = NULL;
+	size_t len;
+	int r = vm_manifest_serialize(m, &json, &len, err);
+
+	if (r < 0)
+		return r;
+	*bound = len + path_bytes + n_files * (FILE_LINE_OVERHEAD + 8) + 64;
+	return 0;
+}
+
 int vm_manifest_serialize(struct vm_manifest *m, char **out, size_t *len,
 			  struct vm_error *err)
 {

@@ -50,7 +50,6 @@ struct vm_manifest_link {
 struct vm_manifest_file {
 	char *path; /* absolute image path */
 	char sha256[VM_SHA256_HEX_LEN];
-	const void *tag; /* the caller's, kept through sorting; not saved */
 };
 
 struct vm_manifest {
@@ -99,6 +98,23 @@ int vm_manifest_parse(const char *data, size_t len, struct vm_manifest **out,
 /* Read and parse a manifest file, e.g. <mountpoint>/.vmtools/manifest.json */
 int vm_manifest_load(const char *path, struct vm_manifest **out,
 		     struct vm_error *err);
+
+/*
+ * Bytes a JSON string holds for `s` once escaped by the serializer, at
+ * most: quotes, backslashes and \b\f\n\r\t take two, other control
+ * characters six.
+ */
+size_t vm_manifest_escaped_len(const char *s);
+
+/*
+ * An upper bound, within 8 bytes a file, of the length of the serialized
+ * manifest once `n_files` more files are listed whose paths take
+ * `path_bytes` escaped (vm_manifest_escaped_len): the image reserves it
+ * before the hashes exist.
+ */
+int vm_manifest_serialized_bound(struct vm_manifest *m, size_t n_files,
+				 size_t path_bytes, size_t *bound,
+				 struct vm_error *err);
 
 /*
  * Serialize to pretty-printed JSON with a trailing newline, keys in a fixed

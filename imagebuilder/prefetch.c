@@ -40,7 +40,7 @@ struct item {
 	size_t off; /* in the ring */
 	uint64_t end; /* cumulative ring use up to and including this one */
 	char sha256[VM_SHA256_HEX_LEN];
-	struct vm_error err;
+	struct vm_error *err; /* only when reading failed: items are many */
 	int r;
 	int ready;
 };
@@ -169,6 +169,19 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 	return 0;
 }
 
+static void read_item(struct vm_prefetch *p, struct dir_cache *d,
+		      struct item *it)
+{
+	struct vm_error err = { 0 };
+
+	it->r = read_into(d, it->node, p->ring + it->off, it->sha256, &err);
+	if (it->r < 0) {
+		it->err = malloc(sizeof(*it->err));
+		if (it->err)
+			*it->err = err;
+	}
+}
+
 /*
  * Every reader takes every n_threads-th item.  An item's place in the ring
  * is fixed in advance; it is read once the items it overwrites are
@@ -191,8 +204,7 @@ static void *reader(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		if (stop)
 			break;
-		it->r = read_into(&d, it->node, p->ring + it->off, it->sha256,
-				  &it->err);
+		read_item(p, &d, it);
 		pthread_mutex_lock(&p->lock);
 		it->ready = 1;
 		pthread_cond_broadcast(&p->cond);
@@ -302,7 +314,8 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 	p->taken++;
 	pthread_mutex_unlock(&p->lock);
 	if (it->r < 0)
-		return vm_error_set(err, it->r, "%s", it->err.msg);
+		return it->err ? vm_error_set(err, it->r, "%s", it->err->msg) :
+				 vm_error_set(err, ENOMEM, "out of memory");
 	memcpy(n->sha256, it->sha256, VM_SHA256_HEX_LEN);
 	*data = p->ring + it->off;
 	return 0;
@@ -321,6 +334,8 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	munmap(p->ring, RING_SIZE);
+	for (size_t i = 0; i < p->n; i++)
+		free(p->items[i].err);
 	free(p->items);
 	free(p);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_manifest.c - unit tests of common/manifest.c: round trip, stable
- * bytes, and refusal of malformed or hostile manifests.
+ * bytes, refusal of malformed or hostile manifests, and the size bound.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -158,6 +158,46 @@ static void test_load_missing_file_names_path(void **state)
 	assert_non_null(strstr(err.msg, "/nonexistent/manifest.json"));
 }
 
+/*
+ * The bound reserved before the hashes exist holds the manifest once they
+ * are listed, and wastes at most 8 bytes a file and 65 more, whatever the
+ * paths hold (quotes, backslashes and control characters are escaped).
+ */
+static void test_serialized_bound(void **state)
+{
+	static const char *paths[] = {
+		"/a",
+		"/lib/modules/x/kernel/fs/xfs.ko",
+		"/odd/\"quoted\"",
+		"/odd/back\\slash",
+		"/odd/tab\there",
+		"/odd/\x01ctl",
+		"/odd/utf8-\xc3\xa9",
+	};
+	struct vm_manifest *m = sample();
+	struct vm_error err = { 0 };
+	size_t bytes = 0, bound, len, n = sizeof(paths) / sizeof(paths[0]);
+	char *json;
+
+	(void)state;
+	for (size_t i = 0; i < m->n_files; i++)
+		free(m->files[i].path);
+	m->n_files = 0;
+	for (size_t i = 0; i < n; i++)
+		bytes += vm_manifest_escaped_len(paths[i]);
+	assert_int_equal(vm_manifest_escaped_len("a\"b"), 4);
+	assert_int_equal(vm_manifest_escaped_len("\x01"), 6);
+	assert_int_equal(
+		vm_manifest_serialized_bound(m, n, bytes, &bound, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(vm_manifest_add_file(m, paths[i], HEX_A), 0);
+	assert_int_equal(vm_manifest_serialize(m, &json, &len, &err), 0);
+	assert_true(len <= bound);
+	assert_true(bound - len <= 8 * n + 64 + 1); /* + the last comma */
+	free(json);
+	vm_manifest_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -166,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_accepted),
 		cmocka_unit_test(test_path_rules),
 		cmocka_unit_test(test_load_missing_file_names_path),
+		cmocka_unit_test(test_serialized_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
