@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -144,25 +145,28 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 			"%s changed (size %llu, now %llu) while the image was being built; rebuild from a stable tree",
 			n->source, (unsigned long long)n->size,
 			(unsigned long long)st.st_size);
-	/* Then one byte more is asked for: it must not come. */
-	while (got <= n->size) {
-		ssize_t r = got < n->size ?
-				    read(fd, buf + got, (size_t)n->size - got) :
-				    read(fd, &extra, 1);
+	/*
+	 * One read asks for the content and a byte more, which must not
+	 * come.  (A regular file gives less than asked only at its end.)
+	 */
+	for (;;) {
+		struct iovec v[2] = { { buf + got, (size_t)n->size - got },
+				      { &extra, 1 } };
+		ssize_t r = readv(fd, v, 2);
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return vm_error_errno(err, errno, "cannot read %s",
 					      n->source);
-		if (r == 0)
-			break;
 		got += (size_t)r;
+		if (r == 0 || got >= n->size)
+			break;
 	}
 	if (got != n->size)
 		return vm_error_set(
 			err, EAGAIN,
-			"%s %s while the image was being built; rebuild from a stable tree",
+			"%s changed (it %s) while the image was being built; rebuild from a stable tree",
 			n->source, got > n->size ? "grew" : "shrank");
 	memset(buf + got, 0, padded(got) - got);
 	vm_sha256_hex(buf, got, hex);
