@@ -138,69 +138,79 @@ static void image_arch(struct vm_tree *t, const char *release, char *out,
 	vm_elf_info_clear(&info);
 }
 
+/* A file the manifest lists: its image path and the inode it names. */
+struct listed {
+	char *path;
+	const struct vm_node *ino;
+};
+
 struct finish_ctx {
 	struct vm_tree *t;
 	struct vm_depmod *dm;
 	const char *release;
 	struct vm_manifest *m;
 	struct vm_node *manifest;
+	struct listed *files; /* sorted by path */
+	size_t n_files, cap_files;
 	size_t bound; /* what the manifest may take, reserved */
 	char *json;
 };
 
-static int collect_file(struct vm_node *n, void *ctx)
+static void clear_listed(struct finish_ctx *c)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i].path);
+	free(c->files);
+	c->files = NULL;
+	c->n_files = c->cap_files = 0;
+}
+
+static int list_file(struct vm_node *n, void *ctx)
 {
 	struct finish_ctx *c = ctx;
 	const struct vm_node *ino = n->link_to ? n->link_to : n;
-	_cleanup_free_ char *path = NULL;
 
 	if (ino->type != VM_NODE_REG || n == c->manifest)
 		return 0;
-	if (!vm_manifest_sha256_valid(ino->sha256))
-		return -EIO;
-	path = vm_node_path(n);
-	if (!path || vm_manifest_add_file(c->m, path, ino->sha256) < 0)
-		return -ENOMEM;
-	return 0;
-}
+	if (c->n_files == c->cap_files) {
+		size_t cap = c->cap_files ? 2 * c->cap_files : 1024;
+		struct listed *v = realloc(c->files, cap * sizeof(*v));
 
-static void clear_files(struct vm_manifest *m)
-{
-	for (size_t i = 0; i < m->n_files; i++)
-		free(m->files[i].path);
-	m->n_files = 0;
-}
-
-/* The files the manifest will list, and the bytes their paths take. */
-static void count_paths(const struct vm_node *n, size_t prefix,
-			const struct vm_node *skip, size_t *files,
-			size_t *bytes)
-{
-	const struct vm_node *ino = n->link_to ? n->link_to : n;
-	size_t len = n->parent ? prefix + 1 + vm_manifest_escaped_len(n->name) :
-				 0;
-
-	if (ino->type == VM_NODE_REG && n != skip) {
-		(*files)++;
-		*bytes += len;
+		if (!v)
+			return -ENOMEM;
+		c->files = v;
+		c->cap_files = cap;
 	}
-	for (size_t i = 0; i < n->n_children; i++)
-		count_paths(n->children[i], len, skip, files, bytes);
+	c->files[c->n_files].path = vm_node_path(n);
+	c->files[c->n_files].ino = ino;
+	return c->files[c->n_files++].path ? 0 : -ENOMEM;
+}
+
+static int cmp_listed(const void *a, const void *b)
+{
+	return strcmp(((const struct listed *)a)->path,
+		      ((const struct listed *)b)->path);
 }
 
 /*
- * Reserve room for the manifest before any hash exists: an upper bound of
- * its length, from its other parts serialized now and the paths' lengths.
- * (Serializing it twice, with placeholders first, cost 40 ms a build.)
+ * List the files and reserve room for the manifest before any hash
+ * exists: an upper bound of its length, from its other parts serialized
+ * now and the paths' lengths.  (Serializing it twice, with placeholder
+ * hashes first, cost 40 ms a build.)
  */
 static int reserve_manifest(struct finish_ctx *c, struct vm_error *err)
 {
-	size_t files = 0, bytes = 0;
+	size_t bytes = 0;
 	int r;
 
-	clear_files(c->m);
-	count_paths(c->t->root, 0, c->manifest, &files, &bytes);
-	r = vm_manifest_serialized_bound(c->m, files, bytes, &c->bound, err);
+	clear_listed(c);
+	if (vm_tree_walk(c->t->root, list_file, c) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	qsort(c->files, c->n_files, sizeof(*c->files), cmp_listed);
+	for (size_t i = 0; i < c->n_files; i++)
+		bytes += vm_manifest_escaped_len(c->files[i].path);
+	r = vm_manifest_serialized_bound(c->m, c->n_files, bytes, &c->bound,
+					 err);
 	if (r < 0)
 		return r;
 	c->manifest->size = 0;
@@ -209,24 +219,27 @@ static int reserve_manifest(struct finish_ctx *c, struct vm_error *err)
 	return 0;
 }
 
-/* With every other file hashed: list them and serialize. */
+/* With every other file hashed: list them with their hashes, serialize. */
 static int finish(void *ctx, struct vm_error *err)
 {
 	struct finish_ctx *c = ctx;
 	size_t len;
 	int r;
 
-	clear_files(c->m);
+	for (size_t i = 0; i < c->m->n_files; i++)
+		free(c->m->files[i].path);
+	c->m->n_files = 0;
+	for (size_t i = 0; i < c->n_files; i++) {
+		if (!vm_manifest_sha256_valid(c->files[i].ino->sha256))
+			return vm_error_set(err, EIO,
+					    "internal: %s was not hashed",
+					    c->files[i].path);
+		if (vm_manifest_add_file(c->m, c->files[i].path,
+					 c->files[i].ino->sha256) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+	}
 	free(c->json);
 	c->json = NULL;
-	r = vm_tree_walk(c->t->root, collect_file, c);
-
-	if (r == -EIO)
-		return vm_error_set(
-			err, EIO,
-			"internal: a file of the image was not hashed");
-	if (r < 0)
-		return vm_error_set(err, ENOMEM, "out of memory");
 	r = vm_manifest_serialize(c->m, &c->json, &len, err);
 	if (r < 0)
 		return r;
@@ -522,6 +535,7 @@ out:
 		unlink(tmp);
 	vm_depmod_cleanup(&dm);
 	free(fc.json);
+	clear_listed(&fc);
 	vm_tree_free(&t);
 	return r;
 }
