@@ -43,10 +43,14 @@ ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
-# libmicrohttpd is opened by `serve` with dlopen (agent/mhd.h), not linked:
-# the soname comes from the development library.
-AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(filter-out libmicrohttpd,$(AGENT_PKGS))))$(AGENT_LIBS)
-MHD_SONAME = $(eval MHD_SONAME := $$(shell objdump -p $$(call pkg,--variable=libdir,libmicrohttpd)/libmicrohttpd.so | awk '$$$$1 == "SONAME" { print $$$$2 }'))$(MHD_SONAME)
+# The agent opens libmicrohttpd (serve) and libcrypto (setup, serve) with
+# dlopen when it needs them (common/dl.h), by the soname of the development
+# library, instead of linking them: they cost every `profile` its start-up.
+DL_PKGS := libmicrohttpd libcrypto
+AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(filter-out $(DL_PKGS),$(AGENT_PKGS))))$(AGENT_LIBS)
+soname = $(shell objdump -p $(call pkg,--variable=libdir,$(1))/$(2).so | awk '$$1 == "SONAME" { print $$2 }')
+MHD_SONAME = $(eval MHD_SONAME := $$(call soname,libmicrohttpd,libmicrohttpd))$(MHD_SONAME)
+CRYPTO_SONAME = $(eval CRYPTO_SONAME := $$(call soname,libcrypto,libcrypto))$(CRYPTO_SONAME)
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkg,--libs,$(ALL_PKGS)))$(TEST_LIBS)
 
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
@@ -170,6 +174,7 @@ $(LAUNCHER): imagebuilder/launcher/launcher.c
 $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
 $(call obj,agent/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
+$(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 

@@ -15,8 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "agent/http.h"
 #include "common/cleanup.h"
 #include "common/sha256.h"
@@ -90,7 +88,9 @@ bool vm_http_check_bearer(const char *header, const char *token)
 		while (*given == ' ')
 			given++;
 	}
-	vm_sha256_hex(token, strlen(token), want);
-	vm_sha256_hex(given, strlen(given), have);
-	return CRYPTO_memcmp(want, have, sizeof(want)) == 0 && *given != '\0';
+	/* Refused when the digests cannot be computed (no libcrypto). */
+	if (vm_sha256_hex(token, strlen(token), want) < 0 ||
+	    vm_sha256_hex(given, strlen(given), have) < 0)
+		return false;
+	return vm_sha256_hex_equal(want, have) && *given != '\0';
 }

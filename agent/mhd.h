@@ -5,8 +5,8 @@
  * brings, loading it took half of the agent's start-up, which every
  * one-shot `vmtools-agent profile` paid for nothing (~3 ms of CPU, ~8 ms
  * of wall time on a loaded machine).  The http_*.c files call the
- * functions through the sym_MHD_* pointers once vm_mhd_load() succeeded,
- * the way systemd opens its optional libraries.
+ * functions through the sym_MHD_* pointers once vm_mhd_load() succeeded
+ * (common/dl.h).
  */
 #ifndef VMTOOLS_AGENT_MHD_H
 #define VMTOOLS_AGENT_MHD_H
@@ -32,10 +32,7 @@
 VM_MHD_FUNCTIONS(VM_MHD_DECLARE)
 #undef VM_MHD_DECLARE
 
-/*
- * Open libmicrohttpd and resolve every function, once (later calls return
- * the first result); 0, or -ENOENT with a sentence in err.  Thread-safe.
- */
+/* Open libmicrohttpd, once; 0, or -ENOENT with a sentence in err. */
 int vm_mhd_load(struct vm_error *err);
 
 #endif

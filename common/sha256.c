@@ -1,15 +1,51 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * sha256.c - SHA-256 through libcrypto's EVP interface.
+ * sha256.c - SHA-256 through libcrypto's EVP interface, libcrypto being
+ * opened when first needed (common/dl.h; VM_CRYPTO_SONAME comes from the
+ * Makefile): the agent's `profile` never hashes and does not pay for
+ * loading it.
  */
 #include "common/sha256.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/dl.h"
+
+#ifndef VM_CRYPTO_SONAME
+#error "VM_CRYPTO_SONAME: the Makefile gives libcrypto's soname"
+#endif
+
+static typeof(EVP_MD_CTX_new) *sym_EVP_MD_CTX_new;
+static typeof(EVP_MD_CTX_free) *sym_EVP_MD_CTX_free;
+static typeof(EVP_DigestInit_ex) *sym_EVP_DigestInit_ex;
+static typeof(EVP_DigestUpdate) *sym_EVP_DigestUpdate;
+static typeof(EVP_DigestFinal_ex) *sym_EVP_DigestFinal_ex;
+static typeof(EVP_Digest) *sym_EVP_Digest;
+static typeof(EVP_sha256) *sym_EVP_sha256;
+static typeof(CRYPTO_memcmp) *sym_CRYPTO_memcmp;
+
+static const struct vm_dl_func funcs[] = {
+	VM_DL_FUNC(EVP_MD_CTX_new, sym_EVP_MD_CTX_new),
+	VM_DL_FUNC(EVP_MD_CTX_free, sym_EVP_MD_CTX_free),
+	VM_DL_FUNC(EVP_DigestInit_ex, sym_EVP_DigestInit_ex),
+	VM_DL_FUNC(EVP_DigestUpdate, sym_EVP_DigestUpdate),
+	VM_DL_FUNC(EVP_DigestFinal_ex, sym_EVP_DigestFinal_ex),
+	VM_DL_FUNC(EVP_Digest, sym_EVP_Digest),
+	VM_DL_FUNC(EVP_sha256, sym_EVP_sha256),
+	VM_DL_FUNC(CRYPTO_memcmp, sym_CRYPTO_memcmp),
+};
+
+static struct vm_dl crypto = {
+	.soname = VM_CRYPTO_SONAME,
+	.funcs = funcs,
+	.n_funcs = ARRAY_SIZE(funcs),
+};
 
 struct vm_sha256 {
 	EVP_MD_CTX *md;
@@ -17,12 +53,16 @@ struct vm_sha256 {
 
 struct vm_sha256 *vm_sha256_new(void)
 {
-	struct vm_sha256 *ctx = calloc(1, sizeof(*ctx));
+	struct vm_sha256 *ctx;
 
+	if (vm_dl_load(&crypto, NULL) < 0)
+		return NULL;
+	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return NULL;
-	ctx->md = EVP_MD_CTX_new();
-	if (!ctx->md || !EVP_DigestInit_ex(ctx->md, EVP_sha256(), NULL)) {
+	ctx->md = sym_EVP_MD_CTX_new();
+	if (!ctx->md ||
+	    !sym_EVP_DigestInit_ex(ctx->md, sym_EVP_sha256(), NULL)) {
 		vm_sha256_free(ctx);
 		return NULL;
 	}
@@ -31,7 +71,7 @@ struct vm_sha256 *vm_sha256_new(void)
 
 void vm_sha256_update(struct vm_sha256 *ctx, const void *data, size_t len)
 {
-	EVP_DigestUpdate(ctx->md, data, len);
+	sym_EVP_DigestUpdate(ctx->md, data, len);
 }
 
 static void to_hex(const unsigned char *d, unsigned int n, char *hex)
@@ -50,7 +90,7 @@ void vm_sha256_final_hex(struct vm_sha256 *ctx, char hex[VM_SHA256_HEX_LEN])
 	unsigned char d[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
-	EVP_DigestFinal_ex(ctx->md, d, &n);
+	sym_EVP_DigestFinal_ex(ctx->md, d, &n);
 	to_hex(d, n, hex);
 	vm_sha256_free(ctx);
 }
@@ -59,17 +99,29 @@ void vm_sha256_free(struct vm_sha256 *ctx)
 {
 	if (!ctx)
 		return;
-	EVP_MD_CTX_free(ctx->md);
+	sym_EVP_MD_CTX_free(ctx->md);
 	free(ctx);
 }
 
-void vm_sha256_hex(const void *data, size_t len, char hex[VM_SHA256_HEX_LEN])
+int vm_sha256_hex(const void *data, size_t len, char hex[VM_SHA256_HEX_LEN])
 {
 	unsigned char d[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
-	EVP_Digest(data, len, d, &n, EVP_sha256(), NULL);
+	hex[0] = '\0';
+	if (vm_dl_load(&crypto, NULL) < 0)
+		return -ENOENT;
+	if (!sym_EVP_Digest(data, len, d, &n, sym_EVP_sha256(), NULL))
+		return -ENOMEM;
 	to_hex(d, n, hex);
+	return 0;
+}
+
+bool vm_sha256_hex_equal(const char a[VM_SHA256_HEX_LEN],
+			 const char b[VM_SHA256_HEX_LEN])
+{
+	return vm_dl_load(&crypto, NULL) == 0 && a[0] && b[0] &&
+	       sym_CRYPTO_memcmp(a, b, VM_SHA256_HEX_LEN) == 0;
 }
 
 int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
@@ -80,6 +132,10 @@ int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
 	char buf[1 << 16];
 	ssize_t n;
 
+	int r = vm_dl_load(&crypto, err);
+
+	if (r < 0)
+		return r;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return vm_error_errno(err, errno, "cannot open %s", path);

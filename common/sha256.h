@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * sha256.h - SHA-256 of files and buffers (OpenSSL's libcrypto underneath),
- * used by the image builder to write the manifest and by both binaries to
- * verify it.
+ * sha256.h - SHA-256 of files and buffers (OpenSSL's libcrypto underneath,
+ * opened when first needed), used by the image builder to write the
+ * manifest and by both binaries to verify it.  Without libcrypto, _new()
+ * gives NULL and the others fail with -ENOENT.
  */
 #ifndef VMTOOLS_COMMON_SHA256_H
 #define VMTOOLS_COMMON_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +25,13 @@ void vm_sha256_update(struct vm_sha256 *ctx, const void *data, size_t len);
 void vm_sha256_final_hex(struct vm_sha256 *ctx, char hex[VM_SHA256_HEX_LEN]);
 void vm_sha256_free(struct vm_sha256 *ctx);
 
-void vm_sha256_hex(const void *data, size_t len, char hex[VM_SHA256_HEX_LEN]);
+/* 0, or -ENOENT (no libcrypto) / -ENOMEM with hex left empty. */
+int vm_sha256_hex(const void *data, size_t len, char hex[VM_SHA256_HEX_LEN]);
+
+/* Two digests of vm_sha256_hex() are equal, in constant time; false when
+ * either is empty (not computed). */
+bool vm_sha256_hex_equal(const char a[VM_SHA256_HEX_LEN],
+			 const char b[VM_SHA256_HEX_LEN]);
 
 /* Hash a whole file by path; errors name the path. */
 int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_common.c - unit tests of common/: error recording and SHA-256.
+ * test_common.c - unit tests of common/: error recording, SHA-256 and
+ * libraries opened at run time.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "common/dl.h"
 #include "common/error.h"
 #include "common/sha256.h"
 
@@ -72,6 +74,67 @@ static void test_sha256_file(void **state)
 	assert_non_null(strstr(err.msg, path));
 }
 
+static void test_sha256_equal(void **state)
+{
+	char a[VM_SHA256_HEX_LEN], b[VM_SHA256_HEX_LEN];
+
+	(void)state;
+	assert_int_equal(vm_sha256_hex("token", 5, a), 0);
+	assert_int_equal(vm_sha256_hex("token", 5, b), 0);
+	assert_true(vm_sha256_hex_equal(a, b));
+	assert_int_equal(vm_sha256_hex("tokeN", 5, b), 0);
+	assert_false(vm_sha256_hex_equal(a, b));
+	/* A digest that was not computed never matches, itself included. */
+	b[0] = '\0';
+	assert_false(vm_sha256_hex_equal(b, b));
+}
+
+static const char *(*fake_version)(void);
+static void *fake_missing;
+
+static void test_dl_load(void **state)
+{
+	const struct vm_dl_func zlib_funcs[] = {
+		VM_DL_FUNC(zlibVersion, fake_version),
+	};
+	const struct vm_dl_func partial_funcs[] = {
+		VM_DL_FUNC(zlibVersion, fake_version),
+		VM_DL_FUNC(vm_no_such_function, fake_missing),
+	};
+	const struct vm_dl_func none[] = { 0 };
+	struct vm_dl zlib = { .soname = "libz.so.1",
+			      .funcs = zlib_funcs,
+			      .n_funcs = 1 };
+	struct vm_dl partial = { .soname = "libz.so.1",
+				 .funcs = partial_funcs,
+				 .n_funcs = 2 };
+	struct vm_dl absent = { .soname = "libvmtools-absent.so.0",
+				.funcs = none,
+				.n_funcs = 0 };
+	struct vm_error err = { 0 };
+
+	(void)state;
+	assert_int_equal(vm_dl_load(&zlib, &err), 0);
+	assert_non_null(fake_version);
+	assert_int_equal(fake_version()[0], '1'); /* "1.2.13" */
+	assert_int_equal(vm_dl_load(&zlib, &err), 0); /* once, then quickly */
+
+	/* All or nothing: no pointer is left half resolved. */
+	fake_version = NULL;
+	assert_int_equal(vm_dl_load(&partial, &err), -ENOENT);
+	assert_null(fake_version);
+	assert_null(fake_missing);
+	assert_non_null(strstr(vm_error_str(&err), "vm_no_such_function"));
+
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(vm_dl_load(&absent, &err), -ENOENT);
+	assert_non_null(strstr(vm_error_str(&err), "libvmtools-absent.so.0"));
+	/* The answer is kept. */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(vm_dl_load(&absent, &err), -ENOENT);
+	assert_non_null(strstr(vm_error_str(&err), "install"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -79,6 +142,8 @@ int main(void)
 		cmocka_unit_test(test_error_errno_suffix),
 		cmocka_unit_test(test_sha256_known_vectors),
 		cmocka_unit_test(test_sha256_file),
+		cmocka_unit_test(test_sha256_equal),
+		cmocka_unit_test(test_dl_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

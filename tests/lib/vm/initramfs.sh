@@ -181,12 +181,17 @@ ln -s usr/lib "$STAGE/lib"
 ln -s usr/lib64 "$STAGE/lib64"
 mkdir -p "$STAGE/usr/lib" "$STAGE/usr/lib64"
 cp "$AGENT" "$STAGE/usr/sbin/vmtools-agent"
-# `serve` opens libmicrohttpd with dlopen (agent/mhd.h), which ldd does not
-# see: the library and what it needs are added by name.
-MHD_LIB=$(ldconfig -p | awk '$1 ~ /^libmicrohttpd\.so\.[0-9]+$/ && $NF ~ /^\// { print $NF; exit }')
-[ -n "$MHD_LIB" ] || die "libmicrohttpd is not installed (ci/install-deps.sh installs it)"
-mapfile -t AGENT_LIBS < <(libs "$AGENT" "$MHD_LIB")
-copy "${AGENT_LIBS[@]}" "$MHD_LIB"
+# The agent opens libmicrohttpd and libcrypto with dlopen (common/dl.h,
+# DL_PKGS in the Makefile), which ldd does not see: they and what they
+# need are added by name.
+DL_LIBS=()
+for name in libmicrohttpd libcrypto; do
+	lib=$(ldconfig -p | awk -v n="$name" '$1 ~ "^" n "\\.so\\.[0-9]+$" && $NF ~ /^\// { print $NF; exit }')
+	[ -n "$lib" ] || die "$name is not installed (ci/install-deps.sh installs it)"
+	DL_LIBS+=("$lib")
+done
+mapfile -t AGENT_LIBS < <(libs "$AGENT" "${DL_LIBS[@]}")
+copy "${AGENT_LIBS[@]}" "${DL_LIBS[@]}"
 cp "$HERE/init" "$STAGE/init"
 chmod 755 "$STAGE/init"
 # Packed without the two symlinks the base already has.
