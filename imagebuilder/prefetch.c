@@ -290,15 +290,31 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	return 0;
 }
 
-/* The item taken last is written: its space is free again. */
-static void release_taken(struct vm_prefetch *p)
+void vm_prefetch_release(struct vm_prefetch *p, size_t n)
 {
-	if (!p->taken)
+	if (!p || !n || n > p->taken)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->freed = p->items[p->taken - 1].end;
+	p->freed = p->items[n - 1].end;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
+}
+
+size_t vm_prefetch_taken(const struct vm_prefetch *p)
+{
+	return p->taken;
+}
+
+int vm_prefetch_ready(struct vm_prefetch *p)
+{
+	int ready;
+
+	if (p->taken >= p->n)
+		return 1;
+	pthread_mutex_lock(&p->lock);
+	ready = p->items[p->taken].ready;
+	pthread_mutex_unlock(&p->lock);
+	return ready;
 }
 
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
@@ -307,7 +323,6 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 	struct item *it;
 
 	*data = NULL;
-	release_taken(p);
 	if (p->taken >= p->n || p->items[p->taken].node != n)
 		return vm_error_set(err, EINVAL,
 				    "internal: files read out of order");

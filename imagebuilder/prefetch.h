@@ -27,12 +27,25 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 
 /*
  * The content of the next node, which must be `n`: *data (size rounded up
- * to 4 KiB with zeros), valid until the next take or the stop; and
- * n->sha256 set.  The errors are those of reading the file (vanished,
- * changed, ...).
+ * to 4 KiB with zeros, 4 KiB aligned), valid until vm_prefetch_release or
+ * the stop; and n->sha256 set.  The errors are those of reading the file
+ * (vanished, changed, ...).
  */
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 		     const char **data, struct vm_error *err);
+
+/* Whether the next take has its file read already (will not wait). */
+int vm_prefetch_ready(struct vm_prefetch *p);
+
+/* How many files were taken so far. */
+size_t vm_prefetch_taken(const struct vm_prefetch *p);
+
+/*
+ * The first n files taken are written: their memory may be read into
+ * again.  The readers wait for this once they are a buffer's worth ahead,
+ * so a caller holding taken data must release it before waiting on a take.
+ */
+void vm_prefetch_release(struct vm_prefetch *p, size_t n);
 
 /* Stop the thread and free what was not taken. */
 void vm_prefetch_stop(struct vm_prefetch *p);

@@ -21,8 +21,8 @@
  *    written there directly; longer maps go through the extent API.
  *  - Every timestamp is the build epoch (mtime: the staged mtime clamped to
  *    it); the UUID and hash seed are taken from a digest of the content.
- * File data goes through the library's io channel (io_channel_write_blk64),
- * a megabyte at a time, and is hashed on the way.
+ * File data is written by datawrite.c, gathered into large writes, and
+ * hashed on the way (by the read-ahead threads for most files).
  */
 #include "imagebuilder/writer.h"
 
@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "imagebuilder/datawrite.h"
 #include "imagebuilder/dirblocks.h"
 #include "imagebuilder/prefetch.h"
 #include "imagebuilder/wbio.h"
@@ -57,17 +58,9 @@ struct writer {
 	struct vm_write_stats *stats;
 	uint32_t seed[4]; /* directory hash seed */
 	struct vm_prefetch *pf; /* reads files ahead, in a thread */
-	/*
-	 * Write combining: consecutive files get consecutive blocks, so their
-	 * data is gathered here and written with one large pwrite instead of
-	 * one small write per file (a third of the build time otherwise).
-	 */
-	char *wc;
-	blk64_t wc_start;
-	size_t wc_blocks;
+	struct vm_datawrite dw; /* file data, gathered into large writes */
+	size_t handed; /* files taken from pf and all given to dw */
 };
-
-#define WC_BLOCKS 2048u /* 8 MiB */
 
 struct extent {
 	uint32_t lblk, len;
@@ -403,53 +396,19 @@ static int map_extents(struct writer *w, ext2_ino_t ino,
 	return 0;
 }
 
-static int wc_flush(struct writer *w)
-{
-	errcode_t e;
-
-	if (!w->wc_blocks)
-		return 0;
-	e = io_channel_write_blk64(w->fs->io, w->wc_start, (int)w->wc_blocks,
-				   w->wc);
-	w->wc_blocks = 0;
-	if (e)
-		return lib_error(w->err, e, "cannot write to", "the image");
-	return 0;
-}
-
 static int write_blocks(struct writer *w, blk64_t pblk, size_t count,
-			const char *buf)
+			const char *buf, int kept)
 {
-	int r;
-
-	if (w->wc_blocks && pblk == w->wc_start + w->wc_blocks &&
-	    w->wc_blocks + count <= WC_BLOCKS) {
-		memcpy(w->wc + w->wc_blocks * VM_BLOCK_SIZE, buf,
-		       count * VM_BLOCK_SIZE);
-		w->wc_blocks += count;
-		return 0;
-	}
-	r = wc_flush(w);
-	if (r < 0)
-		return r;
-	if (count >= WC_BLOCKS) {
-		errcode_t e = io_channel_write_blk64(w->fs->io, pblk,
-						     (int)count, buf);
-
-		return e ? lib_error(w->err, e, "cannot write to",
-				     "the image") :
-			   0;
-	}
-	memcpy(w->wc, buf, count * VM_BLOCK_SIZE);
-	w->wc_start = pblk;
-	w->wc_blocks = count;
-	return 0;
+	return vm_dw_write(&w->dw, pblk, count, buf, kept, w->err);
 }
 
-/* Write `nblocks` blocks of buf at logical block lblk through the map. */
+/*
+ * Write `nblocks` blocks of buf at logical block lblk through the map;
+ * `kept`: see vm_dw_write.
+ */
 static int write_logical(struct writer *w, const struct extents *ex,
 			 uint64_t lblk, uint64_t nblocks, const char *buf,
-			 const char *path)
+			 int kept, const char *path)
 {
 	for (size_t i = 0; i < ex->n && nblocks; i++) {
 		const struct extent *x = &ex->v[i];
@@ -465,7 +424,7 @@ static int write_logical(struct writer *w, const struct extents *ex,
 			      (uint64_t)x->lblk + x->len;
 		r = write_blocks(w, x->pblk + (start - x->lblk),
 				 (size_t)(end - start),
-				 buf + (start - lblk) * VM_BLOCK_SIZE);
+				 buf + (start - lblk) * VM_BLOCK_SIZE, kept);
 		if (r < 0)
 			return r;
 	}
@@ -590,7 +549,7 @@ static int write_content(struct writer *w, struct vm_node *n,
 			r = write_logical(w, ex, off / VM_BLOCK_SIZE,
 					  (c + VM_BLOCK_SIZE - 1) /
 						  VM_BLOCK_SIZE,
-					  w->buf, path);
+					  w->buf, 0, path);
 			if (r < 0)
 				return r;
 		}
@@ -599,12 +558,20 @@ static int write_content(struct writer *w, struct vm_node *n,
 	if (w->pf && vm_prefetch_wanted(n)) {
 		const char *data;
 
+		/* Before waiting for the readers, give them back the ring. */
+		if (!vm_prefetch_ready(w->pf)) {
+			r = vm_dw_flush(&w->dw, w->err);
+			if (r < 0)
+				return r;
+		}
 		r = vm_prefetch_take(w->pf, n, &data, w->err);
 		if (r == 0 && n->size)
 			r = write_logical(w, ex, 0,
 					  (n->size + VM_BLOCK_SIZE - 1) /
 						  VM_BLOCK_SIZE,
-					  data, path);
+					  data, 1, path);
+		if (r == 0)
+			w->handed = vm_prefetch_taken(w->pf);
 		return r;
 	}
 	fd = open(n->source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -665,10 +632,10 @@ static int write_content(struct writer *w, struct vm_node *n,
 				if (in_segments(n, b0 + b))
 					r = write_logical(
 						w, ex, b0 + b, 1,
-						w->buf + b * VM_BLOCK_SIZE,
+						w->buf + b * VM_BLOCK_SIZE, 0,
 						path);
 		} else {
-			r = write_logical(w, ex, b0, nb, w->buf, path);
+			r = write_logical(w, ex, b0, nb, w->buf, 0, path);
 		}
 		if (r < 0) {
 			vm_sha256_free(h);
@@ -731,7 +698,7 @@ static int write_dir(struct writer *w, struct vm_node *n, const char *path)
 				    path);
 	r = alloc_run(w, 0, blocks, &ex, path);
 	if (r == 0)
-		r = write_logical(w, &ex, 0, blocks, buf, path);
+		r = write_logical(w, &ex, 0, blocks, buf, 0, path);
 	inode_init(w, n, &inode);
 	if (indexed)
 		inode.i_flags |= EXT2_INDEX_FL;
@@ -765,7 +732,7 @@ static int write_symlink(struct writer *w, struct vm_node *n, const char *path)
 		memcpy(w->buf, n->target, len);
 		r = alloc_run(w, 0, 1, &ex, path);
 		if (r == 0)
-			r = write_logical(w, &ex, 0, 1, w->buf, path);
+			r = write_logical(w, &ex, 0, 1, w->buf, 0, path);
 		if (r == 0)
 			r = set_blocks(w, &inode, len, 1, path);
 		if (r == 0)
@@ -900,11 +867,24 @@ static int digest_cb(struct vm_node *n, void *ctx)
 	return 0;
 }
 
+/*
+ * What dw gathered is written: the files given to it whole may be read
+ * into again (not the one being given, which is not yet all gathered).
+ */
+static void release_prefetched(void *ctx)
+{
+	struct writer *w = ctx;
+
+	vm_prefetch_release(w->pf, w->handed);
+}
+
 int vm_writer_write(struct vm_tree *t, const char *path,
 		    const struct vm_write_opts *opts,
 		    struct vm_write_stats *stats, struct vm_error *err)
 {
-	struct writer w = { .t = t, .opts = opts, .err = err, .stats = stats };
+	struct writer w = {
+		.t = t, .opts = opts, .err = err, .stats = stats, .dw.fd = -1
+	};
 	struct vm_size_need need;
 	struct vm_geometry geo;
 	struct walk_ctx wc = { &w, 0 };
@@ -920,15 +900,18 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	if (r < 0)
 		return r;
 	w.buf = aligned_alloc(VM_BLOCK_SIZE, IO_CHUNK + VM_BLOCK_SIZE);
-	w.wc = aligned_alloc(VM_BLOCK_SIZE, (size_t)WC_BLOCKS * VM_BLOCK_SIZE);
 	w.digest = vm_sha256_new();
-	if (!w.buf || !w.wc || !w.digest) {
+	if (!w.buf || !w.digest) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	r = fs_create(&w, path, &geo);
+	if (r == 0)
+		r = vm_dw_open(&w.dw, path, VM_BLOCK_SIZE, err);
 	if (r < 0)
 		goto out;
+	w.dw.written = release_prefetched;
+	w.dw.ctx = &w;
 	if (ext2fs_free_blocks_count(w.fs->super) < need.data_blocks) {
 		r = vm_error_set(
 			err, ENOSPC,
@@ -958,7 +941,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	if (r == 0)
 		r = vm_tree_walk(t->root, write_cb, &wc);
 	if (r == 0)
-		r = wc_flush(&w);
+		r = vm_dw_flush(&w.dw, err);
 	if (r == 0)
 		r = vm_tree_walk(t->root, digest_cb, &w);
 	if (r < 0)
@@ -982,6 +965,6 @@ out:
 		ext2fs_free(w.fs);
 	vm_sha256_free(w.digest);
 	free(w.buf);
-	free(w.wc);
+	vm_dw_close(&w.dw);
 	return r;
 }

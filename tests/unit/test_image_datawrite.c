@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_image_datawrite.c - unit tests of imagebuilder/datawrite.c: data
+ * kept by the caller and data copied, at consecutive and scattered blocks,
+ * and pieces larger than one write, all land where they belong; the
+ * caller hears when kept data may be reused, and only then.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "imagebuilder/datawrite.h"
+
+#define BS 4096
+#define BLOCKS 6000
+
+static void fill(char *buf, size_t blocks, unsigned tag)
+{
+	for (size_t i = 0; i < blocks * BS; i++)
+		buf[i] = (char)(tag * 7 + i / BS);
+}
+
+static void count_written(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+static void test_lands_where_it_belongs(void **state)
+{
+	char path[] = "/tmp/test_image_datawrite.XXXXXX";
+	char *want = calloc(BLOCKS, BS), *got = malloc((size_t)BLOCKS * BS);
+	char *kept = aligned_alloc(BS, 64 * BS), *scratch = malloc(64 * BS + 1);
+	char *large = malloc((size_t)(VM_DW_BLOCKS + 100) * BS + 1);
+	struct vm_datawrite dw;
+	struct vm_error err = { 0 };
+	int fd = mkstemp(path), written = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)BLOCKS * BS), 0);
+	assert_int_equal(vm_dw_open(&dw, path, BS, &err), 0);
+	dw.written = count_written;
+	dw.ctx = &written;
+
+	/* Kept, then copied (from a misaligned buffer), consecutively. */
+	fill(kept, 64, 1);
+	assert_int_equal(vm_dw_write(&dw, 10, 64, kept, 1, &err), 0);
+	memcpy(want + 10 * BS, kept, 64 * BS);
+	fill(scratch + 1, 3, 2);
+	assert_int_equal(vm_dw_write(&dw, 74, 3, scratch + 1, 0, &err), 0);
+	memcpy(want + 74 * BS, scratch + 1, 3 * BS);
+	memset(scratch, 0, 64 * BS + 1); /* copied: reuse is fine */
+	assert_int_equal(written, 0);
+	/* Scattered: what was gathered is written first. */
+	fill(scratch, 2, 3);
+	assert_int_equal(vm_dw_write(&dw, 500, 2, scratch, 0, &err), 0);
+	memcpy(want + 500 * BS, scratch, 2 * BS);
+	assert_int_equal(written, 1);
+	/* Larger than one write, not kept, misaligned. */
+	fill(large + 1, VM_DW_BLOCKS + 100, 4);
+	assert_int_equal(vm_dw_write(&dw, 1000, VM_DW_BLOCKS + 100, large + 1,
+				     0, &err),
+			 0);
+	memcpy(want + 1000 * BS, large + 1, (size_t)(VM_DW_BLOCKS + 100) * BS);
+	assert_int_equal(vm_dw_flush(&dw, &err), 0);
+	vm_dw_close(&dw);
+
+	assert_int_equal(pread(fd, got, (size_t)BLOCKS * BS, 0),
+			 (ssize_t)BLOCKS * BS);
+	assert_memory_equal(got, want, (size_t)BLOCKS * BS);
+	close(fd);
+	unlink(path);
+	free(want);
+	free(got);
+	free(kept);
+	free(scratch);
+	free(large);
+}
+
+static void test_missing_directory_is_an_error(void **state)
+{
+	struct vm_datawrite dw;
+	struct vm_error err = { 0 };
+
+	(void)state;
+	assert_true(vm_dw_open(&dw, "/nonexistent-dir/x.img", BS, &err) < 0);
+	assert_non_null(strstr(err.msg, "/nonexistent-dir/x.img"));
+	vm_dw_close(&dw);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lands_where_it_belongs),
+		cmocka_unit_test(test_missing_directory_is_an_error),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
