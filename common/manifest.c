@@ -89,13 +89,8 @@ int vm_manifest_path_valid(const char *path)
 
 int vm_manifest_sha256_valid(const char *hex)
 {
-	size_t i;
-
-	for (i = 0; hex[i]; i++)
-		if (!((hex[i] >= '0' && hex[i] <= '9') ||
-		      (hex[i] >= 'a' && hex[i] <= 'f')))
-			return 0;
-	return i == 2 * VM_SHA256_LEN;
+	return strspn(hex, "0123456789abcdef") == 2 * VM_SHA256_LEN &&
+	       !hex[2 * VM_SHA256_LEN];
 }
 
 static int set_str(char **dst, const char *src)

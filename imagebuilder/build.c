@@ -230,12 +230,13 @@ static int finish(void *ctx, struct vm_error *err)
 		free(c->m->files[i].path);
 	c->m->n_files = 0;
 	for (size_t i = 0; i < c->n_files; i++) {
-		if (!vm_manifest_sha256_valid(c->files[i].ino->sha256))
+		r = vm_manifest_add_file(c->m, c->files[i].path,
+					 c->files[i].ino->sha256);
+		if (r == -EINVAL) /* the paths are valid: the hash is not */
 			return vm_error_set(err, EIO,
 					    "internal: %s was not hashed",
 					    c->files[i].path);
-		if (vm_manifest_add_file(c->m, c->files[i].path,
-					 c->files[i].ino->sha256) < 0)
+		if (r < 0)
 			return vm_error_set(err, ENOMEM, "out of memory");
 	}
 	free(c->json);

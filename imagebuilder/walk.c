@@ -122,6 +122,20 @@ static int cmp_hardlink(const void *a, const void *b)
 static int walk_dir(struct walk *w, int dfd, const char *host,
 		    struct vm_node *dir);
 
+/* "dir/name", without printf's cost (15,000 times a build). */
+static char *join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = malloc(dl + nl + 2);
+
+	if (p) {
+		memcpy(p, dir, dl);
+		p[dl] = '/';
+		memcpy(p + dl + 1, name, nl + 1);
+	}
+	return p;
+}
+
 static int add_entry(struct walk *w, int dfd, const char *host,
 		     struct vm_node *dir, const char *name)
 {
@@ -134,7 +148,8 @@ static int add_entry(struct walk *w, int dfd, const char *host,
 	if (vm_interrupted)
 		return vm_error_set(w->err, EINTR, "interrupted by signal %d",
 				    (int)vm_interrupted);
-	if (asprintf(&path, "%s/%s", host, name) < 0)
+	path = join(host, name);
+	if (!path)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
 	if (strlen(name) > VM_NAME_MAX)
 		return vm_error_set(

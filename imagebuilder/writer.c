@@ -26,6 +26,7 @@
  */
 #include "imagebuilder/writer.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <ext2fs/ext2_fs.h>
 #include <ext2fs/ext2fs.h>
@@ -151,13 +152,12 @@ static int plan_count(struct vm_node *n, void *ctx)
 
 static int seed_cb(struct vm_node *n, void *ctx)
 {
-	int depth = 0;
-	char meta[32];
+	uint32_t meta[2] = { 0, htole32((uint32_t)n->type) };
 
 	for (const struct vm_node *c = n; c->parent; c = c->parent)
-		depth++;
-	snprintf(meta, sizeof(meta), "%d %d ", depth, n->type);
-	vm_sha256_update(ctx, meta, strlen(meta));
+		meta[0]++;
+	meta[0] = htole32(meta[0]);
+	vm_sha256_update(ctx, meta, sizeof(meta));
 	vm_sha256_update(ctx, n->name, strlen(n->name) + 1);
 	return 0;
 }
@@ -765,14 +765,19 @@ static int write_special(struct writer *w, struct vm_node *n, const char *path)
 static void digest_node(struct writer *w, const struct vm_node *n,
 			const char *path)
 {
-	char meta[128];
-	int len;
+	/* Fixed width, little-endian: the same bytes on every host. */
+	uint64_t meta[7] = {
+		htole64((uint64_t)n->type),
+		htole64(n->mode),
+		htole64(n->uid),
+		htole64(n->gid),
+		htole64(n->size),
+		htole64(n->ino),
+		htole64(n->nlink),
+	};
 
 	vm_sha256_update(w->digest, path, strlen(path) + 1);
-	len = snprintf(meta, sizeof(meta), "%d %o %u %u %llu %u %u", n->type,
-		       n->mode, n->uid, n->gid, (unsigned long long)n->size,
-		       n->ino, n->nlink);
-	vm_sha256_update(w->digest, meta, (size_t)len);
+	vm_sha256_update(w->digest, meta, sizeof(meta));
 	if (n->type == VM_NODE_REG)
 		vm_sha256_update(w->digest, n->sha256, VM_SHA256_HEX_LEN);
 	if (n->type == VM_NODE_SYMLINK)
