@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/backend.h"
+#include "agent/bpf_premaps.h"
 #include "agent/bpf_read.h"
 #include "agent/bpf_sizing.h"
 #include "agent/proc.h"
@@ -411,6 +412,10 @@ static int bpf_start(const struct vm_profile_request *req,
 	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
 	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
 
+	vm_bpf_premake_maps(
+		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
+					   st->skel->maps.kernel_stacks },
+		2);
 	r = profile_bpf__load(st->skel);
 	if (r) {
 		r = errno ? errno : -r;
