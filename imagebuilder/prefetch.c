@@ -33,6 +33,7 @@
 #include "common/cleanup.h"
 
 #define RING_SIZE ((size_t)VM_PREFETCH_MAX_AHEAD + VM_PREFETCH_MAX_FILE)
+#define HUGE_PAGE (2u << 20)
 
 #define MAX_READERS 4
 
@@ -54,7 +55,8 @@ struct vm_prefetch {
 	struct item *items;
 	size_t n, taken;
 	uint64_t freed; /* cumulative ring use of the items released */
-	char *ring;
+	char *ring; /* in `map`, aligned for huge pages */
+	void *map;
 	int stop;
 };
 
@@ -246,6 +248,24 @@ static int readers(void)
 	return cpus < 1 ? 1 : cpus > MAX_READERS ? MAX_READERS : (int)cpus;
 }
 
+/*
+ * The ring: faulted in by the readers, once, as it is reused round and
+ * round; in huge pages where the kernel allows it, 8 faults instead of
+ * 4,096 (each a trap to the hypervisor in a VM).
+ */
+static void *map_ring(char **ring)
+{
+	void *map = mmap(NULL, RING_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (map == MAP_FAILED)
+		return NULL;
+	*ring = (char *)(((uintptr_t)map + HUGE_PAGE - 1) &
+			 ~(uintptr_t)(HUGE_PAGE - 1));
+	madvise(*ring, RING_SIZE, MADV_HUGEPAGE); /* advice: may be refused */
+	return map;
+}
+
 int vm_prefetch_start(struct vm_node **nodes, size_t n,
 		      struct vm_prefetch **out)
 {
@@ -255,12 +275,10 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (!p)
 		return -ENOMEM;
 	p->items = calloc(n + 1, sizeof(*p->items));
-	/* Faulted in by the reader, once: it is reused round and round. */
-	p->ring = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!p->items || p->ring == MAP_FAILED) {
-		if (p->ring != MAP_FAILED)
-			munmap(p->ring, RING_SIZE);
+	p->map = map_ring(&p->ring);
+	if (!p->items || !p->map) {
+		if (p->map)
+			munmap(p->map, RING_SIZE + HUGE_PAGE);
 		free(p->items);
 		free(p);
 		return -ENOMEM;
@@ -352,7 +370,7 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 		pthread_join(p->threads[t], NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
-	munmap(p->ring, RING_SIZE);
+	munmap(p->map, RING_SIZE + HUGE_PAGE);
 	for (size_t i = 0; i < p->n; i++)
 		free(p->items[i].err);
 	free(p->items);
