@@ -13,6 +13,11 @@
  * the first hash in it, with the low bit set when the previous leaf ends
  * with the same hash (a collision continued).  Hashes use the filesystem's
  * half-MD4 (unsigned) and hash seed, as the kernel and e2fsck compute them.
+ * One level indexes up to 508 leaves, some 50,000 names of the length a
+ * kernel tree has; its largest directory (Debian's headers, 6,447 names)
+ * takes 60.  A directory beyond that stays linear: valid ext4 that e2fsck
+ * accepts, only its lookups scan.  A second level was not worth its code
+ * for trees that do not exist here.
  */
 #include "imagebuilder/dirblocks.h"
 
