@@ -5,7 +5,9 @@
 #   (a) extra wall time of a 3-second profile beyond the 3 seconds:
 #       vmtools-agent profile --seconds 3 -F 99  vs  bcc's profile-bpfcc -F 99 3
 #       vs  perf record -F 99 -a -g -- sleep 3 && perf script
-#   (b) pgbench -S TPS lost while profiling at 99 Hz: none vs ours vs perf
+#   (b) pgbench -S TPS lost while profiling at 99 Hz: none vs ours vs perf,
+#       with the profiler's start-up and end inside the 5-s window, and
+#       with sampling alone
 #   (c) each profiler's own CPU time (user+sys) and peak RSS
 #
 # Runs are interleaved (one of each per round) and medians reported, with
@@ -58,11 +60,17 @@ done
 kill "$PG_BENCH_PID" 2>/dev/null
 wait "$PG_BENCH_PID" 2>/dev/null
 
-# (b): TPS of pgbench -S for 5 s, alone or while profiling for 6 s at 99 Hz.
+# (b): TPS of pgbench -S for 5 s, alone or while profiling at 99 Hz:
+# "whole", the profiler started 0.5 s before pgbench and ending 0.5 s after
+# it (its start-up and its end fall inside the window); "steady", started
+# 1.5 s before and ending 1.5 s after (sampling alone).
 for ((i = 0; i < TPS_ROUNDS; i++)); do
-	tps "" 0.5 >>"$T/tps.none"
-	tps "'$VMTOOLS_AGENT' profile --seconds 6 --frequency 99 --output $T/t.pb" 0.5 >>"$T/tps.ours"
-	tps "perf record -q -F 99 -a -g -o $T/tperf.data -- sleep 6 && perf script -i $T/tperf.data >/dev/null" 0.5 >>"$T/tps.perf"
+	for w in "whole 0.5 6" "steady 1.5 8"; do
+		set -- $w
+		tps "" "$2" >>"$T/tps.none.$1"
+		tps "'$VMTOOLS_AGENT' profile --seconds $3 --frequency 99 --output $T/t.pb" "$2" >>"$T/tps.ours.$1"
+		tps "perf record -q -F 99 -a -g -o $T/tperf.data -- sleep $3 && perf script -i $T/tperf.data >/dev/null" "$2" >>"$T/tps.perf.$1"
+	done
 done
 
 python3 - "$T" "$ROUNDS" "$TPS_ROUNDS" "${BCC:+yes}" <<'PY'
@@ -87,12 +95,15 @@ for label, name in rows:
     extra = wall - 3000
     ratio = "1x" if name == "ours" else "%.0fx" % (extra / max(ours_extra, 1))
     print("| %s | %d ms | %s | %d ms | %.1f MiB |" % (label, extra, ratio, col(name, 1), col(name, 2) / 1024))
-none = tps("none")
 print()
-print("| pgbench -S TPS while profiling at 99 Hz (median of %s interleaved 5-s runs) | TPS | lost vs none |" % tps_rounds)
-print("|---|---|---|")
-print("| no profiler | %.0f | |" % none)
+print("| pgbench -S TPS while profiling at 99 Hz (median of %s interleaved 5-s runs) | whole: profiler's start and end inside the window | lost | steady: sampling only | lost |" % tps_rounds)
+print("|---|---|---|---|---|")
+none = {w: tps("none." + w) for w in ("whole", "steady")}
+print("| no profiler | %.0f | | %.0f | |" % (none["whole"], none["steady"]))
 for label, name in (("vmtools-agent profile (eBPF)", "ours"), ("perf record -a -g", "perf")):
-    t = tps(name)
-    print("| %s | %.0f | %.1f%% |" % (label, t, 100 * (none - t) / none))
+    cells = []
+    for w in ("whole", "steady"):
+        t = tps(name + "." + w)
+        cells += ["%.0f" % t, "%.1f%%" % (100 * (none[w] - t) / none[w])]
+    print("| %s | %s |" % (label, " | ".join(cells)))
 PY
