@@ -22,6 +22,7 @@
 #include "agent/commands.h"
 #include "common/cleanup.h"
 #include "common/kconfig.h"
+#include "common/subcommand.h"
 
 static void usage(FILE *out)
 {
@@ -161,12 +162,9 @@ int cmd_check_kernel(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmtools-agent check-kernel: unexpected argument '%s'; see --help\n",
-			argv[optind]);
+	if (vm_subcommand_no_operands("vmtools-agent check-kernel", argc, argv,
+				      optind) < 0)
 		return 2;
-	}
 	if (!config && find_running_config(&config, &err) < 0) {
 		fprintf(stderr, "vmtools-agent check-kernel: %s\n",
 			vm_error_str(&err));

@@ -20,6 +20,7 @@
 #include "agent/commands.h"
 #include "agent/engine.h"
 #include "common/cleanup.h"
+#include "common/subcommand.h"
 
 static struct vm_session *volatile running;
 
@@ -240,12 +241,9 @@ int cmd_profile(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmtools-agent profile: unexpected argument '%s'; run 'vmtools-agent profile --help'\n",
-			argv[optind]);
+	if (vm_subcommand_no_operands("vmtools-agent profile", argc, argv,
+				      optind) < 0)
 		return 2;
-	}
 	if (!output) {
 		fprintf(stderr,
 			"vmtools-agent profile: --output FILE is required (- for standard output)\n");

@@ -25,6 +25,7 @@
 #include "agent/service.h"
 #include "agent/setup.h"
 #include "common/cleanup.h"
+#include "common/subcommand.h"
 
 /*
  * Bounds of a shutdown: the running session's client is answered within
@@ -210,13 +211,8 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmtools-agent serve: unexpected argument '%s'; run 'vmtools-agent serve --help'\n",
-			argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return vm_subcommand_no_operands("vmtools-agent serve", argc, argv,
+					 optind);
 }
 
 /*

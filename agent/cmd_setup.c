@@ -14,6 +14,7 @@
 
 #include "agent/commands.h"
 #include "agent/setup.h"
+#include "common/subcommand.h"
 
 static void usage(FILE *out)
 {
@@ -112,12 +113,9 @@ int cmd_setup(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmtools-agent setup: unexpected argument '%s'; see --help\n",
-			argv[optind]);
+	if (vm_subcommand_no_operands("vmtools-agent setup", argc, argv,
+				      optind) < 0)
 		return 2;
-	}
 	r = undo ? vm_setup_undo(&o, &res, &err) : vm_setup(&o, &res, &err);
 	/* After a failure the steps were rolled back: they would mislead. */
 	if (!quiet && (r == 0 || undo))

@@ -5,6 +5,7 @@
  */
 #include "common/subcommand.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,4 +48,13 @@ int vm_subcommand_main(const char *program, const char *about,
 		"%s: unknown command '%s'; run '%s --help' for the list.\n",
 		program, argv[1], program);
 	return 2;
+}
+
+int vm_subcommand_no_operands(const char *who, int argc, char **argv, int first)
+{
+	if (first >= argc)
+		return 0;
+	fprintf(stderr, "%s: unexpected argument '%s'; run '%s --help'\n", who,
+		argv[first], who);
+	return -EINVAL;
 }

@@ -24,4 +24,12 @@ int vm_subcommand_main(const char *program, const char *about,
 		       const struct vm_subcommand *cmds, size_t n_cmds,
 		       int argc, char **argv);
 
+/*
+ * After getopt: an operand left over (argv[first] on) is a usage error.
+ * Says so, "WHO: unexpected argument 'X'; run 'WHO --help'", and returns
+ * -EINVAL; 0 when there is none.
+ */
+int vm_subcommand_no_operands(const char *who, int argc, char **argv,
+			      int first);
+
 #endif

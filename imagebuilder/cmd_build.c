@@ -12,6 +12,7 @@
 
 #include "common/cleanup.h"
 #include "common/kconfig.h"
+#include "common/subcommand.h"
 #include "imagebuilder/build.h"
 #include "imagebuilder/commands.h"
 #include "imagebuilder/sizing.h"
@@ -169,12 +170,9 @@ int cmd_build(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vmtools-image build: unexpected argument '%s'\n",
-			argv[optind]);
+	if (vm_subcommand_no_operands("vmtools-image build", argc, argv,
+				      optind) < 0)
 		return 2;
-	}
 	if (!o.root || !o.output) {
 		fprintf(stderr,
 			"vmtools-image build: --root and --output are required; see --help\n");
