@@ -117,20 +117,12 @@ static void dir_cache_clear(struct dir_cache *d)
 	free(d->path);
 }
 
-/*
- * Read exactly n->size bytes of n->source into buf (with room for them
- * rounded up to 4 KiB, the rest zeroed) and hash them.
- */
-static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
-		     char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+int vm_source_open(const struct vm_node *n, int dfd, const char *name,
+		   struct vm_error *err)
 {
-	const char *name;
-	int dfd = dir_for(d, n->source, &name);
 	_cleanup_close_ int fd =
 		openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 	struct stat st;
-	size_t got = 0;
-	char extra;
 
 	if (fd < 0 && errno == ENOENT)
 		return vm_error_set(
@@ -147,6 +139,24 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 			"%s changed (size %llu, now %llu) while the image was being built; rebuild from a stable tree",
 			n->source, (unsigned long long)n->size,
 			(unsigned long long)st.st_size);
+	return TAKE_FD(fd);
+}
+
+/*
+ * Read exactly n->size bytes of n->source into buf (with room for them
+ * rounded up to 4 KiB, the rest zeroed) and hash them.
+ */
+static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
+		     char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+{
+	const char *name;
+	int dfd = dir_for(d, n->source, &name);
+	_cleanup_close_ int fd = vm_source_open(n, dfd, name, err);
+	size_t got = 0;
+	char extra;
+
+	if (fd < 0)
+		return fd;
 	/*
 	 * One read asks for the content and a byte more, which must not
 	 * come.  (A regular file gives less than asked only at its end.)

@@ -396,12 +396,6 @@ static int map_extents(struct writer *w, ext2_ino_t ino,
 	return 0;
 }
 
-static int write_blocks(struct writer *w, blk64_t pblk, size_t count,
-			const char *buf, int kept)
-{
-	return vm_dw_write(&w->dw, pblk, count, buf, kept, w->err);
-}
-
 /*
  * Write `nblocks` blocks of buf at logical block lblk through the map;
  * `kept`: see vm_dw_write.
@@ -422,9 +416,10 @@ static int write_logical(struct writer *w, const struct extents *ex,
 		end = lblk + nblocks < (uint64_t)x->lblk + x->len ?
 			      lblk + nblocks :
 			      (uint64_t)x->lblk + x->len;
-		r = write_blocks(w, x->pblk + (start - x->lblk),
-				 (size_t)(end - start),
-				 buf + (start - lblk) * VM_BLOCK_SIZE, kept);
+		r = vm_dw_write(&w->dw, x->pblk + (start - x->lblk),
+				(size_t)(end - start),
+				buf + (start - lblk) * VM_BLOCK_SIZE, kept,
+				w->err);
 		if (r < 0)
 			return r;
 	}
@@ -534,7 +529,6 @@ static int write_content(struct writer *w, struct vm_node *n,
 	_cleanup_close_ int fd = -1;
 	struct vm_sha256 *h;
 	uint64_t pos = 0;
-	struct stat st;
 	int r = 0;
 
 	if (!n->source) { /* in-memory content (the manifest) */
@@ -574,24 +568,9 @@ static int write_content(struct writer *w, struct vm_node *n,
 			w->handed = vm_prefetch_taken(w->pf);
 		return r;
 	}
-	fd = open(n->source, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-	if (fd < 0 && errno == ENOENT)
-		return vm_error_set(
-			w->err, ENOENT,
-			"%s vanished while the image was being built; rebuild from a stable tree",
-			n->source);
+	fd = vm_source_open(n, AT_FDCWD, n->source, w->err);
 	if (fd < 0)
-		return vm_error_errno(w->err, errno, "cannot open %s",
-				      n->source);
-	if (fstat(fd, &st) < 0)
-		return vm_error_errno(w->err, errno, "cannot stat %s",
-				      n->source);
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != n->size)
-		return vm_error_set(
-			w->err, EAGAIN,
-			"%s changed (size %llu, now %llu) while the image was being built; rebuild from a stable tree",
-			n->source, (unsigned long long)n->size,
-			(unsigned long long)st.st_size);
+		return fd;
 	h = vm_sha256_new();
 	if (!h)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
