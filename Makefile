@@ -4,7 +4,10 @@
 # Sources are found by wildcard, one folder per part:
 #   common/        code shared by both binaries (linked into both)
 #   imagebuilder/  vmtools-image (main.c + the rest as a library for tests)
-#   agent/         vmtools-agent (main.c + the rest as a library for tests)
+#   agent/         vmtools-agent: main.c and the subcommands at the top, one
+#                  folder per subsystem below (profile/ with bpf/ and perf/,
+#                  symbolize/, encode/, serve/, setup/); all but main.c are
+#                  a library for the tests
 #   bpf/*.bpf.c    BPF programs: clang -target bpf, then bpftool gen skeleton
 #   tests/unit/test_*.c    cmocka unit tests, one binary each
 #   tests/fuzz/fuzz_*.c    libFuzzer targets, built with clang
@@ -67,7 +70,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 COMMON_SRCS := $(wildcard common/*.c)
 IMAGE_SRCS := $(filter-out imagebuilder/main.c,$(wildcard imagebuilder/*.c))
-AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c))
+AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*/*/*.c))
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
@@ -173,7 +176,7 @@ $(LAUNCHER): imagebuilder/launcher/launcher.c
 	$(CC) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
 $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
-$(call obj,agent/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
+$(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)

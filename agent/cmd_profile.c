@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "agent/commands.h"
-#include "agent/engine.h"
+#include "agent/profile/engine.h"
 #include "common/cleanup.h"
 #include "common/subcommand.h"
 

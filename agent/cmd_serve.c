@@ -19,12 +19,13 @@
 #include <unistd.h>
 
 #include "agent/commands.h"
-#include "agent/health.h"
-#include "agent/http.h"
-#include "agent/perf_locate.h"
-#include "agent/service.h"
-#include "agent/setup.h"
+#include "agent/serve/health.h"
+#include "agent/serve/http.h"
+#include "agent/profile/perf/perf_locate.h"
+#include "agent/serve/service.h"
+#include "agent/setup/setup.h"
 #include "common/cleanup.h"
+#include "common/log.h"
 #include "common/subcommand.h"
 
 /*
@@ -226,14 +227,14 @@ static char *find_perf(const struct serve_options *o)
 	char *path = NULL;
 
 	if (o->perf && access(o->perf, X_OK) < 0)
-		vm_http_log(
+		vm_log(
 			"warning: --perf %s is not an executable file; looking on the tools disk and PATH",
 			o->perf);
 	if (vm_perf_locate(o->perf, o->mountpoint, &path, &err) < 0) {
-		vm_http_log("perf backend unavailable: %s", vm_error_str(&err));
+		vm_log("perf backend unavailable: %s", vm_error_str(&err));
 		return NULL;
 	}
-	vm_http_log("perf backend runs %s", path);
+	vm_log("perf backend runs %s", path);
 	return path;
 }
 
@@ -256,12 +257,12 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 	if (vm_setup(&so, res, &err) < 0) {
 		snprintf(errbuf, errlen, "%s", vm_error_str(&err));
 		h->setup_error = errbuf;
-		vm_http_log(
+		vm_log(
 			"setup: %s; serving anyway (the bpf profiler needs no disk)",
 			errbuf);
 	} else {
 		for (size_t i = 0; i < res->n_actions; i++)
-			vm_http_log("setup: %s", res->actions[i]);
+			vm_log("setup: %s", res->actions[i]);
 	}
 	h->disk_found = res->device != NULL;
 	h->mounted = res->mounted;
@@ -303,7 +304,7 @@ static int serve(const struct serve_options *o)
 		if (vm_http_load_token(o->token_file, &token, &loose, &err) < 0)
 			goto fail;
 		if (loose)
-			vm_http_log(
+			vm_log(
 				"warning: the auth token file %s may be read by other users; chmod 600 it",
 				o->token_file);
 		hcfg.token = token;
@@ -334,12 +335,12 @@ static int serve(const struct serve_options *o)
 	if (vm_http_start(&hcfg, &srv, &err) < 0)
 		goto fail;
 
-	vm_http_log("listening on %s (port %u), max %u s per profile, %s",
+	vm_log("listening on %s (port %u), max %u s per profile, %s",
 		    o->listen, vm_http_port(srv),
 		    vm_request_max_seconds(&scfg.limits),
 		    token ? "token required" : "no token");
 	if (!vm_http_is_loopback(&hcfg.addr) && !token)
-		vm_http_log(
+		vm_log(
 			"warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
 			o->listen);
 
@@ -348,16 +349,16 @@ static int serve(const struct serve_options *o)
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 	}
-	vm_http_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	vm_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	if (!vm_service_shutdown(svc, STOP_MS))
-		vm_http_log(
+		vm_log(
 			"the running profile did not end within %d ms; closing its connection",
 			STOP_MS);
 	vm_http_stop(srv, DRAIN_MS);
 	vm_service_free(svc);
 	if (health.setup_ran)
 		vm_setup_result_clear(&setup_res);
-	vm_http_log("stopped");
+	vm_log("stopped");
 	return 0;
 
 fail:

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "agent/commands.h"
-#include "agent/setup.h"
+#include "agent/setup/setup.h"
 #include "common/subcommand.h"
 
 static void usage(FILE *out)

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/elf.h"
+#include "agent/symbolize/elf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

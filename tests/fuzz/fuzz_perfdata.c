@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "agent/perfdata.h"
+#include "agent/profile/perf/perfdata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

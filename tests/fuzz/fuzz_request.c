@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/request.h"
+#include "agent/serve/request.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

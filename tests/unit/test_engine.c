@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "agent/engine.h"
+#include "agent/profile/engine.h"
 #include "proto/profile.pb-c.h"
 
 static struct vm_profile_request base_request(void)

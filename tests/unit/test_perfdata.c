@@ -23,8 +23,8 @@
 
 #include <cmocka.h>
 
-#include "agent/perfdata.h"
-#include "agent/perfdata_int.h"
+#include "agent/profile/perf/perfdata.h"
+#include "agent/profile/perf/perfdata_int.h"
 
 /* --- a perf.data writer, just enough for the tests --- */
 

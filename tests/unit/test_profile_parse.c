@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "agent/bpf_read.h"
-#include "agent/bpf_sizing.h"
-#include "agent/kallsyms.h"
-#include "agent/pgtitle.h"
-#include "agent/proc.h"
+#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_sizing.h"
+#include "agent/symbolize/kallsyms.h"
+#include "agent/symbolize/pgtitle.h"
+#include "agent/profile/proc.h"
 
 static void test_map_sizes(void **state)
 {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "agent/request.h"
+#include "agent/serve/request.h"
 
 static int parse(const char *body, struct vm_api_request *r,
 		 struct vm_error *err)

@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "agent/http.h"
-#include "agent/metrics.h"
+#include "agent/serve/http.h"
+#include "agent/serve/metrics.h"
 
 static void test_listen(void **state)
 {

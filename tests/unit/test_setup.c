@@ -21,11 +21,11 @@
 
 #include <cmocka.h>
 
-#include "agent/blockdev.h"
-#include "agent/links.h"
-#include "agent/setup_journal.h"
-#include "agent/setup_int.h"
-#include "agent/setup_state.h"
+#include "agent/setup/blockdev.h"
+#include "agent/setup/setup_links.h"
+#include "agent/setup/setup_journal.h"
+#include "agent/setup/setup_int.h"
+#include "agent/setup/setup_state.h"
 
 static char base[64];
 

@@ -21,11 +21,11 @@
 
 #include <cmocka.h>
 
-#include "agent/elf.h"
-#include "agent/encode.h"
-#include "agent/proc.h"
-#include "agent/symbolize.h"
-#include "agent/symcache.h"
+#include "agent/symbolize/elf.h"
+#include "agent/encode/encode.h"
+#include "agent/profile/proc.h"
+#include "agent/symbolize/symbolize.h"
+#include "agent/symbolize/symcache.h"
 #include "proto/profile.pb-c.h"
 
 __attribute__((noinline)) int vmtest_outer_function(int x)

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * pprof.c - a symbolized profile as pprof's profile.proto, packed with
+ * protobuf-c (DESIGN.md, "The pprof we emit"):
+ *
+ *   sample_type [samples/count, cpu/nanoseconds], period cpu/nanoseconds
+ *   = 1e9 / frequency; one Sample per stack (leaf first) labelled pid, tid,
+ *   comm and PostgreSQL's backend_type; one Location per (mapping, address,
+ *   function); Mappings with file, offsets and build id; Functions by name.
+ *
+ * Everything is first gathered into flat arrays (strings, functions and
+ * locations deduplicated through tsearch trees), then pointed at by the
+ * arrays of pointers protobuf-c packs.
+ */
+#include "agent/encode/encode.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__ValueType ValueType;
+
+#define MAX_LABELS 4
+
+struct str_node {
+	const char *s;
+	int64_t idx;
+};
+
+struct loc_node {
+	uint64_t mapping, addr;
+	const char *function;
+	uint64_t id;
+};
+
+struct fn_node {
+	const char *name;
+	uint64_t id;
+};
+
+struct enc {
+	char **strings;
+	size_t n_strings, cap_strings;
+	void *str_tree;
+	Function *functions;
+	size_t n_functions, cap_functions;
+	void *fn_tree;
+	Location *locations;
+	Line *lines;
+	size_t n_locations, cap_locations, cap_lines;
+	void *loc_tree;
+};
+
+static int cmp_str_node(const void *a, const void *b)
+{
+	return strcmp(((const struct str_node *)a)->s,
+		      ((const struct str_node *)b)->s);
+}
+
+static int cmp_fn_node(const void *a, const void *b)
+{
+	return strcmp(((const struct fn_node *)a)->name,
+		      ((const struct fn_node *)b)->name);
+}
+
+static int cmp_loc_node(const void *a, const void *b)
+{
+	const struct loc_node *x = a, *y = b;
+
+	if (x->mapping != y->mapping)
+		return x->mapping < y->mapping ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->function != y->function)
+		return x->function < y->function ? -1 : 1;
+	return 0;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	nv = realloc(*v, ncap * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* Index of s in the string table, added when new; -1 on ENOMEM. */
+static int64_t str_idx(struct enc *e, const char *s)
+{
+	struct str_node key = { .s = s }, *node, **found;
+	void *v = e->strings;
+
+	found = tfind(&key, &e->str_tree, cmp_str_node);
+	if (found)
+		return (*found)->idx;
+	if (grow(&v, &e->cap_strings, e->n_strings, sizeof(char *)))
+		return -1;
+	e->strings = v;
+	node = malloc(sizeof(*node));
+	if (!node)
+		return -1;
+	node->s = e->strings[e->n_strings] = strdup(s);
+	node->idx = e->n_strings;
+	if (!node->s || !tsearch(node, &e->str_tree, cmp_str_node)) {
+		free((char *)node->s);
+		free(node);
+		return -1;
+	}
+	e->n_strings++;
+	return node->idx;
+}
+
+static uint64_t function_id(struct enc *e, const char *name)
+{
+	struct fn_node key = { .name = name }, *node, **found;
+	Function *f;
+	void *v = e->functions;
+	int64_t idx;
+
+	found = tfind(&key, &e->fn_tree, cmp_fn_node);
+	if (found)
+		return (*found)->id;
+	idx = str_idx(e, name);
+	if (idx < 0 ||
+	    grow(&v, &e->cap_functions, e->n_functions, sizeof(Function)))
+		return 0;
+	e->functions = v;
+	node = malloc(sizeof(*node));
+	if (!node)
+		return 0;
+	f = &e->functions[e->n_functions];
+	perftools__profiles__function__init(f);
+	f->id = e->n_functions + 1;
+	f->name = idx;
+	f->system_name = idx;
+	node->name = e->strings[idx];
+	node->id = f->id;
+	if (!tsearch(node, &e->fn_tree, cmp_fn_node)) {
+		free(node);
+		return 0;
+	}
+	e->n_functions++;
+	return f->id;
+}
+
+static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
+			    const char *function)
+{
+	struct loc_node key = { .mapping = fr->mapping,
+				.addr = fr->addr,
+				.function = function },
+			*node, **found;
+	void *v = e->locations, *lv = e->lines;
+	uint64_t fid = 0;
+	Location *l;
+
+	found = tfind(&key, &e->loc_tree, cmp_loc_node);
+	if (found)
+		return (*found)->id;
+	if (function && !(fid = function_id(e, function)))
+		return 0;
+	if (grow(&v, &e->cap_locations, e->n_locations, sizeof(Location)))
+		return 0;
+	e->locations = v;
+	if (grow(&lv, &e->cap_lines, e->n_locations, sizeof(Line)))
+		return 0;
+	e->lines = lv;
+	node = malloc(sizeof(*node));
+	if (!node)
+		return 0;
+	l = &e->locations[e->n_locations];
+	perftools__profiles__location__init(l);
+	l->id = e->n_locations + 1;
+	l->mapping_id = fr->mapping;
+	l->address = fr->addr;
+	perftools__profiles__line__init(&e->lines[e->n_locations]);
+	e->lines[e->n_locations].function_id = fid;
+	l->n_line = fid ? 1 : 0; /* pointers are set when packing */
+	*node = key;
+	node->id = l->id;
+	if (!tsearch(node, &e->loc_tree, cmp_loc_node)) {
+		free(node);
+		return 0;
+	}
+	e->n_locations++;
+	return l->id;
+}
+
+static void enc_free(struct enc *e)
+{
+	tdestroy(e->str_tree, free);
+	tdestroy(e->fn_tree, free);
+	tdestroy(e->loc_tree, free);
+	for (size_t i = 0; i < e->n_strings; i++)
+		free(e->strings[i]);
+	free(e->strings);
+	free(e->functions);
+	free(e->locations);
+	free(e->lines);
+}
+
+struct packed {
+	Sample *samples;
+	Sample **sample_ptrs;
+	uint64_t *loc_ids;
+	int64_t *values;
+	Label *labels;
+	Label **label_ptrs;
+	Mapping *mappings;
+	Mapping **mapping_ptrs;
+	Location **location_ptrs;
+	Line **line_ptrs;
+	Function **function_ptrs;
+	int64_t comments[2];
+};
+
+static void packed_free(struct packed *p)
+{
+	free(p->samples);
+	free(p->sample_ptrs);
+	free(p->loc_ids);
+	free(p->values);
+	free(p->labels);
+	free(p->label_ptrs);
+	free(p->mappings);
+	free(p->mapping_ptrs);
+	free(p->location_ptrs);
+	free(p->line_ptrs);
+	free(p->function_ptrs);
+}
+
+static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
+		 Profile *prof, ValueType vt[3])
+{
+	const struct vm_samples *s = y->samples;
+	static const struct vm_sym_frame none = { 0 };
+	size_t n_frames = 0, n = y->n_stacks, fi = 0;
+	int64_t k_pid, k_tid, k_comm, k_type;
+	uint32_t freq = s->frequency ? s->frequency : 1;
+	int64_t period = 1000000000LL / freq;
+	char comment[128];
+
+	if (str_idx(e, "") != 0)
+		return -ENOMEM;
+	vt[0].type = str_idx(e, "samples");
+	vt[0].unit = str_idx(e, "count");
+	vt[1].type = str_idx(e, "cpu");
+	vt[1].unit = str_idx(e, "nanoseconds");
+	vt[2] = vt[1];
+	k_pid = str_idx(e, "pid");
+	k_tid = str_idx(e, "tid");
+	k_comm = str_idx(e, "comm");
+	k_type = str_idx(e, "backend_type");
+	if (vt[0].type < 0 || vt[0].unit < 0 || vt[1].type < 0 ||
+	    vt[1].unit < 0 || k_pid < 0 || k_tid < 0 || k_comm < 0 ||
+	    k_type < 0)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < n; i++)
+		n_frames += y->stacks[i].n_frames ? y->stacks[i].n_frames : 1;
+	p->samples = calloc(n + 1, sizeof(*p->samples));
+	p->sample_ptrs = calloc(n + 1, sizeof(*p->sample_ptrs));
+	p->loc_ids = calloc(n_frames + 1, sizeof(*p->loc_ids));
+	p->values = calloc(2 * n + 1, sizeof(*p->values));
+	p->labels = calloc(MAX_LABELS * n + 1, sizeof(*p->labels));
+	p->label_ptrs = calloc(MAX_LABELS * n + 1, sizeof(*p->label_ptrs));
+	p->mappings = calloc(y->n_mappings + 1, sizeof(*p->mappings));
+	p->mapping_ptrs = calloc(y->n_mappings + 1, sizeof(*p->mapping_ptrs));
+	if (!p->samples || !p->sample_ptrs || !p->loc_ids || !p->values ||
+	    !p->labels || !p->label_ptrs || !p->mappings || !p->mapping_ptrs)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < y->n_mappings; i++) {
+		const struct vm_sym_mapping *m = &y->mappings[i];
+		Mapping *pm = &p->mappings[i];
+
+		perftools__profiles__mapping__init(pm);
+		pm->id = i + 1;
+		pm->memory_start = m->start;
+		pm->memory_limit = m->end;
+		pm->file_offset = m->pgoff;
+		pm->filename = str_idx(e, m->file);
+		pm->build_id = str_idx(e, m->build_id);
+		/*
+		 * Functions were named in the guest, where the binaries are;
+		 * telling pprof so keeps it from symbolizing again with
+		 * whatever files the reader's machine has.
+		 */
+		pm->has_functions = true;
+		if (pm->filename < 0 || pm->build_id < 0)
+			return -ENOMEM;
+		p->mapping_ptrs[i] = pm;
+	}
+
+	for (size_t i = 0; i < n; i++) {
+		const struct vm_sym_stack *st = &y->stacks[i];
+		Sample *ps = &p->samples[i];
+		Label *l = &p->labels[MAX_LABELS * i];
+		size_t nl = 0;
+
+		perftools__profiles__sample__init(ps);
+		ps->location_id = &p->loc_ids[fi];
+		if (st->n_frames == 0) {
+			p->loc_ids[fi] = location_id(e, &none, "[no stack]");
+			if (!p->loc_ids[fi++])
+				return -ENOMEM;
+			ps->n_location_id = 1;
+		}
+		for (size_t j = 0; j < st->n_frames; j++) {
+			const struct vm_sym_frame *fr = &st->frames[j];
+
+			p->loc_ids[fi] = location_id(e, fr, fr->function);
+			if (!p->loc_ids[fi++])
+				return -ENOMEM;
+			ps->n_location_id++;
+		}
+		ps->value = &p->values[2 * i];
+		ps->n_value = 2;
+		ps->value[0] = st->sample->count;
+		ps->value[1] = st->sample->count * period;
+
+		for (size_t j = 0; j < MAX_LABELS; j++)
+			perftools__profiles__label__init(&l[j]);
+		l[nl].key = k_pid;
+		l[nl++].num = st->sample->pid;
+		l[nl].key = k_tid;
+		l[nl++].num = st->sample->tid;
+		l[nl].key = k_comm;
+		l[nl].str = str_idx(e, st->sample->comm[0] ? st->sample->comm :
+							     "[unknown]");
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+		if (st->backend_type) {
+			l[nl].key = k_type;
+			l[nl].str = str_idx(e, st->backend_type);
+			if (l[nl++].str < 0)
+				return -ENOMEM;
+		}
+		ps->label = &p->label_ptrs[MAX_LABELS * i];
+		ps->n_label = nl;
+		for (size_t j = 0; j < nl; j++)
+			ps->label[j] = &l[j];
+		p->sample_ptrs[i] = ps;
+	}
+
+	p->location_ptrs = calloc(e->n_locations + 1, sizeof(Location *));
+	p->line_ptrs = calloc(e->n_locations + 1, sizeof(Line *));
+	p->function_ptrs = calloc(e->n_functions + 1, sizeof(Function *));
+	if (!p->location_ptrs || !p->line_ptrs || !p->function_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < e->n_locations; i++) {
+		p->line_ptrs[i] = &e->lines[i];
+		e->locations[i].line = &p->line_ptrs[i];
+		p->location_ptrs[i] = &e->locations[i];
+	}
+	for (size_t i = 0; i < e->n_functions; i++)
+		p->function_ptrs[i] = &e->functions[i];
+
+	prof->n_comment = 0;
+	prof->comment = p->comments;
+	if (s->lost_stacks || s->lost_samples) {
+		snprintf(comment, sizeof(comment),
+			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
+			 " samples not recorded",
+			 s->lost_stacks, s->lost_samples);
+		p->comments[prof->n_comment] = str_idx(e, comment);
+		if (p->comments[prof->n_comment++] < 0)
+			return -ENOMEM;
+	}
+
+	prof->n_sample_type = 2;
+	prof->sample = p->sample_ptrs;
+	prof->n_sample = n;
+	prof->mapping = p->mapping_ptrs;
+	prof->n_mapping = y->n_mappings;
+	prof->location = p->location_ptrs;
+	prof->n_location = e->n_locations;
+	prof->function = p->function_ptrs;
+	prof->n_function = e->n_functions;
+	prof->string_table = e->strings;
+	prof->n_string_table = e->n_strings;
+	prof->time_nanos = s->time_nanos;
+	prof->duration_nanos = s->duration_nanos;
+	prof->period_type = &vt[2];
+	prof->period = period;
+	return 0;
+}
+
+int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
+		    struct vm_error *err)
+{
+	Profile prof = PERFTOOLS__PROFILES__PROFILE__INIT;
+	ValueType vt[3] = { PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+			    PERFTOOLS__PROFILES__VALUE_TYPE__INIT,
+			    PERFTOOLS__PROFILES__VALUE_TYPE__INIT };
+	ValueType *types[2] = { &vt[0], &vt[1] };
+	struct packed p = { 0 };
+	struct enc e = { 0 };
+	uint8_t *buf = NULL;
+	size_t size;
+	int r;
+
+	r = build(y, &e, &p, &prof, vt);
+	prof.sample_type = types;
+	if (r == 0) {
+		size = perftools__profiles__profile__get_packed_size(&prof);
+		buf = malloc(size ? size : 1);
+		if (!buf)
+			r = -ENOMEM;
+		else
+			*len = perftools__profiles__profile__pack(&prof, buf);
+	}
+	packed_free(&p);
+	enc_free(&e);
+	if (r)
+		return vm_error_set(err, -r,
+				    "out of memory while encoding pprof");
+	*out = buf;
+	return 0;
+}

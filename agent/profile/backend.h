@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * backend.h - what a profiling backend provides to the engine (engine.c).
+ *
+ * The bpf backend (bpf_backend.c, issue 4) and the perf backend
+ * (perf_backend.c, issue 7) each export one struct vm_backend_ops.  Both
+ * end in the same struct vm_samples (sample.h); the engine then symbolizes
+ * and encodes once.
+ */
+#ifndef VMTOOLS_AGENT_BACKEND_H
+#define VMTOOLS_AGENT_BACKEND_H
+
+#include "agent/profile/engine.h"
+#include "agent/profile/sample.h"
+
+struct vm_backend_ops {
+	const char *name;
+	/*
+	 * Load/attach or spawn; *state is the backend's own.  req (and the
+	 * strings it points to) stays valid until destroy().
+	 */
+	int (*start)(const struct vm_profile_request *req,
+		     const struct vm_engine_config *cfg, void **state,
+		     struct vm_error *err);
+	/*
+	 * Samples so far, cheap, from any thread, also while collect() runs
+	 * (never after destroy); 0 when unknown.
+	 */
+	uint64_t (*samples_so_far)(void *state);
+	/*
+	 * Stop sampling (detach / signal perf), then read everything into
+	 * out.  Called once, after the wait ended.  Fill out with the helpers
+	 * of sample.h (vm_samples_add, vm_samples_get_process, ...); the
+	 * engine sets frequency, time_nanos and duration_nanos when left 0.
+	 */
+	int (*collect)(void *state, struct vm_samples *out,
+		       struct vm_error *err);
+	/* Release everything; must be safe after a failed start/collect. */
+	void (*destroy)(void *state);
+};
+
+extern const struct vm_backend_ops vm_bpf_backend;
+extern const struct vm_backend_ops vm_perf_backend;
+
+#endif

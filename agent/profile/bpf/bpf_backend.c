@@ -1,0 +1,618 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
+ * skeleton, opens a CPU-clock perf event on every online CPU and attaches
+ * the sampling program to each, follows forks and execs with raw tracepoints
+ * tracepoint, and at the end reads the counted stacks into a struct
+ * vm_samples.
+ *
+ * While the profile runs, a thread reads the program's announcements
+ * (first sample of a process, exec of a target) from the ring buffer and
+ * captures each new process from /proc (proc.c) before it can exit.  The
+ * links and file descriptors are released in collect() and destroy(), and
+ * the kernel drops everything when the agent exits, so nothing stays
+ * attached whatever happens.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/profile/backend.h"
+#include "agent/profile/bpf/bpf_premaps.h"
+#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_sizing.h"
+#include "agent/profile/proc.h"
+#include "agent/symbolize/symbolize.h"
+#include "bpf/profile.h"
+#include "bpf/profile.skel.h"
+#include "common/cleanup.h"
+
+struct fork_rec {
+	uint32_t pid, ppid;
+};
+
+struct bpf_state {
+	struct profile_bpf *skel;
+	int *perf_fds;
+	struct bpf_link **links;
+	size_t n_cpus;
+	int possible_cpus;
+	struct ring_buffer *rb;
+	pthread_t thread;
+	bool thread_started;
+	int stop_fd;
+	pthread_mutex_t lock; /* samples.procs, files, forks */
+	struct vm_samples samples;
+	struct vm_proc_files files;
+	struct fork_rec *forks;
+	size_t n_forks, cap_forks;
+	uint32_t *execed; /* pids to capture again: they ran execve() */
+	size_t n_execed, cap_execed;
+	bool detached;
+	pthread_t releaser; /* detaches the tracepoints, see detach() */
+	bool releaser_started;
+	/* The session's request: it outlives this state (engine.c). */
+	struct vm_profile_request req;
+};
+
+/* libbpf's last complaint, to put in our error instead of on stderr. */
+static char libbpf_msg[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	char buf[sizeof(libbpf_msg)];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (buf[0])
+		memcpy(libbpf_msg, buf, sizeof(buf));
+	return 0;
+}
+
+static int online_cpus(int **out, size_t *n, struct vm_error *err)
+{
+	_cleanup_fclose_ FILE *f =
+		fopen("/sys/devices/system/cpu/online", "re");
+	char buf[4096];
+	int *cpus;
+	size_t cap;
+	int r;
+
+	if (!f || !fgets(buf, sizeof(buf), f))
+		return vm_error_errno(
+			err, errno ? errno : EIO,
+			"cannot read /sys/devices/system/cpu/online");
+	r = vm_parse_cpu_list(buf, NULL, 0, &cap);
+	if (r < 0)
+		return vm_error_set(
+			err, EINVAL,
+			"cannot parse /sys/devices/system/cpu/online: %s", buf);
+	cpus = calloc(cap ? cap : 1, sizeof(int));
+	if (!cpus)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	vm_parse_cpu_list(buf, cpus, cap, n);
+	*out = cpus;
+	return 0;
+}
+
+static void record_fork(struct bpf_state *st, uint32_t pid, uint32_t ppid)
+{
+	void *nv;
+
+	if (st->n_forks == st->cap_forks) {
+		size_t ncap = st->cap_forks ? st->cap_forks * 2 : 64;
+
+		nv = reallocarray(st->forks, ncap, sizeof(*st->forks));
+		if (!nv)
+			return;
+		st->forks = nv;
+		st->cap_forks = ncap;
+	}
+	st->forks[st->n_forks++] = (struct fork_rec){ pid, ppid };
+}
+
+static bool take_execed(struct bpf_state *st, uint32_t pid)
+{
+	for (size_t i = 0; i < st->n_execed; i++)
+		if (st->execed[i] == pid) {
+			st->execed[i] = st->execed[--st->n_execed];
+			return true;
+		}
+	return false;
+}
+
+static void record_exec(struct bpf_state *st, uint32_t pid)
+{
+	void *nv;
+
+	for (size_t i = 0; i < st->n_execed; i++)
+		if (st->execed[i] == pid)
+			return;
+	if (st->n_execed == st->cap_execed) {
+		size_t ncap = st->cap_execed ? st->cap_execed * 2 : 64;
+
+		nv = reallocarray(st->execed, ncap, sizeof(*st->execed));
+		if (!nv)
+			return;
+		st->execed = nv;
+		st->cap_execed = ncap;
+	}
+	st->execed[st->n_execed++] = pid;
+}
+
+/* Only the title: cheap, and PostgreSQL sets it after the fork. */
+static void refresh_title(struct vm_process *p)
+{
+	char path[64], buf[4096];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		p->exited = true;
+		return;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n > 0) {
+		char *t = vm_proc_title_from_cmdline(buf, n);
+
+		if (t) {
+			free(p->title);
+			p->title = t;
+		}
+	}
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct bpf_state *st = ctx;
+	struct profile_event e;
+	struct vm_process *p;
+
+	if (size < sizeof(e))
+		return 0;
+	memcpy(&e, data, sizeof(e));
+	pthread_mutex_lock(&st->lock);
+	if (e.ppid)
+		record_fork(st, e.pid, e.ppid);
+	p = vm_samples_find_process(&st->samples, e.pid);
+	if (e.kind == PROFILE_EVENT_EXEC) {
+		/*
+		 * The loader has not mapped the libraries yet: capture what
+		 * there is (the process may exit soon) and again at its next
+		 * first sample, or at the end.
+		 */
+		record_exec(st, e.pid);
+		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
+		refresh_title(p);
+	} else if (vm_proc_capture(&st->samples, &st->files, e.pid, "/proc",
+				   NULL) == 0) {
+		p = vm_samples_find_process(&st->samples, e.pid);
+		if (p)
+			vm_symbolize_prefetch_process(p);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return 0;
+}
+
+static void *event_thread(void *arg)
+{
+	struct bpf_state *st = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = ring_buffer__epoll_fd(st->rb), .events = POLLIN },
+		{ .fd = st->stop_fd, .events = POLLIN },
+	};
+
+	_cleanup_free_ uint32_t *pids = NULL;
+	size_t n_pids = 0;
+
+	/*
+	 * Off the start path: capture the targets that already run, and read
+	 * their symbols, while they are being sampled.  Announcements queue
+	 * in the ring buffer meanwhile.
+	 */
+	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
+				 st->req.n_comms, st->req.pids, st->req.n_pids,
+				 &pids, &n_pids, NULL) == 0)
+		for (size_t i = 0; i < n_pids; i++) {
+			struct vm_process *p;
+
+			pthread_mutex_lock(&st->lock);
+			p = vm_samples_find_process(&st->samples, pids[i]);
+			if (!p || !p->n_maps)
+				vm_proc_capture(&st->samples, &st->files,
+						pids[i], "/proc", NULL);
+			p = vm_samples_find_process(&st->samples, pids[i]);
+			if (p)
+				vm_symbolize_prefetch_process(p);
+			pthread_mutex_unlock(&st->lock);
+		}
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents)
+			break;
+		ring_buffer__consume(st->rb);
+	}
+	return NULL;
+}
+
+static int open_cpu_event(int cpu, uint32_t freq)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.freq = 1,
+		.sample_freq = freq,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void *release_tracepoints(void *arg)
+{
+	struct profile_bpf *skel = arg;
+
+	bpf_link__destroy(skel->links.on_fork);
+	skel->links.on_fork = NULL;
+	bpf_link__destroy(skel->links.on_exec);
+	skel->links.on_exec = NULL;
+	bpf_link__destroy(skel->links.on_exit);
+	skel->links.on_exit = NULL;
+	return NULL;
+}
+
+/*
+ * Stop sampling at once; the tracepoints are released by a thread of their
+ * own, joined in destroy(): unregistering a tracepoint may wait for an RCU
+ * grace period, which then overlaps with reading and symbolizing.
+ */
+static void detach(struct bpf_state *st)
+{
+	if (st->detached)
+		return;
+	st->detached = true;
+	for (size_t i = 0; i < st->n_cpus; i++) {
+		if (st->links && st->links[i])
+			bpf_link__destroy(st->links[i]); /* closes the event */
+		else if (st->perf_fds && st->perf_fds[i] >= 0)
+			close(st->perf_fds[i]);
+	}
+	if (st->skel && pthread_create(&st->releaser, NULL, release_tracepoints,
+				       st->skel) == 0)
+		st->releaser_started = true;
+	else if (st->skel)
+		release_tracepoints(st->skel);
+	if (st->thread_started) {
+		uint64_t one = 1;
+
+		if (write(st->stop_fd, &one, sizeof(one)) < 0)
+			pthread_cancel(st->thread);
+		pthread_join(st->thread, NULL);
+		st->thread_started = false;
+	}
+}
+
+static void bpf_destroy(void *state)
+{
+	struct bpf_state *st = state;
+
+	if (!st)
+		return;
+	detach(st);
+	if (st->releaser_started)
+		pthread_join(st->releaser, NULL);
+	ring_buffer__free(st->rb);
+	profile_bpf__destroy(st->skel);
+	free(st->perf_fds);
+	free(st->links);
+	if (st->stop_fd >= 0)
+		close(st->stop_fd);
+	vm_samples_free(&st->samples);
+	vm_proc_files_free(&st->files);
+	free(st->forks);
+	free(st->execed);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+static int fill_targets(struct bpf_state *st,
+			const struct vm_profile_request *req,
+			struct vm_error *err)
+{
+	int fd_comms = bpf_map__fd(st->skel->maps.target_comms);
+	int fd_pids = bpf_map__fd(st->skel->maps.target_pids);
+	uint8_t yes = 1;
+
+	for (size_t i = 0; i < req->n_comms; i++) {
+		char key[PROFILE_COMM_LEN] = { 0 };
+
+		strncpy(key, req->comms[i], sizeof(key) - 1);
+		if (bpf_map_update_elem(fd_comms, key, &yes, BPF_ANY))
+			return vm_error_errno(
+				err, errno,
+				"cannot add command name %s to the BPF filter",
+				req->comms[i]);
+	}
+	for (size_t i = 0; i < req->n_pids; i++) {
+		uint32_t pid = req->pids[i];
+
+		if (bpf_map_update_elem(fd_pids, &pid, &yes, BPF_ANY))
+			return vm_error_errno(
+				err, errno,
+				"cannot add pid %u to the BPF filter", pid);
+	}
+
+	return 0;
+}
+
+static int bpf_start(const struct vm_profile_request *req,
+		     const struct vm_engine_config *cfg, void **state,
+		     struct vm_error *err)
+{
+	struct bpf_state *st;
+	_cleanup_free_ int *cpus = NULL;
+	size_t n_online = 0;
+	struct vm_bpf_sizes sz;
+	int r;
+
+	libbpf_set_print(libbpf_print);
+	libbpf_msg[0] = '\0';
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	st->stop_fd = -1;
+	st->req = *req;
+	pthread_mutex_init(&st->lock, NULL);
+	*state = st;
+
+	r = online_cpus(&cpus, &n_online, err);
+	if (r < 0)
+		return r;
+	st->possible_cpus = libbpf_num_possible_cpus();
+	if (st->possible_cpus <= 0)
+		return vm_error_set(err, EIO, "cannot count the possible CPUs");
+	vm_bpf_map_sizes(req->frequency, n_online, req->seconds,
+			 req->n_pids > 0, &sz);
+
+	st->skel = profile_bpf__open();
+	if (!st->skel)
+		return vm_error_errno(err, errno,
+				      "cannot open the BPF profiler object");
+	st->skel->rodata->filter_comm = req->n_comms > 0;
+	st->skel->rodata->filter_pid = req->n_pids > 0;
+	st->skel->rodata->self_tgid = getpid();
+	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
+	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
+	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
+	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
+	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
+	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
+
+	vm_bpf_premake_maps(
+		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
+					   st->skel->maps.kernel_stacks },
+		2);
+	r = profile_bpf__load(st->skel);
+	if (r) {
+		r = errno ? errno : -r;
+		return vm_error_set(
+			err, r == EPERM || r == EACCES ? EPERM : ENODEV,
+			"the kernel refused the BPF profiler (%s%s%s); it needs root (CAP_BPF and CAP_PERFMON) and a kernel with BPF, perf events and BPF ring buffers (5.8 or later)",
+			strerror(r), libbpf_msg[0] ? ": " : "", libbpf_msg);
+	}
+
+	r = fill_targets(st, req, err);
+	if (r < 0)
+		return r;
+
+	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.events), on_event,
+				  st, NULL);
+	if (st->stop_fd < 0 || !st->rb)
+		return vm_error_errno(
+			err, errno, "cannot set up the BPF event ring buffer");
+	st->skel->links.on_exec = bpf_program__attach(st->skel->progs.on_exec);
+	if (!st->skel->links.on_exec)
+		return vm_error_errno(
+			err, errno,
+			"cannot attach to the sched_process_exec tracepoint");
+	st->skel->links.on_fork = bpf_program__attach(st->skel->progs.on_fork);
+	st->skel->links.on_exit = bpf_program__attach(st->skel->progs.on_exit);
+	if (!st->skel->links.on_fork || !st->skel->links.on_exit)
+		return vm_error_errno(
+			err, errno,
+			"cannot attach to the sched_process_fork/exit tracepoints");
+
+	st->perf_fds = calloc(n_online, sizeof(int));
+	st->links = calloc(n_online, sizeof(*st->links));
+	if (!st->perf_fds || !st->links)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n_online; i++)
+		st->perf_fds[i] = -1;
+	st->n_cpus = n_online;
+	for (size_t i = 0; i < n_online; i++) {
+		st->perf_fds[i] = open_cpu_event(cpus[i], req->frequency);
+		if (st->perf_fds[i] < 0) {
+			if (errno == ENODEV)
+				continue; /* went offline meanwhile */
+			return vm_error_errno(
+				err, errno == EACCES ? EPERM : errno,
+				"cannot open a CPU-clock perf event on CPU %d (is kernel.perf_event_paranoid too strict, or CONFIG_PERF_EVENTS off?)",
+				cpus[i]);
+		}
+		st->links[i] = bpf_program__attach_perf_event(
+			st->skel->progs.do_sample, st->perf_fds[i]);
+		if (!st->links[i])
+			return vm_error_errno(
+				err, errno,
+				"cannot attach the BPF profiler to CPU %d",
+				cpus[i]);
+	}
+	/* Last: capturing must not slow attaching down (see the thread). */
+	r = pthread_create(&st->thread, NULL, event_thread, st);
+	if (r)
+		return vm_error_errno(err, r, "cannot start the event thread");
+	st->thread_started = true;
+	return 0;
+}
+
+/* Per-CPU counter idx summed over CPUs. */
+static uint64_t stat_sum(struct bpf_state *st, uint32_t idx)
+{
+	uint64_t *v, sum = 0;
+
+	if (!st->skel)
+		return 0;
+	v = calloc(st->possible_cpus, sizeof(uint64_t));
+	if (!v)
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.stats), &idx, v) ==
+	    0)
+		for (int i = 0; i < st->possible_cpus; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
+static uint64_t bpf_samples_so_far(void *state)
+{
+	return state ? stat_sum(state, PROFILE_STAT_SAMPLES) : 0;
+}
+
+/* Processes sampled but never captured: now, or from their parent. */
+static void complete_processes(struct bpf_state *st)
+{
+	struct vm_samples *s = &st->samples;
+
+	for (size_t i = 0; i < s->n; i++) {
+		uint32_t pid = s->v[i].pid;
+		struct vm_process *p = vm_samples_find_process(s, pid), *parent;
+
+		if (p && p->n_maps && !take_execed(st, pid))
+			continue;
+		if (vm_proc_capture(s, &st->files, pid, "/proc", NULL) == 0)
+			continue;
+		p = vm_samples_get_process(s, pid);
+		if (!p)
+			return;
+		p->exited = true;
+		if (!p->comm[0])
+			memcpy(p->comm, s->v[i].comm, sizeof(p->comm));
+		if (p->n_maps)
+			continue; /* what was captured while it lived */
+		for (size_t f = 0; f < st->n_forks; f++) {
+			if (st->forks[f].pid != pid)
+				continue;
+			parent = vm_samples_find_process(s, st->forks[f].ppid);
+			/* A child runs its parent's mappings until it execs. */
+			for (size_t m = 0; parent && m < parent->n_maps; m++)
+				vm_process_add_mapping(p, &parent->maps[m]);
+			break;
+		}
+	}
+}
+
+static int bpf_collect(void *state, struct vm_samples *out,
+		       struct vm_error *err)
+{
+	struct bpf_state *st = state;
+	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
+	_cleanup_free_ struct vm_bpf_count *counts = NULL;
+	size_t n_counts = 0;
+	int r;
+
+	detach(st);
+	/* Announcements still queued: the thread has stopped. */
+	ring_buffer__consume(st->rb);
+
+	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
+			       bpf_map__max_entries(st->skel->maps.counts),
+			       &counts, &n_counts);
+	if (r < 0)
+		return vm_error_errno(err, -r,
+				      "cannot read the BPF profiler's counts");
+	if (vm_stack_cache_init(
+		    &ucache, bpf_map__max_entries(st->skel->maps.user_stacks),
+		    vm_bpf_read_stack,
+		    (void *)(intptr_t)bpf_map__fd(st->skel->maps.user_stacks)) ||
+	    vm_stack_cache_init(
+		    &kcache, bpf_map__max_entries(st->skel->maps.kernel_stacks),
+		    vm_bpf_read_stack,
+		    (void *)(intptr_t)bpf_map__fd(
+			    st->skel->maps.kernel_stacks))) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n_counts; i++) {
+		const struct profile_key *key = &counts[i].key;
+		const uint64_t *uips, *kips;
+		uint32_t nu, nk;
+
+		if (vm_stack_cache_get(&ucache, key->user_stack_id, &uips,
+				       &nu) ||
+		    vm_stack_cache_get(&kcache, key->kernel_stack_id, &kips,
+				       &nk) ||
+		    vm_samples_add(&st->samples, key->pid, key->tid, key->comm,
+				   counts[i].count, uips, nu, kips, nk)) {
+			r = vm_error_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
+		if (key->user_stack_id == -EEXIST ||
+		    key->user_stack_id == -ENOMEM)
+			st->samples.v[st->samples.n - 1].lost |=
+				VM_SAMPLE_LOST_USER;
+		if (key->kernel_stack_id == -EEXIST ||
+		    key->kernel_stack_id == -ENOMEM)
+			st->samples.v[st->samples.n - 1].lost |=
+				VM_SAMPLE_LOST_KERNEL;
+	}
+
+	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
+				  stat_sum(st, PROFILE_STAT_STACK_FULL);
+	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL);
+	complete_processes(st);
+	for (size_t i = 0; i < st->samples.n_procs; i++)
+		if (!st->samples.procs[i].exited)
+			refresh_title(&st->samples.procs[i]);
+
+	*out = st->samples;
+	memset(&st->samples, 0, sizeof(st->samples));
+	r = 0;
+out:
+	vm_stack_cache_free(&ucache);
+	vm_stack_cache_free(&kcache);
+	return r;
+}
+
+const struct vm_backend_ops vm_bpf_backend = {
+	.name = "bpf",
+	.start = bpf_start,
+	.samples_so_far = bpf_samples_so_far,
+	.collect = bpf_collect,
+	.destroy = bpf_destroy,
+};

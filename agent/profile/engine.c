@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * engine.c - one profiling session (engine.h): validates the request,
+ * drives a backend (backend.h) through start / wait / collect, then
+ * symbolizes (symbolize.c) and encodes (pprof.c, folded.c, gzip.c).
+ *
+ * One session at a time in the process.  vm_session_stop() and
+ * vm_session_status() may be called from any thread while another waits
+ * or finishes; stop only sets a flag and writes an eventfd, so it is also
+ * safe from a signal handler.
+ */
+#include "agent/profile/engine.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/profile/backend.h"
+#include "agent/encode/encode.h"
+#include "agent/symbolize/symbolize.h"
+#include "agent/symbolize/symcache.h"
+
+#define VM_DEFAULT_COMM "postgres"
+#define VM_MAX_SECONDS 3600
+
+struct vm_session {
+	const struct vm_backend_ops *ops;
+	void *state;
+	struct vm_profile_request req;
+	char comms[VM_MAX_TARGETS][16];
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+	int stop_fd;
+	atomic_bool stopping;
+	atomic_bool collected;
+	_Atomic uint64_t final_samples;
+	bool finished;
+	pthread_t prefetch;
+	bool prefetch_started;
+};
+
+static void *prefetch_kernel(void *arg)
+{
+	(void)arg;
+	vm_symbolize_prefetch_kernel();
+	return NULL;
+}
+
+static atomic_bool session_active;
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *vm_profiler_name(enum vm_profiler p)
+{
+	return p == VM_PROFILER_PERF ? "Perf" : "BccProfile";
+}
+
+static int validate(const struct vm_profile_request *req, struct vm_error *err)
+{
+	if (req->frequency < 1 || req->frequency > 1000)
+		return vm_error_set(
+			err, EINVAL,
+			"sampling frequency %u Hz is out of range: use 1 to 1000",
+			req->frequency);
+	if (req->seconds < 1 || req->seconds > VM_MAX_SECONDS)
+		return vm_error_set(
+			err, EINVAL,
+			"duration %u s is out of range: use 1 to %d",
+			req->seconds, VM_MAX_SECONDS);
+	if (req->n_comms > VM_MAX_TARGETS || req->n_pids > VM_MAX_TARGETS)
+		return vm_error_set(
+			err, EINVAL,
+			"too many targets: at most %d command names and %d pids",
+			VM_MAX_TARGETS, VM_MAX_TARGETS);
+	for (size_t i = 0; i < req->n_comms; i++)
+		if (!req->comms[i] || !req->comms[i][0] ||
+		    strchr(req->comms[i], '/'))
+			return vm_error_set(
+				err, EINVAL,
+				"command name '%s' is not valid: give the name ps -o comm shows, e.g. postgres",
+				req->comms[i] ? req->comms[i] : "");
+	for (size_t i = 0; i < req->n_pids; i++) {
+		char path[32];
+
+		if (req->pids[i] <= 0)
+			return vm_error_set(
+				err, EINVAL,
+				"pid %d is not valid: give a positive process id",
+				(int)req->pids[i]);
+		snprintf(path, sizeof(path), "/proc/%d", (int)req->pids[i]);
+		if (access(path, F_OK))
+			return vm_error_set(err, ESRCH,
+					    "no process with pid %d is running",
+					    (int)req->pids[i]);
+	}
+	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED)
+		return vm_error_set(
+			err, EINVAL,
+			"output format is not valid: use pprof or folded");
+	return 0;
+}
+
+int vm_session_start(const struct vm_profile_request *req,
+		     const struct vm_engine_config *cfg,
+		     struct vm_session **out, struct vm_error *err)
+{
+	static const struct vm_engine_config no_cfg = { 0 };
+	struct vm_session *s;
+	bool busy = false;
+	int r;
+
+	*out = NULL;
+	r = validate(req, err);
+	if (r < 0)
+		return r;
+	if (!atomic_compare_exchange_strong(&session_active, &busy, true))
+		return vm_error_set(
+			err, EBUSY,
+			"another profile is running; wait for it to end or stop it");
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		atomic_store(&session_active, false);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->req = *req;
+	/* Our own copies: the caller's strings may go away. */
+	for (size_t i = 0; i < req->n_comms; i++) {
+		snprintf(s->comms[i], sizeof(s->comms[i]), "%s", req->comms[i]);
+		s->req.comms[i] = s->comms[i];
+	}
+	if (req->n_comms == 0 && req->n_pids == 0) {
+		snprintf(s->comms[0], sizeof(s->comms[0]), VM_DEFAULT_COMM);
+		s->req.comms[0] = s->comms[0];
+		s->req.n_comms = 1;
+	}
+	if (s->stop_fd < 0) {
+		r = vm_error_errno(err, errno, "cannot create an eventfd");
+		vm_session_free(s);
+		return r;
+	}
+
+	s->ops = req->profiler == VM_PROFILER_PERF ? &vm_perf_backend :
+						     &vm_bpf_backend;
+
+	/* Where separate debug files live, when not /usr/lib/debug. */
+	if (getenv("VMTOOLS_DEBUG_DIR"))
+		vm_symcache_set_debug_dir(getenv("VMTOOLS_DEBUG_DIR"));
+	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
+	s->start_real_ns = now_ns(CLOCK_REALTIME);
+	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg, &s->state, err);
+	if (r < 0) {
+		vm_session_free(s);
+		return r;
+	}
+	/* The profile's clock starts once sampling runs. */
+	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
+	s->start_real_ns = now_ns(CLOCK_REALTIME);
+	/* Parse kallsyms (~100 ms) while sampling, not after. */
+	s->prefetch_started =
+		pthread_create(&s->prefetch, NULL, prefetch_kernel, NULL) == 0;
+	*out = s;
+	return 0;
+}
+
+int vm_session_wait(struct vm_session *s, struct vm_error *err)
+{
+	uint64_t deadline = s->start_mono_ns + s->req.seconds * 1000000000ULL;
+	struct pollfd pfd = { .fd = s->stop_fd, .events = POLLIN };
+
+	while (!atomic_load(&s->stopping)) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC), left;
+		struct timespec ts;
+
+		if (now >= deadline)
+			break;
+		/* To the nanosecond: poll()'s milliseconds round up. */
+		left = deadline - now;
+		ts.tv_sec = left / 1000000000ULL;
+		ts.tv_nsec = left % 1000000000ULL;
+		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+			return vm_error_errno(err, errno,
+					      "waiting for the profile failed");
+	}
+	return 0;
+}
+
+void vm_session_stop(struct vm_session *s)
+{
+	uint64_t one = 1;
+	ssize_t r;
+
+	if (!s)
+		return;
+	atomic_store(&s->stopping, true);
+	r = write(s->stop_fd, &one, sizeof(one));
+	(void)r; /* the flag alone also ends the wait at its next wake-up */
+}
+
+void vm_session_status(struct vm_session *s, struct vm_session_status *st)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	memset(st, 0, sizeof(*st));
+	st->profiler = s->req.profiler;
+	st->frequency = s->req.frequency;
+	st->seconds = s->req.seconds;
+	st->started_unix_ms = s->start_real_ns / 1000000;
+	st->elapsed_ms = (now - s->start_mono_ns) / 1000000;
+	st->stopping = atomic_load(&s->stopping);
+	if (atomic_load(&s->collected))
+		st->samples = atomic_load(&s->final_samples);
+	else if (s->ops->samples_so_far)
+		st->samples = s->ops->samples_so_far(s->state);
+}
+
+static int encode(const struct vm_symbolized *y, enum vm_format format,
+		  bool gzip, struct vm_profile_output *out,
+		  struct vm_error *err)
+{
+	void *data = NULL, *gz = NULL;
+	size_t len = 0, gz_len = 0;
+	int r;
+
+	if (format == VM_FORMAT_FOLDED)
+		r = vm_folded_encode(y, &data, &len, err);
+	else
+		r = vm_pprof_encode(y, &data, &len, err);
+	if (r < 0)
+		return r;
+	if (format == VM_FORMAT_FOLDED) {
+		out->content_type = "text/plain";
+		out->filename = "profile.folded";
+	} else {
+		out->content_type = "application/octet-stream";
+		out->filename = "profile.pb";
+	}
+	if (gzip) {
+		r = vm_gzip(data, len, &gz, &gz_len, err);
+		free(data);
+		if (r < 0)
+			return r;
+		data = gz;
+		len = gz_len;
+		out->content_type = "application/gzip";
+		out->filename = format == VM_FORMAT_FOLDED ?
+					"profile.folded.gz" :
+					"profile.pb.gz";
+	}
+	out->data = data;
+	out->len = len;
+	return 0;
+}
+
+int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
+		      struct vm_error *err)
+{
+	struct vm_samples samples = { 0 };
+	struct vm_symbolized y;
+	uint64_t total = 0, end_ns;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (s->finished)
+		return vm_error_set(err, EINVAL,
+				    "this profile was already finished");
+	s->finished = true;
+	r = s->ops->collect(s->state, &samples, err);
+	end_ns = now_ns(CLOCK_MONOTONIC);
+	if (r < 0) {
+		vm_samples_free(&samples);
+		return r;
+	}
+	for (size_t i = 0; i < samples.n; i++)
+		total += samples.v[i].count;
+	atomic_store(&s->final_samples, total);
+	atomic_store(&s->collected, true);
+	samples.frequency = s->req.frequency;
+	if (!samples.time_nanos)
+		samples.time_nanos = s->start_real_ns;
+	if (!samples.duration_nanos)
+		samples.duration_nanos = end_ns - s->start_mono_ns;
+
+	r = vm_symbolize(&samples, &y, err);
+	if (r == 0) {
+		r = encode(&y, s->req.format, s->req.gzip, out, err);
+		vm_symbolized_free(&y);
+	}
+	out->samples = total;
+	out->lost = samples.lost_stacks + samples.lost_samples;
+	vm_samples_free(&samples);
+	return r;
+}
+
+void vm_session_free(struct vm_session *s)
+{
+	if (!s)
+		return;
+	if (s->prefetch_started)
+		pthread_join(s->prefetch, NULL);
+	if (s->ops && s->ops->destroy)
+		s->ops->destroy(s->state);
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
+	free(s);
+	atomic_store(&session_active, false);
+}

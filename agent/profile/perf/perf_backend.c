@@ -1,0 +1,804 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * perf_backend.c - the perf backend: runs `perf record` (the tools image's
+ * perf, see perf_locate.c) as a child for the length of a profile, then
+ * reads the perf.data it wrote with our own reader (perfdata.c) into the
+ * same struct vm_samples the eBPF backend fills.
+ *
+ * How targets are selected.  perf cannot follow "every process named
+ * postgres, including the backends forked from now on" by itself: -p takes
+ * a fixed list of pids (a postmaster started later, or a pid list that
+ * changes between our /proc scan and perf's attach, is missed) and --comm
+ * filters do not exist for sampling.  A cgroup would need PostgreSQL to live
+ * in its own cgroup, which we do not control.  So perf records system-wide
+ * (-a) and the reader keeps the samples whose thread name at that instant
+ * is a target name, or whose process descends from a target pid, by
+ * replaying COMM/FORK/EXIT in time order: the same decision the eBPF
+ * program makes in the kernel, with no race.  The cost is that perf also
+ * writes the samples of other processes: at most frequency x CPUs records
+ * a second (99 Hz x 2 CPUs: ~200/s, a few hundred KB for a 5 s profile),
+ * which the benchmark (bench/perf-backend.sh) measures as TPS lost.
+ *
+ * perf's command line, and why:
+ *   -e cpu-clock     the software CPU clock, as the eBPF backend samples:
+ *                    works without a PMU (most VMs), and samples measure
+ *                    CPU time, the unit of the pprof we emit
+ *   -a -g -F HZ      all CPUs, frame-pointer call chains, the frequency
+ *   --buildid-mmap   build ids in the MMAP2 records, so perf skips its
+ *                    build-id pass at the end (seconds on a busy system);
+ *                    if the kernel refuses it (before 5.12) we run once
+ *                    more without it and read the HEADER_BUILD_ID section
+ *   -N --no-bpf-event  no ~/.debug cache, no BPF program records
+ *   -D -1 --control  start with events disabled; we send "enable" and
+ *                    perf's "ack" tells us recording really started (after
+ *                    its start-up), so the requested seconds are recorded
+ *   -o FILE          a file created with mkstemp in a private mkdtemp
+ *                    directory; once perf has it open we unlink it and keep
+ *                    our own descriptor, so nothing is left on disk even if
+ *                    the agent is killed
+ * perf's stderr goes to a likewise unlinked file, returned in errors.  It
+ * runs in its own process group with default signal dispositions and an
+ * empty signal mask (the agent may block SIGINT in its threads), is stopped
+ * with SIGINT, and is killed and reaped on every error path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/profile/backend.h"
+#include "agent/profile/perf/perf_locate.h"
+#include "agent/profile/perf/perfdata.h"
+#include "common/cleanup.h"
+
+#define START_TIMEOUT_MS 30000 /* perf's start-up: reading /proc, kallsyms */
+#define STOP_TIMEOUT_MS 60000 /* flushing its buffers and the header */
+#define STDERR_MAX 768 /* of perf's messages kept in an error */
+#define TITLE_SCAN_MS 250
+
+extern char **environ;
+
+struct title {
+	uint32_t pid;
+	char *title;
+};
+
+struct perf_state {
+	char *perf; /* the binary */
+	pid_t child; /* 0: none, or reaped */
+	int status; /* of the reaped child */
+	int data_fd, err_fd, ctl_fd, ack_fd;
+	char dir[PATH_MAX - 32]; /* "" once removed */
+	char data_path[PATH_MAX];
+	char err_path[PATH_MAX];
+	uint32_t frequency;
+	char comms[VM_MAX_TARGETS][VM_COMM_LEN];
+	const char *comm_ptrs[VM_MAX_TARGETS];
+	size_t n_comms;
+	pid_t pids[VM_MAX_TARGETS];
+	size_t n_pids;
+	struct title *titles; /* of the targets seen alive; watcher's own */
+	size_t n_titles;
+	pthread_t watcher;
+	bool watching;
+	atomic_bool stop_watch;
+	struct vm_perfdata_counter *counter; /* the watcher's */
+	pid_t exclude[2]; /* the agent and its perf */
+	uint64_t read_off; /* of perf.data, fed to the counter so far */
+	_Atomic uint64_t so_far; /* samples of the targets, for GET */
+	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Remove the private directory and whatever is still in it. */
+static void remove_files(struct perf_state *st)
+{
+	if (!st->dir[0])
+		return;
+	if (st->data_path[0])
+		unlink(st->data_path);
+	if (st->err_path[0])
+		unlink(st->err_path);
+	rmdir(st->dir);
+	st->dir[0] = st->data_path[0] = st->err_path[0] = 0;
+}
+
+/* Wait up to ms for the child; 1 when reaped, 0 when still running. */
+static int reap(struct perf_state *st, int ms)
+{
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(st->child, &st->status, WNOHANG);
+
+		if (r == st->child || (r < 0 && errno == ECHILD)) {
+			st->child = 0;
+			return 1;
+		}
+		if (waited >= ms)
+			return 0;
+		usleep(10000);
+	}
+}
+
+static void kill_child(struct perf_state *st)
+{
+	if (st->child <= 0)
+		return;
+	kill(st->child, SIGKILL);
+	reap(st, INT_MAX);
+}
+
+/*
+ * perf's messages, on one line: the end of what it printed (a failure is
+ * said last), minus its progress chatter and repeated lines.
+ */
+static void perf_said(struct perf_state *st, char *buf, size_t size)
+{
+	char raw[4096], *line, *save = NULL, *text = raw, *prev = "";
+	off_t end = st->err_fd >= 0 ? lseek(st->err_fd, 0, SEEK_END) : -1;
+	off_t from =
+		end > (off_t)sizeof(raw) - 1 ? end - (off_t)sizeof(raw) + 1 : 0;
+	ssize_t n = end > 0 ? pread(st->err_fd, raw, sizeof(raw) - 1, from) : 0;
+	char all[sizeof(raw) * 2];
+	size_t used = 0, len;
+
+	raw[n > 0 ? n : 0] = 0;
+	if (from > 0 && strchr(raw, '\n')) /* a cut first line */
+		text = strchr(raw, '\n') + 1;
+	all[0] = 0;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "Events disabled", 15) ||
+		    !strncmp(line, "Events enabled", 14) ||
+		    !strncmp(line, "[ perf record:", 14) || !line[0] ||
+		    !strcmp(line, prev))
+			continue;
+		prev = line;
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s",
+					 used ? " | " : "", line);
+		if (used >= sizeof(all) - 1)
+			break;
+	}
+	len = strlen(all);
+	if (!len)
+		snprintf(buf, size, "(nothing on stderr)");
+	else if (len < size && len <= STDERR_MAX)
+		snprintf(buf, size, "%s", all);
+	else
+		snprintf(buf, size, "...%s",
+			 all + len -
+				 (STDERR_MAX < size - 4 ? STDERR_MAX :
+							  size - 4));
+}
+
+/* What perf's refusal to start means for the caller: 503 or 500. */
+static int classify(const char *said)
+{
+	static const char *const denied[] = {
+		"perf_event_paranoid", "Permission denied",
+		"Access to performance monitoring", "not permitted"
+	};
+	static const char *const missing[] = { "No such device",
+					       "not supported",
+					       "No such file or directory" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
+		if (strstr(said, denied[i]))
+			return -EPERM;
+	for (size_t i = 0; i < ARRAY_SIZE(missing); i++)
+		if (strstr(said, missing[i]))
+			return -ENODEV;
+	return -EIO;
+}
+
+static void describe_status(int status, char *buf, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, size, "exited with status %d",
+			 WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, size, "was killed by signal %d (%s)",
+			 WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, size, "stopped");
+}
+
+/* fd at 3 or above, close-on-exec: safe to hand to the child by number. */
+static int high_fd(int fd)
+{
+	int n;
+
+	if (fd >= 3)
+		return fd;
+	n = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return n;
+}
+
+static char **child_env(void)
+{
+	size_t n = 0, j = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "PERF_CONFIG=", 12))
+			env[j++] = environ[i];
+	/* A ~/.perfconfig must not change what perf records. */
+	env[j++] = "PERF_CONFIG=/dev/null";
+	return env;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn))
+exec_child(const char *perf, char **argv, char **env, int devnull, int err_fd,
+	   int ctl, int ack, int report, pid_t agent)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	int e;
+
+	setpgid(0, 0); /* a terminal's ^C reaches the agent, not perf */
+	/*
+	 * If the agent dies (even by SIGKILL), perf must not go on recording
+	 * the whole machine into an unlinked file: SIGINT makes it stop and
+	 * remove its own temporary files.  The thread that forks is the one
+	 * that waits for the session, so it outlives perf on every normal
+	 * path.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGINT) < 0 || getppid() != agent)
+		_exit(127);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);
+	if (dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
+	    dup2(err_fd, 2) < 0 || fcntl(ctl, F_SETFD, 0) < 0 ||
+	    fcntl(ack, F_SETFD, 0) < 0)
+		goto fail;
+	execve(perf, argv, env);
+fail:
+	e = errno;
+	if (write(report, &e, sizeof(e)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+static int wait_for_ack(struct perf_state *st, struct vm_error *err)
+{
+	char buf[64], said[STDERR_MAX + 1], how[96];
+	size_t got = 0;
+
+	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 50) {
+		struct pollfd p = { .fd = st->ack_fd, .events = POLLIN };
+		int r = poll(&p, 1, 50);
+
+		if (r > 0) {
+			ssize_t n = read(st->ack_fd, buf + got,
+					 sizeof(buf) - 1 - got);
+
+			if (n > 0) {
+				got += (size_t)n;
+				buf[got] = 0;
+				if (strstr(buf, "ack"))
+					return 0;
+				if (got == sizeof(buf) - 1)
+					got = 0;
+				continue;
+			}
+		}
+		if (reap(st, 0)) {
+			perf_said(st, said, sizeof(said));
+			describe_status(st->status, how, sizeof(how));
+			r = classify(said);
+			return vm_error_set(
+				err, -r,
+				"perf (%s) %s before it started recording%s: %s",
+				st->perf, how,
+				r == -EPERM ?
+					" (not allowed to profile: run the agent as root or lower kernel.perf_event_paranoid)" :
+					"",
+				said);
+		}
+	}
+	perf_said(st, said, sizeof(said));
+	kill_child(st);
+	return vm_error_set(err, ETIMEDOUT,
+			    "perf (%s) did not start recording within %d s: %s",
+			    st->perf, START_TIMEOUT_MS / 1000, said);
+}
+
+static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
+{
+	_cleanup_close_ int devnull = -1, report_r = -1, report_w = -1,
+			    ctl_child = -1, ack_child = -1;
+	_cleanup_free_ char **env = child_env();
+	char freq[16], control[64];
+	const char *argv[24];
+	int ctl[2], ack[2], rep[2], e = 0;
+	size_t a = 0;
+	ssize_t n;
+	pid_t agent;
+
+	if (!env)
+		return -ENOMEM;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create perf's control socket");
+	st->ctl_fd = ctl[0];
+	ctl_child = high_fd(ctl[1]);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ack) < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create perf's control socket");
+	st->ack_fd = ack[0];
+	ack_child = high_fd(ack[1]);
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		return vm_error_errno(err, errno, "cannot create a pipe");
+	report_r = rep[0];
+	report_w = rep[1];
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || ctl_child < 0 || ack_child < 0)
+		return vm_error_errno(err, errno,
+				      "cannot prepare perf's descriptors");
+
+	snprintf(freq, sizeof(freq), "%" PRIu32, st->frequency);
+	snprintf(control, sizeof(control), "fd:%d,%d", ctl_child, ack_child);
+	argv[a++] = "perf";
+	argv[a++] = "record";
+	argv[a++] = "-e";
+	argv[a++] = "cpu-clock";
+	argv[a++] = "-a";
+	argv[a++] = "-g";
+	argv[a++] = "-F";
+	argv[a++] = freq;
+	argv[a++] = "-N";
+	argv[a++] = "--no-bpf-event";
+	if (buildid_mmap)
+		argv[a++] = "--buildid-mmap";
+	argv[a++] = "-D";
+	argv[a++] = "-1";
+	argv[a++] = "--control";
+	argv[a++] = control;
+	argv[a++] = "-o";
+	argv[a++] = st->data_path;
+	argv[a] = NULL;
+
+	agent = getpid();
+	st->child = fork();
+	if (st->child < 0) {
+		st->child = 0;
+		return vm_error_errno(err, errno, "cannot fork to run perf");
+	}
+	if (st->child == 0)
+		exec_child(st->perf, (char **)argv, env, devnull, st->err_fd,
+			   ctl_child, ack_child, report_w, agent);
+	close(TAKE_FD(report_w));
+	do /* EOF: the exec worked; an errno: it did not */
+		n = read(report_r, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(e)) { /* execve failed */
+		reap(st, INT_MAX);
+		return vm_error_errno(
+			err, e == ENOENT ? ENOENT : EPERM,
+			"cannot run perf (%s); check the tools image or --perf",
+			st->perf);
+	}
+	/* "enable" waits in the socket until perf has finished starting. */
+	if (send(st->ctl_fd, "enable\n", 7, MSG_NOSIGNAL) != 7) {
+		kill_child(st);
+		return vm_error_errno(err, errno,
+				      "cannot talk to perf's control socket");
+	}
+	return wait_for_ack(st, err);
+}
+
+static void close_control(struct perf_state *st)
+{
+	if (st->ctl_fd >= 0)
+		close(st->ctl_fd);
+	if (st->ack_fd >= 0)
+		close(st->ack_fd);
+	st->ctl_fd = st->ack_fd = -1;
+}
+
+static int make_files(struct perf_state *st, struct vm_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (snprintf(st->dir, sizeof(st->dir), "%s/vmtools-perf.XXXXXX", tmp) >=
+	    (int)sizeof(st->dir))
+		tmp = "/tmp";
+	snprintf(st->dir, sizeof(st->dir), "%s/vmtools-perf.XXXXXX", tmp);
+	if (!mkdtemp(st->dir)) {
+		int e = errno;
+
+		st->dir[0] = 0;
+		return vm_error_errno(
+			err, e,
+			"cannot create a private directory for perf.data in %s",
+			tmp);
+	}
+	snprintf(st->data_path, sizeof(st->data_path), "%s/perf.data.XXXXXX",
+		 st->dir);
+	snprintf(st->err_path, sizeof(st->err_path), "%s/stderr.XXXXXX",
+		 st->dir);
+	st->data_fd = mkostemp(st->data_path, O_CLOEXEC);
+	if (st->data_fd < 0)
+		return vm_error_errno(err, errno, "cannot create %s",
+				      st->data_path);
+	st->err_fd = mkostemp(st->err_path, O_CLOEXEC | O_APPEND);
+	if (st->err_fd < 0)
+		return vm_error_errno(err, errno, "cannot create %s",
+				      st->err_path);
+	return 0;
+}
+
+static char *read_title(uint32_t pid)
+{
+	char path[64], buf[4096];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	while (n > 0 && buf[n - 1] == 0)
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			buf[i] = ' ';
+	buf[n] = 0;
+	return n ? strdup(buf) : NULL;
+}
+
+static bool read_comm(uint32_t pid, char comm[VM_COMM_LEN])
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(comm, VM_COMM_LEN, f))
+		return false;
+	comm[strcspn(comm, "\n")] = 0;
+	return true;
+}
+
+static void remember_title(struct perf_state *st, uint32_t pid)
+{
+	char *title = read_title(pid);
+	struct title *t;
+
+	if (!title)
+		return;
+	for (size_t i = 0; i < st->n_titles; i++)
+		if (st->titles[i].pid == pid) {
+			free(st->titles[i].title);
+			st->titles[i].title = title; /* the latest one */
+			return;
+		}
+	t = realloc(st->titles, (st->n_titles + 1) * sizeof(*t));
+	if (!t) {
+		free(title);
+		return;
+	}
+	st->titles = t;
+	t[st->n_titles].pid = pid;
+	t[st->n_titles++].title = title;
+}
+
+/*
+ * Titles of the target processes alive now.  The process title (the
+ * PostgreSQL backend type label) is not in perf.data, and a backend that
+ * exits before the profile ends cannot be asked afterwards.
+ */
+static void snapshot_titles(struct perf_state *st)
+{
+	_cleanup_closedir_ DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char comm[VM_COMM_LEN], *end;
+		unsigned long pid = strtoul(e->d_name, &end, 10);
+		bool target = false;
+
+		if (*end || !pid || !read_comm((uint32_t)pid, comm))
+			continue;
+		for (size_t i = 0; i < st->n_comms && !target; i++)
+			target = !strcmp(comm, st->comms[i]);
+		for (size_t i = 0; i < st->n_pids && !target; i++)
+			target = (unsigned long)st->pids[i] == pid;
+		if (target)
+			remember_title(st, (uint32_t)pid);
+	}
+}
+
+/*
+ * Samples so far: ask perf to flush its buffers ("ping" on the control
+ * socket wakes it up, and each wake-up drains every ring buffer into the
+ * file), then count what it appended since last time.
+ */
+static void count_progress(struct perf_state *st)
+{
+	uint8_t buf[65536];
+	ssize_t n;
+
+	if (send(st->ctl_fd, "ping\n", 5, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+	    errno != EAGAIN)
+		return;
+	while (recv(st->ack_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		; /* perf's "ack" of each ping */
+	if (!st->counter)
+		return;
+	while ((n = pread(st->data_fd, buf, sizeof(buf), (off_t)st->read_off)) >
+	       0) {
+		st->read_off += (uint64_t)n;
+		atomic_store(&st->so_far, vm_perfdata_counter_feed(
+						  st->counter, buf, (size_t)n));
+	}
+}
+
+/*
+ * While perf records, a few times a second: the progress count, and the
+ * titles of the targets in /proc, so that backends born and gone within the
+ * profile keep their titles (a scan reads one small file per process: ~1 ms
+ * for a few hundred processes).
+ */
+static void *watch(void *arg)
+{
+	struct perf_state *st = arg;
+
+	while (!atomic_load(&st->stop_watch)) {
+		count_progress(st);
+		snapshot_titles(st);
+		for (int i = 0;
+		     i < TITLE_SCAN_MS / 50 && !atomic_load(&st->stop_watch);
+		     i++)
+			usleep(50000);
+	}
+	return NULL;
+}
+
+static void stop_watching(struct perf_state *st)
+{
+	if (!st->watching)
+		return;
+	atomic_store(&st->stop_watch, true);
+	pthread_join(st->watcher, NULL);
+	st->watching = false;
+}
+
+static void perf_destroy(void *state)
+{
+	struct perf_state *st = state;
+
+	if (!st)
+		return;
+	stop_watching(st);
+	kill_child(st);
+	close_control(st);
+	if (st->data_fd >= 0)
+		close(st->data_fd);
+	if (st->err_fd >= 0)
+		close(st->err_fd);
+	remove_files(st);
+	for (size_t i = 0; i < st->n_titles; i++)
+		free(st->titles[i].title);
+	free(st->titles);
+	vm_perfdata_counter_free(st->counter);
+	free(st->perf);
+	free(st);
+}
+
+static struct vm_perfdata_filter target_filter(const struct perf_state *st)
+{
+	return (struct vm_perfdata_filter){
+		.comms = st->comm_ptrs,
+		.n_comms = st->n_comms,
+		.pids = st->pids,
+		.n_pids = st->n_pids,
+		.exclude = st->exclude,
+		.n_exclude = ARRAY_SIZE(st->exclude),
+	};
+}
+
+static int perf_start(const struct vm_profile_request *req,
+		      const struct vm_engine_config *cfg, void **state,
+		      struct vm_error *err)
+{
+	struct perf_state *st = calloc(1, sizeof(*st));
+	int r;
+
+	*state = st;
+	if (!st)
+		return -ENOMEM;
+	st->data_fd = st->err_fd = st->ctl_fd = st->ack_fd = -1;
+	st->frequency = req->frequency ? req->frequency : 99;
+	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
+		strncpy(st->comms[i], req->comms[i], VM_COMM_LEN - 1);
+		st->comm_ptrs[i] = st->comms[i];
+		st->n_comms++;
+	}
+	for (size_t i = 0; i < req->n_pids && i < VM_MAX_TARGETS; i++)
+		st->pids[st->n_pids++] = req->pids[i];
+	if (!st->n_comms && !st->n_pids) { /* DESIGN.md's default target */
+		strcpy(st->comms[0], "postgres");
+		st->comm_ptrs[0] = st->comms[0];
+		st->n_comms = 1;
+	}
+
+	r = vm_perf_locate(cfg ? cfg->perf_path : NULL, NULL, &st->perf, err);
+	if (r < 0)
+		return r;
+	r = make_files(st, err);
+	if (r < 0) {
+		remove_files(st);
+		return r;
+	}
+	snapshot_titles(st);
+
+	r = spawn(st, true, err);
+	if (r == -EIO || r == -ENODEV) {
+		/* Perhaps a kernel without build ids in MMAP2 (< 5.12). */
+		close_control(st);
+		if (ftruncate(st->data_fd, 0) == 0 &&
+		    ftruncate(st->err_fd, 0) == 0) {
+			vm_error_clear(err);
+			r = spawn(st, false, err);
+		}
+	}
+	if (r < 0) {
+		kill_child(st);
+		remove_files(st);
+		return r;
+	}
+	st->start_ns = now_ns(CLOCK_REALTIME);
+	/* perf has the file open now: nothing on disk outlives us. */
+	remove_files(st);
+	st->exclude[0] = getpid();
+	st->exclude[1] = st->child;
+	struct vm_perfdata_filter filter = target_filter(st);
+
+	if (vm_perfdata_counter_new(&filter, &st->counter) < 0)
+		st->counter = NULL; /* no progress count; the profile works */
+	st->watching = pthread_create(&st->watcher, NULL, watch, st) == 0;
+	return 0;
+}
+
+static uint64_t perf_samples_so_far(void *state)
+{
+	struct perf_state *st = state;
+
+	return st ? atomic_load(&st->so_far) : 0;
+}
+
+/* What needs the live system: titles, and files through /proc/PID/root. */
+static void enrich(struct perf_state *st, struct vm_samples *out)
+{
+	for (size_t i = 0; i < out->n_procs; i++) {
+		struct vm_process *p = &out->procs[i];
+		char comm[VM_COMM_LEN], path[PATH_MAX];
+		bool alive = !p->exited && read_comm(p->pid, comm) &&
+			     !strcmp(comm, p->comm);
+
+		if (alive && !p->title)
+			p->title = read_title(p->pid);
+		for (size_t j = 0; !p->title && j < st->n_titles; j++)
+			if (st->titles[j].pid == p->pid)
+				p->title = strdup(st->titles[j].title);
+		for (size_t j = 0; alive && j < p->n_maps; j++) {
+			struct vm_mapping *m = &p->maps[j];
+
+			if (!m->path || m->path[0] != '/' || m->open_path ||
+			    snprintf(path, sizeof(path),
+				     "/proc/%" PRIu32 "/root%s", p->pid,
+				     m->path) >= (int)sizeof(path) ||
+			    access(path, R_OK) < 0)
+				continue;
+			m->open_path = strdup(path);
+		}
+	}
+}
+
+static int perf_collect(void *state, struct vm_samples *out,
+			struct vm_error *err)
+{
+	struct perf_state *st = state;
+	struct vm_perfdata_filter filter = target_filter(st);
+	char said[STDERR_MAX + 1], how[96];
+	struct vm_error why = { 0 };
+	struct stat sb;
+	void *map;
+	int r;
+
+	stop_watching(st);
+	if (st->child > 0) {
+		kill(st->child, SIGINT);
+		st->stop_ns = now_ns(CLOCK_REALTIME);
+		if (!reap(st, STOP_TIMEOUT_MS)) {
+			perf_said(st, said, sizeof(said));
+			kill_child(st);
+			return vm_error_set(
+				err, ETIMEDOUT,
+				"perf (%s) did not finish writing perf.data within %d s of being stopped: %s",
+				st->perf, STOP_TIMEOUT_MS / 1000, said);
+		}
+	}
+	if (!st->stop_ns)
+		st->stop_ns = now_ns(CLOCK_REALTIME);
+	close_control(st);
+	/* perf re-raises the SIGINT it handled once it has written the file. */
+	if (!(WIFEXITED(st->status) && WEXITSTATUS(st->status) == 0) &&
+	    !(WIFSIGNALED(st->status) && WTERMSIG(st->status) == SIGINT)) {
+		perf_said(st, said, sizeof(said));
+		describe_status(st->status, how, sizeof(how));
+		return vm_error_set(err, EIO,
+				    "perf (%s) %s while recording: %s",
+				    st->perf, how, said);
+	}
+	if (fstat(st->data_fd, &sb) < 0)
+		return vm_error_errno(err, errno, "cannot read perf.data");
+	map = sb.st_size > 0 ? mmap(NULL, (size_t)sb.st_size, PROT_READ,
+				    MAP_PRIVATE, st->data_fd, 0) :
+			       MAP_FAILED;
+	if (map == MAP_FAILED) {
+		perf_said(st, said, sizeof(said));
+		return vm_error_set(err, EIO,
+				    "perf (%s) wrote an empty perf.data: %s",
+				    st->perf, said);
+	}
+	r = vm_perfdata_read(map, (size_t)sb.st_size, &filter, out, NULL, &why);
+	munmap(map, (size_t)sb.st_size);
+	if (r == -EBADMSG) {
+		perf_said(st, said, sizeof(said));
+		return vm_error_set(
+			err, EIO,
+			"perf (%s) wrote a perf.data the agent cannot read: %s (perf said: %s)",
+			st->perf, why.msg, said);
+	}
+	if (r < 0)
+		return vm_error_set(err, -r, "%s", vm_error_str(&why));
+	enrich(st, out);
+	out->frequency = st->frequency;
+	out->time_nanos = st->start_ns;
+	out->duration_nanos = st->stop_ns - st->start_ns;
+	return 0;
+}
+
+const struct vm_backend_ops vm_perf_backend = {
+	.name = "perf",
+	.start = perf_start,
+	.samples_so_far = perf_samples_so_far,
+	.collect = perf_collect,
+	.destroy = perf_destroy,
+};

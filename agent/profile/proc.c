@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * proc.c - capturing a live process from /proc for later symbolization:
+ * its executable mappings (files opened through map_files so that they
+ * stay readable after the process exits), command name and title.
+ */
+#include "agent/profile/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+void vm_proc_files_free(struct vm_proc_files *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i].open_path);
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
+			    uint64_t *ino)
+{
+	unsigned long long start, end, off, inode;
+	unsigned int major, minor;
+	char perms[8];
+	int pos = 0;
+	char *path;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &off, &major, &minor, &inode, &pos) < 7 ||
+	    pos == 0 || start >= end || strlen(perms) < 3)
+		return -EINVAL;
+	if (perms[2] != 'x')
+		return 0;
+	path = line + pos;
+	path[strcspn(path, "\n")] = '\0';
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->pgoff = off;
+	m->path = path[0] ? path : NULL;
+	*dev = (uint64_t)major << 32 | minor;
+	*ino = inode;
+	return 1;
+}
+
+char *vm_proc_title_from_cmdline(const char *buf, size_t len)
+{
+	char *t;
+
+	while (len > 0 && (buf[len - 1] == '\0' || buf[len - 1] == ' '))
+		len--;
+	if (len == 0)
+		return NULL;
+	t = malloc(len + 1); /* not strndup: it stops at the first NUL */
+	if (!t)
+		return NULL;
+	memcpy(t, buf, len);
+	t[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (t[i] == '\0')
+			t[i] = ' ';
+	return t;
+}
+
+/* Read a small /proc file whole; NUL-terminated, *len without the NUL. */
+static int read_small(const char *path, char *buf, size_t size, size_t *len)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+	size_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (n + 1 < size && (r = read(fd, buf + n, size - 1 - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		n += r;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return 0;
+}
+
+/* The file behind one mapping, opened once per profile. */
+static const char *open_mapped(struct vm_samples *s,
+			       struct vm_proc_files *files,
+			       const char *proc_root, uint32_t pid,
+			       const struct vm_mapping *m, uint64_t dev,
+			       uint64_t ino)
+{
+	struct vm_proc_file *f;
+	char p[4096];
+	int fd;
+
+	if (ino == 0 || !m->path || m->path[0] != '/')
+		return NULL; /* anonymous, [vdso], [heap], ... */
+	for (size_t i = 0; i < files->n; i++)
+		if (files->v[i].dev == dev && files->v[i].ino == ino)
+			return files->v[i].open_path;
+
+	snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+		 proc_root, pid, m->start, m->end);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* map_files needs CAP_SYS_ADMIN; the root link does not. */
+		snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid,
+			 m->path);
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+	}
+	if (files->n == files->cap) {
+		size_t ncap = files->cap ? files->cap * 2 : 32;
+		void *nv = reallocarray(files->v, ncap, sizeof(*files->v));
+
+		if (!nv) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		files->v = nv;
+		files->cap = ncap;
+	}
+	f = &files->v[files->n++];
+	f->dev = dev;
+	f->ino = ino;
+	f->open_path = NULL;
+	if (fd < 0)
+		return NULL;
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	if (vm_samples_hold_fd(s, fd))
+		return NULL;
+	f->open_path = strdup(p);
+	return f->open_path;
+}
+
+int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
+		    uint32_t pid, const char *proc_root, struct vm_error *err)
+{
+	_cleanup_fclose_ FILE *maps = NULL;
+	_cleanup_free_ char *line = NULL;
+	struct vm_process *proc;
+	char path[256], buf[4096], *tgid;
+	size_t len = 0, cap = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", proc_root, pid);
+	r = read_small(path, buf, sizeof(buf), NULL);
+	if (r < 0)
+		return vm_error_errno(err, r == -ENOENT ? ESRCH : -r,
+				      "cannot read %s", path);
+	tgid = strstr(buf, "\nTgid:");
+	if (!tgid || strtoul(tgid + 6, NULL, 10) != pid)
+		return -ENOENT; /* a thread: its process is captured */
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root, pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return vm_error_errno(err, errno == ENOENT ? ESRCH : errno,
+				      "cannot read %s", path);
+	proc = vm_samples_get_process(s, pid);
+	if (!proc)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	vm_process_clear(proc);
+
+	while (getline(&line, &cap, maps) > 0) {
+		struct vm_mapping m;
+		uint64_t dev, ino;
+
+		r = vm_proc_parse_maps_line(line, &m, &dev, &ino);
+		if (r <= 0)
+			continue;
+		m.open_path = (char *)open_mapped(s, files, proc_root, pid, &m,
+						  dev, ino);
+		if (vm_process_add_mapping(proc, &m))
+			return vm_error_set(err, ENOMEM, "out of memory");
+	}
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", proc_root, pid);
+	if (read_small(path, buf, sizeof(buf), &len) == 0) {
+		buf[strcspn(buf, "\n")] = '\0';
+		len = strnlen(buf, sizeof(proc->comm) - 1);
+		memcpy(proc->comm, buf, len);
+		proc->comm[len] = '\0';
+	}
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/cmdline", proc_root, pid);
+	if (read_small(path, buf, sizeof(buf), &len) == 0)
+		proc->title = vm_proc_title_from_cmdline(buf, len);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * proc.h - what the symbolizer needs of a live process, captured from
+ * /proc while it lives: executable mappings, command name and title
+ * (proc.c), and which processes are targets now (proc_scan.c).
+ *
+ * Each mapped file is opened once per profile through
+ * /proc/PID/map_files/START-END (or /proc/PID/root/PATH), which works
+ * across mount namespaces and keeps the file readable after the process
+ * exits; the descriptor is held by the struct vm_samples.
+ */
+#ifndef VMTOOLS_AGENT_PROC_H
+#define VMTOOLS_AGENT_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent/profile/sample.h"
+#include "common/error.h"
+
+struct vm_proc_file {
+	uint64_t dev; /* as /proc/PID/maps prints it, major << 32 | minor */
+	uint64_t ino;
+	char *open_path; /* /proc/self/fd/N, or NULL when it could not open */
+};
+
+/* Files already opened during one profile, shared by its processes. */
+struct vm_proc_files {
+	struct vm_proc_file *v;
+	size_t n;
+	size_t cap;
+};
+
+void vm_proc_files_free(struct vm_proc_files *f);
+
+/*
+ * Capture pid into s: comm, title and executable mappings, replacing what
+ * was captured before.  -ESRCH when the process is gone, -ENOENT when pid
+ * is a thread rather than a process (nothing is recorded then).
+ */
+int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
+		    uint32_t pid, const char *proc_root, struct vm_error *err);
+
+/*
+ * One line of /proc/PID/maps.  Returns 1 and fills m (path points into
+ * line, which is modified) when the line is an executable mapping, 0 when
+ * not executable, -EINVAL when malformed.  dev/ino get the file identity.
+ */
+int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
+			    uint64_t *ino);
+
+/* /proc/PID/cmdline bytes as ps shows them: NULs to spaces, trimmed. */
+char *vm_proc_title_from_cmdline(const char *buf, size_t len);
+
+/*
+ * Pids of the processes whose command name is one of comms or whose pid is
+ * one of pids (those that exist).  *out is malloc'd.
+ */
+int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
+			 size_t n_comms, const pid_t *pids, size_t n_pids,
+			 uint32_t **out, size_t *n_out, struct vm_error *err);
+
+#endif

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * samples.c - filling and freeing the sample model of sample.h, shared by
+ * both backends (growing arrays, process lookup, held files).
+ */
+#include "agent/profile/sample.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Make room for one more element in *v (of size sz) with *cap slots. */
+static int grow(void **v, size_t *cap, size_t n, size_t sz)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	nv = reallocarray(*v, ncap, sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+int vm_samples_add(struct vm_samples *s, uint32_t pid, uint32_t tid,
+		   const char *comm, uint64_t count, const uint64_t *user_ips,
+		   uint32_t n_user, const uint64_t *kernel_ips,
+		   uint32_t n_kernel)
+{
+	struct vm_sample *x;
+	void *v = s->v;
+
+	if (grow(&v, &s->cap, s->n, sizeof(*s->v)))
+		return -ENOMEM;
+	s->v = v;
+	x = &s->v[s->n];
+	memset(x, 0, sizeof(*x));
+	x->pid = pid;
+	x->tid = tid;
+	x->count = count;
+	if (comm)
+		strncpy(x->comm, comm, sizeof(x->comm) - 1);
+	if (n_user) {
+		x->user_ips = malloc(n_user * sizeof(uint64_t));
+		if (!x->user_ips)
+			return -ENOMEM;
+		memcpy(x->user_ips, user_ips, n_user * sizeof(uint64_t));
+		x->n_user = n_user;
+	}
+	if (n_kernel) {
+		x->kernel_ips = malloc(n_kernel * sizeof(uint64_t));
+		if (!x->kernel_ips) {
+			free(x->user_ips);
+			return -ENOMEM;
+		}
+		memcpy(x->kernel_ips, kernel_ips, n_kernel * sizeof(uint64_t));
+		x->n_kernel = n_kernel;
+	}
+	s->n++;
+	return 0;
+}
+
+struct vm_process *vm_samples_find_process(const struct vm_samples *s,
+					   uint32_t pid)
+{
+	for (size_t i = 0; i < s->n_procs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+struct vm_process *vm_samples_get_process(struct vm_samples *s, uint32_t pid)
+{
+	struct vm_process *p = vm_samples_find_process(s, pid);
+	void *v = s->procs;
+
+	if (p)
+		return p;
+	if (grow(&v, &s->cap_procs, s->n_procs, sizeof(*s->procs)))
+		return NULL;
+	s->procs = v;
+	p = &s->procs[s->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+int vm_process_add_mapping(struct vm_process *p, const struct vm_mapping *m)
+{
+	struct vm_mapping *n, *nv;
+
+	nv = reallocarray(p->maps, p->n_maps + 1, sizeof(*p->maps));
+	if (!nv)
+		return -ENOMEM;
+	p->maps = nv;
+	n = &p->maps[p->n_maps];
+	*n = *m;
+	n->path = NULL;
+	n->open_path = NULL;
+	if (m->path && !(n->path = strdup(m->path)))
+		return -ENOMEM;
+	if (m->open_path && !(n->open_path = strdup(m->open_path))) {
+		free(n->path);
+		return -ENOMEM;
+	}
+	p->n_maps++;
+	return 0;
+}
+
+void vm_process_clear(struct vm_process *p)
+{
+	for (size_t i = 0; i < p->n_maps; i++) {
+		free(p->maps[i].path);
+		free(p->maps[i].open_path);
+	}
+	free(p->maps);
+	free(p->title);
+	p->maps = NULL;
+	p->n_maps = 0;
+	p->title = NULL;
+}
+
+int vm_samples_hold_fd(struct vm_samples *s, int fd)
+{
+	void *v = s->held_fds;
+
+	if (grow(&v, &s->cap_held_fds, s->n_held_fds, sizeof(int))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	s->held_fds = v;
+	s->held_fds[s->n_held_fds++] = fd;
+	return 0;
+}
+
+void vm_samples_free(struct vm_samples *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].user_ips);
+		free(s->v[i].kernel_ips);
+	}
+	free(s->v);
+	for (size_t i = 0; i < s->n_procs; i++)
+		vm_process_clear(&s->procs[i]);
+	free(s->procs);
+	for (size_t i = 0; i < s->n_held_fds; i++)
+		close(s->held_fds[i]);
+	free(s->held_fds);
+	memset(s, 0, sizeof(*s));
+}

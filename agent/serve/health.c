@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * health.c - GET /healthz: the state of the tools disk as setup left it,
+ * and cheap probes of what each backend needs: loading a perf_event BPF
+ * program (libbpf's own feature probe) and opening a sampling CPU-clock
+ * event, for bpf; an executable perf, for perf.
+ */
+#include "agent/serve/health.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "agent/serve/service.h"
+
+int vm_health_probe_bpf(struct vm_error *err)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = 99,
+		.freq = 1,
+		.disabled = 1,
+	};
+	int r, fd;
+
+	r = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_PERF_EVENT, NULL);
+	if (r == 0)
+		return vm_error_set(
+			err, ENODEV,
+			"this kernel cannot run perf_event BPF programs (CONFIG_BPF_SYSCALL, CONFIG_BPF_EVENTS); use the perf profiler");
+	if (r < 0)
+		return vm_error_errno(
+			err, -r,
+			"the kernel refused to load a BPF program; run the agent as root or with CAP_BPF and CAP_PERFMON");
+	fd = (int)syscall(__NR_perf_event_open, &attr, -1, 0, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return vm_error_errno(
+			err, errno,
+			"the kernel refused a CPU-clock sampling event on CPU 0; run the agent as root or lower kernel.perf_event_paranoid");
+	close(fd);
+	return 0;
+}
+
+int vm_health_probe_perf(const char *perf_path, struct vm_error *err)
+{
+	if (!perf_path || !perf_path[0])
+		return vm_error_set(
+			err, ENOENT,
+			"no perf binary: attach the tools disk (vmtools-image) or install perf");
+	if (access(perf_path, X_OK) < 0)
+		return vm_error_errno(
+			err, errno,
+			"perf is not runnable at %s; attach the tools disk (vmtools-image) or install perf",
+			perf_path);
+	return 0;
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *probe_json(int r, const struct vm_error *err)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "usable", json_object_new_boolean(r == 0));
+	if (r < 0)
+		json_object_object_add(
+			o, "error", json_object_new_string(vm_error_str(err)));
+	return o;
+}
+
+struct json_object *vm_health_json(const struct vm_health_config *cfg,
+				   struct vm_service *svc, bool *usable)
+{
+	struct json_object *root = json_object_new_object();
+	struct json_object *disk = json_object_new_object();
+	struct json_object *kernel = json_object_new_object();
+	struct json_object *perf;
+	struct vm_error berr = { 0 }, perr = { 0 };
+	struct utsname u;
+	int rb, rp;
+
+	json_object_object_add(disk, "label", str_or_null(cfg->label));
+	json_object_object_add(disk, "mountpoint",
+			       str_or_null(cfg->mountpoint));
+	json_object_object_add(disk, "setup_ran",
+			       json_object_new_boolean(cfg->setup_ran));
+	json_object_object_add(disk, "found",
+			       json_object_new_boolean(cfg->disk_found));
+	json_object_object_add(disk, "mounted",
+			       json_object_new_boolean(cfg->mounted));
+	json_object_object_add(disk, "verified",
+			       json_object_new_boolean(cfg->verified));
+	json_object_object_add(disk, "device", str_or_null(cfg->device));
+	if (cfg->setup_error)
+		json_object_object_add(
+			disk, "error",
+			json_object_new_string(cfg->setup_error));
+	else if (!cfg->setup_ran)
+		json_object_object_add(
+			disk, "error",
+			json_object_new_string(
+				"setup was skipped (--no-setup); run `vmtools-agent setup` to mount the tools disk"));
+
+	uname(&u);
+	json_object_object_add(kernel, "release",
+			       json_object_new_string(u.release));
+	json_object_object_add(kernel, "image_release",
+			       str_or_null(cfg->image_release));
+	json_object_object_add(kernel, "match",
+			       json_object_new_boolean(cfg->release_match));
+
+	rb = vm_health_probe_bpf(&berr);
+	rp = vm_health_probe_perf(cfg->perf_path, &perr);
+	perf = probe_json(rp, &perr);
+	json_object_object_add(perf, "path", str_or_null(cfg->perf_path));
+
+	*usable = rb == 0 || rp == 0;
+	json_object_object_add(root, "status",
+			       json_object_new_string(*usable ? "ok" :
+								"unusable"));
+	json_object_object_add(root, "disk", disk);
+	json_object_object_add(root, "kernel", kernel);
+	json_object_object_add(root, "bpf", probe_json(rb, &berr));
+	json_object_object_add(root, "perf", perf);
+	if (svc)
+		json_object_object_add(root, "profile", vm_service_status(svc));
+	return root;
+}

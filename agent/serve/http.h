@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * http.h - the REST service of `vmtools-agent serve` on libmicrohttpd
+ * (DESIGN.md, "REST API").
+ *
+ *   http_server.c    the daemon: limits, timeouts, request bodies, auth,
+ *                    one log line per request
+ *   http_routes.c    which handler answers which method and path
+ *   http_response.c  JSON and binary responses
+ *   http_auth.c      the Bearer token, compared in constant time
+ *   http_addr.c      the --listen ADDR:PORT argument
+ *
+ * The handlers call the session manager (service.h), the metrics
+ * (metrics.h) and the health probes (health.h).  libmicrohttpd runs one
+ * thread per connection, so a POST that waits for its profile never holds
+ * up a GET or a DELETE.
+ */
+#ifndef VMTOOLS_AGENT_HTTP_H
+#define VMTOOLS_AGENT_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "common/error.h"
+
+struct vm_service;
+struct vm_health_config;
+
+#define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
+#define VM_HTTP_BODY_LIMIT 8192 /* bytes of a request body; more is 413 */
+#define VM_HTTP_MAX_CONNECTIONS 128
+#define VM_HTTP_MAX_PER_IP 64
+#define VM_HTTP_IDLE_TIMEOUT 10 /* seconds without a byte from the client */
+
+struct vm_http_config {
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	const char *listen; /* as given, for messages */
+	const char *token; /* NULL: no authentication */
+	unsigned max_connections;
+	unsigned max_per_ip;
+	unsigned idle_timeout;
+	size_t body_limit;
+	struct vm_service *service;
+	const struct vm_health_config *health;
+};
+
+struct vm_http_server;
+
+int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
+		  struct vm_error *err);
+/* The port actually bound (useful with --listen ADDR:0). */
+uint16_t vm_http_port(struct vm_http_server *srv);
+/*
+ * Stop accepting, give the profiles being sent up to drain_ms to reach
+ * their clients, then close every connection and join the threads.
+ */
+void vm_http_stop(struct vm_http_server *srv, unsigned drain_ms);
+
+int vm_http_parse_listen(const char *arg, struct sockaddr_storage *ss,
+			 socklen_t *len, struct vm_error *err);
+bool vm_http_is_loopback(const struct sockaddr_storage *ss);
+
+/*
+ * Read the token of --auth-token-file; *loose_mode tells whether group or
+ * others may read the file (worth a warning).
+ */
+int vm_http_load_token(const char *path, char **token, bool *loose_mode,
+		       struct vm_error *err);
+/* Whether an Authorization header value carries the token. */
+bool vm_http_check_bearer(const char *header, const char *token);
+
+#endif

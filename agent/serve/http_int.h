@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * http_int.h - what the files of the HTTP service share: one request in
+ * flight (struct vm_http_exchange, libmicrohttpd's per-request pointer),
+ * the responses, and the route table.  Only http_*.c include it.
+ */
+#ifndef VMTOOLS_AGENT_HTTP_INT_H
+#define VMTOOLS_AGENT_HTTP_INT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+
+#include "agent/serve/http.h"
+#include "agent/serve/mhd.h"
+
+struct vm_http_server {
+	struct MHD_Daemon *daemon;
+	struct vm_http_config cfg;
+	/* Profiles being taken or sent; shutdown waits for them. */
+	atomic_int profiles_in_flight;
+};
+
+/* One request, from its headers to the completion callback. */
+struct vm_http_exchange {
+	struct vm_http_server *srv;
+	struct MHD_Connection *conn;
+	const char *method;
+	char path[128];
+	uint64_t start_us;
+	char *body;
+	size_t body_len;
+	size_t discarded; /* bytes beyond the limit, dropped */
+	bool answered; /* a response is queued */
+	bool profile; /* counted in profiles_in_flight */
+	bool client_gone;
+	unsigned status;
+	bool has_samples;
+	uint64_t samples;
+};
+
+/* Responses: each queues one and records its status; they return MHD's. */
+enum MHD_Result vm_http_reply_json(struct vm_http_exchange *x, unsigned status,
+				   struct json_object *body);
+enum MHD_Result vm_http_reply_error(struct vm_http_exchange *x, unsigned status,
+				    const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Takes ownership of data (malloc'd); filename may be NULL. */
+enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
+				   void *data, size_t len,
+				   const char *content_type,
+				   const char *filename);
+enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
+				   char *text, size_t len,
+				   const char *content_type);
+
+/* Answer a complete request (body read, token checked). */
+enum MHD_Result vm_http_route(struct vm_http_exchange *x);
+
+#endif

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * http_response.c - building and queueing the service's responses: JSON
+ * documents, {"error": "..."} bodies, and profiles.  Every response says
+ * not to be cached; errors are sentences a person can act on.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/serve/http_int.h"
+
+static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
+			     struct MHD_Response *resp,
+			     const char *content_type)
+{
+	enum MHD_Result r;
+
+	if (!resp)
+		return MHD_NO;
+	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+				    content_type);
+	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+				    "no-store");
+	if (status == 401)
+		sym_MHD_add_response_header(resp,
+					    MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+					    "Bearer realm=\"vmtools\"");
+	if (status == 405) {
+		const char *allow = "GET, HEAD";
+
+		if (!strcmp(x->path, "/profile/cpu"))
+			allow = "GET, HEAD, POST, DELETE";
+		else if (!strcmp(x->path, "/debug/pprof/profile"))
+			allow = "GET"; /* HEAD would take a profile for nothing */
+		sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	}
+	r = sym_MHD_queue_response(x->conn, status, resp);
+	sym_MHD_destroy_response(resp);
+	if (r == MHD_YES) {
+		x->answered = true;
+		x->status = status;
+	}
+	return r;
+}
+
+enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
+				   char *text, size_t len,
+				   const char *content_type)
+{
+	struct MHD_Response *resp;
+
+	resp = sym_MHD_create_response_from_buffer(len, text,
+						   MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		free(text);
+	return queue(x, status, resp, content_type);
+}
+
+enum MHD_Result vm_http_reply_json(struct vm_http_exchange *x, unsigned status,
+				   struct json_object *body)
+{
+	const char *s;
+	size_t len;
+	char *copy;
+
+	s = json_object_to_json_string_length(
+		body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+		&len);
+	copy = s ? malloc(len + 1) : NULL;
+	if (copy) {
+		memcpy(copy, s, len);
+		copy[len++] = '\n';
+	}
+	json_object_put(body);
+	if (!copy)
+		return MHD_NO;
+	return vm_http_reply_text(x, status, copy, len, "application/json");
+}
+
+enum MHD_Result vm_http_reply_error(struct vm_http_exchange *x, unsigned status,
+				    const char *fmt, ...)
+{
+	struct json_object *o = json_object_new_object();
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	return vm_http_reply_json(x, status, o);
+}
+
+enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
+				   void *data, size_t len,
+				   const char *content_type,
+				   const char *filename)
+{
+	struct MHD_Response *resp;
+	char disposition[128];
+
+	resp = sym_MHD_create_response_from_buffer(len, data,
+						   MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(data);
+		return MHD_NO;
+	}
+	if (filename) {
+		snprintf(disposition, sizeof(disposition),
+			 "attachment; filename=\"%s\"", filename);
+		sym_MHD_add_response_header(
+			resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
+	}
+	return queue(x, status, resp, content_type);
+}

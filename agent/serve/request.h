@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * request.h - turning what a client sent into a struct vm_profile_request
+ * (DESIGN.md, "REST API"): the JSON body of POST /profile/cpu and the query
+ * of GET /debug/pprof/profile.  Pure logic: no I/O, unit-tested and fuzzed.
+ *
+ * The outcome says which status the HTTP layer answers with:
+ *   0           valid
+ *   -EBADMSG    the body is not JSON (400); the message names the position
+ *   -EINVAL     a field is wrong (422); the message names the field and
+ *               what is allowed
+ */
+#ifndef VMTOOLS_AGENT_REQUEST_H
+#define VMTOOLS_AGENT_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/profile/engine.h"
+#include "agent/profile/sample.h"
+#include "common/error.h"
+
+#define VM_REQUEST_DEFAULT_FREQUENCY 99
+#define VM_REQUEST_DEFAULT_SECONDS 5
+#define VM_REQUEST_MAX_FREQUENCY 1000
+#define VM_REQUEST_MAX_SECONDS 60 /* unless the agent's --max-seconds */
+#define VM_REQUEST_PPROF_DEFAULT_SECONDS 30 /* Go's net/http/pprof */
+
+/* What the agent was started with; applies to every request. */
+struct vm_request_limits {
+	uint32_t max_seconds; /* 0 means VM_REQUEST_MAX_SECONDS */
+	const char *const *default_comms; /* the agent's --comm */
+	size_t n_default_comms;
+};
+
+/*
+ * A parsed request.  req.comms[] point into comm_buf, so the struct is
+ * self-contained and may be copied by value.
+ */
+struct vm_api_request {
+	struct vm_profile_request req;
+	char comm_buf[VM_MAX_TARGETS][VM_COMM_LEN];
+};
+
+/*
+ * Parse the body of POST /profile/cpu.  An empty body (or only blanks)
+ * means every default.  Fields not in the contract are refused, so that a
+ * typo does not silently fall back to a default.
+ */
+int vm_request_parse_json(const char *body, size_t len,
+			  const struct vm_request_limits *limits,
+			  struct vm_api_request *out, struct vm_error *err);
+
+/*
+ * Build the request of GET /debug/pprof/profile from the value of its
+ * `seconds` query argument (NULL when absent: Go's default of 30 s, capped
+ * to the agent's limit).  Always gzipped pprof, the agent's targets.
+ */
+int vm_request_from_pprof_query(const char *seconds,
+				const struct vm_request_limits *limits,
+				struct vm_api_request *out,
+				struct vm_error *err);
+
+/* The effective upper bound of timeout_seconds. */
+uint32_t vm_request_max_seconds(const struct vm_request_limits *limits);
+
+#endif

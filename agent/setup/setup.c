@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * setup.c - the steps of `vmtools-agent setup`, in order:
+ *
+ *   find the disk (blockdev.c) -> mount it ro,nodev,nosuid -> read the
+ *   manifest (common/manifest.c) -> compare kernel releases -> --verify
+ *   hashes -> plan the links (links.c) -> refuse if anything is in the way
+ *   -> create them -> save the state file (setup_state.c)
+ *
+ * Every change goes through the journal (setup_journal.c); any failure
+ * rolls the journal back before returning, so the guest is as it was.
+ * Mounting is in setup_mount.c, --verify in setup_verify.c, --undo in
+ * setup_undo.c; what they share is setup_int.h.
+ *
+ * Under --allow-kernel-mismatch (image for release A, running kernel B)
+ * setup also links /lib/modules/B -> <mnt>/lib/modules/A when nothing is
+ * there, because tools look up the running release: modprobe, bcc (which
+ * compiles against /lib/modules/$(uname -r)/build) and perf.  That link is
+ * optional: a real /lib/modules/B (the running kernel's own modules) is
+ * left alone and reported as skipped.
+ */
+#include "agent/setup/setup_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "agent/setup/blockdev.h"
+#include "agent/setup/setup_state.h"
+#include "common/cleanup.h"
+
+/* Guest paths the manifest may ask for; anything else is refused. */
+static const char *const allowed_link_prefixes[] = {
+	"/lib/modules/",   "/usr/lib/modules/", "/usr/src/",
+	"/usr/lib/linux-", "/lib/vmtools/",	"/usr/lib/vmtools/",
+	"/opt/vmtools/",
+};
+
+void vm_setup_result_clear(struct vm_setup_result *r)
+{
+	free(r->device);
+	free(r->mountpoint);
+	free(r->image_release);
+	free(r->running_release);
+	for (size_t i = 0; i < r->n_actions; i++)
+		free(r->actions[i]);
+	free(r->actions);
+	memset(r, 0, sizeof(*r));
+}
+
+void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	void *n;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	n = realloc(res->actions, (res->n_actions + 1) * sizeof(char *));
+	if (!n) {
+		free(s);
+		return;
+	}
+	res->actions = n;
+	res->actions[res->n_actions++] = s;
+}
+
+void vm_setup_set_str(char **dst, const char *src)
+{
+	free(*dst);
+	*dst = src ? strdup(src) : NULL;
+}
+
+int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
+		      struct vm_setup_result *res, struct vm_error *err)
+{
+	const char *mnt = o->mountpoint ? o->mountpoint :
+					  VM_SETUP_DEFAULT_MOUNTPOINT;
+	size_t n;
+	struct utsname u;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->res = res;
+	c->label = o->label ? o->label : VM_SETUP_DEFAULT_LABEL;
+	c->bindir = o->bindir ? o->bindir : VM_SETUP_DEFAULT_BINDIR;
+	c->root = o->root ? o->root : "";
+	if (!c->label[0] || strlen(c->label) > 16)
+		return vm_error_set(
+			err, EINVAL,
+			"label '%s' cannot be an ext4 label: it must be 1 to 16 bytes",
+			c->label);
+	if (mnt[0] != '/' || c->bindir[0] != '/')
+		return vm_error_set(
+			err, EINVAL,
+			"--mountpoint and --bindir must be absolute paths (got %s and %s)",
+			mnt, c->bindir);
+	n = strlen(mnt);
+	while (n > 1 && mnt[n - 1] == '/')
+		n--;
+	if (n >= sizeof(c->mountpoint) || n <= 1)
+		return vm_error_set(err, EINVAL,
+				    "--mountpoint %s cannot be used", mnt);
+	memcpy(c->mountpoint, mnt, n);
+	c->mountpoint[n] = '\0';
+	if (o->state_file)
+		snprintf(c->state_file, sizeof(c->state_file), "%s",
+			 o->state_file);
+	else
+		snprintf(c->state_file, sizeof(c->state_file), "%s.setup.json",
+			 c->mountpoint);
+	if (uname(&u) < 0)
+		return vm_error_errno(err, errno, "uname failed");
+	snprintf(c->machine, sizeof(c->machine), "%s", u.machine);
+	if (o->kernel_release) {
+		snprintf(c->release, sizeof(c->release), "%s",
+			 o->kernel_release);
+	} else {
+		snprintf(c->release, sizeof(c->release), "%s", u.release);
+	}
+	vm_setup_set_str(&res->mountpoint, c->mountpoint);
+	vm_setup_set_str(&res->running_release, c->release);
+	return 0;
+}
+
+/* The device: --device, else the only one carrying the label. */
+static int find_device(struct vm_setup_ctx *c, char **device,
+		       struct vm_error *err)
+{
+	struct vm_blockdev_list l = { 0 };
+	_cleanup_free_ char *names = NULL;
+	int r;
+
+	if (c->o->device) {
+		_cleanup_free_ char *label = NULL, *type = NULL;
+		struct stat st;
+
+		if (stat(c->o->device, &st) < 0)
+			return vm_error_errno(err, errno,
+					      "cannot use --device %s",
+					      c->o->device);
+		if (!S_ISBLK(st.st_mode))
+			return vm_error_set(
+				err, ENOTBLK,
+				"--device %s is not a block device; attach an image file with losetup first",
+				c->o->device);
+		r = vm_blockdev_probe(c->o->device, &label, &type, err);
+		if (r < 0)
+			return r;
+		if (strncmp(type, "ext", 3))
+			return vm_error_set(
+				err, EMEDIUMTYPE,
+				"--device %s holds %s, not the ext4 tools disk",
+				c->o->device, type);
+		*device = strdup(c->o->device);
+		return *device ? 0 : -ENOMEM;
+	}
+	r = vm_blockdev_find_label(NULL, NULL, c->label, &l, err);
+	if (r < 0)
+		return r;
+	if (l.n == 0) {
+		vm_blockdev_list_clear(&l);
+		return vm_error_set(
+			err, ENODEV,
+			"no disk with the ext4 label '%s' (looked at every device in /sys/class/block); attach the vmtools image to the VM as a disk, or pass --label",
+			c->label);
+	}
+	if (l.n > 1) {
+		size_t n = l.n;
+
+		for (size_t i = 0; i < n; i++) {
+			char *joined;
+
+			if (asprintf(&joined, "%s%s%s", names ? names : "",
+				     !names	? "" :
+				     i + 1 == n ? " and " :
+						  ", ",
+				     l.paths[i]) < 0) {
+				vm_blockdev_list_clear(&l);
+				return -ENOMEM;
+			}
+			free(names);
+			names = joined;
+		}
+		vm_blockdev_list_clear(&l);
+		return vm_error_set(
+			err, ENOTUNIQ,
+			"%zu disks carry the label '%s': %s; refusing to guess which is the tools disk: detach the others, or pass --device",
+			n, c->label, names);
+	}
+	*device = TAKE_PTR(l.paths[0]);
+	vm_blockdev_list_clear(&l);
+	return 0;
+}
+
+static bool link_path_allowed(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(allowed_link_prefixes); i++)
+		if (!strncmp(path, allowed_link_prefixes[i],
+			     strlen(allowed_link_prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * The links for manifest m: its "links", a bindir entry per tool, and the
+ * running release's modules directory when it differs from the image's.
+ */
+int vm_setup_plan(struct vm_setup_ctx *c, const struct vm_manifest *m,
+		  bool alias, struct vm_link_plan *p, struct vm_error *err)
+{
+	char path[PATH_MAX * 2], target[PATH_MAX * 2];
+	int r;
+
+	for (size_t i = 0; i < m->n_links; i++) {
+		const struct vm_manifest_link *l = &m->links[i];
+
+		if (!link_path_allowed(l->path))
+			return vm_error_set(
+				err, EPERM,
+				"the manifest asks for a link at %s, outside the places setup links into (/lib/modules, /usr/src, /usr/lib/linux-*, .../vmtools); refusing the image",
+				l->path);
+		snprintf(path, sizeof(path), "%s%s", c->root, l->path);
+		snprintf(target, sizeof(target), "%s%s", c->mountpoint,
+			 l->target);
+		r = vm_link_plan_add(p, path, target, false);
+		if (r < 0)
+			return vm_error_errno(err, -r, "cannot plan links");
+	}
+	for (size_t i = 0; i < m->n_tools; i++) {
+		const struct vm_manifest_tool *t = &m->tools[i];
+
+		snprintf(path, sizeof(path), "%s%s/%s", c->root, c->bindir,
+			 t->name);
+		snprintf(target, sizeof(target), "%s%s", c->mountpoint,
+			 t->path);
+		r = vm_link_plan_add(p, path, target, false);
+		if (r < 0)
+			return vm_error_errno(err, -r, "cannot plan links");
+	}
+	if (alias && strcmp(m->kernel_release, c->release)) {
+		snprintf(path, sizeof(path), "%s/lib/modules/%s", c->root,
+			 c->release);
+		snprintf(target, sizeof(target), "%s/lib/modules/%s",
+			 c->mountpoint, m->kernel_release);
+		r = vm_link_plan_add(p, path, target, true);
+		if (r < 0)
+			return vm_error_errno(err, -r, "cannot plan links");
+	}
+	return 0;
+}
+
+static void report_plan(struct vm_setup_ctx *c, const struct vm_link_plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		const struct vm_link *l = &p->links[i];
+
+		switch (l->state) {
+		case VM_LINK_ABSENT:
+			vm_setup_action(c->res, "linked %s -> %s", l->path,
+					l->target);
+			break;
+		case VM_LINK_PRESENT:
+			vm_setup_action(c->res, "already linked %s -> %s",
+					l->path, l->target);
+			break;
+		case VM_LINK_STALE:
+			vm_setup_action(c->res, "relinked %s -> %s (was -> %s)",
+					l->path, l->target, l->current);
+			break;
+		case VM_LINK_BLOCKED:
+			vm_setup_action(c->res, "skipped %s: %s", l->path,
+					l->blocker);
+			break;
+		}
+	}
+}
+
+void vm_setup_manifest_freep(struct vm_manifest **m)
+{
+	vm_manifest_free(*m);
+}
+
+/*
+ * Links recorded by an earlier run that this run's plan no longer has
+ * (e.g. the previous image's release): remove them if still ours.
+ */
+static int drop_stale(struct vm_setup_ctx *c, const struct vm_setup_state *prev,
+		      const struct vm_link_plan *p, struct vm_journal *j,
+		      struct vm_error *err)
+{
+	for (size_t i = 0; i < prev->n_links; i++) {
+		const struct vm_state_link *sl = &prev->links[i];
+		_cleanup_free_ char *cur = NULL;
+		bool planned = false;
+
+		for (size_t k = 0; k < p->n && !planned; k++)
+			planned = !strcmp(p->links[k].path, sl->path);
+		if (planned ||
+		    vm_link_is_ours(sl->path, c->mountpoint, &cur) != 1)
+			continue;
+		if (unlink(sl->path) < 0)
+			return vm_error_errno(err, errno,
+					      "cannot remove the stale link %s",
+					      sl->path);
+		if (vm_journal_add(j, VM_CHANGE_UNLINK, sl->path, NULL, cur) <
+		    0)
+			return -ENOMEM;
+		vm_setup_action(c->res, "removed the stale link %s (-> %s)",
+				sl->path, cur);
+	}
+	return 0;
+}
+
+/* Everything after the mount; the caller rolls back on failure. */
+static int setup_mounted(struct vm_setup_ctx *c, struct vm_setup_state *state,
+			 struct vm_journal *j, struct vm_error *err)
+{
+	struct vm_manifest *m
+		__attribute__((cleanup(vm_setup_manifest_freep))) = NULL;
+	struct vm_link_plan plan = { 0 };
+	char path[PATH_MAX + 64];
+	int r;
+
+	snprintf(path, sizeof(path), "%s%s", c->mountpoint, VM_MANIFEST_PATH);
+	r = vm_manifest_load(path, &m, err);
+	if (r < 0)
+		return r;
+	/* Binaries and modules of another architecture are of no use. */
+	if (strcmp(m->arch, c->machine))
+		return vm_error_set(
+			err, EXDEV,
+			"the tools disk %s was built for %s, but this machine is %s; attach the image built for %s",
+			c->res->device, m->arch, c->machine, c->machine);
+	vm_setup_set_str(&c->res->image_release, m->kernel_release);
+	c->res->release_match = !strcmp(m->kernel_release, c->release);
+	if (!c->res->release_match) {
+		if (!c->o->allow_kernel_mismatch)
+			return vm_error_set(
+				err, EXDEV,
+				"the tools disk %s was built for kernel %s, but this kernel is %s; attach the image built for %s, or pass --allow-kernel-mismatch",
+				c->res->device, m->kernel_release, c->release,
+				c->release);
+		vm_setup_action(
+			c->res,
+			"the image is for kernel %s, this kernel is %s: going on (--allow-kernel-mismatch)",
+			m->kernel_release, c->release);
+	}
+	if (c->o->verify) {
+		r = vm_setup_verify(c, m, err);
+		if (r < 0)
+			return r;
+	}
+	r = vm_setup_plan(c, m, true, &plan, err);
+	if (r == 0)
+		r = vm_links_check(&plan, c->mountpoint, err);
+	if (r == 0)
+		r = drop_stale(c, state, &plan, j, err);
+	if (r == 0)
+		r = vm_links_apply(&plan, j, err);
+	if (r == 0)
+		report_plan(c, &plan);
+	vm_link_plan_clear(&plan);
+	return r;
+}
+
+/* Undo this run's changes; say so when that too fails. */
+static void roll_back(struct vm_journal *j, struct vm_setup_result *res)
+{
+	struct vm_error err = { 0 };
+
+	if (vm_journal_rollback(j, &err) < 0) {
+		res->dirty = true;
+		vm_setup_action(res, "could not undo everything: %s",
+				vm_error_str(&err));
+	}
+	res->mounted = false;
+}
+
+int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
+	     struct vm_error *err)
+{
+	struct vm_setup_state state = { 0 };
+	struct vm_journal j = { 0 };
+	_cleanup_free_ char *device = NULL;
+	struct vm_setup_ctx c;
+	int r;
+
+	r = vm_setup_ctx_init(&c, o, res, err);
+	if (r < 0)
+		return r;
+	r = vm_setup_state_load(c.state_file, &state, err);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (r == -ENOENT || strcmp(state.mountpoint, c.mountpoint)) {
+		vm_setup_state_clear(&state);
+		state.mountpoint = strdup(c.mountpoint);
+		if (!state.mountpoint)
+			return -ENOMEM;
+	}
+	r = find_device(&c, &device, err);
+	if (r < 0)
+		goto out;
+	vm_setup_set_str(&res->device, device);
+	vm_setup_action(res, "found the tools disk %s (label %s)", device,
+			c.label);
+	r = vm_setup_mount(&c, device, &j, err);
+	if (r < 0)
+		goto fail;
+	res->mounted = true;
+	r = setup_mounted(&c, &state, &j, err);
+	if (r < 0)
+		goto fail;
+	if (j.n > 0) {
+		vm_setup_set_str(&state.device, device);
+		r = vm_setup_state_merge(&state, &j);
+		if (r == 0)
+			r = vm_setup_state_save(c.state_file, &state, err);
+		if (r < 0)
+			goto fail;
+	} else {
+		vm_setup_action(
+			res, "nothing to change: the guest was already set up");
+	}
+	vm_journal_clear(&j);
+	r = 0;
+	goto out;
+fail:
+	roll_back(&j, res);
+out:
+	vm_journal_clear(&j);
+	vm_setup_state_clear(&state);
+	return r;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * setup_int.h - what the files of `setup` share: setup.c (the steps in
+ * order, the link plan), setup_mount.c (mounting, /proc/self/mountinfo),
+ * setup_verify.c (re-hashing the image) and setup_undo.c (--undo).
+ * Internal to the agent; the public interface is setup.h.
+ */
+#ifndef VMTOOLS_AGENT_SETUP_INT_H
+#define VMTOOLS_AGENT_SETUP_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "agent/setup/setup_links.h"
+#include "agent/setup/setup.h"
+#include "agent/setup/setup_journal.h"
+#include "common/error.h"
+#include "common/manifest.h"
+
+/* The options with defaults filled in and paths made absolute. */
+struct vm_setup_ctx {
+	const char *label;
+	char mountpoint[PATH_MAX];
+	const char *bindir;
+	const char *root;
+	char state_file[PATH_MAX + 16];
+	char release[256];
+	char machine[65];
+	const struct vm_setup_options *o;
+	struct vm_setup_result *res;
+};
+
+int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
+		      struct vm_setup_result *res, struct vm_error *err);
+/* Append one sentence to what the command prints. */
+void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void vm_setup_set_str(char **dst, const char *src);
+void vm_setup_manifest_freep(struct vm_manifest **m);
+
+/*
+ * The links for manifest m: its "links", a bindir entry per tool, and (when
+ * alias) the running release's modules directory if it differs from the
+ * image's.  Refuses links outside the expected places.
+ */
+int vm_setup_plan(struct vm_setup_ctx *c, const struct vm_manifest *m,
+		  bool alias, struct vm_link_plan *p, struct vm_error *err);
+
+/*
+ * In a /proc/self/mountinfo text, what is mounted at mnt (the topmost
+ * mount): 1 with *dev set, 0 when nothing, -ENOMEM.
+ */
+int vm_mountinfo_find(const char *text, const char *mnt, dev_t *dev);
+/* The same for this process's mount table. */
+int vm_setup_mounted_at(const char *mnt, dev_t *dev);
+/* Mount device read-only at the mountpoint unless it already is. */
+int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
+		   struct vm_journal *j, struct vm_error *err);
+/* Unmount the mountpoint: 1 done, 0 nothing mounted, -errno. */
+int vm_setup_unmount(struct vm_setup_ctx *c, struct vm_error *err);
+
+/* Re-hash every file the manifest lists; err names the first that differs. */
+int vm_setup_verify(struct vm_setup_ctx *c, const struct vm_manifest *m,
+		    struct vm_error *err);
+
+#endif

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * setup_state.c - reading and writing setup's state file with json-c:
+ *   {"device": "/dev/vdb", "mountpoint": "/run/vm-tools", "mounted": true,
+ *    "created_mountpoint": true, "directories": ["/lib/modules"],
+ *    "links": [{"path": "...", "target": "..."}]}
+ * The file lives on the guest's /run, written by root; it is still parsed
+ * defensively, since undo acts on what it says (and only ever removes
+ * links that point into the mountpoint, and empty directories).
+ */
+#include "agent/setup/setup_state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cleanup.h"
+
+#define STATE_MAX_BYTES (1u << 20)
+
+void vm_setup_state_clear(struct vm_setup_state *s)
+{
+	free(s->device);
+	free(s->mountpoint);
+	for (size_t i = 0; i < s->n_dirs; i++)
+		free(s->dirs[i]);
+	free(s->dirs);
+	for (size_t i = 0; i < s->n_links; i++) {
+		free(s->links[i].path);
+		free(s->links[i].target);
+	}
+	free(s->links);
+	memset(s, 0, sizeof(*s));
+}
+
+static void json_putp(json_object **o)
+{
+	if (*o)
+		json_object_put(*o);
+}
+
+static int add_dir(struct vm_setup_state *s, const char *dir)
+{
+	void *n;
+
+	for (size_t i = 0; i < s->n_dirs; i++)
+		if (!strcmp(s->dirs[i], dir))
+			return 0;
+	n = realloc(s->dirs, (s->n_dirs + 1) * sizeof(char *));
+	if (!n)
+		return -ENOMEM;
+	s->dirs = n;
+	s->dirs[s->n_dirs] = strdup(dir);
+	return s->dirs[s->n_dirs++] ? 0 : -ENOMEM;
+}
+
+static int set_link(struct vm_setup_state *s, const char *path,
+		    const char *target)
+{
+	char *t = strdup(target), *p;
+	void *n;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_links; i++)
+		if (!strcmp(s->links[i].path, path)) {
+			free(s->links[i].target);
+			s->links[i].target = t;
+			return 0;
+		}
+	p = strdup(path);
+	n = realloc(s->links, (s->n_links + 1) * sizeof(*s->links));
+	if (!p || !n) {
+		free(t);
+		free(p);
+		if (n)
+			s->links = n;
+		return -ENOMEM;
+	}
+	s->links = n;
+	s->links[s->n_links++] = (struct vm_state_link){ p, t };
+	return 0;
+}
+
+static void drop_link(struct vm_setup_state *s, const char *path)
+{
+	for (size_t i = 0; i < s->n_links; i++)
+		if (!strcmp(s->links[i].path, path)) {
+			free(s->links[i].path);
+			free(s->links[i].target);
+			memmove(&s->links[i], &s->links[i + 1],
+				(s->n_links - i - 1) * sizeof(*s->links));
+			s->n_links--;
+			return;
+		}
+}
+
+int vm_setup_state_merge(struct vm_setup_state *s, const struct vm_journal *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct vm_change *c = &j->changes[i];
+		int r = 0;
+
+		switch (c->kind) {
+		case VM_CHANGE_MKDIR:
+			if (s->mountpoint && !strcmp(c->path, s->mountpoint))
+				s->created_mountpoint = true;
+			else
+				r = add_dir(s, c->path);
+			break;
+		case VM_CHANGE_SYMLINK:
+		case VM_CHANGE_RETARGET:
+			r = set_link(s, c->path, c->target);
+			break;
+		case VM_CHANGE_UNLINK:
+			drop_link(s, c->path);
+			break;
+		case VM_CHANGE_MOUNT:
+			s->mounted = true;
+			break;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static const char *get_string(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static bool get_bool(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, json_type_boolean) &&
+	       json_object_get_boolean(v);
+}
+
+static int parse(json_object *root, struct vm_setup_state *s)
+{
+	json_object *arr;
+	const char *v;
+
+	if (!json_object_is_type(root, json_type_object))
+		return -EINVAL;
+	if ((v = get_string(root, "device")) && !(s->device = strdup(v)))
+		return -ENOMEM;
+	v = get_string(root, "mountpoint");
+	if (!v || v[0] != '/')
+		return -EINVAL;
+	if (!(s->mountpoint = strdup(v)))
+		return -ENOMEM;
+	s->mounted = get_bool(root, "mounted");
+	s->created_mountpoint = get_bool(root, "created_mountpoint");
+	if (json_object_object_get_ex(root, "directories", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			return -EINVAL;
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *d = json_object_array_get_idx(arr, i);
+			int r;
+
+			if (!json_object_is_type(d, json_type_string) ||
+			    json_object_get_string(d)[0] != '/')
+				return -EINVAL;
+			r = add_dir(s, json_object_get_string(d));
+			if (r < 0)
+				return r;
+		}
+	}
+	if (json_object_object_get_ex(root, "links", &arr)) {
+		if (!json_object_is_type(arr, json_type_array))
+			return -EINVAL;
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			json_object *l = json_object_array_get_idx(arr, i);
+			const char *p = get_string(l, "path");
+			const char *t = get_string(l, "target");
+			int r;
+
+			if (!p || !t || p[0] != '/' || t[0] != '/')
+				return -EINVAL;
+			r = set_link(s, p, t);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+int vm_setup_state_load(const char *path, struct vm_setup_state *s,
+			struct vm_error *err)
+{
+	json_object *root __attribute__((cleanup(json_putp))) = NULL;
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	size_t len;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		return vm_error_errno(
+			err, errno, "cannot open setup's state file %s", path);
+	}
+	buf = malloc(STATE_MAX_BYTES + 1);
+	if (!buf)
+		return vm_error_errno(err, ENOMEM, "cannot read %s", path);
+	len = fread(buf, 1, STATE_MAX_BYTES + 1, f);
+	if (ferror(f))
+		return vm_error_errno(err, EIO, "cannot read %s", path);
+	if (len > STATE_MAX_BYTES)
+		return vm_error_set(
+			err, EFBIG,
+			"setup's state file %s is too large; remove it", path);
+	buf[len] = '\0';
+	root = json_tokener_parse(buf);
+	r = root ? parse(root, s) : -EINVAL;
+	if (r < 0) {
+		vm_setup_state_clear(s);
+		return vm_error_set(
+			err, -r == ENOMEM ? ENOMEM : EINVAL,
+			"setup's state file %s is damaged; look at what it lists, remove it and run setup again",
+			path);
+	}
+	return 0;
+}
+
+static int build(const struct vm_setup_state *s, json_object **out)
+{
+	json_object *root = json_object_new_object(), *dirs, *links;
+
+	if (!root)
+		return -ENOMEM;
+	dirs = json_object_new_array();
+	links = json_object_new_array();
+	json_object_object_add(root, "device",
+			       s->device ? json_object_new_string(s->device) :
+					   NULL);
+	json_object_object_add(root, "mountpoint",
+			       json_object_new_string(s->mountpoint));
+	json_object_object_add(root, "mounted",
+			       json_object_new_boolean(s->mounted));
+	json_object_object_add(root, "created_mountpoint",
+			       json_object_new_boolean(s->created_mountpoint));
+	json_object_object_add(root, "directories", dirs);
+	json_object_object_add(root, "links", links);
+	if (!dirs || !links) {
+		json_object_put(root);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_dirs; i++)
+		json_object_array_add(dirs, json_object_new_string(s->dirs[i]));
+	for (size_t i = 0; i < s->n_links; i++) {
+		json_object *l = json_object_new_object();
+
+		if (!l) {
+			json_object_put(root);
+			return -ENOMEM;
+		}
+		json_object_object_add(
+			l, "path", json_object_new_string(s->links[i].path));
+		json_object_object_add(
+			l, "target",
+			json_object_new_string(s->links[i].target));
+		json_object_array_add(links, l);
+	}
+	*out = root;
+	return 0;
+}
+
+int vm_setup_state_save(const char *path, const struct vm_setup_state *s,
+			struct vm_error *err)
+{
+	json_object *root __attribute__((cleanup(json_putp))) = NULL;
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *text;
+	size_t len;
+
+	if (build(s, &root) < 0)
+		return vm_error_errno(err, ENOMEM, "cannot write %s", path);
+	text = json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (!text || asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return vm_error_errno(err, ENOMEM, "cannot write %s", path);
+	len = strlen(text);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return vm_error_errno(
+			err, errno, "cannot write setup's state file %s", tmp);
+	if (write(fd, text, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
+	    fsync(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno ? errno : EIO;
+
+		unlink(tmp);
+		return vm_error_errno(
+			err, e, "cannot write setup's state file %s", path);
+	}
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * elf.h - what the symbolizer reads from one ELF file (elf.c, through
+ * libelf): function symbols from .symtab, .dynsym and the xz-compressed
+ * .gnu_debugdata (elf_debugdata.c), the loadable segments that turn a file
+ * offset into a symbol address, the GNU build id and the .gnu_debuglink.
+ *
+ * Input is untrusted (any file a process maps): every size and index is
+ * checked, and a malformed file yields an error or fewer symbols, never a
+ * crash (tests/fuzz/fuzz_elf.c).
+ */
+#ifndef VMTOOLS_AGENT_ELF_H
+#define VMTOOLS_AGENT_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/profile/sample.h"
+#include "common/error.h"
+
+struct vm_elf_symbol {
+	uint64_t addr;
+	uint64_t size; /* 0 when the symbol table does not say */
+	char *name;
+};
+
+struct vm_elf_segment {
+	uint64_t vaddr;
+	uint64_t offset;
+	uint64_t filesz;
+};
+
+struct vm_elf_info {
+	uint8_t build_id[VM_BUILD_ID_MAX];
+	uint8_t build_id_len;
+	char *debuglink; /* file name from .gnu_debuglink, or NULL */
+	uint32_t debuglink_crc;
+	bool has_symtab; /* a full .symtab (not only .dynsym) was read */
+	bool has_debugdata; /* symbols came from .gnu_debugdata too */
+	struct vm_elf_segment *segs;
+	size_t n_segs;
+	struct vm_elf_symbol *syms; /* sorted by addr, one per addr */
+	size_t n_syms;
+	size_t cap_syms;
+};
+
+/* Read the ELF file open on fd (it stays open; the caller closes it). */
+int vm_elf_read_fd(int fd, struct vm_elf_info *info, const char *what,
+		   struct vm_error *err);
+
+/* The same from memory (a decompressed .gnu_debugdata, fuzz inputs). */
+int vm_elf_read_mem(const void *buf, size_t len, struct vm_elf_info *info,
+		    const char *what, struct vm_error *err);
+
+/* Add other's symbols to info (e.g. from a debug file), then re-sort. */
+int vm_elf_merge_symbols(struct vm_elf_info *info,
+			 const struct vm_elf_info *other);
+
+/* The function containing addr (a link-time address), or NULL. */
+const struct vm_elf_symbol *vm_elf_lookup(const struct vm_elf_info *info,
+					  uint64_t addr);
+
+/* Link-time address of a file offset; false when no segment holds it. */
+bool vm_elf_offset_to_addr(const struct vm_elf_info *info, uint64_t offset,
+			   uint64_t *addr);
+
+void vm_elf_info_free(struct vm_elf_info *info);
+
+/*
+ * Decompress xz data (.gnu_debugdata) with liblzma; at most max_out bytes
+ * of output.  *out is malloc'd.
+ */
+int vm_xz_decompress(const void *in, size_t in_len, size_t max_out, void **out,
+		     size_t *out_len, struct vm_error *err);
+
+#endif

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * symbolize.c - naming the frames of every sample (see symbolize.h).
+ *
+ * For a user address, the process's mapping holding it gives the file and
+ * the file offset (addr - start + pgoff); the file's PT_LOAD segments turn
+ * that offset into the link-time address its symbol tables use.  Return
+ * addresses (every frame but the innermost) are looked up one byte back,
+ * so a call that is the last instruction of a function is not charged to
+ * the next one.  Per-process work (the symbol file of each mapping) is
+ * memoized for the run; per-binary work is cached across runs.
+ */
+#include "agent/symbolize/symbolize.h"
+
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/symbolize/kallsyms.h"
+#include "agent/symbolize/pgtitle.h"
+#include "agent/symbolize/symcache.h"
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
+{
+	char **found, *copy;
+
+	found = tfind(str, &y->strings, cmp_str);
+	if (found)
+		return *found;
+	copy = strdup(str);
+	if (!copy)
+		return NULL;
+	found = tsearch(copy, &y->strings, cmp_str);
+	if (!found || *found != copy) {
+		free(copy);
+		return found ? *found : NULL;
+	}
+	return copy;
+}
+
+/* Per process: what each of its mappings resolves to, filled lazily. */
+struct proc_memo {
+	const struct vm_process *proc;
+	const struct vm_symfile **files; /* per mapping; NULL: not loaded */
+	bool *tried;
+	uint32_t *mapping_ids; /* per mapping: index + 1 in the output */
+};
+
+static void hex_build_id(char *out, const uint8_t *id, size_t len)
+{
+	out[0] = '\0';
+	for (size_t i = 0; i < len && i < VM_BUILD_ID_MAX; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+static uint32_t add_mapping(struct vm_symbolized *y,
+			    const struct vm_sym_mapping *m)
+{
+	void *nv;
+
+	for (size_t i = 0; i < y->n_mappings; i++) {
+		const struct vm_sym_mapping *x = &y->mappings[i];
+
+		if (x->start == m->start && x->end == m->end &&
+		    x->pgoff == m->pgoff && x->file == m->file &&
+		    x->kernel == m->kernel && !strcmp(x->build_id, m->build_id))
+			return i + 1;
+	}
+	nv = reallocarray(y->mappings, y->n_mappings + 1, sizeof(*y->mappings));
+	if (!nv)
+		return 0;
+	y->mappings = nv;
+	y->mappings[y->n_mappings++] = *m;
+	return y->n_mappings;
+}
+
+static const struct vm_mapping *find_mapping(const struct vm_process *p,
+					     uint64_t addr, size_t *idx)
+{
+	for (size_t i = 0; i < p->n_maps; i++)
+		if (addr >= p->maps[i].start && addr < p->maps[i].end) {
+			*idx = i;
+			return &p->maps[i];
+		}
+	return NULL;
+}
+
+static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
+		      uint64_t addr, bool leaf, struct vm_sym_frame *f)
+{
+	const struct vm_process *p = pm->proc;
+	const struct vm_mapping *m;
+	const struct vm_elf_symbol *sym;
+	const struct vm_symfile *sf;
+	uint64_t lookup = leaf ? addr : addr - 1, vaddr;
+	size_t i;
+
+	f->addr = addr;
+	f->mapping = 0;
+	f->function = NULL;
+	if (!p || !(m = find_mapping(p, lookup, &i)))
+		return 0;
+
+	if (!pm->tried[i]) {
+		char root[64];
+
+		pm->tried[i] = true;
+		snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+		if (m->path && m->path[0] == '/' &&
+		    vm_symcache_get(m->open_path ? m->open_path : m->path,
+				    m->path, p->exited ? "" : root, &sf,
+				    NULL) == 0)
+			pm->files[i] = sf;
+		else if (m->path && !strcmp(m->path, "[vdso]") &&
+			 vm_symcache_get_vdso(&sf) == 0)
+			pm->files[i] = sf;
+	}
+	sf = pm->files[i];
+
+	if (!pm->mapping_ids[i]) {
+		struct vm_sym_mapping sm = {
+			.start = m->start,
+			.end = m->end,
+			.pgoff = m->pgoff,
+		};
+
+		sm.file = vm_symbolized_intern(y, m->path ? m->path : "[anon]");
+		if (!sm.file)
+			return -ENOMEM;
+		if (m->build_id_len)
+			hex_build_id(sm.build_id, m->build_id, m->build_id_len);
+		else if (sf)
+			hex_build_id(sm.build_id, sf->info.build_id,
+				     sf->info.build_id_len);
+		pm->mapping_ids[i] = add_mapping(y, &sm);
+		if (!pm->mapping_ids[i])
+			return -ENOMEM;
+	}
+	f->mapping = pm->mapping_ids[i];
+
+	if (!sf || !vm_elf_offset_to_addr(&sf->info,
+					  lookup - m->start + m->pgoff, &vaddr))
+		return 0;
+	sym = vm_elf_lookup(&sf->info, vaddr);
+	if (!sym)
+		return 0;
+	f->function = vm_symbolized_intern(y, sym->name);
+	if (!f->function)
+		return -ENOMEM;
+	y->mappings[f->mapping - 1].has_functions = true;
+	return 0;
+}
+
+/* Kernel frames get their mapping number once all user ones are known. */
+#define KERNEL_MAPPING_PENDING UINT32_MAX
+
+static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
+			uint64_t addr, bool leaf, struct vm_sym_frame *f)
+{
+	const struct vm_ksym *sym;
+
+	f->addr = addr;
+	f->mapping = KERNEL_MAPPING_PENDING;
+	f->function = NULL;
+	if (!k)
+		return 0;
+	sym = vm_kallsyms_lookup(k, leaf ? addr : addr - 1);
+	if (!sym)
+		return 0;
+	f->function = vm_symbolized_intern(y, sym->name);
+	return f->function ? 0 : -ENOMEM;
+}
+
+static void free_memos(struct proc_memo *memos, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(memos[i].files);
+		free(memos[i].tried);
+		free(memos[i].mapping_ids);
+	}
+	free(memos);
+}
+
+/*
+ * The kernel mapping spans the kernel addresses sampled.  It comes last:
+ * pprof takes the first mapping for the main binary.
+ */
+static int kernel_mapping(struct vm_symbolized *y, const struct vm_samples *s,
+			  uint32_t *kmap)
+{
+	struct vm_sym_mapping km = { .start = UINT64_MAX, .kernel = true };
+
+	*kmap = 0;
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < s->v[i].n_kernel; j++) {
+			uint64_t a = s->v[i].kernel_ips[j];
+
+			if (a < km.start)
+				km.start = a;
+			if (a >= km.end)
+				km.end = a + 1;
+		}
+	if (km.start == UINT64_MAX)
+		return 0;
+	km.file = vm_symbolized_intern(y, VM_KERNEL_MAPPING);
+	if (!km.file || !(*kmap = add_mapping(y, &km)))
+		return -ENOMEM;
+	return 0;
+}
+
+static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
+			    struct proc_memo *memos)
+{
+	const struct vm_kallsyms *k = NULL;
+	uint32_t kmap;
+	int r;
+
+	if (vm_kallsyms_get(&k, NULL) < 0)
+		k = NULL; /* kernel frames stay addresses */
+
+	for (size_t i = 0; i < s->n_procs; i++) {
+		size_t n = s->procs[i].n_maps ? s->procs[i].n_maps : 1;
+
+		memos[i].proc = &s->procs[i];
+		memos[i].files = calloc(n, sizeof(*memos[i].files));
+		memos[i].tried = calloc(n, sizeof(*memos[i].tried));
+		memos[i].mapping_ids = calloc(n, sizeof(uint32_t));
+		if (!memos[i].files || !memos[i].tried || !memos[i].mapping_ids)
+			return -ENOMEM;
+	}
+
+	/*
+	 * pprof takes the first mapping for the main binary: register the
+	 * executable (the first file mapping /proc/PID/maps lists) of the
+	 * sampled processes before anything else.
+	 */
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < s->n_procs; j++)
+			if (s->procs[j].pid == s->v[i].pid &&
+			    s->procs[j].n_maps && !memos[j].mapping_ids[0]) {
+				const struct vm_mapping *m =
+					&s->procs[j].maps[0];
+				struct vm_sym_frame f;
+
+				if (!m->path || m->path[0] != '/')
+					break;
+				r = user_frame(y, &memos[j], m->start, true,
+					       &f);
+				if (r)
+					return r;
+				break;
+			}
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct vm_sample *x = &s->v[i];
+		struct vm_sym_stack *st = &y->stacks[i];
+		struct proc_memo none = { 0 }, *pm = &none;
+		size_t n = 0, first;
+
+		st->sample = x;
+		for (size_t j = 0; j < s->n_procs; j++)
+			if (s->procs[j].pid == x->pid) {
+				pm = &memos[j];
+				st->proc = &s->procs[j];
+				break;
+			}
+		st->backend_type = vm_pg_backend_type(
+			st->proc && st->proc->comm[0] ? st->proc->comm :
+							x->comm,
+			st->proc ? st->proc->title : NULL);
+		st->frames = calloc(x->n_kernel + x->n_user + 2,
+				    sizeof(*st->frames));
+		if (!st->frames)
+			return -ENOMEM;
+		/* A lost stack keeps its place, named, never dropped. */
+		if (x->lost & VM_SAMPLE_LOST_KERNEL) {
+			st->frames[n].function =
+				vm_symbolized_intern(y, "[lost kernel stack]");
+			if (!st->frames[n++].function)
+				return -ENOMEM;
+		}
+		first = n; /* the innermost real frame is the leaf */
+		for (size_t j = 0; j < x->n_kernel; j++, n++) {
+			r = kernel_frame(y, k, x->kernel_ips[j], n == first,
+					 &st->frames[n]);
+			if (r)
+				return r;
+		}
+		for (size_t j = 0; j < x->n_user; j++, n++) {
+			r = user_frame(y, pm, x->user_ips[j], n == first,
+				       &st->frames[n]);
+			if (r)
+				return r;
+		}
+		if (x->lost & VM_SAMPLE_LOST_USER) {
+			st->frames[n].function =
+				vm_symbolized_intern(y, "[lost user stack]");
+			if (!st->frames[n++].function)
+				return -ENOMEM;
+		}
+		st->n_frames = n;
+		for (size_t j = 0; j < n; j++)
+			y->frames_named += st->frames[j].function != NULL;
+		y->frames_total += n;
+	}
+
+	r = kernel_mapping(y, s, &kmap);
+	if (r)
+		return r;
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < y->stacks[i].n_frames; j++) {
+			struct vm_sym_frame *f = &y->stacks[i].frames[j];
+
+			if (f->mapping != KERNEL_MAPPING_PENDING)
+				continue;
+			f->mapping = kmap;
+			if (f->function)
+				y->mappings[kmap - 1].has_functions = true;
+		}
+	return 0;
+}
+
+int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
+		 struct vm_error *err)
+{
+	struct proc_memo *memos;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	out->samples = s;
+	out->stacks = calloc(s->n ? s->n : 1, sizeof(*out->stacks));
+	memos = calloc(s->n_procs ? s->n_procs : 1, sizeof(*memos));
+	if (!out->stacks || !memos) {
+		free(memos);
+		vm_symbolized_free(out);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	out->n_stacks = s->n;
+	vm_symcache_lock();
+	r = symbolize_locked(s, out, memos);
+	vm_symcache_unlock();
+	free_memos(memos, s->n_procs);
+	if (r) {
+		vm_symbolized_free(out);
+		return vm_error_set(err, -r, "out of memory while symbolizing");
+	}
+	return 0;
+}
+
+void vm_symbolized_free(struct vm_symbolized *y)
+{
+	for (size_t i = 0; i < y->n_stacks; i++)
+		free(y->stacks[i].frames);
+	free(y->stacks);
+	free(y->mappings);
+	tdestroy(y->strings, free);
+	memset(y, 0, sizeof(*y));
+}
+
+void vm_symbolize_prefetch_kernel(void)
+{
+	const struct vm_kallsyms *k;
+
+	vm_symcache_lock();
+	vm_kallsyms_get(&k, NULL);
+	vm_symcache_unlock();
+}
+
+void vm_symbolize_prefetch_process(const struct vm_process *p)
+{
+	const struct vm_symfile *sf;
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	for (size_t i = 0; i < p->n_maps; i++) {
+		const struct vm_mapping *m = &p->maps[i];
+
+		if (!m->path || m->path[0] != '/')
+			continue;
+		vm_symcache_lock();
+		vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
+				root, &sf, NULL);
+		vm_symcache_unlock();
+	}
+}

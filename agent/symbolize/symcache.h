@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * symcache.h - the symbols of every binary seen, kept across profiles
+ * (symcache.c), so repeated profiles of the same PostgreSQL do not re-read
+ * it.  An entry is keyed by the file's identity (device, inode, size,
+ * mtime) and holds the binary's symbols merged with those of its separate
+ * debug file, found by build id or .gnu_debuglink.
+ *
+ * One lock guards the cache; the symbolizer holds it for a whole run
+ * (vm_symcache_lock), so entries stay valid meanwhile.
+ */
+#ifndef VMTOOLS_AGENT_SYMCACHE_H
+#define VMTOOLS_AGENT_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent/symbolize/elf.h"
+#include "common/error.h"
+
+struct vm_symfile {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	struct vm_elf_info info; /* binary + debug file symbols */
+	char *debug_path; /* the debug file used, or NULL */
+	uint64_t last_used; /* run counter, for eviction */
+};
+
+void vm_symcache_lock(void);
+void vm_symcache_unlock(void);
+
+/*
+ * The entry for the file at open_path (as the agent opens it); root is
+ * the process's root (e.g. /proc/PID/root, "" for ours) under which debug
+ * files are searched, path the file's name inside that root.
+ * Call with the lock held.
+ */
+int vm_symcache_get(const char *open_path, const char *path, const char *root,
+		    const struct vm_symfile **out, struct vm_error *err);
+
+/*
+ * The vDSO, which the kernel maps into every process: ours is the same
+ * image, read from our own memory.  Call with the lock held.
+ */
+int vm_symcache_get_vdso(const struct vm_symfile **out);
+
+/* Entries and hits so far (for tests and /metrics). */
+void vm_symcache_stats(uint64_t *entries, uint64_t *hits, uint64_t *misses);
+
+/* Drop everything (tests). */
+void vm_symcache_clear(void);
+
+/* Directory under which debug files are searched (default /usr/lib/debug). */
+void vm_symcache_set_debug_dir(const char *dir);
+
+#endif
