@@ -227,9 +227,8 @@ static char *find_perf(const struct serve_options *o)
 	char *path = NULL;
 
 	if (o->perf && access(o->perf, X_OK) < 0)
-		vm_log(
-			"warning: --perf %s is not an executable file; looking on the tools disk and PATH",
-			o->perf);
+		vm_log("warning: --perf %s is not an executable file; looking on the tools disk and PATH",
+		       o->perf);
 	if (vm_perf_locate(o->perf, o->mountpoint, &path, &err) < 0) {
 		vm_log("perf backend unavailable: %s", vm_error_str(&err));
 		return NULL;
@@ -257,9 +256,8 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 	if (vm_setup(&so, res, &err) < 0) {
 		snprintf(errbuf, errlen, "%s", vm_error_str(&err));
 		h->setup_error = errbuf;
-		vm_log(
-			"setup: %s; serving anyway (the bpf profiler needs no disk)",
-			errbuf);
+		vm_log("setup: %s; serving anyway (the bpf profiler needs no disk)",
+		       errbuf);
 	} else {
 		for (size_t i = 0; i < res->n_actions; i++)
 			vm_log("setup: %s", res->actions[i]);
@@ -304,9 +302,8 @@ static int serve(const struct serve_options *o)
 		if (vm_http_load_token(o->token_file, &token, &loose, &err) < 0)
 			goto fail;
 		if (loose)
-			vm_log(
-				"warning: the auth token file %s may be read by other users; chmod 600 it",
-				o->token_file);
+			vm_log("warning: the auth token file %s may be read by other users; chmod 600 it",
+			       o->token_file);
 		hcfg.token = token;
 	}
 
@@ -335,14 +332,12 @@ static int serve(const struct serve_options *o)
 	if (vm_http_start(&hcfg, &srv, &err) < 0)
 		goto fail;
 
-	vm_log("listening on %s (port %u), max %u s per profile, %s",
-		    o->listen, vm_http_port(srv),
-		    vm_request_max_seconds(&scfg.limits),
-		    token ? "token required" : "no token");
+	vm_log("listening on %s (port %u), max %u s per profile, %s", o->listen,
+	       vm_http_port(srv), vm_request_max_seconds(&scfg.limits),
+	       token ? "token required" : "no token");
 	if (!vm_http_is_loopback(&hcfg.addr) && !token)
-		vm_log(
-			"warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
-			o->listen);
+		vm_log("warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
+		       o->listen);
 
 	for (;;) {
 		sig = sigwaitinfo(&sigs, NULL);
@@ -351,9 +346,8 @@ static int serve(const struct serve_options *o)
 	}
 	vm_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	if (!vm_service_shutdown(svc, STOP_MS))
-		vm_log(
-			"the running profile did not end within %d ms; closing its connection",
-			STOP_MS);
+		vm_log("the running profile did not end within %d ms; closing its connection",
+		       STOP_MS);
 	vm_http_stop(srv, DRAIN_MS);
 	vm_service_free(svc);
 	if (health.setup_ran)

@@ -11,16 +11,26 @@
 #define VMTOOLS_AGENT_BACKEND_H
 
 #include "agent/profile/engine.h"
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
+
+/*
+ * Called by a backend, on any thread, when it has captured a target's
+ * mappings while sampling: the engine starts reading the symbols of the
+ * files p maps, so that the end of the profile finds them ready.  The
+ * backend holds its own lock over p for the call.
+ */
+typedef void vm_process_seen_fn(const struct vm_process *p);
 
 struct vm_backend_ops {
 	const char *name;
 	/*
 	 * Load/attach or spawn; *state is the backend's own.  req (and the
-	 * strings it points to) stays valid until destroy().
+	 * strings it points to) stays valid until destroy().  seen may be
+	 * called from start() until destroy().
 	 */
 	int (*start)(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg, void **state,
+		     const struct vm_engine_config *cfg,
+		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err);
 	/*
 	 * Samples so far, cheap, from any thread, also while collect() runs

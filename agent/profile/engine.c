@@ -161,7 +161,8 @@ int vm_session_start(const struct vm_profile_request *req,
 		vm_symcache_set_debug_dir(getenv("VMTOOLS_DEBUG_DIR"));
 	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = now_ns(CLOCK_REALTIME);
-	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg, &s->state, err);
+	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg,
+			  vm_symbolize_prefetch_process, &s->state, err);
 	if (r < 0) {
 		vm_session_free(s);
 		return r;

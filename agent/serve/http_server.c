@@ -185,9 +185,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		how = " (client hung up)";
 	else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		how = " (connection closed before the response was sent)";
-	vm_log("%s %s %u %.1fms%s client=%s%s", x->method, x->path,
-		    x->status, (now_us() - x->start_us) / 1000.0, samples, addr,
-		    how);
+	vm_log("%s %s %u %.1fms%s client=%s%s", x->method, x->path, x->status,
+	       (now_us() - x->start_us) / 1000.0, samples, addr, how);
 	vm_metrics_http(vm_service_metrics(srv->cfg.service), x->status);
 	if (x->profile)
 		atomic_fetch_sub(&srv->profiles_in_flight, 1);

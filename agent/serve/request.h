@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "agent/profile/engine.h"
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 #define VM_REQUEST_DEFAULT_FREQUENCY 99

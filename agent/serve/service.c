@@ -22,7 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/serve/http.h"
 #include "common/cleanup.h"
 #include "common/log.h"
 
@@ -177,16 +176,15 @@ static void log_session(const struct vm_profile_request *req,
 			const struct vm_service_result *res, uint64_t lost,
 			uint64_t ms)
 {
-	vm_log(
-		"session profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%llu lost=%llu duration_ms=%llu%s%s",
-		vm_profiler_name(req->profiler), req->frequency, req->seconds,
-		vm_outcome_name(res->outcome), res->status,
-		(unsigned long long)res->samples, (unsigned long long)lost,
-		(unsigned long long)ms,
-		res->status == 200 || res->client_gone ? "" : " error=",
-		res->status == 200 || res->client_gone ?
-			"" :
-			vm_error_str(&res->err));
+	vm_log("session profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%llu lost=%llu duration_ms=%llu%s%s",
+	       vm_profiler_name(req->profiler), req->frequency, req->seconds,
+	       vm_outcome_name(res->outcome), res->status,
+	       (unsigned long long)res->samples, (unsigned long long)lost,
+	       (unsigned long long)ms,
+	       res->status == 200 || res->client_gone ? "" : " error=",
+	       res->status == 200 || res->client_gone ?
+		       "" :
+		       vm_error_str(&res->err));
 }
 
 /* Claim the slot, or say why not; called with the lock held. */

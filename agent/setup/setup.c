@@ -4,7 +4,7 @@
  *
  *   find the disk (blockdev.c) -> mount it ro,nodev,nosuid -> read the
  *   manifest (common/manifest.c) -> compare kernel releases -> --verify
- *   hashes -> plan the links (links.c) -> refuse if anything is in the way
+ *   hashes -> plan the links (setup_links.c) -> refuse if anything is in the way
  *   -> create them -> save the state file (setup_state.c)
  *
  * Every change goes through the journal (setup_journal.c); any failure

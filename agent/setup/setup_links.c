@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * links.c - checking and applying setup's link plan.  The check is
+ * setup_links.c - checking and applying setup's link plan.  The check is
  * read-only and complete (every conflict is collected), so a refusal
  * changes nothing; applying creates missing parent directories top-down
  * and records each change in the journal for rollback and for the state

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * links.h - the symlinks setup puts into the guest: a plan (path -> target)
+ * setup_links.h - the symlinks setup puts into the guest: a plan (path -> target)
  * is first checked against what is on disk, so that everything in the way
  * is reported before anything changes, then applied through the journal.
  *

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 struct vm_elf_symbol {

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 #define VM_KERNEL_MAPPING "[kernel.kallsyms]"

@@ -20,7 +20,7 @@
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
-#include "agent/profile/proc.h"
+#include "agent/samples/proc.h"
 
 static void test_map_sizes(void **state)
 {

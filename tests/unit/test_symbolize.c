@@ -23,7 +23,7 @@
 
 #include "agent/symbolize/elf.h"
 #include "agent/encode/encode.h"
-#include "agent/profile/proc.h"
+#include "agent/samples/proc.h"
 #include "agent/symbolize/symbolize.h"
 #include "agent/symbolize/symcache.h"
 #include "proto/profile.pb-c.h"

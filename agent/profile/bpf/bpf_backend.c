@@ -36,8 +36,7 @@
 #include "agent/profile/bpf/bpf_premaps.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
-#include "agent/profile/proc.h"
-#include "agent/symbolize/symbolize.h"
+#include "agent/samples/proc.h"
 #include "bpf/profile.h"
 #include "bpf/profile.skel.h"
 #include "common/cleanup.h"
@@ -68,6 +67,7 @@ struct bpf_state {
 	bool releaser_started;
 	/* The session's request: it outlives this state (engine.c). */
 	struct vm_profile_request req;
+	vm_process_seen_fn *seen; /* the engine's, see backend.h */
 };
 
 /* libbpf's last complaint, to put in our error instead of on stderr. */
@@ -209,7 +209,7 @@ static int on_event(void *ctx, void *data, size_t size)
 				   NULL) == 0) {
 		p = vm_samples_find_process(&st->samples, e.pid);
 		if (p)
-			vm_symbolize_prefetch_process(p);
+			st->seen(p);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;
@@ -244,7 +244,7 @@ static void *event_thread(void *arg)
 						pids[i], "/proc", NULL);
 			p = vm_samples_find_process(&st->samples, pids[i]);
 			if (p)
-				vm_symbolize_prefetch_process(p);
+				st->seen(p);
 			pthread_mutex_unlock(&st->lock);
 		}
 
@@ -370,7 +370,8 @@ static int fill_targets(struct bpf_state *st,
 }
 
 static int bpf_start(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg, void **state,
+		     const struct vm_engine_config *cfg,
+		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err)
 {
 	struct bpf_state *st;
@@ -386,6 +387,7 @@ static int bpf_start(const struct vm_profile_request *req,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
 	st->req = *req;
+	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);
 	*state = st;
 

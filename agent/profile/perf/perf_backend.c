@@ -633,7 +633,8 @@ static struct vm_perfdata_filter target_filter(const struct perf_state *st)
 }
 
 static int perf_start(const struct vm_profile_request *req,
-		      const struct vm_engine_config *cfg, void **state,
+		      const struct vm_engine_config *cfg,
+		      vm_process_seen_fn *seen, void **state,
 		      struct vm_error *err)
 {
 	struct perf_state *st = calloc(1, sizeof(*st));

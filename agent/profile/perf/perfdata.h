@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 /*
@@ -55,7 +55,7 @@ struct vm_perfdata_stats {
 /*
  * Parse buf (a whole perf.data file) and add the samples of the target
  * processes to out, with the mappings and exit state of those processes.
- * out must be zeroed; release it with vm_samples_free() (samples.c), on
+ * out must be zeroed; release it with vm_samples_free() (sample.c), on
  * failure too.  Returns 0, or -EBADMSG (with
  * a sentence in err naming what is wrong and where) for a file that is not
  * perf.data, is truncated or inconsistent, or -ENOMEM.  stats may be NULL.

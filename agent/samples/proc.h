@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 struct vm_proc_file {

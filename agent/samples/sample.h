@@ -91,7 +91,7 @@ struct vm_samples {
 };
 
 /*
- * Helpers for filling a struct vm_samples (samples.c).  The struct starts
+ * Helpers for filling a struct vm_samples (sample.c).  The struct starts
  * zeroed; everything it points to is owned by it.
  */
 

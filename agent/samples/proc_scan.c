@@ -4,7 +4,7 @@
  * command name (/proc/PID/comm) or by pid.  Later ones are found by the
  * BPF program itself (fork following, first-sample announcements).
  */
-#include "agent/profile/proc.h"
+#include "agent/samples/proc.h"
 
 #include <ctype.h>
 #include <dirent.h>

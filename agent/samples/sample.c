@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * samples.c - filling and freeing the sample model of sample.h, shared by
+ * sample.c - filling and freeing the sample model of sample.h, shared by
  * both backends (growing arrays, process lookup, held files).
  */
-#include "agent/profile/sample.h"
+#include "agent/samples/sample.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * its executable mappings (files opened through map_files so that they
  * stay readable after the process exits), command name and title.
  */
-#include "agent/profile/proc.h"
+#include "agent/samples/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
