@@ -196,7 +196,7 @@ static int cmp_listed(const void *a, const void *b)
  * List the files and reserve room for the manifest before any hash
  * exists: an upper bound of its length, from its other parts serialized
  * now and the paths' lengths.  (Serializing it twice, with placeholder
- * hashes first, cost 40 ms a build.)
+ * hashes first, would write every file's entry twice.)
  */
 static int reserve_manifest(struct finish_ctx *c, struct vm_error *err)
 {

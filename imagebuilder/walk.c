@@ -122,7 +122,7 @@ static int cmp_hardlink(const void *a, const void *b)
 static int walk_dir(struct walk *w, int dfd, const char *host,
 		    struct vm_node *dir);
 
-/* "dir/name", without printf's cost (15,000 times a build). */
+/* "dir/name", without printf's cost: it runs once per file of the root. */
 static char *join(const char *dir, const char *name)
 {
 	size_t dl = strlen(dir), nl = strlen(name);

@@ -249,10 +249,10 @@ static int fs_create(struct writer *w, const char *path,
 	param.s_min_extra_isize = param.s_want_extra_isize =
 		sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
 	/*
-	 * Direct I/O: the image's 200 MB go straight to the file instead of
-	 * through freshly allocated page-cache pages, which was the largest
-	 * cost of a build (3-7x slower than the device here).  Filesystems
-	 * without O_DIRECT get buffered I/O.
+	 * Direct I/O: the image goes straight to the file instead of
+	 * through freshly allocated page-cache pages, which cost more than
+	 * the device's own writing and were the largest part of a build.
+	 * Filesystems without O_DIRECT get buffered I/O.
 	 */
 	e = ext2fs_initialize(
 		path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | EXT2_FLAG_DIRECT_IO,
