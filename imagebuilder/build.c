@@ -27,7 +27,8 @@
 #include "imagebuilder/links.h"
 #include "imagebuilder/walk.h"
 
-int vm_label_valid(const char *label, struct vm_error *err)
+/* "vm-tools" or the label, checked: at most 16 bytes. */
+static int vm_label_valid(const char *label, struct vm_error *err)
 {
 	if (strlen(label) > VM_LABEL_MAX)
 		return vm_error_set(

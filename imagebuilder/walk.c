@@ -39,7 +39,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int vm_walk_segments(int fd, struct vm_node *n)
+/* Fill n->segs when the file at fd has holes; 0 or -errno. */
+static int vm_walk_segments(int fd, struct vm_node *n)
 {
 	struct vm_segment *segs = NULL;
 	size_t count = 0, cap = 0;

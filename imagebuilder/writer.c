@@ -162,7 +162,11 @@ static int seed_cb(struct vm_node *n, void *ctx)
 	return 0;
 }
 
-void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
+/*
+ * The directory hash seed of t: derived from its names and types only, so
+ * it is known before anything is written (the htree indexes need it).
+ */
+static void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
 {
 	struct vm_sha256 *h = vm_sha256_new();
 	char hex[VM_SHA256_HEX_LEN];
@@ -181,9 +185,13 @@ void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
 	}
 }
 
-int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
-		   uint64_t size_bytes, struct vm_size_need *need,
-		   struct vm_geometry *geo, struct vm_error *err)
+/*
+ * The geometry `t` needs.  Fills *need (for messages) and *geo: the auto
+ * size, or the explicit one after checking it is large enough.
+ */
+static int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
+			  uint64_t size_bytes, struct vm_size_need *need,
+			  struct vm_geometry *geo, struct vm_error *err)
 {
 	struct plan p = { .next_ino = VM_FIRST_INO,
 			  .inodes = VM_FIRST_INO - 1,
