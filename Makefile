@@ -5,9 +5,9 @@
 #   common/        code shared by both binaries (linked into both)
 #   imagebuilder/  vmtools-image (main.c + the rest as a library for tests)
 #   agent/         vmtools-agent: main.c and the subcommands at the top, one
-#                  folder per subsystem below (profile/ with bpf/ and perf/,
-#                  symbolize/, encode/, serve/, setup/); all but main.c are
-#                  a library for the tests
+#                  folder per subsystem below (samples/, profile/ with bpf/
+#                  and perf/, symbolize/, encode/, serve/, setup/); all but
+#                  main.c are a library for the tests
 #   bpf/*.bpf.c    BPF programs: clang -target bpf, then bpftool gen skeleton
 #   tests/unit/test_*.c    cmocka unit tests, one binary each
 #   tests/fuzz/fuzz_*.c    libFuzzer targets, built with clang
@@ -149,8 +149,6 @@ $(COMMON_LIB) $(IMAGE_LIB) $(AGENT_LIB):
 $(IMAGE_BIN): $(call obj,imagebuilder/main.c) $(IMAGE_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(IMAGE_LIBS)
 
-# engine.c refers to the perf backend weakly, which alone does not pull
-# perf_backend.o out of the archive: ask for it by name.
 $(AGENT_BIN): $(call obj,agent/main.c) $(AGENT_LIB) $(COMMON_LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(AGENT_LIBS)
 

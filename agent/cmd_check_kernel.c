@@ -7,9 +7,9 @@
  *
  * Without --config it reads the running kernel's /proc/config.gz, else
  * /boot/config-$(uname -r), else /lib/modules/$(uname -r)/build/.config
- * (the headers on the tools disk, once setup has linked them).  Exit status: 0 when every required option is
- * present, 1 when one is missing, 2 when the config cannot be read or the
- * command line is wrong.
+ * (the headers on the tools disk, once setup has linked them).  Exit
+ * status: 0 when every required option is present, 1 when one is missing,
+ * 2 when the config cannot be read or the command line is wrong.
  */
 #include <errno.h>
 #include <getopt.h>

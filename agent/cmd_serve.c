@@ -239,7 +239,7 @@ static char *find_perf(const struct serve_options *o)
 
 /*
  * Mount the tools disk and link the tools, as `vmtools-agent setup` does
- * (issue 6's vm_setup()), and keep what /healthz reports.
+ * (vm_setup()), and keep what /healthz reports.
  */
 static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 		      struct vm_setup_result *res, char *errbuf, size_t errlen)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * cmd_setup.c - `vmtools-agent setup [--undo]`: the command line around
- * vm_setup() / vm_setup_undo() (setup.c), for VM boot scripts.  Prints one
- * line per thing done; on failure one error sentence on stderr.
+ * vm_setup() / vm_setup_undo() (setup/setup.h), for VM boot scripts.
+ * Prints one line per thing done; on failure one error sentence on stderr.
  *
  * Exit status: 0 done (or nothing to do), 1 refused or failed (the guest is
  * left as it was), 2 no disk with the label, or an unknown option.

@@ -70,7 +70,8 @@ struct {
 
 /*
  * Pids given, and the children they fork while the profile runs.  This and
- * the next two maps are sized by user space too (agent/bpf_sizing.c).
+ * the next two maps are sized by user space too
+ * (agent/profile/bpf/bpf_sizing.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

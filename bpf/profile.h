@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * profile.h - structures shared by the BPF CPU profiler (profile.bpf.c) and
- * its user-space driver (agent/bpf_backend.c).
+ * its user-space driver (agent/profile/bpf/bpf_backend.c).
  *
  * The program counts samples in `counts`, keyed by struct profile_key; the
- * stack ids in the key index `user_stacks` and `kernel_stacks`.  Per-CPU counters (enum profile_stat)
- * say what could not be recorded.  Events (struct profile_event) on the ring
- * buffer tell user space about target processes to capture /proc state of
- * while they live.
+ * stack ids in the key index `user_stacks` and `kernel_stacks`.  Per-CPU
+ * counters (enum profile_stat) say what could not be recorded.  Events
+ * (struct profile_event) on the ring buffer tell user space about target
+ * processes to capture /proc state of while they live.
  */
 #ifndef VMTOOLS_BPF_PROFILE_H
 #define VMTOOLS_BPF_PROFILE_H

@@ -3,9 +3,9 @@
  * dl.h - libraries opened with dlopen() when first needed instead of
  * linked (dl.c).  Every linked library is mapped and relocated when the
  * program starts, whatever the command: libmicrohttpd (the REST service)
- * and libcrypto (SHA-256 of the tools disk's files and of tokens) cost a
- * one-shot `vmtools-agent profile` more start-up time than every library
- * it uses.  A user lists the functions it calls once, in a struct vm_dl,
+ * and libcrypto (SHA-256 of the tools disk's files and of tokens) would
+ * slow the start of every one-shot `vmtools-agent profile`, which uses
+ * neither.  A user lists the functions it calls once, in a struct vm_dl,
  * and calls them through the pointers vm_dl_load() fills in, the way
  * systemd opens its optional libraries.
  */

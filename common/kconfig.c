@@ -13,7 +13,7 @@
 
 #include "common/cleanup.h"
 
-const char *vm_kconfig_level_name(enum vm_kconfig_level level)
+static const char *vm_kconfig_level_name(enum vm_kconfig_level level)
 {
 	return vm_kconfig_level_names[level];
 }

@@ -119,6 +119,4 @@ void vm_kconfig_check_values(const struct vm_kconfig_fragment *f,
 			     const char *config_name, FILE *report,
 			     struct vm_kconfig_summary *summary);
 
-const char *vm_kconfig_level_name(enum vm_kconfig_level level);
-
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kconfig_int.h - line-level helpers shared by the two kconfig parsers:
- * kconfig_values.c (a kernel's .config) and kconfig_fragment.c
- * (kernel-config/vmtools.config).  Internal to common/.
+ * kconfig_int.h - what the kconfig files share: the level names, and the
+ * line-level helpers of the two parsers, kconfig_values.c (a kernel's
+ * .config) and kconfig_fragment.c (kernel-config/vmtools.config).
+ * Internal to common/.
  */
 #ifndef VMTOOLS_COMMON_KCONFIG_INT_H
 #define VMTOOLS_COMMON_KCONFIG_INT_H

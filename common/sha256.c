@@ -111,7 +111,7 @@ void vm_sha256_free(struct vm_sha256 *ctx)
 /*
  * One-shot hashes reuse a context per thread and a SHA-256 fetched once:
  * EVP_Digest() allocates a context and looks the algorithm up each time,
- * a microsecond that 15,000 files of an image notice.
+ * which an image pays once per file.
  */
 static EVP_MD *sha256_md;
 static pthread_key_t ctx_key;

@@ -38,7 +38,4 @@ struct vm_build_result {
 int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	     struct vm_error *err);
 
-/* "vm-tools" or the label, checked: at most 16 bytes. */
-int vm_label_valid(const char *label, struct vm_error *err);
-
 #endif

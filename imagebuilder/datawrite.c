@@ -6,9 +6,10 @@
  * Consecutive files get consecutive blocks, so their data goes out in one
  * pwritev of up to 8 MiB instead of a write per file.  Data the caller
  * keeps (the read-ahead ring) is written from where it is; only the rest
- * is copied.  (Copying all 170 MB into one buffer was a tenth of the main
- * thread's time.)  The image's metadata goes through libext2fs's io
- * channel; the blocks written here are disjoint from it.
+ * is copied.  (Copying it all into one buffer would add a pass over every
+ * byte of file data on the main thread.)  The image's metadata goes
+ * through libext2fs's io channel; the blocks written here are disjoint
+ * from it.
  */
 #include "imagebuilder/datawrite.h"
 

@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t vm_dirent_len(size_t name_len)
+/* On-disk size of an entry with a name of name_len bytes. */
+static size_t vm_dirent_len(size_t name_len)
 {
 	return (8 + name_len + 3) & ~(size_t)3;
 }
@@ -58,7 +59,8 @@ uint64_t vm_dir_blocks(const struct vm_node *dir, size_t block_size)
 	return blocks;
 }
 
-int vm_dirent_type(const struct vm_node *n)
+/* ext2 file type (EXT2_FT_*) of a node. */
+static int vm_dirent_type(const struct vm_node *n)
 {
 	if (n->link_to)
 		n = n->link_to;

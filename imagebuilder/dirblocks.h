@@ -15,9 +15,6 @@
 
 #include "imagebuilder/tree.h"
 
-/* On-disk size of an entry with a name of `len` bytes. */
-size_t vm_dirent_len(size_t name_len);
-
 /* Blocks of `block_size` bytes that dir's entries ("." ".." too) fill. */
 uint64_t vm_dir_blocks(const struct vm_node *dir, size_t block_size);
 
@@ -33,9 +30,6 @@ size_t vm_dir_htree_limit(size_t block_size);
  */
 uint64_t vm_dir_layout(const struct vm_node *dir, size_t block_size,
 		       const uint32_t *seed, int *indexed);
-
-/* ext2 file type (EXT2_FT_*) of a node. */
-int vm_dirent_type(const struct vm_node *n);
 
 /*
  * Fill buf (vm_dir_blocks() * block_size bytes) with the entries of dir:

@@ -231,10 +231,6 @@ static int search_list(const char *list, const char *origin, const char *name,
 	return 0;
 }
 
-struct object {
-	char *path; /* resolved */
-};
-
 void vm_elf_closure_clear(struct vm_elf_closure *c)
 {
 	free(c->interp);
@@ -247,21 +243,182 @@ void vm_elf_closure_clear(struct vm_elf_closure *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * The objects whose DT_NEEDED are still to be read, breadth first: the
+ * binary, then each library in the order it was found.
+ */
+struct object_queue {
+	char **paths; /* resolved */
+	size_t head, tail;
+};
+
+static void object_queue_free(struct object_queue *q)
+{
+	for (size_t i = 0; i < q->tail; i++)
+		free(q->paths[i]);
+	free(q->paths);
+}
+
+static int object_queue_push(struct object_queue *q, const char *path,
+			     struct vm_error *err)
+{
+	char **v = realloc(q->paths, (q->tail + 1) * sizeof(*v));
+
+	if (!v)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	q->paths = v;
+	v[q->tail] = strdup(path);
+	if (!v[q->tail])
+		return vm_error_set(err, ENOMEM, "out of memory");
+	q->tail++;
+	return 0;
+}
+
+/*
+ * Where a library is looked for last, as one colon-separated list: the
+ * caller's dirs, or the standard directories of the binary's machine
+ * (what ld.so.cache would list on Debian, without depending on it).
+ */
+static void default_search_list(const char *const *dirs, int machine, char *out,
+				size_t size)
+{
+	const char *ma = multiarch(machine);
+
+	if (dirs) {
+		size_t o = 0;
+
+		out[0] = '\0';
+		for (size_t i = 0; dirs[i]; i++)
+			o += (size_t)snprintf(out + o, o < size ? size - o : 0,
+					      "%s%s", i ? ":" : "", dirs[i]);
+	} else if (ma) {
+		snprintf(out, size,
+			 "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib",
+			 ma, ma);
+	} else {
+		snprintf(out, size, "/lib64:/usr/lib64:/lib:/usr/lib");
+	}
+}
+
+/* The loader goes into the bundle by its file name, apart from the libs. */
+static int find_loader(const char *binary, const char *interp,
+		       struct vm_elf_closure *out, struct vm_error *err)
+{
+	const char *slash = strrchr(interp, '/');
+	char ip[PATH_MAX];
+
+	if (!realpath(interp, ip))
+		return vm_error_errno(
+			err, errno,
+			"%s needs the loader %s, which this host does not have",
+			binary, interp);
+	out->interp = strdup(ip);
+	out->interp_name = strdup(slash ? slash + 1 : interp);
+	if (!out->interp || !out->interp_name)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Already in the closure: a library found before, or the loader itself. */
 static int have_lib(const struct vm_elf_closure *c, const char *name)
 {
+	if (c->interp_name && !strcmp(name, c->interp_name))
+		return 1;
 	for (size_t i = 0; i < c->n_libs; i++)
 		if (!strcmp(c->libs[i].name, name))
 			return 1;
 	return 0;
 }
 
+/*
+ * ld.so's order for one name that obj needs: a name with a slash as a
+ * path; obj's DT_RPATH unless it has a DT_RUNPATH; the binary's DT_RPATH
+ * unless either has a DT_RUNPATH; obj's DT_RUNPATH; the default list.
+ * 1 when found, into found.
+ */
+static int find_lib(const char *name, const struct vm_elf_info *obj,
+		    const char *origin, const struct vm_elf_info *bin,
+		    const char *defaults, char *found)
+{
+	if (strchr(name, '/') && compatible(name, bin) && realpath(name, found))
+		return 1;
+	if (obj->rpath && !obj->runpath &&
+	    search_list(obj->rpath, origin, name, bin, found))
+		return 1;
+	if (bin->rpath && !bin->runpath && !obj->runpath &&
+	    search_list(bin->rpath, origin, name, bin, found))
+		return 1;
+	if (obj->runpath && search_list(obj->runpath, origin, name, bin, found))
+		return 1;
+	return search_list(defaults, origin, name, bin, found);
+}
+
+static int add_lib(struct vm_elf_closure *out, const char *name,
+		   const char *found, struct vm_error *err)
+{
+	struct vm_elf_lib *libs;
+
+	libs = realloc(out->libs, (out->n_libs + 1) * sizeof(*libs));
+	if (!libs)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	out->libs = libs;
+	libs[out->n_libs].name = strdup(name);
+	libs[out->n_libs].path = strdup(found);
+	out->n_libs++;
+	if (!libs[out->n_libs - 1].name || !libs[out->n_libs - 1].path)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * Add to the closure each library the object at path needs that it does
+ * not have yet, and queue those libraries for their own needs.
+ */
+static int add_needed(const char *path, const struct vm_elf_info *bin,
+		      const char *defaults, struct vm_elf_closure *out,
+		      struct object_queue *q, struct vm_error *err)
+{
+	struct vm_elf_info info;
+	char origin[PATH_MAX];
+	char *slash;
+	int r;
+
+	r = vm_elf_read(path, &info, err);
+	if (r < 0)
+		return r;
+	/* $ORIGIN: the directory of the object whose search paths say it. */
+	snprintf(origin, sizeof(origin), "%s", path);
+	slash = strrchr(origin, '/');
+	if (slash && slash != origin)
+		*slash = '\0';
+	for (size_t i = 0; i < info.n_needed && r == 0; i++) {
+		const char *name = info.needed[i];
+		char found[PATH_MAX];
+
+		if (have_lib(out, name))
+			continue;
+		if (!find_lib(name, &info, origin, bin, defaults, found)) {
+			r = vm_error_set(
+				err, ENOENT,
+				"%s needs %s, which is not installed on this host (searched its RUNPATH/RPATH and %s); install the package that provides it",
+				path, name, defaults);
+			break;
+		}
+		r = add_lib(out, name, found, err);
+		if (r == 0)
+			r = object_queue_push(q, found, err);
+	}
+	vm_elf_info_clear(&info);
+	return r;
+}
+
 int vm_elf_closure(const char *binary, const char *const *dirs,
 		   struct vm_elf_closure *out, struct vm_error *err)
 {
+	_cleanup_(object_queue_free) struct object_queue q = { 0 };
 	struct vm_elf_info bin;
 	char real[PATH_MAX], defaults[1024];
-	const char *ma;
-	int r;
+	int r = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!realpath(binary, real))
@@ -269,133 +426,14 @@ int vm_elf_closure(const char *binary, const char *const *dirs,
 	r = vm_elf_read(real, &bin, err);
 	if (r < 0)
 		return r;
-	ma = multiarch(bin.machine);
-	if (dirs) {
-		size_t o = 0;
-
-		defaults[0] = '\0';
-		for (size_t i = 0; dirs[i]; i++)
-			o += (size_t)snprintf(
-				defaults + o,
-				o < sizeof(defaults) ? sizeof(defaults) - o : 0,
-				"%s%s", i ? ":" : "", dirs[i]);
-	} else if (ma) {
-		snprintf(defaults, sizeof(defaults),
-			 "/lib/%s:/usr/lib/%s:/lib64:/usr/lib64:/lib:/usr/lib",
-			 ma, ma);
-	} else {
-		snprintf(defaults, sizeof(defaults),
-			 "/lib64:/usr/lib64:/lib:/usr/lib");
-	}
-	if (bin.interp) {
-		char ip[PATH_MAX];
-		const char *slash = strrchr(bin.interp, '/');
-
-		if (!realpath(bin.interp, ip)) {
-			r = vm_error_errno(
-				err, errno,
-				"%s needs the loader %s, which this host does not have",
-				binary, bin.interp);
-			goto out;
-		}
-		out->interp = strdup(ip);
-		out->interp_name = strdup(slash ? slash + 1 : bin.interp);
-		if (!out->interp || !out->interp_name) {
-			r = vm_error_set(err, ENOMEM, "out of memory");
-			goto out;
-		}
-	}
-	/* Breadth first over objects: the binary, then each library found. */
-	{
-		struct object *queue = NULL;
-		size_t head = 0, tail = 0;
-
-		queue = calloc(1, sizeof(*queue));
-		if (!queue) {
-			r = vm_error_set(err, ENOMEM, "out of memory");
-			goto out;
-		}
-		queue[tail++] = (struct object){ strdup(real) };
-		if (!queue[0].path)
-			r = vm_error_set(err, ENOMEM, "out of memory");
-		for (; head < tail && r == 0; head++) {
-			struct object *ob = &queue[head];
-			struct vm_elf_info info;
-			char origin[PATH_MAX];
-			char *slash;
-
-			r = vm_elf_read(ob->path, &info, err);
-			if (r < 0)
-				break;
-			snprintf(origin, sizeof(origin), "%s", ob->path);
-			slash = strrchr(origin, '/');
-			if (slash && slash != origin)
-				*slash = '\0';
-			for (size_t i = 0; i < info.n_needed && r == 0; i++) {
-				const char *name = info.needed[i];
-				char found[PATH_MAX];
-				int ok = 0;
-				struct vm_elf_lib *libs;
-				struct object *q;
-
-				if (have_lib(out, name) ||
-				    (out->interp_name &&
-				     !strcmp(name, out->interp_name)))
-					continue;
-				if (strchr(name, '/'))
-					ok = compatible(name, &bin) &&
-					     realpath(name, found);
-				if (!ok && info.rpath && !info.runpath)
-					ok = search_list(info.rpath, origin,
-							 name, &bin, found);
-				if (!ok && bin.rpath && !bin.runpath &&
-				    !info.runpath)
-					ok = search_list(bin.rpath, origin,
-							 name, &bin, found);
-				if (!ok && info.runpath)
-					ok = search_list(info.runpath, origin,
-							 name, &bin, found);
-				if (!ok)
-					ok = search_list(defaults, origin, name,
-							 &bin, found);
-				if (!ok) {
-					r = vm_error_set(
-						err, ENOENT,
-						"%s needs %s, which is not installed on this host (searched its RUNPATH/RPATH and %s); install the package that provides it",
-						ob->path, name, defaults);
-					break;
-				}
-				libs = realloc(out->libs, (out->n_libs +
-							   1) * sizeof(*libs));
-				q = realloc(queue, (tail + 1) * sizeof(*q));
-				if (libs)
-					out->libs = libs;
-				if (q)
-					queue = q;
-				if (!libs || !q) {
-					r = vm_error_set(err, ENOMEM,
-							 "out of memory");
-					break;
-				}
-				ob = &queue[head];
-				out->libs[out->n_libs].name = strdup(name);
-				out->libs[out->n_libs].path = strdup(found);
-				out->n_libs++;
-				queue[tail++] =
-					(struct object){ strdup(found) };
-				if (!queue[tail - 1].path ||
-				    !out->libs[out->n_libs - 1].name ||
-				    !out->libs[out->n_libs - 1].path)
-					r = vm_error_set(err, ENOMEM,
-							 "out of memory");
-			}
-			vm_elf_info_clear(&info);
-		}
-		for (size_t i = 0; i < tail; i++)
-			free(queue[i].path);
-		free(queue);
-	}
-out:
+	default_search_list(dirs, bin.machine, defaults, sizeof(defaults));
+	if (bin.interp)
+		r = find_loader(binary, bin.interp, out, err);
+	if (r == 0)
+		r = object_queue_push(&q, real, err);
+	/* q.paths may move as libraries are queued; the strings do not. */
+	for (; r == 0 && q.head < q.tail; q.head++)
+		r = add_needed(q.paths[q.head], &bin, defaults, out, &q, err);
 	vm_elf_info_clear(&bin);
 	if (r < 0)
 		vm_elf_closure_clear(out);

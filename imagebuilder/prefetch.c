@@ -5,18 +5,17 @@
  * The writer is a single pass over the tree; per file it opens, reads and
  * hashes the source (user and kernel CPU) and writes the image.  Done in
  * other threads, the two halves overlap; with one reader per CPU (up to
- * four) the hashing, the larger half, is spread.  The readers handle the files
- * up to VM_PREFETCH_MAX_FILE in the writer's order and queues them; the
- * writer takes them in the same order.  Each item carries its own error,
+ * four) the hashing, the larger half, is spread.  The readers handle the
+ * files up to VM_PREFETCH_MAX_FILE in the writer's order and queue them;
+ * the writer takes them in the same order.  Each item carries its own error,
  * reported when the writer reaches it, so the messages are the same as
  * without the thread.
  *
- * Contents go into one ring buffer, faulted in once: the items
- * are taken in the order they are read, so the space of the oldest is the
- * next to be free.  (A buffer per file cost a page fault per 4 KiB read
- * and an munmap per large file: a fifth of the reader's time.)  Files are
- * opened relative to their directory, which is opened once for all of its
- * files, not by full path each.
+ * Contents go into one ring buffer, faulted in once: the items are taken
+ * in the order they are read, so the space of the oldest is the next to be
+ * free.  (A buffer per file cost a page fault per 4 KiB read and an munmap
+ * per large file.)  Files are opened relative to their directory, which is
+ * opened once for all of its files, not by full path each.
  */
 #include "imagebuilder/prefetch.h"
 
@@ -260,8 +259,8 @@ static int readers(void)
 
 /*
  * The ring: faulted in by the readers, once, as it is reused round and
- * round; in huge pages where the kernel allows it, 8 faults instead of
- * 4,096 (each a trap to the hypervisor in a VM).
+ * round; in huge pages where the kernel allows it, a fault per 2 MiB
+ * instead of per 4 KiB (each a trap to the hypervisor in a VM).
  */
 static void *map_ring(char **ring)
 {

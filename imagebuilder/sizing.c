@@ -46,7 +46,8 @@ uint64_t vm_size_overhead(uint64_t blocks, uint64_t inodes)
 	return total;
 }
 
-uint64_t vm_size_inodes(uint64_t used)
+/* Inodes to ask for: what is used plus a little, so ext4 has room. */
+static uint64_t vm_size_inodes(uint64_t used)
 {
 	/* Read-only image: 1% spare covers lost+found and rounding. */
 	return used + used / 100 + 16;

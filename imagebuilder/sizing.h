@@ -32,9 +32,6 @@ int vm_group_has_super(uint64_t g);
 /* Metadata blocks of a filesystem of `blocks` blocks with `inodes` inodes. */
 uint64_t vm_size_overhead(uint64_t blocks, uint64_t inodes);
 
-/* Inodes to ask for: what is used plus a little, so ext4 has room. */
-uint64_t vm_size_inodes(uint64_t used);
-
 /* The smallest geometry holding `need`, with a small safety margin. */
 void vm_size_auto(const struct vm_size_need *need, struct vm_geometry *out);
 

@@ -21,7 +21,4 @@ struct vm_walk_opts {
 int vm_walk(const char *root, const struct vm_walk_opts *opts,
 	    struct vm_tree *t, struct vm_error *err);
 
-/* Fill n->segs when the file at fd has holes; 0 or -errno. */
-int vm_walk_segments(int fd, struct vm_node *n);
-
 #endif

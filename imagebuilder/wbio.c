@@ -5,11 +5,12 @@
  * libext2fs writes metadata a block at a time: every inode written reads
  * and rewrites its inode-table block, and unix_io's eight-block cache
  * writes each one out as soon as eight others were touched.  With direct
- * I/O each of those is a synchronous 4 KiB write: about 950 of them, 65 ms,
- * for a 15,000-file image.  This manager keeps small writes in memory,
- * indexed by block, until flush or close, then writes them in block order
- * with each run of consecutive blocks as one write (the inode tables of a
- * flex group are one run).  Everything else is unix_io's.
+ * I/O each of those is a synchronous 4 KiB write, and an image of
+ * thousands of files makes hundreds of them.  This manager keeps small
+ * writes in memory, indexed by block, until flush or close, then writes
+ * them in block order with each run of consecutive blocks as one write
+ * (the inode tables of a flex group are one run).  Everything else is
+ * unix_io's.
  */
 #include "imagebuilder/wbio.h"
 

@@ -162,7 +162,11 @@ static int seed_cb(struct vm_node *n, void *ctx)
 	return 0;
 }
 
-void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
+/*
+ * The directory hash seed of t: derived from its names and types only, so
+ * it is known before anything is written (the htree indexes need it).
+ */
+static void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
 {
 	struct vm_sha256 *h = vm_sha256_new();
 	char hex[VM_SHA256_HEX_LEN];
@@ -181,9 +185,13 @@ void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4])
 	}
 }
 
-int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
-		   uint64_t size_bytes, struct vm_size_need *need,
-		   struct vm_geometry *geo, struct vm_error *err)
+/*
+ * The geometry `t` needs.  Fills *need (for messages) and *geo: the auto
+ * size, or the explicit one after checking it is large enough.
+ */
+static int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
+			  uint64_t size_bytes, struct vm_size_need *need,
+			  struct vm_geometry *geo, struct vm_error *err)
 {
 	struct plan p = { .next_ino = VM_FIRST_INO,
 			  .inodes = VM_FIRST_INO - 1,
@@ -249,10 +257,10 @@ static int fs_create(struct writer *w, const char *path,
 	param.s_min_extra_isize = param.s_want_extra_isize =
 		sizeof(struct ext2_inode_large) - EXT2_GOOD_OLD_INODE_SIZE;
 	/*
-	 * Direct I/O: the image's 200 MB go straight to the file instead of
-	 * through freshly allocated page-cache pages, which was the largest
-	 * cost of a build (3-7x slower than the device here).  Filesystems
-	 * without O_DIRECT get buffered I/O.
+	 * Direct I/O: the image goes straight to the file instead of
+	 * through freshly allocated page-cache pages, which cost more than
+	 * the device's own writing and were the largest part of a build.
+	 * Filesystems without O_DIRECT get buffered I/O.
 	 */
 	e = ext2fs_initialize(
 		path, EXT2_FLAG_64BITS | EXT2_FLAG_RW | EXT2_FLAG_DIRECT_IO,

@@ -34,20 +34,6 @@ struct vm_write_stats {
 };
 
 /*
- * The directory hash seed of t: derived from its names and types only, so
- * it is known before anything is written (the htree indexes need it).
- */
-void vm_writer_hash_seed(struct vm_tree *t, uint32_t seed[4]);
-
-/*
- * The geometry `t` needs.  Fills *need (for messages) and *geo: the auto
- * size, or the explicit one after checking it is large enough.
- */
-int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
-		   uint64_t size_bytes, struct vm_size_need *need,
-		   struct vm_geometry *geo, struct vm_error *err);
-
-/*
  * Start reading (and hashing) the files of `t` in a thread, in the order
  * vm_writer_write will want them, so the reading overlaps whatever comes
  * before the write.  The tree's files must not change until the write.

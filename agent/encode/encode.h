@@ -23,9 +23,4 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 int vm_gzip(const void *in, size_t in_len, void **out, size_t *out_len,
 	    struct vm_error *err);
 
-/* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
-void vm_frame_fallback_name(const struct vm_symbolized *y,
-			    const struct vm_sym_frame *f, char *buf,
-			    size_t size);
-
 #endif

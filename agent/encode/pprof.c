@@ -249,17 +249,17 @@ static void packed_free(struct packed *p)
 	free(p->function_ptrs);
 }
 
-static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
-		 Profile *prof, ValueType vt[3])
-{
-	const struct vm_samples *s = y->samples;
-	static const struct vm_sym_frame none = { 0 };
-	size_t n_frames = 0, n = y->n_stacks, fi = 0;
-	int64_t k_pid, k_tid, k_comm, k_type;
-	uint32_t freq = s->frequency ? s->frequency : 1;
-	int64_t period = 1000000000LL / freq;
-	char comment[128];
+/* The string-table indices of the label keys every sample carries. */
+struct label_keys {
+	int64_t pid, tid, comm, backend_type;
+};
 
+/*
+ * pprof requires "" at index 0 of the string table; the value types and
+ * label keys come next, so that they are interned once for all samples.
+ */
+static int intern_fixed(struct enc *e, ValueType vt[3], struct label_keys *k)
+{
 	if (str_idx(e, "") != 0)
 		return -ENOMEM;
 	vt[0].type = str_idx(e, "samples");
@@ -267,14 +267,24 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	vt[1].type = str_idx(e, "cpu");
 	vt[1].unit = str_idx(e, "nanoseconds");
 	vt[2] = vt[1];
-	k_pid = str_idx(e, "pid");
-	k_tid = str_idx(e, "tid");
-	k_comm = str_idx(e, "comm");
-	k_type = str_idx(e, "backend_type");
+	k->pid = str_idx(e, "pid");
+	k->tid = str_idx(e, "tid");
+	k->comm = str_idx(e, "comm");
+	k->backend_type = str_idx(e, "backend_type");
 	if (vt[0].type < 0 || vt[0].unit < 0 || vt[1].type < 0 ||
-	    vt[1].unit < 0 || k_pid < 0 || k_tid < 0 || k_comm < 0 ||
-	    k_type < 0)
+	    vt[1].unit < 0 || k->pid < 0 || k->tid < 0 || k->comm < 0 ||
+	    k->backend_type < 0)
 		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * The arrays samples and mappings point into, each allocated once at its
+ * final size (an empty stack still takes one location).
+ */
+static int alloc_packed(const struct vm_symbolized *y, struct packed *p)
+{
+	size_t n_frames = 0, n = y->n_stacks;
 
 	for (size_t i = 0; i < n; i++)
 		n_frames += y->stacks[i].n_frames ? y->stacks[i].n_frames : 1;
@@ -289,7 +299,12 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	if (!p->samples || !p->sample_ptrs || !p->loc_ids || !p->values ||
 	    !p->labels || !p->label_ptrs || !p->mappings || !p->mapping_ptrs)
 		return -ENOMEM;
+	return 0;
+}
 
+static int pack_mappings(const struct vm_symbolized *y, struct enc *e,
+			 struct packed *p)
+{
 	for (size_t i = 0; i < y->n_mappings; i++) {
 		const struct vm_sym_mapping *m = &y->mappings[i];
 		Mapping *pm = &p->mappings[i];
@@ -311,58 +326,105 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 			return -ENOMEM;
 		p->mapping_ptrs[i] = pm;
 	}
+	return 0;
+}
 
-	for (size_t i = 0; i < n; i++) {
+/*
+ * A sample's locations, leaf first, into ids.  A sample without a stack
+ * still gets one location, "[no stack]", so that its CPU time is counted
+ * and shows where it went.
+ */
+static int pack_locations(struct enc *e, const struct vm_sym_stack *st,
+			  Sample *ps, uint64_t *ids)
+{
+	static const struct vm_sym_frame none = { 0 };
+
+	ps->location_id = ids;
+	if (st->n_frames == 0) {
+		ids[0] = location_id(e, &none, "[no stack]");
+		if (!ids[0])
+			return -ENOMEM;
+		ps->n_location_id = 1;
+	}
+	for (size_t j = 0; j < st->n_frames; j++) {
+		const struct vm_sym_frame *fr = &st->frames[j];
+
+		ids[j] = location_id(e, fr, fr->function);
+		if (!ids[j])
+			return -ENOMEM;
+		ps->n_location_id++;
+	}
+	return 0;
+}
+
+/* pid, tid, comm and, for PostgreSQL's processes, backend_type. */
+static int pack_labels(struct enc *e, const struct label_keys *k,
+		       const struct vm_sym_stack *st, Label *l, Label **ptrs,
+		       Sample *ps)
+{
+	size_t nl = 0;
+
+	for (size_t j = 0; j < MAX_LABELS; j++)
+		perftools__profiles__label__init(&l[j]);
+	l[nl].key = k->pid;
+	l[nl++].num = st->sample->pid;
+	l[nl].key = k->tid;
+	l[nl++].num = st->sample->tid;
+	l[nl].key = k->comm;
+	l[nl].str = str_idx(e, st->sample->comm[0] ? st->sample->comm :
+						     "[unknown]");
+	if (l[nl++].str < 0)
+		return -ENOMEM;
+	if (st->backend_type) {
+		l[nl].key = k->backend_type;
+		l[nl].str = str_idx(e, st->backend_type);
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+	}
+	ps->label = ptrs;
+	ps->n_label = nl;
+	for (size_t j = 0; j < nl; j++)
+		ps->label[j] = &l[j];
+	return 0;
+}
+
+/* One Sample per stack: its locations, [count, CPU time], its labels. */
+static int pack_samples(const struct vm_symbolized *y, struct enc *e,
+			struct packed *p, const struct label_keys *k,
+			int64_t period)
+{
+	size_t fi = 0;
+	int r;
+
+	for (size_t i = 0; i < y->n_stacks; i++) {
 		const struct vm_sym_stack *st = &y->stacks[i];
 		Sample *ps = &p->samples[i];
-		Label *l = &p->labels[MAX_LABELS * i];
-		size_t nl = 0;
 
 		perftools__profiles__sample__init(ps);
-		ps->location_id = &p->loc_ids[fi];
-		if (st->n_frames == 0) {
-			p->loc_ids[fi] = location_id(e, &none, "[no stack]");
-			if (!p->loc_ids[fi++])
-				return -ENOMEM;
-			ps->n_location_id = 1;
-		}
-		for (size_t j = 0; j < st->n_frames; j++) {
-			const struct vm_sym_frame *fr = &st->frames[j];
-
-			p->loc_ids[fi] = location_id(e, fr, fr->function);
-			if (!p->loc_ids[fi++])
-				return -ENOMEM;
-			ps->n_location_id++;
-		}
+		r = pack_locations(e, st, ps, &p->loc_ids[fi]);
+		if (r < 0)
+			return r;
+		fi += ps->n_location_id;
 		ps->value = &p->values[2 * i];
 		ps->n_value = 2;
 		ps->value[0] = st->sample->count;
 		ps->value[1] = st->sample->count * period;
-
-		for (size_t j = 0; j < MAX_LABELS; j++)
-			perftools__profiles__label__init(&l[j]);
-		l[nl].key = k_pid;
-		l[nl++].num = st->sample->pid;
-		l[nl].key = k_tid;
-		l[nl++].num = st->sample->tid;
-		l[nl].key = k_comm;
-		l[nl].str = str_idx(e, st->sample->comm[0] ? st->sample->comm :
-							     "[unknown]");
-		if (l[nl++].str < 0)
-			return -ENOMEM;
-		if (st->backend_type) {
-			l[nl].key = k_type;
-			l[nl].str = str_idx(e, st->backend_type);
-			if (l[nl++].str < 0)
-				return -ENOMEM;
-		}
-		ps->label = &p->label_ptrs[MAX_LABELS * i];
-		ps->n_label = nl;
-		for (size_t j = 0; j < nl; j++)
-			ps->label[j] = &l[j];
+		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
+				&p->label_ptrs[MAX_LABELS * i], ps);
+		if (r < 0)
+			return r;
 		p->sample_ptrs[i] = ps;
 	}
+	return 0;
+}
 
+/*
+ * protobuf-c packs repeated messages from arrays of pointers; the
+ * locations, lines and functions gathered while packing the samples are
+ * flat arrays, so point at them only now that they no longer move.
+ */
+static int point_at_tables(struct enc *e, struct packed *p)
+{
 	p->location_ptrs = calloc(e->n_locations + 1, sizeof(Location *));
 	p->line_ptrs = calloc(e->n_locations + 1, sizeof(Line *));
 	p->function_ptrs = calloc(e->n_functions + 1, sizeof(Function *));
@@ -375,22 +437,58 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	}
 	for (size_t i = 0; i < e->n_functions; i++)
 		p->function_ptrs[i] = &e->functions[i];
+	return 0;
+}
+
+/*
+ * What the profile missed is said in its comments (`pprof -comments`), so
+ * that a reader knows the counts are short.
+ */
+static int note_losses(const struct vm_samples *s, struct enc *e,
+		       struct packed *p, Profile *prof)
+{
+	char comment[128];
 
 	prof->n_comment = 0;
 	prof->comment = p->comments;
-	if (s->lost_stacks || s->lost_samples) {
-		snprintf(comment, sizeof(comment),
-			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
-			 " samples not recorded",
-			 s->lost_stacks, s->lost_samples);
-		p->comments[prof->n_comment] = str_idx(e, comment);
-		if (p->comments[prof->n_comment++] < 0)
-			return -ENOMEM;
-	}
+	if (!s->lost_stacks && !s->lost_samples)
+		return 0;
+	snprintf(comment, sizeof(comment),
+		 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
+		 " samples not recorded",
+		 s->lost_stacks, s->lost_samples);
+	p->comments[prof->n_comment] = str_idx(e, comment);
+	if (p->comments[prof->n_comment++] < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
+		 Profile *prof, ValueType vt[3])
+{
+	const struct vm_samples *s = y->samples;
+	uint32_t freq = s->frequency ? s->frequency : 1;
+	int64_t period = 1000000000LL / freq;
+	struct label_keys keys;
+	int r;
+
+	r = intern_fixed(e, vt, &keys);
+	if (r == 0)
+		r = alloc_packed(y, p);
+	if (r == 0)
+		r = pack_mappings(y, e, p);
+	if (r == 0)
+		r = pack_samples(y, e, p, &keys, period);
+	if (r == 0)
+		r = point_at_tables(e, p);
+	if (r == 0)
+		r = note_losses(s, e, p, prof);
+	if (r < 0)
+		return r;
 
 	prof->n_sample_type = 2;
 	prof->sample = p->sample_ptrs;
-	prof->n_sample = n;
+	prof->n_sample = y->n_stacks;
 	prof->mapping = p->mapping_ptrs;
 	prof->n_mapping = y->n_mappings;
 	prof->location = p->location_ptrs;

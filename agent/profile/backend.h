@@ -2,10 +2,10 @@
 /*
  * backend.h - what a profiling backend provides to the engine (engine.c).
  *
- * The bpf backend (bpf_backend.c, issue 4) and the perf backend
- * (perf_backend.c, issue 7) each export one struct vm_backend_ops.  Both
- * end in the same struct vm_samples (sample.h); the engine then symbolizes
- * and encodes once.
+ * The bpf backend (bpf/bpf_backend.c) and the perf backend
+ * (perf/perf_backend.c) each export one struct vm_backend_ops.  Both end
+ * in the same struct vm_samples (agent/samples/sample.h); the engine then
+ * symbolizes and encodes once.
  */
 #ifndef VMTOOLS_AGENT_BACKEND_H
 #define VMTOOLS_AGENT_BACKEND_H

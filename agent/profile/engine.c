@@ -170,7 +170,10 @@ int vm_session_start(const struct vm_profile_request *req,
 	/* The profile's clock starts once sampling runs. */
 	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = now_ns(CLOCK_REALTIME);
-	/* Parse kallsyms (~100 ms) while sampling, not after. */
+	/*
+	 * Parse kallsyms while sampling, not after: reading all of
+	 * /proc/kallsyms is slow, and after the window the caller would wait.
+	 */
 	s->prefetch_started =
 		pthread_create(&s->prefetch, NULL, prefetch_kernel, NULL) == 0;
 	*out = s;

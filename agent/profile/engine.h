@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h - one profiling session, whatever the backend: the interface the
- * REST service (http.c & co., issue 5) and the one-shot CLI
- * (cmd_profile.c, issue 4) both drive.
+ * REST service (agent/serve/service.c) and the one-shot CLI
+ * (agent/cmd_profile.c) both drive.
  *
  *   vm_session_start()   validate, load/attach or spawn the backend
  *   vm_session_wait()    block until the time is up or vm_session_stop()

@@ -10,8 +10,8 @@
  * while the process was alive (its mappings; its title for the PostgreSQL
  * backend type).  Kernel frames need nothing per process.
  *
- * Owner of the model: issue 4 (the eBPF engine).  The perf backend
- * (issue 7) fills the same structures from perf.data.
+ * Both backends fill it through the helpers below: the eBPF backend from
+ * its maps, the perf backend from perf.data.
  */
 #ifndef VMTOOLS_AGENT_SAMPLE_H
 #define VMTOOLS_AGENT_SAMPLE_H

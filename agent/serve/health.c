@@ -18,7 +18,8 @@
 
 #include "agent/serve/service.h"
 
-int vm_health_probe_bpf(struct vm_error *err)
+/* Whether this process can load a perf_event BPF program and sample. */
+static int vm_health_probe_bpf(struct vm_error *err)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -49,7 +50,8 @@ int vm_health_probe_bpf(struct vm_error *err)
 	return 0;
 }
 
-int vm_health_probe_perf(const char *perf_path, struct vm_error *err)
+/* Whether perf_path is there to be run. */
+static int vm_health_probe_perf(const char *perf_path, struct vm_error *err)
 {
 	if (!perf_path || !perf_path[0])
 		return vm_error_set(

@@ -33,11 +33,6 @@ struct vm_health_config {
 	const char *setup_error; /* NULL when setup succeeded */
 };
 
-/* Whether this process can load a perf_event BPF program and sample. */
-int vm_health_probe_bpf(struct vm_error *err);
-/* Whether perf_path is there to be run. */
-int vm_health_probe_perf(const char *perf_path, struct vm_error *err);
-
 /*
  * The /healthz document; *usable tells whether at least one backend can
  * take a profile (else the answer is 503).

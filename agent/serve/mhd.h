@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * mhd.h - libmicrohttpd, opened with dlopen() by the REST service when it
- * starts (mhd.c), not linked: with GnuTLS and the nine libraries it
- * brings, loading it took half of the agent's start-up, which every
- * one-shot `vmtools-agent profile` paid for nothing (~3 ms of CPU, ~8 ms
- * of wall time on a loaded machine).  The http_*.c files call the
+ * starts (mhd.c), not linked: with GnuTLS and the libraries it brings,
+ * loading it dominated the agent's start-up, which every one-shot
+ * `vmtools-agent profile` paid for nothing.  The http_*.c files call the
  * functions through the sym_MHD_* pointers once vm_mhd_load() succeeded
  * (common/dl.h).
  */

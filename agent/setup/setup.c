@@ -4,8 +4,8 @@
  *
  *   find the disk (blockdev.c) -> mount it ro,nodev,nosuid -> read the
  *   manifest (common/manifest.c) -> compare kernel releases -> --verify
- *   hashes -> plan the links (setup_links.c) -> refuse if anything is in the way
- *   -> create them -> save the state file (setup_state.c)
+ *   hashes -> plan the links -> refuse if anything is in the way, else
+ *   create them (setup_links.c) -> save the state file (setup_state.c)
  *
  * Every change goes through the journal (setup_journal.c); any failure
  * rolls the journal back before returning, so the guest is as it was.

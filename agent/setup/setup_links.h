@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * setup_links.h - the symlinks setup puts into the guest: a plan (path -> target)
- * is first checked against what is on disk, so that everything in the way
- * is reported before anything changes, then applied through the journal.
+ * setup_links.h - the symlinks setup puts into the guest: a plan (path ->
+ * target) is first checked against what is on disk, so that everything in
+ * the way is reported before anything changes, then applied through the
+ * journal.
  *
  * A link is "ours" when it points at or below the owner directory (the
  * mountpoint): only such links are ever replaced or removed.  Real files,
  * directories and other people's links are never touched.
  */
-#ifndef VMTOOLS_AGENT_LINKS_H
-#define VMTOOLS_AGENT_LINKS_H
+#ifndef VMTOOLS_AGENT_SETUP_LINKS_H
+#define VMTOOLS_AGENT_SETUP_LINKS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -27,7 +27,9 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
+/* One copy of each file and function name in y; NULL on ENOMEM. */
+static const char *vm_symbolized_intern(struct vm_symbolized *y,
+					const char *str)
 {
 	char **found, *copy;
 

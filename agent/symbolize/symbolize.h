@@ -68,7 +68,4 @@ void vm_symbolized_free(struct vm_symbolized *y);
 void vm_symbolize_prefetch_kernel(void);
 void vm_symbolize_prefetch_process(const struct vm_process *p);
 
-/* Intern str in y (tests, encoders); NULL on ENOMEM. */
-const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
-
 #endif

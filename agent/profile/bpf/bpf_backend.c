@@ -2,8 +2,8 @@
 /*
  * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
  * skeleton, opens a CPU-clock perf event on every online CPU and attaches
- * the sampling program to each, follows forks and execs with raw tracepoints
- * tracepoint, and at the end reads the counted stacks into a struct
+ * the sampling program to each, follows forks and execs with raw
+ * tracepoints, and at the end reads the counted stacks into a struct
  * vm_samples.
  *
  * While the profile runs, a thread reads the program's announcements

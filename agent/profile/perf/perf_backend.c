@@ -25,7 +25,8 @@
  *                    CPU time, the unit of the pprof we emit
  *   -a -g -F HZ      all CPUs, frame-pointer call chains, the frequency
  *   --buildid-mmap   build ids in the MMAP2 records, so perf skips its
- *                    build-id pass at the end (seconds on a busy system);
+ *                    build-id pass at the end (a second reading of all
+ *                    it recorded, long on a busy system);
  *                    if the kernel refuses it (before 5.12) we run once
  *                    more without it and read the HEADER_BUILD_ID section
  *   -N --no-bpf-event  no ~/.debug cache, no BPF program records
@@ -571,8 +572,8 @@ static void count_progress(struct perf_state *st)
 /*
  * While perf records, a few times a second: the progress count, and the
  * titles of the targets in /proc, so that backends born and gone within the
- * profile keep their titles (a scan reads one small file per process: ~1 ms
- * for a few hundred processes).
+ * profile keep their titles (a scan reads one small file per process, cheap
+ * enough to repeat).
  */
 static void *watch(void *arg)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perfdata_int.h - the pieces of the perf.data reader (perfdata.h) that its
- * three files share: the on-disk header of perf.data, which the kernel's
- * UAPI does not define (tools/perf/util/header.h does), the decoded form of
- * the records we use, and the replay model.
+ * files share: the on-disk header of perf.data, which the kernel's UAPI
+ * does not define (tools/perf/util/header.h does), the decoded form of the
+ * records we use, and the replay model.
  *
  * All multi-byte fields are in the byte order of the machine that wrote the
  * file; we read files written on this machine, and refuse the other order.
