@@ -188,14 +188,18 @@ static int claim(struct vm_service *svc, const struct vm_profile_request *req,
 	return 0;
 }
 
+/*
+ * The last touch of svc by a run: once the slot is idle, shutdown may
+ * return and the service be freed.
+ */
 static void release(struct vm_service *svc)
 {
+	vm_metrics_running(&svc->metrics, false);
 	pthread_mutex_lock(&svc->lock);
 	svc->phase = VM_SERVICE_IDLE;
 	svc->session = NULL;
 	pthread_cond_broadcast(&svc->idle);
 	pthread_mutex_unlock(&svc->lock);
-	vm_metrics_running(&svc->metrics, false);
 }
 
 static enum vm_outcome outcome_of(enum stop_reason why)
