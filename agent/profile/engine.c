@@ -4,10 +4,12 @@
  * drives a backend (backend.h) through start / wait / collect, then
  * symbolizes (symbolize.c) and encodes (pprof.c, folded.c, gzip.c).
  *
- * One session at a time in the process.  vm_session_stop() and
- * vm_session_status() may be called from any thread while another waits
- * or finishes; stop only sets a flag and writes an eventfd, so it is also
- * safe from a signal handler.
+ * Sessions are independent of each other: each has its own backend
+ * state, and what they share (the symbol cache and the kernel's symbols)
+ * is behind the symbol cache's lock.  How many may run at once is the
+ * caller's rule.  vm_session_stop() and vm_session_status() may be called
+ * from any thread while another waits or finishes; stop only sets a flag
+ * and writes an eventfd, so it is also safe from a signal handler.
  */
 #include "agent/profile/engine.h"
 
@@ -52,8 +54,6 @@ static void *prefetch_kernel(void *arg)
 	vm_symbolize_prefetch_kernel();
 	return NULL;
 }
-
-static atomic_bool session_active;
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -119,22 +119,15 @@ int vm_session_start(const struct vm_profile_request *req,
 {
 	static const struct vm_engine_config no_cfg = { 0 };
 	struct vm_session *s;
-	bool busy = false;
 	int r;
 
 	*out = NULL;
 	r = validate(req, err);
 	if (r < 0)
 		return r;
-	if (!atomic_compare_exchange_strong(&session_active, &busy, true))
-		return vm_error_set(
-			err, EBUSY,
-			"another profile is running; wait for it to end or stop it");
 	s = calloc(1, sizeof(*s));
-	if (!s) {
-		atomic_store(&session_active, false);
+	if (!s)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	}
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->req = *req;
 	/* Our own copies: the caller's strings may go away. */
@@ -320,5 +313,4 @@ void vm_session_free(struct vm_session *s)
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	free(s);
-	atomic_store(&session_active, false);
 }

@@ -13,13 +13,15 @@
  *   vm_session_free()    release everything; safe on every path
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
- * -ENODEV / -EPERM / -ENOENT from start mean "backend unavailable" (503),
- * -EBUSY another session is running (409), -EINVAL / -ESRCH a request
- * field is wrong (422: frequency, seconds, comm, pid).
+ * -ENODEV / -EPERM / -ENOENT from start mean the backend is unavailable,
+ * -EINVAL / -ESRCH that a request field is wrong (frequency, seconds,
+ * comm, pid); the REST service turns these into its statuses.
  *
- * One session at a time per process.  stop() and status() may run on any
- * thread (stop() also in a signal handler) until free() is called; the
- * caller keeps free() from racing with them.
+ * Sessions are independent: several may run at once, and how many is the
+ * caller's rule (the REST service takes one on-demand profile at a time).
+ * stop() and status() may run on any thread (stop() also in a signal
+ * handler) until free() is called; the caller keeps free() from racing
+ * with them.
  */
 #ifndef VMTOOLS_AGENT_ENGINE_H
 #define VMTOOLS_AGENT_ENGINE_H

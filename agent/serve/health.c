@@ -16,10 +16,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "agent/serve/service.h"
-
-/* Whether this process can load a perf_event BPF program and sample. */
-static int vm_health_probe_bpf(struct vm_error *err)
+int vm_health_probe_bpf(struct vm_error *err)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -82,7 +79,7 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 }
 
 struct json_object *vm_health_json(const struct vm_health_config *cfg,
-				   struct vm_service *svc, bool *usable)
+				   bool *usable)
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *disk = json_object_new_object();
@@ -135,7 +132,5 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "kernel", kernel);
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
-	if (svc)
-		json_object_object_add(root, "profile", vm_service_status(svc));
 	return root;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * health.h - what GET /healthz reports: the tools disk (found, mounted,
- * verified, built for this kernel), whether the bpf and perf backends can
- * run, and whether a profile is being taken.
+ * verified, built for this kernel) and whether the bpf and perf backends
+ * can run; the HTTP layer adds what the profiling service is doing.
  *
  * The disk's state is what `setup` found when `serve` started (copied into
  * struct vm_health_config); the backends are probed on every request,
@@ -16,8 +16,6 @@
 #include <json-c/json.h>
 
 #include "common/error.h"
-
-struct vm_service;
 
 struct vm_health_config {
 	const char *label;
@@ -33,11 +31,14 @@ struct vm_health_config {
 	const char *setup_error; /* NULL when setup succeeded */
 };
 
+/* Whether this process can load a perf_event BPF program and sample. */
+int vm_health_probe_bpf(struct vm_error *err);
+
 /*
  * The /healthz document; *usable tells whether at least one backend can
  * take a profile (else the answer is 503).
  */
 struct json_object *vm_health_json(const struct vm_health_config *cfg,
-				   struct vm_service *svc, bool *usable);
+				   bool *usable);
 
 #endif

@@ -6,6 +6,8 @@
  *   http_server.c    the daemon: limits, timeouts, request bodies, auth,
  *                    one log line per request
  *   http_routes.c    which handler answers which method and path
+ *   http_profile.c   the profiling routes: statuses and bodies of the
+ *                    session manager's answers
  *   http_response.c  JSON and binary responses
  *   http_auth.c      the Bearer token, compared in constant time
  *   http_addr.c      the --listen ADDR:PORT argument

@@ -61,4 +61,12 @@ enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 /* Answer a complete request (body read, token checked). */
 enum MHD_Result vm_http_route(struct vm_http_exchange *x);
 
+/* The profiling routes (http_profile.c). */
+enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x);
+enum MHD_Result vm_http_delete_profile(struct vm_http_exchange *x);
+enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x);
+/* GET /profile/cpu's document, also the "profile" of /healthz. */
+struct json_object *vm_http_profile_status(struct vm_service *svc);
+
 #endif

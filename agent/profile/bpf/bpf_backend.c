@@ -70,8 +70,12 @@ struct bpf_state {
 	vm_process_seen_fn *seen; /* the engine's, see backend.h */
 };
 
-/* libbpf's last complaint, to put in our error instead of on stderr. */
-static char libbpf_msg[256];
+/*
+ * libbpf's last complaint, to put in our error instead of on stderr.  Per
+ * thread: libbpf reports on the thread that called it, and two sessions
+ * may be starting at once.
+ */
+static _Thread_local char libbpf_msg[256];
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
