@@ -30,7 +30,7 @@
 
 /*
  * Bounds of a shutdown: the running session's client is answered within
- * STOP_MS, and STOP_MS + DRAIN_MS stays under the second DESIGN allows.
+ * STOP_MS, and STOP_MS + DRAIN_MS stays under the second docs/api.md promises.
  */
 #define STOP_MS 700
 #define DRAIN_MS 250

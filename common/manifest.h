@@ -8,7 +8,7 @@
  * and free of "." / ".." components, hashes 64 lowercase hex digits, files
  * sorted and unique.  One reader, one writer, both here (json-c).
  *
- * Schema (see the project notes, manifest.md):
+ * Schema (docs/image-builder.md describes it for users):
  *   format_version  1
  *   kernel_release  "6.1.0-56-cloud-amd64"
  *   arch            "x86_64"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * encode.h - the output formats of a symbolized profile: pprof protobuf
- * (pprof.c, DESIGN.md "The pprof we emit"), folded stacks for flame graph
+ * (pprof.c, docs/profiler.md "The pprof we emit"), folded stacks for flame graph
  * tools (folded.c), and gzip (gzip.c).  Each returns a malloc'd buffer.
  */
 #ifndef VMTOOLS_AGENT_ENCODE_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * pprof.c - a symbolized profile as pprof's profile.proto, packed with
- * protobuf-c (DESIGN.md, "The pprof we emit"):
+ * protobuf-c (docs/profiler.md, "The pprof we emit"):
  *
  *   sample_type [samples/count, cpu/nanoseconds], period cpu/nanoseconds
  *   = 1e9 / frequency; one Sample per stack (leaf first) labelled pid, tid,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * http.h - the REST service of `vmtools-agent serve` on libmicrohttpd
- * (DESIGN.md, "REST API").
+ * (docs/api.md).
  *
  *   http_server.c    the daemon: limits, timeouts, request bodies, auth,
  *                    one log line per request

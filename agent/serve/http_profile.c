@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * http_profile.c - the profiling part of the REST API (DESIGN.md, "REST
+ * http_profile.c - the profiling part of the REST API (docs/api.md, "REST
  * API") on top of the session manager (service.h):
  *
  *   POST   /profile/cpu            take a profile (JSON body)

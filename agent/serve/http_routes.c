@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * http_routes.c - the REST API of DESIGN.md: which method and path is
+ * http_routes.c - the REST API of docs/api.md: which method and path is
  * answered by which handler, and the small handlers themselves.
  *
  *   POST   /profile/cpu            take a profile (JSON body)

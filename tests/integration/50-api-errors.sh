@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/50-api-errors.sh - `vmtools-agent serve` answers every
-# row of DESIGN.md's REST API tables that needs no profile: 400 naming the
+# row of docs/api.md's tables that needs no profile: 400 naming the
 # position, 413, 422 naming the field, 404, 405 with Allow, 412, 401 with
 # --auth-token-file, GET status, /healthz, /metrics; bad flags; SIGTERM;
 # idle clients cannot pin the service.  Real agent on 127.0.0.1, real curl.

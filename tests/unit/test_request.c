@@ -2,7 +2,7 @@
 /*
  * test_request.c - unit tests of agent/request.c: the JSON body of
  * POST /profile/cpu and the query of /debug/pprof/profile, every row of
- * DESIGN.md's field table, and the 400/422 messages a person reads.
+ * docs/api.md's field table, and the 400/422 messages a person reads.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -4,7 +4,7 @@
  * files, without BPF: this test program captures itself from /proc
  * (proc.c), a sample of addresses of its own functions is symbolized
  * (elf.c, symcache.c, symbolize.c) and encoded; the pprof is unpacked
- * again with protobuf-c and checked field by field against DESIGN.md's
+ * again with protobuf-c and checked field by field against docs/profiler.md's
  * "The pprof we emit"; the folded text and the gzip are checked too.
  */
 #include <errno.h>
