@@ -69,6 +69,13 @@ need_bpf() {
 	[ -e /sys/fs/bpf ] || [ -e /proc/sys/kernel/unprivileged_bpf_disabled ] ||
 		echo "kernel without BPF"
 }
+# The perf backend: root, perf, and `perf record` able to sample cpu-clock.
+need_perf() {
+	[ "$(id -u)" = 0 ] || { echo "needs root for perf"; return; }
+	command -v perf >/dev/null 2>&1 || { echo "needs perf"; return; }
+	perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null ||
+		echo "perf record -e cpu-clock does not work here"
+}
 need_loop() {
 	[ "$(id -u)" = 0 ] || { echo "needs root for loop devices"; return; }
 	[ -e /dev/loop-control ] || echo "no loop device support (/dev/loop-control missing)"
@@ -76,4 +83,11 @@ need_loop() {
 need_cmd() {
 	local c
 	for c; do command -v "$c" >/dev/null 2>&1 || { echo "needs $c"; return; }; done
+}
+
+# pprof_home: HOME and PPROF_TMPDIR inside $T, so that go tool pprof keeps
+# nothing (fetched profiles, its caches) outside the test.
+pprof_home() {
+	export HOME=$T/home PPROF_TMPDIR=$T/pprof
+	mkdir -p "$HOME" "$PPROF_TMPDIR"
 }
