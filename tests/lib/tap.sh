@@ -3,7 +3,8 @@
 # A script prints TAP-style lines that tests/run.sh counts:
 #   ok - what held            not ok - what failed          ok - what # SKIP why
 # `check DESC CMD...` runs CMD and prints one of them, with CMD's output as
-# "# " comment lines when it fails.  `need_*` say why a test must be skipped
+# "# " comment lines when it fails; `check_said` judges a command already
+# run by its exit status and what it said.  `need_*` say why a test must be skipped
 # (empty when it can run).  Each script gets its own temporary directory in
 # $T, removed on exit.
 
@@ -59,6 +60,28 @@ check_fails() {
 		diag "$out"
 	else
 		ok "$desc"
+	fi
+}
+
+# check_said STATUS WANT OUT DESC [PATTERN]...: a command exited STATUS
+# with its output in the file OUT; ok when STATUS is WANT and OUT has a line
+# matching each PATTERN (grep), else not ok with OUT shown.  STATUS comes
+# first: give it $? right after the command, before any other expansion
+# (a $(...) in DESC) can change it.
+check_said() {
+	local st=$1 want=$2 out=$3 desc=$4 p why=
+	shift 4
+	[ "$st" = "$want" ] || why="exit $st, want $want"
+	for p; do
+		[ -z "$why" ] || break
+		grep -q -- "$p" "$out" || why="no line matches '$p'"
+	done
+	if [ -z "$why" ]; then
+		ok "$desc"
+	else
+		not_ok "$desc ($why)"
+		diag "$out"
+		return 1
 	fi
 }
 
