@@ -13,13 +13,8 @@
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/profile-checks.sh"
 
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(need_cmd go python3 bpftool readelf)
-[ -z "$reason" ] && reason=$(need_burn)
-if [ -n "$reason" ]; then
-	skip "eBPF profile of a known workload" "$reason"
-	exit 0
-fi
+skip_unless "eBPF profile of a known workload" "$(need_bpf)" \
+	"$(need_cmd go python3 bpftool readelf)" "$(need_burn)"
 pprof_home
 
 # --- 1. what every backend does ------------------------------------------

@@ -10,13 +10,8 @@
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/profile-checks.sh"
 
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd go readelf)
-if [ -n "$reason" ]; then
-	skip "eBPF profile of PostgreSQL under pgbench" "$reason"
-	exit 0
-fi
+skip_unless "eBPF profile of PostgreSQL under pgbench" "$(need_bpf)" \
+	"$(pg_reason)" "$(need_cmd go readelf)"
 pprof_home
 
 check "a PostgreSQL 15 cluster starts" pg_start

@@ -7,11 +7,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/agent.sh"
 
-r=$(need_cmd curl python3)
-if [ -n "$r" ]; then
-	skip "REST API error paths" "$r"
-	exit 0
-fi
+skip_unless "REST API error paths" "$(need_cmd curl python3)"
 
 # req EXPECTED-STATUS NEEDLE DESC CURL-ARGS...: the status and the body.
 req() {

@@ -10,13 +10,8 @@
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"
 
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl go python3 bpftool gzip)
-[ -z "$r" ] && r=$(need_burn)
-if [ -n "$r" ]; then
-	skip "profiling through the REST API" "$r"
-	exit 0
-fi
+skip_unless "profiling through the REST API" "$(need_bpf)" \
+	"$(need_cmd curl go python3 bpftool gzip)" "$(need_burn)"
 pprof_home
 
 burn_bg postgres 300

@@ -9,13 +9,8 @@
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"
 
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl python3)
-[ -z "$r" ] && r=$(need_burn)
-if [ -n "$r" ]; then
-	skip "REST API load test" "$r"
-	exit 0
-fi
+skip_unless "REST API load test" "$(need_bpf)" "$(need_cmd curl python3)" \
+	"$(need_burn)"
 CLIENTS=4
 ROUNDS=${LOAD_ROUNDS:-100} # x 12-13 requests x CLIENTS
 

@@ -9,15 +9,11 @@
 . "$SRC/tests/lib/agent.sh"
 
 AGENT=${VMTOOLS_AGENT_ASAN:-$BUILD/asan/vmtools-agent}
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl)
-[ -z "$r" ] && r=$(need_burn)
-[ -z "$r" ] && [ ! -x "$AGENT" ] &&
-	r="needs the ASan build of the agent ($AGENT: make BUILD=$BUILD/asan SANITIZE=1 all, done by make check)"
-if [ -n "$r" ]; then
-	skip "no leak across 100 sessions" "$r"
-	exit 0
-fi
+asan=
+[ -x "$AGENT" ] ||
+	asan="needs the ASan build of the agent ($AGENT: make BUILD=$BUILD/asan SANITIZE=1 all, done by make check)"
+skip_unless "no leak across 100 sessions" "$(need_bpf)" "$(need_cmd curl)" \
+	"$(need_burn)" "$asan"
 
 burn_bg postgres 600
 

@@ -7,13 +7,8 @@
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
 
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl go)
-[ -z "$r" ] && r=$(pg_reason)
-if [ -n "$r" ]; then
-	skip "profiling PostgreSQL through the REST API" "$r"
-	exit 0
-fi
+skip_unless "profiling PostgreSQL through the REST API" "$(need_bpf)" \
+	"$(need_cmd curl go)" "$(pg_reason)"
 pprof_home
 
 if ! pg_start || ! pg_bench_init 1; then

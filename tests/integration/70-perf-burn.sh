@@ -16,13 +16,8 @@
 . "$SRC/tests/lib/profile-checks.sh"
 . "$SRC/tests/lib/fake-perf.sh"
 
-reason=$(need_perf)
-[ -z "$reason" ] && reason=$(need_cmd go python3 readelf)
-[ -z "$reason" ] && reason=$(need_burn)
-if [ -n "$reason" ]; then
-	skip "perf backend profile of a known workload" "$reason"
-	exit 0
-fi
+skip_unless "perf backend profile of a known workload" "$(need_perf)" \
+	"$(need_cmd go python3 readelf)" "$(need_burn)"
 pprof_home
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"

@@ -11,13 +11,8 @@
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/profile-checks.sh"
 
-reason=$(need_perf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd go readelf)
-if [ -n "$reason" ]; then
-	skip "perf backend profile of PostgreSQL under pgbench" "$reason"
-	exit 0
-fi
+skip_unless "perf backend profile of PostgreSQL under pgbench" "$(need_perf)" \
+	"$(pg_reason)" "$(need_cmd go readelf)"
 pprof_home
 
 check "a PostgreSQL 15 cluster starts" pg_start

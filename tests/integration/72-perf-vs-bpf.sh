@@ -9,14 +9,8 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(need_perf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd go python3)
-if [ -n "$reason" ]; then
-	skip "perf and eBPF backends agree on the same workload" "$reason"
-	exit 0
-fi
+skip_unless "perf and eBPF backends agree on the same workload" "$(need_bpf)" \
+	"$(need_perf)" "$(pg_reason)" "$(need_cmd go python3)"
 pprof_home
 
 check "a PostgreSQL 15 cluster starts" pg_start

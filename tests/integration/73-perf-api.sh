@@ -11,13 +11,8 @@
 . "$SRC/tests/lib/agent.sh"
 . "$SRC/tests/lib/fake-perf.sh"
 
-r=$(need_perf)
-[ -z "$r" ] && r=$(need_cmd curl go python3)
-[ -z "$r" ] && r=$(need_burn)
-if [ -n "$r" ]; then
-	skip "the perf backend through the REST API" "$r"
-	exit 0
-fi
+skip_unless "the perf backend through the REST API" "$(need_perf)" \
+	"$(need_cmd curl go python3)" "$(need_burn)"
 pprof_home
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR"

@@ -85,6 +85,19 @@ check_said() {
 	fi
 }
 
+# skip_unless DESC REASON...: each REASON is what a need_* printed (empty:
+# nothing missing); when one is not empty the script cannot run here, and
+# says so as one skipped check, DESC, with the first reason, and exits.
+skip_unless() {
+	local desc=$1 r
+	shift
+	for r; do
+		[ -n "$r" ] || continue
+		skip "$desc" "$r"
+		exit 0
+	done
+}
+
 # Reasons a test cannot run here; empty output means it can.
 need_root() { [ "$(id -u)" = 0 ] || echo "needs root"; }
 need_bpf() {
