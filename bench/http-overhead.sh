@@ -12,32 +12,14 @@
 # session's own duration_ms from the agent's log (parse, connection thread,
 # response transfer).
 # Needs root (BPF), curl, python3 and $BUILD/programs/burn.
-set -eu
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-$SRC/build}
-case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
-AGENT=$BUILD/vmtools-agent
+. "$(dirname "$0")/../tests/lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/agent.sh"
 RUNS=${RUNS:-10}
-T=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-bench.XXXXXX")
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
 
-"$BUILD/programs/burn" --comm postgres --threads 1 \
-	--seconds $((RUNS * 10 + 30)) >/dev/null &
-PIDS+=($!)
-disown $!
-"$AGENT" serve --no-setup --listen 127.0.0.1:0 2>"$T/agent.log" &
-PIDS+=($!)
-disown $!
-for ((i = 0; i < 100; i++)); do
-	PORT=$(grep -o 'port [0-9]*' "$T/agent.log" | grep -o '[0-9]*$') && break
-	sleep 0.05
-done
-URL=http://127.0.0.1:$PORT/profile/cpu
+burn_bg postgres $((RUNS * 10 + 30))
+start_agent agent --no-setup
+URL=$AGENT_URL/profile/cpu
 
 now() { date +%s%N; }
 : >"$T/http"
@@ -49,11 +31,12 @@ for i in $(seq "$RUNS"); do
 	[ "${t%% *}" = 200 ] || { echo "POST failed: $t" >&2; exit 1; }
 	echo "${t#* }" >>"$T/http"
 	s=$(now)
-	"$AGENT" profile --seconds 2 --frequency 99 --output "$T/cli.pb" 2>/dev/null
+	"$VMTOOLS_AGENT" profile --seconds 2 --frequency 99 --output "$T/cli.pb" 2>/dev/null ||
+		{ echo "vmtools-agent profile failed" >&2; exit 1; }
 	echo "$(($(now) - s))" | awk '{ printf "%.6f\n", $1 / 1e9 }' >>"$T/cli"
 done
 
-grep -o 'duration_ms=[0-9]*' "$T/agent.log" | grep -o '[0-9]*$' >"$T/session"
+grep -o 'duration_ms=[0-9]*' "$AGENT_LOG" | grep -o '[0-9]*$' >"$T/session"
 python3 - "$T/http" "$T/cli" "$RUNS" "$T/session" <<'PY'
 import statistics, sys
 http = [float(x) - 2 for x in open(sys.argv[1])]

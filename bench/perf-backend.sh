@@ -17,23 +17,10 @@
 # against the perf backend; prints markdown tables.
 #
 # usage: BUILD=build bash bench/perf-backend.sh   (ROUNDS=5 TPS_ROUNDS=3)
-. "$(dirname "$0")/../tests/lib/tap.sh"
-. "$SRC/tests/lib/pg.sh"
-. "$SRC/bench/lib/measure.sh"
-
-ROUNDS=${ROUNDS:-5}
-TPS_ROUNDS=${TPS_ROUNDS:-3}
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd perf /usr/bin/time python3)
-if [ -n "$reason" ]; then
-	echo "bench/perf-backend.sh: cannot run: $reason" >&2
-	exit 1
-fi
+. "$(dirname "$0")/lib/measure.sh"
+bench_prepare
 export HOME=$T/home
 mkdir -p "$HOME"
-
-pg_start >/dev/null && pg_bench_init 10 || exit 1
 
 PERFB="'$VMTOOLS_AGENT' profile --profiler perf --seconds 3 --frequency 99 --output $T/perfb.pb 2>$T/perfb.err"
 BPF="'$VMTOOLS_AGENT' profile --profiler bpf --seconds 3 --frequency 99 --output $T/bpf.pb 2>$T/bpf.err"

@@ -17,21 +17,8 @@
 # given to bcc with BCC_KERNEL_SOURCE; the host is not modified.
 #
 # usage: BUILD=build bash bench/profile.sh   (ROUNDS=5 TPS_ROUNDS=3)
-. "$(dirname "$0")/../tests/lib/tap.sh"
-. "$SRC/tests/lib/pg.sh"
-. "$SRC/bench/lib/measure.sh"
-
-ROUNDS=${ROUNDS:-5}
-TPS_ROUNDS=${TPS_ROUNDS:-3}
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd perf /usr/bin/time python3)
-if [ -n "$reason" ]; then
-	echo "bench/profile.sh: cannot run: $reason" >&2
-	exit 1
-fi
-
-pg_start >/dev/null && pg_bench_init 10 || exit 1
+. "$(dirname "$0")/lib/measure.sh"
+bench_prepare
 
 # bcc with Debian's 6.1 headers, in a private mount namespace.
 BCC=""

@@ -1,13 +1,36 @@
 # shellcheck shell=bash
-# bench/lib/measure.sh - measuring helpers the profiler benchmarks share, sourced
-# after tests/lib/tap.sh and tests/lib/pg.sh (a cluster started).
+# bench/lib/measure.sh - what the profiler benchmarks share: sourcing it
+# brings tests/lib/tap.sh and tests/lib/pg.sh, and ROUNDS (default 5) and
+# TPS_ROUNDS (default 3) from the environment.
 #
+#   bench_prepare         exit 1 saying why when the benchmark cannot run here
+#                         (root for BPF, PostgreSQL 15, perf, /usr/bin/time,
+#                         python3); else start a cluster with pgbench's
+#                         tables at scale 10
 #   measure NAME CMD      run CMD once under /usr/bin/time and append
 #                         "wall_ms cpu_ms peak_rss_kib" to $T/NAME; on
 #                         failure print the end of $T/NAME.err and return 1
 #   tps CMD [LEAD]        pgbench -S TPS for 5 s, alone (CMD empty) or while
 #                         CMD runs in the background, started LEAD seconds
 #                         (default 1) before pgbench
+
+. "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/tap.sh"
+. "$SRC/tests/lib/pg.sh"
+
+ROUNDS=${ROUNDS:-5}
+TPS_ROUNDS=${TPS_ROUNDS:-3}
+
+bench_prepare() {
+	local reason
+	reason=$(need_bpf)
+	[ -z "$reason" ] && reason=$(pg_reason)
+	[ -z "$reason" ] && reason=$(need_cmd perf /usr/bin/time python3)
+	if [ -n "$reason" ]; then
+		echo "bench/$(basename "$0"): cannot run: $reason" >&2
+		exit 1
+	fi
+	pg_start >/dev/null && pg_bench_init 10 || exit 1
+}
 
 measure() {
 	local t0 t1 u s m

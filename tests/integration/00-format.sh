@@ -3,11 +3,7 @@
 # .clang-format (kernel style); the same check as `make format-check`.
 . "$(dirname "$0")/../lib/tap.sh"
 
-reason=$(need_cmd clang-format git)
-if [ -n "$reason" ]; then
-	skip "sources match .clang-format" "$reason"
-	exit 0
-fi
+skip_unless "sources match .clang-format" "$(need_cmd clang-format git)"
 cd "$SRC"
 files=$(git ls-files '*.c' '*.h' 2>/dev/null)
 [ -n "$files" ] || files=$(find common imagebuilder agent bpf tests -name '*.[ch]')

@@ -8,12 +8,8 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/elf.sh"
 
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(need_cmd gcc objcopy strip xz nm readelf)
-if [ -n "$reason" ]; then
-	skip "symbols of stripped binaries" "$reason"
-	exit 0
-fi
+skip_unless "symbols of stripped binaries" "$(need_bpf)" \
+	"$(need_cmd gcc objcopy strip xz nm readelf)"
 
 cat >"$T/spin.c" <<'C'
 #include <time.h>

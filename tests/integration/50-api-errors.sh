@@ -5,30 +5,9 @@
 # --auth-token-file, GET status, /healthz, /metrics; bad flags; SIGTERM;
 # idle clients cannot pin the service.  Real agent on 127.0.0.1, real curl.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/agent.sh"
 
-r=$(need_cmd curl python3)
-if [ -n "$r" ]; then
-	skip "REST API error paths" "$r"
-	exit 0
-fi
-
-# start_agent NAME [ARG]...: serve on a free loopback port; sets URL, PID.
-# --no-setup unless NO_SETUP is set (empty).
-start_agent() {
-	local name=$1 i
-	shift
-	# shellcheck disable=SC2086
-	"$VMTOOLS_AGENT" serve ${NO_SETUP---no-setup} --listen 127.0.0.1:0 "$@" \
-		2>"$T/$name.log" &
-	PID=$!
-	at_exit "kill -9 $PID"
-	for ((i = 0; i < 100; i++)); do
-		PORT=$(grep -o 'port [0-9]*' "$T/$name.log" | grep -o '[0-9]*$')
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	URL=http://127.0.0.1:$PORT
-}
+skip_unless "REST API error paths" "$(need_cmd curl python3)"
 
 # req EXPECTED-STATUS NEEDLE DESC CURL-ARGS...: the status and the body.
 req() {
@@ -43,33 +22,28 @@ req() {
 	fi
 }
 
-start_agent main
-if [ -z "${PORT:-}" ]; then
-	not_ok "serve starts and says its port"
-	diag "$T/main.log"
-	exit 0
-fi
+start_agent main --no-setup
 ok "serve starts without a disk (--no-setup) and says its port"
 
 req 200 '"running":false' "GET /profile/cpu when idle: running false" \
-	"$URL/profile/cpu"
+	"$AGENT_URL/profile/cpu"
 req 412 '"error":"no profile is running' "DELETE with nothing running: 412" \
-	-X DELETE "$URL/profile/cpu"
+	-X DELETE "$AGENT_URL/profile/cpu"
 
 # 400: not JSON, with the position.
 req 400 'at byte 20' "malformed JSON: 400 naming the position" -X POST \
 	-H 'Content-Type: application/json' -d '{"timeout_seconds": ]' \
-	"$URL/profile/cpu"
+	"$AGENT_URL/profile/cpu"
 req 400 'ends at byte 21' "truncated JSON: 400 saying where it ends" -X POST \
-	-d '{"timeout_seconds": 5' "$URL/profile/cpu"
+	-d '{"timeout_seconds": 5' "$AGENT_URL/profile/cpu"
 req 400 'not valid JSON' "text body: 400" -X POST -d 'profile please' \
-	"$URL/profile/cpu"
+	"$AGENT_URL/profile/cpu"
 
 # 422: each wrong field named, with what is allowed.
 while IFS='|' read -r body needle; do
 	req 422 "$needle" "422 for $body" -X POST \
 		-H 'Content-Type: application/json' -d "$body" \
-		"$URL/profile/cpu"
+		"$AGENT_URL/profile/cpu"
 done <<'ROWS'
 {"sampling_frequency": -1}|sampling_frequency must be a whole number from 1 to 1000
 {"sampling_frequency": 0}|sampling_frequency
@@ -96,22 +70,22 @@ ROWS
 # 413: by Content-Length at once, and for a chunked body.
 head -c 100000 /dev/zero | tr '\0' ' ' >"$T/big"
 req 413 'larger than 8192 bytes' "body over the limit: 413" -X POST \
-	--data-binary @"$T/big" "$URL/profile/cpu"
+	--data-binary @"$T/big" "$AGENT_URL/profile/cpu"
 req 413 'larger than 8192 bytes' "chunked body over the limit: 413" -X POST \
 	-H 'Transfer-Encoding: chunked' --data-binary @"$T/big" \
-	"$URL/profile/cpu"
+	"$AGENT_URL/profile/cpu"
 
 # 404 and 405.
 req 404 'no such path /nothing' "unknown path: 404 listing the paths" \
-	"$URL/nothing"
+	"$AGENT_URL/nothing"
 req 405 'PUT is not allowed on /profile/cpu' "PUT /profile/cpu: 405" \
-	-X PUT "$URL/profile/cpu"
-curl -s -D "$T/headers" -o /dev/null -X POST "$URL/healthz"
+	-X PUT "$AGENT_URL/profile/cpu"
+curl -s -D "$T/headers" -o /dev/null -X POST "$AGENT_URL/healthz"
 check "405 carries an Allow header" grep -qi '^Allow: GET, HEAD' "$T/headers"
 
 # /healthz: every part named.
 req 200 '"status":"ok"' "GET /healthz: 200 when a backend is usable" \
-	"$URL/healthz"
+	"$AGENT_URL/healthz"
 check "/healthz reports disk found/mounted/verified, kernel, bpf, perf" \
 	python3 -c '
 import json, sys
@@ -126,7 +100,7 @@ assert h["profile"]["running"] is False
 ' "$T/body"
 
 # /metrics: Prometheus text that counts what happened above.
-curl -s -D "$T/headers" -o "$T/metrics" "$URL/metrics"
+curl -s -D "$T/headers" -o "$T/metrics" "$AGENT_URL/metrics"
 check "/metrics is Prometheus text 0.0.4" \
 	grep -qi '^Content-Type: text/plain; version=0.0.4' "$T/headers"
 check "/metrics counts answers by status (one 412, 422s, two 413s)" \
@@ -155,10 +129,9 @@ check "one log line per request: method, path, status, duration" \
 # Idle clients cannot pin the service: 80 silent connections from another
 # loopback address hit that address's limit, curl from 127.0.0.1 still
 # gets through, and the silent ones are closed after --idle-timeout.
-kill "$PID"
-wait "$PID" 2>/dev/null
-start_agent idle --idle-timeout 2
-python3 - "$PORT" >"$T/idle.out" 2>&1 <<'PY' &
+stop_agent
+start_agent idle --no-setup --idle-timeout 2
+python3 - "$AGENT_PORT" >"$T/idle.out" 2>&1 <<'PY' &
 import socket, sys, time
 port = int(sys.argv[1])
 socks = []
@@ -184,35 +157,34 @@ PY
 IDLE=$!
 sleep 1
 req 200 '"running":false' "answers while 80 idle connections are open" \
-	--max-time 2 "$URL/profile/cpu"
+	--max-time 2 "$AGENT_URL/profile/cpu"
 wait "$IDLE"
 check "idle connections are closed after --idle-timeout" \
 	grep -qE 'held ([1-9][0-9]*) closed \1$' "$T/idle.out"
 diag "$T/idle.out"
 
 # Authentication.
-kill "$PID"
-wait "$PID" 2>/dev/null
+stop_agent
 printf 's3cret-token\n' >"$T/token"
 chmod 600 "$T/token"
-start_agent auth --auth-token-file "$T/token"
-req 401 'Authorization: Bearer' "no token: 401" "$URL/profile/cpu"
+start_agent auth --no-setup --auth-token-file "$T/token"
+req 401 'Authorization: Bearer' "no token: 401" "$AGENT_URL/profile/cpu"
 req 401 'requires a token' "wrong token: 401" \
-	-H 'Authorization: Bearer s3cret-tokeX' "$URL/profile/cpu"
+	-H 'Authorization: Bearer s3cret-tokeX' "$AGENT_URL/profile/cpu"
 req 401 'requires a token' "token prefix only: 401" \
-	-H 'Authorization: Bearer s3cret' "$URL/profile/cpu"
+	-H 'Authorization: Bearer s3cret' "$AGENT_URL/profile/cpu"
 req 401 'requires a token' "POST without token: 401 before the body" \
-	-X POST -d '{}' "$URL/profile/cpu"
+	-X POST -d '{}' "$AGENT_URL/profile/cpu"
 req 200 '"running":false' "right token: 200" \
-	-H 'Authorization: Bearer s3cret-token' "$URL/profile/cpu"
-curl -s -D "$T/headers" -o /dev/null "$URL/metrics"
+	-H 'Authorization: Bearer s3cret-token' "$AGENT_URL/profile/cpu"
+curl -s -D "$T/headers" -o /dev/null "$AGENT_URL/metrics"
 check "401 carries WWW-Authenticate: Bearer" \
 	grep -qi '^WWW-Authenticate: Bearer' "$T/headers"
 
 # SIGTERM with nothing running: exit 0 at once.
 start=$(date +%s%N)
-kill -TERM "$PID"
-wait "$PID"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID"
 st=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 if [ "$st" = 0 ] && [ "$ms" -lt 1000 ]; then
@@ -223,37 +195,28 @@ else
 fi
 
 # Without --no-setup and no disk: setup fails, serve goes on and says why.
-NO_SETUP= start_agent nodisk --label nodisk-$$ --mountpoint "$T/mnt"
+start_agent nodisk --label nodisk-$$ --mountpoint "$T/mnt"
 req 200 "no disk with the ext4 label 'nodisk-$$'" \
 	"no disk: serve still serves, /healthz names the missing label" \
-	"$URL/healthz"
+	"$AGENT_URL/healthz"
 check "no disk: the setup failure is logged once at start" \
 	grep -q "setup: no disk.*serving anyway" "$T/nodisk.log"
-kill -INT "$PID"
-wait "$PID"
+kill -INT "$AGENT_PID"
+wait "$AGENT_PID"
 check "SIGINT: exit 0" test $? = 0
 
 # The port is taken: say so, naming it; IPv6 loopback works.
-start_agent first
-"$VMTOOLS_AGENT" serve --no-setup --listen "127.0.0.1:$PORT" >"$T/out" 2>&1
+start_agent first --no-setup
+"$VMTOOLS_AGENT" serve --no-setup --listen "127.0.0.1:$AGENT_PORT" >"$T/out" 2>&1
 st=$?
 check "a port in use is refused (status $st), naming the address" \
-	bash -c "[ $st = 1 ] && grep -q 'cannot listen on 127.0.0.1:$PORT.*Address already in use' '$T/out'"
-kill "$PID"
-wait "$PID" 2>/dev/null
+	bash -c "[ $st = 1 ] && grep -q 'cannot listen on 127.0.0.1:$AGENT_PORT.*Address already in use' '$T/out'"
+stop_agent
 if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
-	"$VMTOOLS_AGENT" serve --no-setup --listen '[::1]:0' 2>"$T/v6.log" &
-	V6=$!
-	at_exit "kill -9 $V6"
-	for ((i = 0; i < 100; i++)); do
-		P6=$(grep -o 'port [0-9]*' "$T/v6.log" | grep -o '[0-9]*$')
-		[ -n "$P6" ] && break
-		sleep 0.05
-	done
+	start_agent v6 --no-setup --listen '[::1]:0'
 	check "--listen [::1]:PORT serves over IPv6" \
-		bash -c "curl -s 'http://[::1]:$P6/profile/cpu' | grep -q '\"running\":false'"
-	kill "$V6"
-	wait "$V6" 2>/dev/null
+		bash -c "curl -s '$AGENT_URL/profile/cpu' | grep -q '\"running\":false'"
+	stop_agent
 else
 	skip "--listen [::1]:PORT serves over IPv6" "no IPv6 loopback here"
 fi
@@ -277,15 +240,8 @@ check "serve --help lists --listen and --auth-token-file" \
 	bash -c "'$VMTOOLS_AGENT' serve --help | grep -q -- '--auth-token-file'"
 
 # Listening beyond loopback without a token warns.
-"$VMTOOLS_AGENT" serve --no-setup --listen 0.0.0.0:0 2>"$T/open.log" &
-OPEN=$!
-at_exit "kill -9 $OPEN"
-for ((i = 0; i < 50; i++)); do
-	grep -q 'port' "$T/open.log" && break
-	sleep 0.05
-done
-kill "$OPEN"
-wait "$OPEN"
+start_agent open --no-setup --listen 0.0.0.0:0
+stop_agent
 check "warns when listening beyond loopback without a token" \
 	grep -q 'warning: listening beyond loopback without --auth-token-file' \
 	"$T/open.log"

@@ -7,37 +7,14 @@
 # POSTs, /debug/pprof/profile for `go tool pprof -seconds 2`, SIGTERM in
 # the middle of a profile.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/agent.sh"
 
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl go python3 bpftool gzip)
-[ -z "$r" ] && [ ! -x "$BUILD/programs/burn" ] && r="needs $BUILD/programs/burn (make tests)"
-if [ -n "$r" ]; then
-	skip "profiling through the REST API" "$r"
-	exit 0
-fi
-export HOME=$T/home PPROF_TMPDIR=$T/pprof
-mkdir -p "$HOME" "$PPROF_TMPDIR"
+skip_unless "profiling through the REST API" "$(need_bpf)" \
+	"$(need_cmd curl go python3 bpftool gzip)" "$(need_burn)"
+pprof_home
 
-"$BUILD/programs/burn" --comm postgres --threads 1 --seconds 300 >/dev/null &
-BURN=$!
-disown "$BURN"
-at_exit "kill -9 $BURN"
-
-start_agent() {
-	local name=$1 i
-	shift
-	"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 "$@" \
-		2>"$T/$name.log" &
-	PID=$!
-	at_exit "kill -9 $PID"
-	PORT=
-	for ((i = 0; i < 100; i++)); do
-		PORT=$(grep -o 'port [0-9]*' "$T/$name.log" | grep -o '[0-9]*$')
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	URL=http://127.0.0.1:$PORT
-}
+burn_bg postgres 300
 
 # post NAME BODY [CURL-ARG]...: POST /profile/cpu; body in $T/NAME.out,
 # headers in $T/NAME.h, status printed.
@@ -46,7 +23,7 @@ post() {
 	shift 2
 	curl -s -X POST -H 'Content-Type: application/json' -d "$body" \
 		-D "$T/$name.h" -o "$T/$name.out" -w '%{http_code}' "$@" \
-		"$URL/profile/cpu"
+		"$AGENT_URL/profile/cpu"
 }
 
 # pprof_has FILE FUNCTION: go tool pprof reads FILE without a warning and
@@ -57,12 +34,7 @@ pprof_has() {
 		grep -q "$2" "$T/top"
 }
 
-start_agent main
-if [ -z "$PORT" ]; then
-	not_ok "serve starts"
-	diag "$T/main.log"
-	exit 0
-fi
+start_agent main --no-setup
 
 # 200: the contract's example, as developers send it.
 st=$(post plain '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": false}')
@@ -91,7 +63,7 @@ check "folded: 200, text/plain, burn's stacks" \
 	bash -c "[ $st = 200 ] && grep -qi '^Content-Type: text/plain' '$T/folded.h' &&
 		grep -q 'burn_hot_a' '$T/folded.out'"
 
-st=$(post pids "{\"timeout_seconds\": 1, \"targets\": {\"pids\": [$BURN]}}")
+st=$(post pids "{\"timeout_seconds\": 1, \"targets\": {\"pids\": [$BURN_PID]}}")
 check "targets.pids: 200 with the process's functions" \
 	bash -c "[ $st = 200 ] && go tool pprof -top '$T/pids.out' 2>/dev/null | grep -q burn_hot"
 
@@ -105,7 +77,7 @@ post long '{"timeout_seconds": 30}' >"$T/long.status" &
 LONG=$!
 sleep 1.5
 s=$(date +%s%N)
-curl -s -o "$T/status" "$URL/profile/cpu"
+curl -s -o "$T/status" "$AGENT_URL/profile/cpu"
 get_ms=$((($(date +%s%N) - s) / 1000000))
 check "GET during a POST answers at once (${get_ms} ms)" test "$get_ms" -lt 1000
 check "GET: running, profiler, frequency, started, elapsed, requested, samples" \
@@ -121,7 +93,7 @@ st=$(post second '{"timeout_seconds": 1}')
 check "second POST while one runs: 409 with a JSON error" \
 	bash -c "[ $st = 409 ] && grep -q '\"error\":\"another profile is running' '$T/second.out'"
 s=$(date +%s%N)
-st=$(curl -s -X DELETE -o "$T/delete" -w '%{http_code}' "$URL/profile/cpu")
+st=$(curl -s -X DELETE -o "$T/delete" -w '%{http_code}' "$AGENT_URL/profile/cpu")
 check "DELETE of a running profile: 200 JSON, stopped" \
 	bash -c "[ $st = 200 ] && grep -q '\"stopped\":true' '$T/delete'"
 wait "$LONG"
@@ -133,26 +105,26 @@ check "the stopped POST's profile is partial (well under 30 s) and readable" \
 		go tool pprof -top '$T/long.out' 2>/dev/null |
 		awk '/^Duration:/ { d = \$2; sub(/s,?/, \"\", d); exit !(d + 0 < 10) }'"
 check "412 again once it is over" \
-	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE '$URL/profile/cpu') = 412 ]"
+	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X DELETE '$AGENT_URL/profile/cpu') = 412 ]"
 
 # The POST's client hangs up: the session ends and is freed.
 curl -s -X POST -d '{"timeout_seconds": 30}' --max-time 1 -o /dev/null \
-	"$URL/profile/cpu"
+	"$AGENT_URL/profile/cpu"
 sleep 0.5
 check "client hang-up ends the session (GET: not running)" \
-	bash -c "curl -s '$URL/profile/cpu' | grep -q '\"running\":false'"
+	bash -c "curl -s '$AGENT_URL/profile/cpu' | grep -q '\"running\":false'"
 check "client hang-up is logged and counted" \
 	bash -c "grep -q 'outcome=client_gone' '$T/main.log' &&
-		curl -s '$URL/metrics' | grep -q 'vmtools_sessions_total{outcome=\"client_gone\"} 1'"
+		curl -s '$AGENT_URL/metrics' | grep -q 'vmtools_sessions_total{outcome=\"client_gone\"} 1'"
 st=$(post after '{"timeout_seconds": 1}')
 check "a new POST works after the hang-up" test "$st" = 200
 
 # 50 concurrent POSTs: exactly one 200 and 49 409s.
 for i in $(seq 50); do
 	curl -s -X POST -d '{"timeout_seconds": 5}' -o /dev/null \
-		-w '%{http_code}\n' "$URL/profile/cpu" >"$T/c.$i" &
+		-w '%{http_code}\n' "$AGENT_URL/profile/cpu" >"$T/c.$i" &
 done
-wait_pids=$(jobs -p | grep -vx "$BURN" | grep -vx "$PID")
+wait_pids=$(jobs -p | grep -vx "$BURN_PID" | grep -vx "$AGENT_PID")
 wait $wait_pids 2>/dev/null
 n200=$(cat "$T"/c.* | grep -c '^200$')
 n409=$(cat "$T"/c.* | grep -c '^409$')
@@ -161,7 +133,7 @@ check "50 concurrent POSTs: one 200 and 49 409 (got $n200 and $n409)" \
 
 # Go's convention: go tool pprof -seconds 2 against /debug/pprof/profile.
 s=$(date +%s)
-go tool pprof -seconds 2 -top "http://127.0.0.1:$PORT/debug/pprof/profile" \
+go tool pprof -seconds 2 -top "$AGENT_URL/debug/pprof/profile" \
 	>"$T/goprof" 2>"$T/goprof.err"
 st=$?
 check "go tool pprof -seconds 2 http://127.0.0.1:PORT/debug/pprof/profile works" \
@@ -169,7 +141,7 @@ check "go tool pprof -seconds 2 http://127.0.0.1:PORT/debug/pprof/profile works"
 check "it asked for 2 seconds" \
 	bash -c "grep -B1 'GET /debug/pprof/profile 200' '$T/main.log' | grep -q 'seconds=2 outcome=completed'"
 check "/debug/pprof/profile?seconds=abc: 422 naming seconds" \
-	bash -c "curl -s '$URL/debug/pprof/profile?seconds=abc' | grep -q 'seconds must be a whole number'"
+	bash -c "curl -s '$AGENT_URL/debug/pprof/profile?seconds=abc' | grep -q 'seconds must be a whole number'"
 
 # The perf backend (issue 7): a profile or a 503 saying what is missing.
 st=$(post perf '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
@@ -177,13 +149,9 @@ check "Perf: 200, or 503 with a JSON error (got $st)" \
 	bash -c "[ $st = 200 ] || { [ $st = 503 ] && grep -q '\"error\"' '$T/perf.out'; }"
 
 # --max-seconds bounds timeout_seconds.
-kill "$PID"
-wait "$PID" 2>/dev/null
-"$BUILD/programs/burn" --comm burn2 --threads 1 --seconds 60 >/dev/null &
-BURN2=$!
-disown "$BURN2"
-at_exit "kill -9 $BURN2"
-start_agent short --max-seconds 2 --comm burn2
+stop_agent
+burn_bg burn2 60
+start_agent short --no-setup --max-seconds 2 --comm burn2
 st=$(post max '{"timeout_seconds": 3}')
 check "--max-seconds 2: timeout_seconds 3 is 422 (1 to 2)" \
 	bash -c "[ $st = 422 ] && grep -q 'from 1 to 2' '$T/max.out'"
@@ -194,21 +162,20 @@ check "--comm burn2: a request without targets samples burn2, not postgres" \
 
 # SIGTERM in the middle of a profile: the client gets what was collected,
 # the agent exits 0 within a second, its BPF programs are gone.
-kill "$PID"
-wait "$PID" 2>/dev/null
-start_agent term
+stop_agent
+start_agent term --no-setup
 post term '{"timeout_seconds": 30}' >"$T/term.status" &
 TERM_POST=$!
 sleep 1.5
 # The ids of the BPF programs the agent holds, from its fds' fdinfo.
-progs=$(for fd in /proc/$PID/fd/*; do
+progs=$(for fd in /proc/$AGENT_PID/fd/*; do
 	[ "$(readlink "$fd")" = "anon_inode:bpf-prog" ] || continue
-	awk '/^prog_id:/ { print $2 }' "/proc/$PID/fdinfo/${fd##*/}"
+	awk '/^prog_id:/ { print $2 }' "/proc/$AGENT_PID/fdinfo/${fd##*/}"
 done | sort -u | tr '\n' ' ')
 check "the agent has a BPF program loaded while profiling" test -n "$progs"
 s=$(date +%s%N)
-kill -TERM "$PID"
-wait "$PID"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID"
 st=$?
 ms=$((($(date +%s%N) - s) / 1000000))
 check "SIGTERM during a profile: exit 0 within a second ($ms ms)" \

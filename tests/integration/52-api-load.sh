@@ -6,46 +6,32 @@
 # still answers correctly, and its open file descriptors and RSS are back
 # near where they started.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/agent.sh"
 
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl python3)
-[ -z "$r" ] && [ ! -x "$BUILD/programs/burn" ] && r="needs $BUILD/programs/burn (make tests)"
-if [ -n "$r" ]; then
-	skip "REST API load test" "$r"
-	exit 0
-fi
+skip_unless "REST API load test" "$(need_bpf)" "$(need_cmd curl python3)" \
+	"$(need_burn)"
 CLIENTS=4
 ROUNDS=${LOAD_ROUNDS:-100} # x 12-13 requests x CLIENTS
 
-"$BUILD/programs/burn" --comm postgres --threads 1 --seconds 300 >/dev/null &
-BURN=$!
-disown "$BURN"
-at_exit "kill -9 $BURN"
+burn_bg postgres 300
 
-"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 2>"$T/agent.log" &
-PID=$!
-at_exit "kill -9 $PID"
-for ((i = 0; i < 100; i++)); do
-	PORT=$(grep -o 'port [0-9]*' "$T/agent.log" | grep -o '[0-9]*$')
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
-URL=http://127.0.0.1:$PORT
+start_agent agent --no-setup
 
-fds() { ls "/proc/$PID/fd" | wc -l; }
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status"; }
+fds() { ls "/proc/$AGENT_PID/fd" | wc -l; }
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$AGENT_PID/status"; }
 idle() {
 	for ((i = 0; i < 100; i++)); do
-		curl -s "$URL/profile/cpu" | grep -q '"running":false' && return 0
+		curl -s "$AGENT_URL/profile/cpu" | grep -q '"running":false' && return 0
 		sleep 0.1
 	done
 	return 1
 }
 
 # Warm up every path once (a profile, a health probe) before the baseline.
-curl -s -o /dev/null -X POST -d '{"timeout_seconds": 1}' "$URL/profile/cpu"
-curl -s -o /dev/null "$URL/healthz"
-curl -s -o /dev/null "$URL/metrics"
+curl -s -o /dev/null -X POST -d '{"timeout_seconds": 1}' "$AGENT_URL/profile/cpu"
+curl -s -o /dev/null "$AGENT_URL/healthz"
+curl -s -o /dev/null "$AGENT_URL/metrics"
 fd0=$(fds)
 rss0=$(rss_kb)
 
@@ -56,55 +42,55 @@ for c in $(seq "$CLIENTS"); do
 		# A real profile now and then: each winner holds its client 1 s.
 		[ $((r % 20)) = 1 ] && cat <<CFG
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "POST"
 data = "{\"timeout_seconds\": 1, \"sampling_frequency\": 49}"
 CFG
 		cat <<CFG
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "POST"
 data = "{\"timeout_seconds\": 1"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "POST"
 data = "{\"sampling_frequency\": 1000000}"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "POST"
 data = "{\"profiler\": {\"Perf\": \"/bin/sh\"}}"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "POST"
 data-binary = "@$T/big"
 next
-url = "$URL/no/such/path"
+url = "$AGENT_URL/no/such/path"
 next
-url = "$URL/metrics"
+url = "$AGENT_URL/metrics"
 request = "PUT"
 next
-url = "$URL/metrics"
+url = "$AGENT_URL/metrics"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "DELETE"
 next
-url = "$URL/debug/pprof/profile?seconds=0"
+url = "$AGENT_URL/debug/pprof/profile?seconds=0"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 request = "PATCH"
 next
-url = "$URL/profile/cpu"
+url = "$AGENT_URL/profile/cpu"
 CFG
-		[ $((r % 20)) = 0 ] && printf 'next\nurl = "%s/healthz"\n' "$URL"
+		[ $((r % 20)) = 0 ] && printf 'next\nurl = "%s/healthz"\n' "$AGENT_URL"
 	done | sed -e '1d' -e 's|^url = .*|&\noutput = "/dev/null"\nwrite-out = "%{http_code}\\n"|' >"$T/client$c.cfg"
 done
 s=$(date +%s%N)
 for c in $(seq "$CLIENTS"); do
 	curl -s -K "$T/client$c.cfg" >"$T/codes$c" 2>"$T/curl$c.err" &
 done
-wait $(jobs -p | grep -vx "$PID" | grep -vx "$BURN") 2>/dev/null
+wait $(jobs -p | grep -vx "$AGENT_PID" | grep -vx "$BURN_PID") 2>/dev/null
 ms=$((($(date +%s%N) - s) / 1000000))
 total=$(cat "$T"/codes* | wc -l)
 sort "$T"/codes* | uniq -c | sort -rn >"$T/summary"
@@ -118,11 +104,11 @@ check "load: profiles were taken and refused (200s and 409s)" \
 
 check "after the load: no profile left running" idle
 check "after the load: a profile is 200" \
-	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{\"timeout_seconds\": 1}' '$URL/profile/cpu') = 200 ]"
+	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{\"timeout_seconds\": 1}' '$AGENT_URL/profile/cpu') = 200 ]"
 check "after the load: a bad field is 422" \
-	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{\"timeout_seconds\": 0}' '$URL/profile/cpu') = 422 ]"
+	bash -c "[ \$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{\"timeout_seconds\": 0}' '$AGENT_URL/profile/cpu') = 422 ]"
 check "after the load: /metrics counts them all" \
-	bash -c "curl -s '$URL/metrics' | awk '/^vmtools_http_requests_total/ { n += \$2 } END { exit !(n >= $total) }'"
+	bash -c "curl -s '$AGENT_URL/metrics' | awk '/^vmtools_http_requests_total/ { n += \$2 } END { exit !(n >= $total) }'"
 sleep 0.5
 fd1=$(fds)
 rss1=$(rss_kb)
@@ -130,6 +116,6 @@ check "file descriptors back where they were ($fd0 before, $fd1 after)" \
 	test "$fd1" -le "$((fd0 + 2))"
 check "RSS near where it was (${rss0} kB before, ${rss1} kB after)" \
 	test "$rss1" -le "$((rss0 + 16384))"
-kill "$PID"
-wait "$PID"
+kill "$AGENT_PID"
+wait "$AGENT_PID"
 check "exit 0 after the load" test $? = 0

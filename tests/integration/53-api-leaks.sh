@@ -5,38 +5,24 @@
 # (make check builds it in $BUILD/asan); LeakSanitizer must find nothing
 # when the agent exits on SIGTERM.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/agent.sh"
 
 AGENT=${VMTOOLS_AGENT_ASAN:-$BUILD/asan/vmtools-agent}
-r=$(need_bpf)
-[ -z "$r" ] && r=$(need_cmd curl)
-[ -z "$r" ] && [ ! -x "$BUILD/programs/burn" ] && r="needs $BUILD/programs/burn (make tests)"
-[ -z "$r" ] && [ ! -x "$AGENT" ] &&
-	r="needs the ASan build of the agent ($AGENT: make BUILD=$BUILD/asan SANITIZE=1 all, done by make check)"
-if [ -n "$r" ]; then
-	skip "no leak across 100 sessions" "$r"
-	exit 0
-fi
+asan=
+[ -x "$AGENT" ] ||
+	asan="needs the ASan build of the agent ($AGENT: make BUILD=$BUILD/asan SANITIZE=1 all, done by make check)"
+skip_unless "no leak across 100 sessions" "$(need_bpf)" "$(need_cmd curl)" \
+	"$(need_burn)" "$asan"
 
-"$BUILD/programs/burn" --comm postgres --threads 1 --seconds 600 >/dev/null &
-BURN=$!
-disown "$BURN"
-at_exit "kill -9 $BURN"
+burn_bg postgres 600
 
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	"$AGENT" serve --no-setup --listen 127.0.0.1:0 2>"$T/agent.log" &
-PID=$!
-at_exit "kill -9 $PID"
-for ((i = 0; i < 200; i++)); do
-	PORT=$(grep -o 'port [0-9]*' "$T/agent.log" | grep -o '[0-9]*$')
-	[ -n "$PORT" ] && break
-	sleep 0.05
-done
-URL=http://127.0.0.1:$PORT
+VMTOOLS_AGENT=$AGENT start_agent agent ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 --no-setup
 
-running() { curl -s "$URL/profile/cpu" | grep -q '"state":"running"'; }
+running() { curl -s "$AGENT_URL/profile/cpu" | grep -q '"state":"running"'; }
 idle() {
 	for ((j = 0; j < 100; j++)); do
-		curl -s "$URL/profile/cpu" | grep -q '"running":false' && return 0
+		curl -s "$AGENT_URL/profile/cpu" | grep -q '"running":false' && return 0
 		sleep 0.05
 	done
 	return 1
@@ -47,37 +33,37 @@ for i in $(seq 100); do
 	case $((i % 10)) in
 	0) # runs out its time
 		st=$(curl -s -o /dev/null -w '%{http_code}' -X POST \
-			-d '{"timeout_seconds": 1}' "$URL/profile/cpu")
+			-d '{"timeout_seconds": 1}' "$AGENT_URL/profile/cpu")
 		[ "$st" = 200 ] || bad=$((bad + 1))
 		;;
 	[1-4]) # the client hangs up
 		curl -s -o /dev/null --max-time 0.3 -X POST \
-			-d '{"timeout_seconds": 30}' "$URL/profile/cpu"
+			-d '{"timeout_seconds": 30}' "$AGENT_URL/profile/cpu"
 		idle || bad=$((bad + 1))
 		;;
 	*) # stopped by DELETE, partial profile
 		curl -s -o "$T/p" -w '%{http_code}' -X POST \
 			-d '{"timeout_seconds": 30, "archive": true}' \
-			"$URL/profile/cpu" >"$T/st" &
+			"$AGENT_URL/profile/cpu" >"$T/st" &
 		post=$!
 		for ((j = 0; j < 100; j++)); do
 			running && break
 			sleep 0.02
 		done
-		curl -s -o /dev/null -X DELETE "$URL/profile/cpu"
+		curl -s -o /dev/null -X DELETE "$AGENT_URL/profile/cpu"
 		wait "$post"
 		[ "$(cat "$T/st")" = 200 ] || bad=$((bad + 1))
 		;;
 	esac
 done
 check "100 sessions ended as asked ($bad did not)" test "$bad" = 0
-curl -s "$URL/metrics" >"$T/metrics"
+curl -s "$AGENT_URL/metrics" >"$T/metrics"
 check "metrics: 100 sessions (10 completed, 40 client_gone, 50 stopped)" \
 	bash -c "grep -q 'outcome=\"completed\"} 10$' '$T/metrics' &&
 		grep -q 'outcome=\"client_gone\"} 40$' '$T/metrics' &&
 		grep -q 'outcome=\"stopped\"} 50$' '$T/metrics'"
-kill -TERM "$PID"
-wait "$PID"
+kill -TERM "$AGENT_PID"
+wait "$AGENT_PID"
 st=$?
 check "the ASan agent exits 0 on SIGTERM" test "$st" = 0
 if grep -q 'ERROR: LeakSanitizer\|ERROR: AddressSanitizer\|runtime error' "$T/agent.log"; then

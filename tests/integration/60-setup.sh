@@ -75,15 +75,9 @@ if [ "${1:-}" = inside ]; then
 
 	# -- first run: mounts and links
 	"$A" setup "${OPTS[@]}" --verify >"$W/setup1.out" 2>&1
-	st=$?
-	if [ "$st" = 0 ] && grep -q "^mounted $LOOP at $MNT (ro,nodev,nosuid)" "$W/setup1.out" &&
-		grep -q '^verified [0-9]* files against the manifest' "$W/setup1.out"; then
-		ok "setup finds $LOOP by its label, verifies and mounts it"
-	else
-		not_ok "setup failed (exit $st)"
-		diag "$W/setup1.out"
+	check_said $? 0 "$W/setup1.out" "setup finds $LOOP by its label, verifies and mounts it" \
+		"^mounted $LOOP at $MNT (ro,nodev,nosuid)" '^verified [0-9]* files against the manifest' ||
 		exit 1
-	fi
 	opts=$(awk -v m="$MNT" '$5 == m { print $6 }' /proc/self/mountinfo)
 	check "mounted read-only, nodev, nosuid ($opts)" \
 		bash -c "[[ ,$opts, == *,ro,* && ,$opts, == *,nodev,* && ,$opts, == *,nosuid,* ]]"
@@ -139,13 +133,8 @@ if [ "${1:-}" = inside ]; then
 		bash -c "grep -q '^insmod /lib/modules/$REL/kernel/.*/vxlan.ko' '$W/modprobe2.out' &&
 			grep -q '^insmod /lib/modules/$REL/kernel/.*/udp_tunnel.ko' '$W/modprobe2.out'"
 	env -i PATH="$BIN" perf --version >"$W/perf.out" 2>&1
-	st=$?
-	if [ "$st" = 0 ] && grep -q '^perf version 6\.1\.' "$W/perf.out"; then
-		ok "perf --version from the linked bindir alone: $(cat "$W/perf.out")"
-	else
-		not_ok "perf --version from $BIN (exit $st)"
-		diag "$W/perf.out"
-	fi
+	check_said $? 0 "$W/perf.out" "perf --version from the linked bindir alone: $(cat "$W/perf.out")" \
+		'^perf version 6\.1\.'
 	check "perf on PATH is the image's" \
 		bash -c "[[ \$(readlink -f '$BIN/perf') == '$MNT'/* ]]"
 
@@ -185,18 +174,15 @@ if [ "${1:-}" = inside ]; then
 	}
 
 	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
-	st=$?
-	check "no disk with the label: exit 2, a clear error" \
-		bash -c "[ $st = 2 ] && grep -q \"no disk with the ext4 label 'vmt-none-$$'\" '$W/nodisk.out'"
+	check_said $? 2 "$W/nodisk.out" "no disk with the label: exit 2, a clear error" \
+		"no disk with the ext4 label 'vmt-none-$$'"
 	unchanged "no disk"
 
 	attach "$IMG"
 	LOOP2=$DEV
 	"$A" setup "${OPTS[@]}" >"$W/two.out" 2>&1
-	st=$?
-	check "two disks with the label: refused, both named" \
-		bash -c "[ $st = 1 ] && grep -q \"2 disks carry the label '$LABEL'\" '$W/two.out' &&
-			grep -q '$LOOP' '$W/two.out' && grep -q '$LOOP2' '$W/two.out'"
+	check_said $? 1 "$W/two.out" "two disks with the label: refused, both named" \
+		"2 disks carry the label '$LABEL'" "$LOOP" "$LOOP2"
 	unchanged "two disks"
 	losetup -d "$LOOP2"
 
@@ -204,34 +190,31 @@ if [ "${1:-}" = inside ]; then
 	mkdir "$hdr"
 	snapshot >"$W/before"
 	"$A" setup "${OPTS[@]}" >"$W/block.out" 2>&1
-	st=$?
-	check "a real directory in the way: refused, named" \
-		bash -c "[ $st = 1 ] && grep -q 'refusing .*$hdr is a real directory' '$W/block.out'"
+	check_said $? 1 "$W/block.out" "a real directory in the way: refused, named" \
+		"refusing .*$hdr is a real directory"
 	unchanged "a real directory in the way"
 	rmdir "$hdr"
 	snapshot >"$W/before"
 
 	OTHER=(--label "$LABEL" --mountpoint "$MNT" --bindir "$BIN")
 	"$A" setup "${OTHER[@]}" >"$W/mismatch.out" 2>&1
-	st=$?
-	check "an image for another kernel without --allow-kernel-mismatch: refused, both releases named" \
-		bash -c "[ $st = 1 ] && grep -q 'built for kernel $REL, but this kernel is $RUN' '$W/mismatch.out'"
+	check_said $? 1 "$W/mismatch.out" \
+		"an image for another kernel without --allow-kernel-mismatch: refused, both releases named" \
+		"built for kernel $REL, but this kernel is $RUN"
 	unchanged "kernel mismatch"
 
 	# --device skips the label search (even with two disks labelled).
 	attach "$IMG"
 	LOOP2=$DEV
 	"$A" setup "${OPTS[@]}" --device "$LOOP2" >"$W/device.out" 2>&1
-	st=$?
-	check "--device $LOOP2 is used even with two disks labelled" \
-		bash -c "[ $st = 0 ] && grep -q '^mounted $LOOP2 at $MNT' '$W/device.out'"
+	check_said $? 0 "$W/device.out" "--device $LOOP2 is used even with two disks labelled" \
+		"^mounted $LOOP2 at $MNT"
 	"$A" setup --undo --mountpoint "$MNT" >/dev/null 2>&1
 	unchanged "--device, after --undo"
 	losetup -d "$LOOP2"
 	"$A" setup "${OPTS[@]}" --device "$IMG" >"$W/device.out" 2>&1
-	st=$?
-	check "--device naming an image file: refused, says to attach it" \
-		bash -c "[ $st = 1 ] && grep -q 'is not a block device; attach an image file with losetup' '$W/device.out'"
+	check_said $? 1 "$W/device.out" "--device naming an image file: refused, says to attach it" \
+		'is not a block device; attach an image file with losetup'
 
 	# An image for another architecture is refused even with
 	# --allow-kernel-mismatch.  (A tiny image with just a manifest.)
@@ -241,9 +224,8 @@ if [ "${1:-}" = inside ]; then
 	mke2fs -q -t ext4 -L "${LABEL}a" -d "$W/arch" "$W/arch.img" 4M >/dev/null 2>&1
 	attach "$W/arch.img"
 	"$A" setup "${OPTS[@]/#$LABEL/${LABEL}a}" >"$W/arch.out" 2>&1
-	st=$?
-	check "an image for another architecture: refused" \
-		bash -c "[ $st = 1 ] && grep -q 'was built for not-$(uname -m), but this machine is $(uname -m)' '$W/arch.out'"
+	check_said $? 1 "$W/arch.out" "an image for another architecture: refused" \
+		"was built for not-$(uname -m), but this machine is $(uname -m)"
 	unchanged "another architecture"
 	losetup -d "$DEV"
 
@@ -252,10 +234,8 @@ if [ "${1:-}" = inside ]; then
 	mkdir -p "$W/ro"
 	mount --bind "$W/ro" "$W/ro" && mount -o remount,bind,ro "$W/ro"
 	"$A" setup "${OPTS[@]/#$BIN/$W/ro/bin}" >"$W/half.out" 2>&1
-	st=$?
-	check "a failure after mounting and linking (read-only bindir): exit 1, named" \
-		bash -c "[ $st = 1 ] && grep -q 'cannot create the directory $W/ro/bin' '$W/half.out' &&
-			grep -q 'nothing was changed' '$W/half.out'"
+	check_said $? 1 "$W/half.out" "a failure after mounting and linking (read-only bindir): exit 1, named" \
+		"cannot create the directory $W/ro/bin" 'nothing was changed'
 	unchanged "a failure half-way, rolled back"
 	umount "$W/ro"
 
@@ -287,9 +267,8 @@ if [ "${1:-}" = inside ]; then
 		attach "$IMG"
 		LOOP=$DEV
 		"$A" setup "${OPTS[@]}" --verify >"$W/corrupt.out" 2>&1
-		st=$?
-		check "a corrupted image under --verify: refused, the file named" \
-			bash -c "[ $st = 1 ] && grep -q 'damaged: $victim does not match its sha256' '$W/corrupt.out'"
+		check_said $? 1 "$W/corrupt.out" "a corrupted image under --verify: refused, the file named" \
+			"damaged: $victim does not match its sha256"
 		unchanged "corrupted image"
 	fi
 	exit 0

@@ -1,146 +1,66 @@
 #!/usr/bin/env bash
 # tests/integration/70-perf-burn.sh - `vmtools-agent profile --profiler perf`
-# against the burner (tests/programs/burn: burn_hot_a and burn_hot_b 3:1):
-# the ratio within 3 points, the sample count = CPU time x frequency within
-# 10%, go tool pprof reads it without a warning, the burner's mapping has
-# its build id (from perf's MMAP2 records), --pid follows forks, Ctrl-C
-# keeps what was collected, and neither perf nor its perf.data outlives the
-# profile.  Then what goes wrong, with stand-in perf binaries on PATH: no
-# perf, perf refused by perf_event_paranoid, perf writing garbage, perf
-# dying while recording: each a clear message carrying perf's own words.
+# against the burner (tests/programs/burn: burn_hot_a and burn_hot_b 3:1).
+# The checks every backend must pass (tests/lib/profile-checks.sh, run for
+# bpf by 30-profile-burn.sh): the ratio within 3 points, the sample count =
+# CPU time x frequency within 10%, go tool pprof reads it without a warning,
+# the burner's mapping has its build id (from perf's MMAP2 records), --pid
+# follows forks, Ctrl-C keeps what was collected, bad arguments are
+# refused.  Then perf's own: neither perf nor its perf.data outlives the
+# profile, even when the agent is killed, and what goes wrong, with
+# stand-in perf binaries on PATH: no perf, perf refused by
+# perf_event_paranoid, perf writing garbage, perf dying while recording:
+# each a clear message carrying perf's own words.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/profile-checks.sh"
+. "$SRC/tests/lib/fake-perf.sh"
 
-reason=$(need_root)
-[ -z "$reason" ] && reason=$(need_cmd go python3 perf readelf)
-[ -z "$reason" ] && [ ! -x "$BURN" ] && reason="needs $BURN (make tests)"
-[ -z "$reason" ] && ! perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null &&
-	reason="perf record -e cpu-clock does not work here"
-if [ -n "$reason" ]; then
-	skip "perf backend profile of a known workload" "$reason"
-	exit 0
-fi
+skip_unless "perf backend profile of a known workload" "$(need_perf)" \
+	"$(need_cmd go python3 readelf)" "$(need_burn)"
+pprof_home
+export TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
 
-export HOME=$T/home PPROF_TMPDIR=$T/pprof TMPDIR=$T/tmp
-mkdir -p "$HOME" "$PPROF_TMPDIR" "$TMPDIR"
-
-perf_children() { pgrep -P "$1" -x perf; }
-
-# --- 1. comm target: ratio, count, pprof, build id, Ctrl-C ------------------
+# --- 1. what every backend does, and perf's lifetime -----------------------
 FREQ=299
 COMM=pburn$$
-"$VMTOOLS_AGENT" profile --profiler perf --seconds 30 --frequency $FREQ \
-	--comm "$COMM" --output "$T/burn.pb" 2>"$T/agent.err" &
-AGENT=$!
-at_exit "kill $AGENT"
-for ((i = 0; i < 100; i++)); do
-	PERF=$(perf_children "$AGENT")
-	[ -n "$PERF" ] && break
-	sleep 0.05
-done
-sleep 1 # perf's start-up
-if [ -n "$PERF" ] && [ -z "$(ls -A "$TMPDIR")" ]; then
+profile_bg perf burn --seconds 30 --frequency $FREQ --comm "$COMM"
+if [ -n "$PERF_PID" ] && [ -z "$(ls -A "$TMPDIR")" ]; then
 	ok "perf runs as the agent's child, its perf.data already unlinked (nothing in \$TMPDIR)"
 else
-	not_ok "perf child '$PERF', \$TMPDIR holds: $(ls -A "$TMPDIR")"
+	not_ok "perf child '$PERF_PID', \$TMPDIR holds: $(ls -A "$TMPDIR")"
 fi
 run_burn "$COMM" 6
 wait "$BURN_WRAPPER"
-kill -INT "$AGENT"
-wait "$AGENT"
-st=$?
-if [ "$st" = 0 ] && [ -s "$T/burn.pb" ]; then
-	ok "Ctrl-C ends a perf profile early and writes what was collected"
-else
-	not_ok "perf profile stopped by SIGINT: status $st"
-	diag "$T/agent.err"
-fi
-check "perf is gone with the profile" bash -c "! kill -0 ${PERF:-999999999} 2>/dev/null"
+check_interrupted perf burn
+check "perf is gone with the profile" bash -c "! kill -0 ${PERF_PID:-999999999} 2>/dev/null"
 
 # An agent killed outright (SIGKILL: no cleanup of its own) must not leave
 # perf recording the machine: perf gets SIGINT from the kernel (its
 # parent-death signal) and exits, removing its own temporary files.
-"$VMTOOLS_AGENT" profile --profiler perf --seconds 60 --comm "$COMM" \
-	--output "$T/killed.pb" 2>"$T/killed.err" &
-AGENT=$!
-at_exit "kill -9 $AGENT"
-PERF=
-for ((i = 0; i < 100; i++)); do
-	PERF=$(perf_children "$AGENT")
-	[ -n "$PERF" ] && break
-	sleep 0.05
-done
-sleep 1
-kill -9 "$AGENT"
-wait "$AGENT" 2>/dev/null
+profile_bg perf killed --seconds 60 --comm "$COMM"
+kill -9 "$PROFILE_PID"
+wait "$PROFILE_PID" 2>/dev/null
 gone=no
 for ((i = 0; i < 100; i++)); do
-	kill -0 "${PERF:-999999999}" 2>/dev/null || { gone=yes; break; }
+	kill -0 "${PERF_PID:-999999999}" 2>/dev/null || { gone=yes; break; }
 	sleep 0.1
 done
-check "perf (pid ${PERF:-none}) exits within 10 s when the agent is killed with SIGKILL" \
-	test -n "$PERF" -a "$gone" = yes
+check "perf (pid ${PERF_PID:-none}) exits within 10 s when the agent is killed with SIGKILL" \
+	test -n "$PERF_PID" -a "$gone" = yes
 check "and leaves no file behind (\$TMPDIR, the output)" \
 	bash -c "[ -z \"\$(ls -A '$TMPDIR')\" ] && [ ! -e '$T/killed.pb' ]"
 check "nothing is left in \$TMPDIR" test -z "$(ls -A "$TMPDIR")"
 
-check "go tool pprof -top reads the perf profile without a warning" pprof_ok "$T/burn.pb" -top
-check "go tool pprof -traces reads it without a warning" pprof_ok "$T/burn.pb" -traces
-check "go tool pprof -raw reads it without a warning" pprof_ok "$T/burn.pb" -raw
-go tool pprof -raw "$T/burn.pb" >"$T/raw.txt" 2>/dev/null
-check "samples carry comm $COMM and pid labels" \
-	bash -c "grep -q 'comm:\[$COMM\]' '$T/raw.txt' && grep -q 'pid:\[' '$T/raw.txt'"
-check "the burner's mapping carries its file name and GNU build id (from MMAP2)" \
-	bash -c "id=\$(readelf -n '$BURN' | awk '/Build ID/ {print \$3}');
-		[ -n \"\$id\" ] && grep -q \"$BURN\" '$T/raw.txt' && grep -q \"\$id\" '$T/raw.txt'"
+check_burn_profile perf "$T/burn.pb" "$COMM" $FREQ
+check_folded_gzip perf
+check_pid_follows_forks perf
+check_cli_refusals perf
 
-check_burn_ratio_count "$T/burn.pb" "$COMM" "$FREQ" "perf: "
-
-# --- 2. --pid follows processes forked after the profile started ------------
-COMM3=pchild$$
-python3 - "$BURN" "$COMM3" <<'PY' &
-import os, sys, time
-time.sleep(1.5)  # perf is recording by now
-pid = os.fork()
-if pid == 0:
-    os.execv(sys.argv[1], [sys.argv[1], "--threads", "1", "--seconds", "2",
-                           "--comm", sys.argv[2]])
-os.waitpid(pid, 0)
-PY
-PARENT=$!
-at_exit "kill $PARENT"
-check "perf: --pid samples the children the process forks during the profile" \
-	bash -c "'$VMTOOLS_AGENT' profile --profiler perf --seconds 4 --frequency 99 --pid $PARENT --format folded --output '$T/pid.folded' &&
-		grep -q '^$COMM3;.*burn_hot' '$T/pid.folded'"
-wait "$PARENT"
-
-# --- 3. what goes wrong -----------------------------------------------------
+# --- 2. what goes wrong -----------------------------------------------------
 # Stand-in perfs, found on PATH as the real one would be.
-mkdir -p "$T/none" "$T/paranoid" "$T/garbage" "$T/dies"
-cat >"$T/paranoid/perf" <<'EOF'
-#!/bin/sh
-echo "Error: Access to performance monitoring and observability operations is limited." >&2
-echo "Consider adjusting /proc/sys/kernel/perf_event_paranoid setting." >&2
-exit 255
-EOF
-# Both of these speak perf's --control protocol, then misbehave.
-cat >"$T/garbage/perf" <<'EOF'
-#!/bin/bash
-while [ $# -gt 0 ]; do case $1 in --control) c=${2#fd:}; shift ;; -o) o=$2; shift ;; esac; shift; done
-echo "not a perf.data file" >"$o"
-read -r _ <&"${c%,*}"; echo ack >&"${c#*,}"
-trap 'echo "fake perf: stopped" >&2; exit 0' INT
-while :; do /bin/sleep 0.1; done
-EOF
-cat >"$T/dies/perf" <<'EOF'
-#!/bin/bash
-while [ $# -gt 0 ]; do case $1 in --control) c=${2#fd:}; shift ;; esac; shift; done
-read -r _ <&"${c%,*}"; echo ack >&"${c#*,}"
-/bin/sleep 0.3
-echo "fake perf: failed to mmap with 12 (Cannot allocate memory)" >&2
-exit 1
-EOF
-chmod +x "$T"/*/perf
+make_fake_perfs
 
 # run_with DIR: the CLI with only DIR on PATH for perf; output in $T/DIR.err
 run_with() {

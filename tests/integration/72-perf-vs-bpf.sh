@@ -9,17 +9,9 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 
-reason=$(need_bpf)
-[ -z "$reason" ] && reason=$(pg_reason)
-[ -z "$reason" ] && reason=$(need_cmd go perf python3)
-[ -z "$reason" ] && ! perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null &&
-	reason="perf record -e cpu-clock does not work here"
-if [ -n "$reason" ]; then
-	skip "perf and eBPF backends agree on the same workload" "$reason"
-	exit 0
-fi
-export HOME=$T/home PPROF_TMPDIR=$T/pprof
-mkdir -p "$HOME" "$PPROF_TMPDIR"
+skip_unless "perf and eBPF backends agree on the same workload" "$(need_bpf)" \
+	"$(need_perf)" "$(pg_reason)" "$(need_cmd go python3)"
+pprof_home
 
 check "a PostgreSQL 15 cluster starts" pg_start
 check "pgbench initializes its tables" pg_bench_init 1

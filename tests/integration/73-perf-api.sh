@@ -7,50 +7,33 @@
 # perf 503, perf refused by perf_event_paranoid 503, a perf.data we cannot
 # read 500.  A request naming a perf binary is refused (422).
 . "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/burn.sh"
+. "$SRC/tests/lib/agent.sh"
+. "$SRC/tests/lib/fake-perf.sh"
 
-r=$(need_root)
-[ -z "$r" ] && r=$(need_cmd curl go perf python3)
-[ -z "$r" ] && [ ! -x "$BUILD/programs/burn" ] && r="needs $BUILD/programs/burn (make tests)"
-[ -z "$r" ] && ! perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null &&
-	r="perf record -e cpu-clock does not work here"
-if [ -n "$r" ]; then
-	skip "the perf backend through the REST API" "$r"
-	exit 0
-fi
-export HOME=$T/home PPROF_TMPDIR=$T/pprof TMPDIR=$T/tmp
-mkdir -p "$HOME" "$PPROF_TMPDIR" "$TMPDIR"
+skip_unless "the perf backend through the REST API" "$(need_perf)" \
+	"$(need_cmd curl go python3)" "$(need_burn)"
+pprof_home
+export TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
 
-"$BUILD/programs/burn" --comm postgres --threads 1 --seconds 300 >/dev/null &
-BURN=$!
-disown "$BURN"
-at_exit "kill -9 $BURN"
+burn_bg postgres 300
 
-# start_agent NAME PATH [ARG]...: serve on a free port with PATH (where perf
-# is found) and the extra serve options ARG
-start_agent() {
-	local name=$1 path=$2 i
+# serve NAME PATH [ARG]...: an agent whose perf is looked up in PATH, with
+# no tools image (nothing at the mountpoint)
+serve() {
+	local name=$1 path=$2
 	shift 2
-	PATH=$path "$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 \
-		--mountpoint "$T/no-image" "$@" 2>"$T/$name.log" &
-	PID=$!
-	at_exit "kill -9 $PID"
-	PORT=
-	for ((i = 0; i < 100; i++)); do
-		PORT=$(grep -o 'port [0-9]*' "$T/$name.log" 2>/dev/null | grep -o '[0-9]*$')
-		[ -n "$PORT" ] && break
-		sleep 0.05
-	done
-	URL=http://127.0.0.1:$PORT
+	start_agent "$name" PATH="$path" --no-setup --mountpoint "$T/no-image" "$@"
 }
-stop_agent() { kill "$PID" && wait "$PID" 2>/dev/null; }
 
 post() { # NAME BODY: status printed, body in $T/NAME.out
 	curl -s -X POST -H 'Content-Type: application/json' -d "$2" \
-		-o "$T/$1.out" -w '%{http_code}' "$URL/profile/cpu"
+		-o "$T/$1.out" -w '%{http_code}' "$AGENT_URL/profile/cpu"
 }
 
 # --- the real perf -------------------------------------------------------
-start_agent real "$PATH"
+serve real "$PATH"
 st=$(post ok '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 2}')
 check "POST {\"Perf\": null} answers 200 (got $st)" test "$st" = 200
 check "go tool pprof reads it without a warning and finds burn_hot_a" \
@@ -59,53 +42,37 @@ check "go tool pprof reads it without a warning and finds burn_hot_a" \
 post long '{"profiler": {"Perf": null}, "timeout_seconds": 30}' >"$T/long.status" &
 POST=$!
 sleep 2
-curl -s "$URL/profile/cpu" >"$T/get.json"
+curl -s "$AGENT_URL/profile/cpu" >"$T/get.json"
 check "GET shows the running Perf session and its samples so far" \
 	bash -c "grep -q '\"running\": *true' '$T/get.json' && grep -q 'Perf' '$T/get.json' &&
 		grep -Eq '\"samples\": *[1-9]' '$T/get.json'"
 t0=$(date +%s)
-del=$(curl -s -X DELETE -o "$T/del.json" -w '%{http_code}' "$URL/profile/cpu")
+del=$(curl -s -X DELETE -o "$T/del.json" -w '%{http_code}' "$AGENT_URL/profile/cpu")
 wait "$POST"
 t1=$(date +%s)
 check "DELETE stops it (200)" test "$del" = 200
 check "the POST gets the profile collected until then, well before 30 s" \
 	bash -c "[ \"\$(cat '$T/long.status')\" = 200 ] && [ $((t1 - t0)) -lt 10 ] &&
 		go tool pprof -top '$T/long.out' 2>/dev/null | grep -q burn_hot"
-check "no perf process of the agent is left" bash -c "! pgrep -P $PID -x perf"
+check "no perf process of the agent is left" bash -c "! pgrep -P $AGENT_PID -x perf"
 check "nothing is left in \$TMPDIR" test -z "$(ls -A "$TMPDIR")"
 st=$(post path '{"profiler": {"Perf": "/bin/sh"}}')
 check "a request naming a perf binary is refused with 422 (got $st)" test "$st" = 422
 stop_agent
 
 # --- stand-in perfs --------------------------------------------------------
-mkdir -p "$T/none" "$T/paranoid" "$T/garbage"
-cat >"$T/paranoid/perf" <<'EOF'
-#!/bin/sh
-echo "Error: Access to performance monitoring and observability operations is limited." >&2
-echo "Consider adjusting /proc/sys/kernel/perf_event_paranoid setting." >&2
-exit 255
-EOF
-cat >"$T/garbage/perf" <<'EOF'
-#!/bin/bash
-while [ $# -gt 0 ]; do case $1 in --control) c=${2#fd:}; shift ;; -o) o=$2; shift ;; esac; shift; done
-echo "not a perf.data file" >"$o"
-read -r _ <&"${c%,*}"; echo ack >&"${c#*,}"
-trap 'echo "fake perf: stopped" >&2; exit 0' INT
-while :; do /bin/sleep 0.1; done
-EOF
-chmod +x "$T"/*/perf
-
-start_agent none "$T/none"
+make_fake_perfs
+serve none "$T/none"
 st=$(post none '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
 check "no perf: 503 saying perf is not available (got $st)" \
 	bash -c "[ '$st' = 503 ] && grep -q 'perf is not available' '$T/none.out'"
 stop_agent
-start_agent paranoid "$T/paranoid"
+serve paranoid "$T/paranoid"
 st=$(post paranoid '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
 check "perf refused by perf_event_paranoid: 503 with perf's message (got $st)" \
 	bash -c "[ '$st' = 503 ] && grep -q 'perf_event_paranoid' '$T/paranoid.out'"
 stop_agent
-start_agent garbage "$T/garbage"
+serve garbage "$T/garbage"
 st=$(post garbage '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
 check "a perf.data we cannot read: 500 naming the problem (got $st)" \
 	bash -c "[ '$st' = 500 ] && grep -q 'PERFILE2' '$T/garbage.out' && grep -q 'fake perf: stopped' '$T/garbage.out'"
@@ -115,7 +82,7 @@ stop_agent
 check "nothing is left in \$TMPDIR after the failures" test -z "$(ls -A "$TMPDIR")"
 
 # --perf PATH, fixed at start-up, wins over PATH; a relative one is refused.
-start_agent override "$PATH" --perf "$T/paranoid/perf"
+serve override "$PATH" --perf "$T/paranoid/perf"
 st=$(post override '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
 check "serve --perf PATH runs that perf, not PATH's (got $st)" \
 	bash -c "[ '$st' = 503 ] && grep -q 'perf_event_paranoid' '$T/override.out' &&

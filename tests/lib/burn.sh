@@ -7,6 +7,11 @@
 #   run_burn COMM SECONDS   start 2 burner threads named COMM in the
 #                           background; BURN_WRAPPER is the wrapper's pid and
 #                           $T/COMM.cpu gets the CPU seconds used when it ends
+#   burn_bg COMM SECONDS    one burner thread named COMM in the background,
+#                           not a job of the script, killed when it ends;
+#                           BURN_PID is its pid (the API tests name it
+#                           postgres, the agent's default target)
+#   need_burn               why the burner cannot run (empty: it can)
 #   pprof_ok FILE MODE      go tool pprof MODE (-top, -traces, -raw) reads
 #                           FILE and prints nothing on stderr
 #
@@ -29,6 +34,15 @@ PY
 	BURN_WRAPPER=$!
 	at_exit "kill $BURN_WRAPPER"
 }
+
+burn_bg() {
+	"$BURN" --comm "$1" --threads 1 --seconds "$2" >/dev/null &
+	BURN_PID=$!
+	disown "$BURN_PID"
+	at_exit "kill -9 $BURN_PID"
+}
+
+need_burn() { [ -x "$BURN" ] || echo "needs $BURN (make tests)"; }
 
 pprof_ok() {
 	go tool pprof "$2" "$1" >"$T/pprof.out" 2>"$T/pprof.err" || return 1

@@ -3,7 +3,8 @@
 # A script prints TAP-style lines that tests/run.sh counts:
 #   ok - what held            not ok - what failed          ok - what # SKIP why
 # `check DESC CMD...` runs CMD and prints one of them, with CMD's output as
-# "# " comment lines when it fails.  `need_*` say why a test must be skipped
+# "# " comment lines when it fails; `check_said` judges a command already
+# run by its exit status and what it said.  `need_*` say why a test must be skipped
 # (empty when it can run).  Each script gets its own temporary directory in
 # $T, removed on exit.
 
@@ -62,12 +63,54 @@ check_fails() {
 	fi
 }
 
+# check_said STATUS WANT OUT DESC [PATTERN]...: a command exited STATUS
+# with its output in the file OUT; ok when STATUS is WANT and OUT has a line
+# matching each PATTERN (grep), else not ok with OUT shown.  STATUS comes
+# first: give it $? right after the command, before any other expansion
+# (a $(...) in DESC) can change it.
+check_said() {
+	local st=$1 want=$2 out=$3 desc=$4 p why=
+	shift 4
+	[ "$st" = "$want" ] || why="exit $st, want $want"
+	for p; do
+		[ -z "$why" ] || break
+		grep -q -- "$p" "$out" || why="no line matches '$p'"
+	done
+	if [ -z "$why" ]; then
+		ok "$desc"
+	else
+		not_ok "$desc ($why)"
+		diag "$out"
+		return 1
+	fi
+}
+
+# skip_unless DESC REASON...: each REASON is what a need_* printed (empty:
+# nothing missing); when one is not empty the script cannot run here, and
+# says so as one skipped check, DESC, with the first reason, and exits.
+skip_unless() {
+	local desc=$1 r
+	shift
+	for r; do
+		[ -n "$r" ] || continue
+		skip "$desc" "$r"
+		exit 0
+	done
+}
+
 # Reasons a test cannot run here; empty output means it can.
 need_root() { [ "$(id -u)" = 0 ] || echo "needs root"; }
 need_bpf() {
 	[ "$(id -u)" = 0 ] || { echo "needs root for BPF"; return; }
 	[ -e /sys/fs/bpf ] || [ -e /proc/sys/kernel/unprivileged_bpf_disabled ] ||
 		echo "kernel without BPF"
+}
+# The perf backend: root, perf, and `perf record` able to sample cpu-clock.
+need_perf() {
+	[ "$(id -u)" = 0 ] || { echo "needs root for perf"; return; }
+	command -v perf >/dev/null 2>&1 || { echo "needs perf"; return; }
+	perf record -e cpu-clock -o /dev/null -q -- true 2>/dev/null ||
+		echo "perf record -e cpu-clock does not work here"
 }
 need_loop() {
 	[ "$(id -u)" = 0 ] || { echo "needs root for loop devices"; return; }
@@ -76,4 +119,11 @@ need_loop() {
 need_cmd() {
 	local c
 	for c; do command -v "$c" >/dev/null 2>&1 || { echo "needs $c"; return; }; done
+}
+
+# pprof_home: HOME and PPROF_TMPDIR inside $T, so that go tool pprof keeps
+# nothing (fetched profiles, its caches) outside the test.
+pprof_home() {
+	export HOME=$T/home PPROF_TMPDIR=$T/pprof
+	mkdir -p "$HOME" "$PPROF_TMPDIR"
 }

@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "imagebuilder/wbio.h"
+#include "tests/unit/assert_file.h"
 
 #define BS 4096
 #define BLOCKS 3000 /* spans three index chunks */
@@ -47,8 +47,6 @@ static void test_kept_then_written(void **state)
 	io_channel ch = open_channel(path);
 	char *want = calloc(BLOCKS, BS), *got = malloc((size_t)BLOCKS * BS);
 	char blk[BS], big[64 * BS];
-	struct stat st;
-	int fd;
 
 	(void)state;
 	/* Small writes in reverse order, across chunk boundaries. */
@@ -71,15 +69,7 @@ static void test_kept_then_written(void **state)
 	assert_int_equal(io_channel_read_blk64(ch, 990, 40, got), 0);
 	assert_memory_equal(got, want + 990 * BS, 40 * BS);
 	assert_int_equal(io_channel_close(ch), 0);
-
-	fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(fstat(fd, &st), 0);
-	assert_int_equal(st.st_size, (off_t)BLOCKS * BS);
-	assert_int_equal(pread(fd, got, (size_t)BLOCKS * BS, 0),
-			 (ssize_t)BLOCKS * BS);
-	assert_memory_equal(got, want, (size_t)BLOCKS * BS);
-	close(fd);
+	assert_file_holds(path, want, (size_t)BLOCKS * BS);
 	unlink(path);
 	free(want);
 	free(got);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_perfdata_locate.c - unit tests of finding the perf binary
- * (agent/perf_locate.c): --perf first and only, then the tools image's
- * manifest under the mountpoint, then PATH, and a clear error naming where
- * we looked.  Real files in a temporary directory; the manifest is written
+ * test_perf_locate.c - unit tests of finding the perf binary
+ * (agent/profile/perf/perf_locate.c): --perf first and only, then the
+ * tools image's manifest under the mountpoint, then PATH, and a clear
+ * error naming where we looked.  Real files in a temporary directory; the manifest is written
  * with the project's own writer (common/manifest.c).
  */
 #include <errno.h>

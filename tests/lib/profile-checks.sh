@@ -1,0 +1,205 @@
+# shellcheck shell=bash
+# tests/lib/profile-checks.sh - what `vmtools-agent profile` must do
+# whichever backend samples, written once and run by each backend's own
+# script (30- and 31- for bpf, 70- and 71- for perf).  Sourced after tap.sh;
+# the burner's checks need burn.sh, PostgreSQL's need pg.sh (a cluster
+# started, pgbench's tables made).  BACKEND is bpf or perf; every line a
+# check prints starts with "BACKEND: ".
+#
+#   profile_bg BACKEND NAME [ARG]...
+#       `vmtools-agent profile --profiler BACKEND ARG... --output
+#       $T/NAME.pb` in the background (stderr in $T/NAME.err), returning once
+#       it samples; PROFILE_PID, and for perf PERF_PID (its perf child)
+#   check_interrupted BACKEND NAME
+#       SIGINT to that profile: it exits 0 with what was collected
+#   check_burn_profile BACKEND PROFILE COMM FREQ
+#       the profile of `run_burn COMM` at FREQ Hz: go tool pprof reads it
+#       without a warning, its sample types and period, its labels, the
+#       burner's mapping with its build id, the 3:1 ratio and the count
+#   check_folded_gzip BACKEND       --format folded and --gzip of the burner
+#   check_pid_follows_forks BACKEND --pid samples children forked later
+#   check_cli_refusals BACKEND      a missing pid, a bad frequency, no --output
+#   check_postgres_profile BACKEND SECONDS
+#       a SECONDS-long profile (comm postgres, the default) of pgbench -S
+#       backends that connect after it starts and exit before it ends:
+#       PostgreSQL's and the kernel's functions named, build ids, backend
+#       types, only postgres sampled, exited backends still symbolized
+
+profile_bg() {
+	local b=$1 name=$2 i
+	shift 2
+	"$VMTOOLS_AGENT" profile --profiler "$b" "$@" --output "$T/$name.pb" \
+		2>"$T/$name.err" &
+	PROFILE_PID=$!
+	at_exit "kill $PROFILE_PID"
+	case $b in
+	perf)
+		PERF_PID=
+		for ((i = 0; i < 100; i++)); do
+			PERF_PID=$(pgrep -P "$PROFILE_PID" -x perf)
+			[ -n "$PERF_PID" ] && break
+			sleep 0.05
+		done
+		sleep 1 # perf's start-up
+		;;
+	*) sleep 0.5 ;; # the eBPF backend attaches in milliseconds
+	esac
+}
+
+check_interrupted() {
+	local b=$1 name=$2 st
+	kill -INT "$PROFILE_PID"
+	wait "$PROFILE_PID"
+	st=$?
+	if [ "$st" = 0 ] && [ -s "$T/$name.pb" ]; then
+		ok "$b: Ctrl-C ends a profile early and writes what was collected"
+	else
+		not_ok "$b: profile stopped by SIGINT: status $st"
+		diag "$T/$name.err"
+	fi
+}
+
+check_burn_profile() {
+	local b=$1 pb=$2 comm=$3 freq=$4 mode
+	for mode in -top -traces -raw; do
+		check "$b: go tool pprof $mode reads the profile without a warning" \
+			pprof_ok "$pb" "$mode"
+	done
+	go tool pprof -raw "$pb" >"$T/raw.txt" 2>/dev/null
+	check "$b: the pprof has samples/count and cpu/nanoseconds, period 1e9/$freq" \
+		bash -c "grep -q '^samples/count cpu/nanoseconds' '$T/raw.txt' &&
+			grep -qx 'Period: $((1000000000 / freq))' '$T/raw.txt' &&
+			grep -q 'PeriodType: cpu nanoseconds' '$T/raw.txt'"
+	check "$b: samples carry comm $comm, pid and tid labels" \
+		bash -c "grep -q 'comm:\[$comm\]' '$T/raw.txt' && grep -q 'pid:\[' '$T/raw.txt' && grep -q 'tid:\[' '$T/raw.txt'"
+	check "$b: the burner's mapping carries its file name and GNU build id" \
+		bash -c "id=\$(readelf -n '$BURN' | awk '/Build ID/ {print \$3}');
+			[ -n \"\$id\" ] && grep -q \"$BURN\" '$T/raw.txt' && grep -q \"\$id\" '$T/raw.txt'"
+	check_burn_ratio_count "$pb" "$comm" "$freq" "$b: "
+}
+
+check_folded_gzip() {
+	local b=$1 comm=${1:0:1}fold$$
+	run_burn "$comm" 2
+	check "$b: folded output names comm;...;burn_hot_a;spin_until" \
+		bash -c "'$VMTOOLS_AGENT' profile --profiler $b --seconds 2 --frequency 99 --comm '$comm' --format folded --output '$T/burn.folded' &&
+			grep -Eq '^$comm;.*;burn_hot_a;spin_until(;[^ ]+)* [0-9]+\$' '$T/burn.folded'"
+	wait "$BURN_WRAPPER"
+	run_burn "$comm" 2
+	check "$b: --gzip writes a gzip that go tool pprof reads" \
+		bash -c "'$VMTOOLS_AGENT' profile --profiler $b --seconds 1 --comm '$comm' --gzip --output '$T/burn.pb.gz' &&
+			gzip -t '$T/burn.pb.gz' && HOME='$HOME' go tool pprof -top '$T/burn.pb.gz' 2>&1 | grep -q burn_hot"
+	wait "$BURN_WRAPPER"
+}
+
+check_pid_follows_forks() {
+	local b=$1 comm=${1:0:1}child$$ lead=1.0 parent
+	[ "$b" = perf ] && lead=1.5
+	# The target forks and execs the burner once the profile runs.
+	python3 - "$BURN" "$comm" "$lead" <<'PY' &
+import os, sys, time
+time.sleep(float(sys.argv[3]))  # the profile is running by now
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "--threads", "1", "--seconds", "2",
+                           "--comm", sys.argv[2]])
+os.waitpid(pid, 0)
+PY
+	parent=$!
+	at_exit "kill $parent"
+	check "$b: --pid samples the children the process forks during the profile" \
+		bash -c "'$VMTOOLS_AGENT' profile --profiler $b --seconds 4 --frequency 99 --pid $parent --format folded --output '$T/pid.folded' &&
+			grep -q '^$comm;.*burn_hot' '$T/pid.folded'"
+	wait "$parent"
+}
+
+check_cli_refusals() {
+	local b=$1
+	check_fails "$b: --pid of a process that does not exist is refused" \
+		"$VMTOOLS_AGENT" profile --profiler "$b" --seconds 1 --pid 999999999 --output "$T/none.pb"
+	check "$b: and says which pid" \
+		bash -c "'$VMTOOLS_AGENT' profile --profiler $b --seconds 1 --pid 999999999 --output '$T/none.pb' 2>&1 | grep -q 'no process with pid 999999999'"
+	check_fails "$b: --frequency 0 is refused" \
+		"$VMTOOLS_AGENT" profile --profiler "$b" --frequency 0 --output "$T/x.pb"
+	check_fails "$b: --frequency 1001 is refused" \
+		"$VMTOOLS_AGENT" profile --profiler "$b" --frequency 1001 --output "$T/x.pb"
+	check_fails "$b: a missing --output is refused" \
+		"$VMTOOLS_AGENT" profile --profiler "$b" --seconds 1
+}
+
+check_postgres_profile() {
+	local b=$1 secs=$2 st new gone=0 typed=0 pid pgid
+	ls /proc | grep -E '^[0-9]+$' | sort -n >"$T/pids.before"
+	profile_bg "$b" pg --seconds "$secs" --frequency 199
+	# Its backends are forked after the profile started, and exit before it ends.
+	pg_bench_bg 2 -S -c 2
+	wait "$PROFILE_PID"
+	st=$?
+	wait "$PG_BENCH_PID"
+	if [ "$st" = 0 ] && [ -s "$T/pg.pb" ]; then
+		ok "$b: the default profile (comm postgres) is taken under pgbench -S"
+	else
+		not_ok "$b: profile of PostgreSQL: status $st"
+		diag "$T/pg.err"
+	fi
+
+	go tool pprof -raw "$T/pg.pb" >"$T/raw.txt" 2>"$T/raw.err"
+	check "$b: go tool pprof -raw reads it without a warning" test ! -s "$T/raw.err"
+	go tool pprof -top -nodecount=100000 "$T/pg.pb" >"$T/top.txt" 2>"$T/top.err"
+	check "$b: go tool pprof -top reads it without a warning" test ! -s "$T/top.err"
+	go tool pprof -traces "$T/pg.pb" >"$T/traces.txt" 2>"$T/traces.err"
+	check "$b: go tool pprof -traces reads it without a warning" test ! -s "$T/traces.err"
+	check "$b: PostgreSQL's own functions are named (PostgresMain, PortalRun, ExecutorRun...)" \
+		bash -c "grep -qw PostgresMain '$T/top.txt' && grep -qw PortalRun '$T/top.txt' &&
+			grep -Eqw '(standard_)?ExecutorRun' '$T/top.txt'"
+	# exec_simple_query is static: Debian's binary has it only in the
+	# separate debug file (postgresql-15-dbgsym, found by build id or
+	# debuglink).
+	pgid=$(readelf -n "$PG_BIN/postgres" | awk '/Build ID/ {print $3}')
+	if [ -f "/usr/lib/debug/.build-id/${pgid:0:2}/${pgid:2}.debug" ]; then
+		check "$b: static functions come from the debug file (exec_simple_query)" \
+			grep -qw exec_simple_query "$T/top.txt"
+	else
+		skip "$b: static functions come from the debug file (exec_simple_query)" \
+			"no debug file for postgres (postgresql-15-dbgsym is not in Debian's main archive)"
+	fi
+	check "$b: kernel frames are named from kallsyms (entry_SYSCALL_64...)" \
+		bash -c "grep -Eq 'entry_SYSCALL_64|do_syscall_64' '$T/top.txt' && grep -q 'kernel.kallsyms' '$T/raw.txt'"
+	check "$b: samples are labelled with the backend type 'client backend'" \
+		grep -q 'backend_type:\[client backend\]' "$T/raw.txt"
+	check "$b: the postgres mapping carries its build id" \
+		bash -c "[ -n '$pgid' ] && grep -q '$pgid' '$T/raw.txt'"
+	check "$b: only postgres processes are in the profile" \
+		bash -c "! grep -o 'comm:\[[^]]*\]' '$T/raw.txt' | sort -u | grep -v 'comm:\[postgres\]'"
+
+	# Backends forked after the profile started: pids that did not exist.
+	grep -o 'pid:\[[0-9]*\]' "$T/raw.txt" | tr -dc '0-9\n' | sort -u >"$T/pids.sampled"
+	new=$(comm -13 <(sort "$T/pids.before") <(sort "$T/pids.sampled") | wc -l)
+	if [ "$new" -ge 2 ]; then
+		ok "$b: backends that connected after the profile started are sampled ($new new pids)"
+	else
+		not_ok "$b: only $new pids born after the start were sampled"
+		diag "$T/pids.sampled"
+	fi
+	# Backends that exited before the profile ended are symbolized, and
+	# typed, from what was captured while they lived.
+	for pid in $(comm -13 <(sort "$T/pids.before") <(sort "$T/pids.sampled")); do
+		[ -d /proc/$pid ] && continue
+		awk -v pid="$pid" '/^-----/ {if (hit && named) found=1; hit=0; named=0}
+			$1 == "pid:" && $2 == pid {hit=1} /PostgresMain/ {named=1}
+			END {if (hit && named) found=1; exit !found}' "$T/traces.txt" && gone=$((gone + 1))
+		awk -v pid="$pid" '/^-----/ {if (hit && typed) found=1; hit=0; typed=0}
+			$1 == "pid:" && $2 == pid {hit=1} /backend_type: +client backend/ {typed=1}
+			END {if (hit && typed) found=1; exit !found}' "$T/traces.txt" && typed=$((typed + 1))
+	done
+	if [ "$gone" -ge 1 ]; then
+		ok "$b: backends that exited before the end are symbolized ($gone such pids with PostgresMain)"
+	else
+		not_ok "$b: no exited backend had named frames"
+	fi
+	if [ "$typed" -ge 1 ]; then
+		ok "$b: backends that exited before the end keep their backend type 'client backend' ($typed pids)"
+	else
+		not_ok "$b: no exited backend was labelled 'client backend'"
+	fi
+}
