@@ -36,7 +36,7 @@ for f in /bin/busybox /usr/bin/kmod "$PG/bin/postgres" "$AGENT" "$MODDIR/modules
 	[ -e "$f" ] || die "$f is missing (busybox-static, kmod and postgresql-15 come from ci/install-deps.sh, the kernel from tests/lib/fetch-kernel.sh)"
 done
 # A static busybox matters: it runs before any library is in place.
-file -L /bin/busybox | grep -q 'statically linked' || die "/bin/busybox is not static; install busybox-static"
+grep -q 'statically linked' <<<"$(file -L /bin/busybox)" || die "/bin/busybox is not static; install busybox-static"
 
 # libs FILE...: the shared libraries FILE needs, as the loader resolves them.
 libs() {
@@ -186,7 +186,9 @@ cp "$AGENT" "$STAGE/usr/sbin/vmtools-agent"
 # need are added by name.
 DL_LIBS=()
 for name in libmicrohttpd libcrypto; do
-	lib=$(ldconfig -p | awk -v n="$name" '$1 ~ "^" n "\\.so\\.[0-9]+$" && $NF ~ /^\// { print $NF; exit }')
+	# awk reads to the end: leaving early would kill ldconfig with SIGPIPE,
+	# which pipefail turns into a silent exit of this script.
+	lib=$(ldconfig -p | awk -v n="$name" '!found && $1 ~ "^" n "\\.so\\.[0-9]+$" && $NF ~ /^\// { print $NF; found = 1 }')
 	[ -n "$lib" ] || die "$name is not installed (ci/install-deps.sh installs it)"
 	DL_LIBS+=("$lib")
 done
