@@ -10,7 +10,13 @@
 #     deleted file cannot stay named in the docs;
 #   - README.md stays a front door: at most 200 lines, naming `make demo`
 #     and `make check`, and its benchmark table is the one in
-#     docs/benchmarks.md, row for row.
+#     docs/benchmarks.md, row for row;
+#   - tests/README.md says what every test covers: each
+#     tests/unit/test_*.c, tests/integration/*.sh, tests/fuzz/fuzz_*.c,
+#     tests/vm/*.sh and tests/lib/*.sh is named there in backticks (by its
+#     name or a path ending in it), and every test_*.c, fuzz_*.c or
+#     NN-name.sh it names in backticks exists, so adding, renaming or
+#     deleting a test cannot leave the page behind.
 # Pure text checks: no root, no build.
 . "$(dirname "$0")/../lib/tap.sh"
 cd "$SRC" || exit 1
@@ -112,13 +118,19 @@ check_link() {
 	fi
 }
 
-# code_paths PAGE: the repository paths named inside `code spans`, one a
-# line.  Paragraphs are joined first: a code span may wrap.
-code_paths() {
+# code_spans PAGE: the text of every `code span` in PAGE's prose, one a
+# line, without its backticks.  Paragraphs are joined first: a code span
+# may wrap.
+code_spans() {
 	prose "$1" | awk 'BEGIN { RS = "" } { gsub(/\n/, " "); print }' |
-		grep -o '`[^`]*`' |
-		grep -oE "(^|[[:space:](=\`])($PATH_PREFIXES)/[^][:space:]\`'\",;:()]*" |
-		sed -e 's/^[[:space:](=`]//' -e 's/\.$//' | sort -u
+		grep -o '`[^`]*`' | tr -d '`'
+}
+
+# code_paths PAGE: the repository paths named inside code spans, one a line.
+code_paths() {
+	code_spans "$1" |
+		grep -oE "(^|[[:space:](=])($PATH_PREFIXES)/[^][:space:]'\",;:()]*" |
+		sed -e 's/^[[:space:](=]//' -e 's/\.$//' | sort -u
 }
 
 for page in "${pages[@]}"; do
@@ -215,4 +227,64 @@ elif [ -s "$T/bench-drift" ]; then
 	diag "$T/bench-drift"
 else
 	ok "README.md's $(wc -l <"$T/readme-bench") benchmark table rows are in docs/benchmarks.md"
+fi
+
+# tests/README.md names every test file, and names no test file that is not
+# there.
+TESTS_PAGE=tests/README.md
+code_spans "$TESTS_PAGE" | tr -s '[:space:]' '\n' | sort -u >"$T/words"
+
+# named FILE: a word of a code span of the page is FILE's name, or a path
+# ending in /NAME.
+named() {
+	awk -v b="${1##*/}" '$0 == b || substr($0, length($0) - length(b)) == "/" b { f = 1 }
+		END { exit !f }' "$T/words"
+}
+
+for kind in "unit test file:tests/unit/test_*.c" \
+	"integration script:tests/integration/*.sh" \
+	"fuzz target:tests/fuzz/fuzz_*.c" \
+	"VM test:tests/vm/*.sh" \
+	"helper:tests/lib/*.sh"; do
+	what=${kind%%:*}
+	: >"$T/unnamed"
+	n=0
+	for f in ${kind#*:}; do
+		[ -f "$f" ] || continue
+		n=$((n + 1))
+		named "$f" || echo "$f is not named in $TESTS_PAGE: say what it covers" >>"$T/unnamed"
+	done
+	if [ "$n" = 0 ]; then
+		not_ok "$TESTS_PAGE: no $what found at ${kind#*:}"
+	elif [ -s "$T/unnamed" ]; then
+		not_ok "$TESTS_PAGE names every ${what} (${kind#*:})"
+		diag "$T/unnamed"
+	else
+		ok "$TESTS_PAGE names every ${what} ($n, ${kind#*:})"
+	fi
+done
+
+# Every test_*.c, fuzz_*.c or NN-name.sh the page names exists where such
+# files live (a name given with its folder is a path, checked above).
+: >"$T/missing"
+n=0
+while IFS= read -r name; do
+	n=$((n + 1))
+	case $name in
+	test_*) dirs=tests/unit ;;
+	fuzz_*) dirs=tests/fuzz ;;
+	*) dirs="tests/integration tests/vm" ;;
+	esac
+	found=
+	for d in $dirs; do
+		[ -f "$d/$name" ] && found=$d
+	done
+	[ -n "$found" ] || echo "\`$name\` is not in $dirs" >>"$T/missing"
+done < <(grep -oE '(^|/)(test_[A-Za-z0-9_]+\.c|fuzz_[A-Za-z0-9_]+\.c|[0-9][0-9]-[A-Za-z0-9_-]+\.sh)$' "$T/words" |
+	sed 's|^/||' | sort -u)
+if [ -s "$T/missing" ]; then
+	not_ok "$TESTS_PAGE: every test file it names in backticks exists"
+	diag "$T/missing"
+else
+	ok "$TESTS_PAGE: every test file it names in backticks ($n) exists"
 fi
