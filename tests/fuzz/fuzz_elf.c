@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_elf.c - libFuzzer target for the symbolizer's ELF reader
- * (agent/elf.c): any bytes a process might map, including truncated files,
+ * (agent/symbolize/elf.c): any bytes a process might map, including truncated files,
  * bogus section headers and broken .gnu_debugdata, must yield an error or
  * fewer symbols, never a crash.  Lookups run on whatever was read.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_perfdata.c - libFuzzer target for the perf.data reader
- * (agent/perfdata.c): any bytes must give 0 or -EBADMSG with a message,
+ * (agent/profile/perf/perfdata.c): any bytes must give 0 or -EBADMSG with a message,
  * never a crash, a read out of bounds or a leak; the same bytes fed to the
  * counter of a file being written (vm_perfdata_counter) likewise.  Seeds: real files perf
  * wrote of the CPU burner (tests/fuzz/seeds/fuzz_perfdata/).

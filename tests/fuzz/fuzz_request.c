@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fuzz_request.c - libFuzzer target for agent/request.c, the parser of
+ * fuzz_request.c - libFuzzer target for agent/serve/request.c, the parser of
  * untrusted request bodies (POST /profile/cpu) and of the `seconds` query
  * argument of /debug/pprof/profile.  Beyond not crashing, a request that
  * parses must be within the contract's ranges.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_engine.c - unit tests of agent/engine.c: request validation (no
+ * test_engine.c - unit tests of agent/profile/engine.c: request validation (no
  * privileges needed), and with root a real eBPF session on this very
  * process: sessions independent of each other, vm_session_status() and
  * vm_session_stop() from another thread while vm_session_wait() blocks, a

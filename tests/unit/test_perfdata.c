@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_perfdata.c - unit tests of the perf.data reader (agent/perfdata.c):
+ * test_perfdata.c - unit tests of the perf.data reader (agent/profile/perf/perfdata.c):
  * a real file perf recorded of the CPU burner (the fuzz seeds), and files
  * built here record by record to pin down the target selection (command
  * names, pid lineage across FORK, records out of file order), mappings

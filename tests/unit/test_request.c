@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_request.c - unit tests of agent/request.c: the JSON body of
+ * test_request.c - unit tests of agent/serve/request.c: the JSON body of
  * POST /profile/cpu and the query of /debug/pprof/profile, every row of
  * docs/api.md's field table, and the 400/422 messages a person reads.
  */
