@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * subcommand.c - usage text and subcommand dispatch for vmtools-image and
- * vmtools-agent.
+ * vmtools-agent, and what every subcommand's command line shares: the
+ * option loop, --help, leftover operands and whole-number arguments.
  */
 #include "common/subcommand.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out, const char *program, const char *about,
@@ -57,4 +60,50 @@ int vm_subcommand_no_operands(const char *who, int argc, char **argv, int first)
 	fprintf(stderr, "%s: unexpected argument '%s'; run '%s --help'\n", who,
 		argv[first], who);
 	return -EINVAL;
+}
+
+int vm_subcommand_parse(const struct vm_subcommand_options *o, int argc,
+			char **argv, void *ctx)
+{
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) !=
+	       -1) {
+		if (c == 'h') {
+			o->usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			/* getopt has said which option, and why. */
+			fprintf(stderr, "Run '%s --help' for the options.\n",
+				o->who);
+			return -EINVAL;
+		}
+		r = o->on_option(c, optarg, ctx);
+		if (r < 0)
+			return r;
+	}
+	return vm_subcommand_no_operands(o->who, argc, argv, optind);
+}
+
+int vm_subcommand_number(const char *who, const char *opt, const char *arg,
+			 uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	/* strtoull takes blanks and a sign first: a number starts with a digit. */
+	if (arg[0] < '0' || arg[0] > '9' || errno || *end || v < min ||
+	    v > max) {
+		fprintf(stderr,
+			"%s: %s '%s' must be a whole number from %llu to %llu\n",
+			who, opt, arg, (unsigned long long)min,
+			(unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
 }

@@ -7,6 +7,10 @@
 #define VMTOOLS_COMMON_SUBCOMMAND_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct option;
 
 struct vm_subcommand {
 	const char *name;
@@ -31,5 +35,36 @@ int vm_subcommand_main(const char *program, const char *about,
  */
 int vm_subcommand_no_operands(const char *who, int argc, char **argv,
 			      int first);
+
+/*
+ * The command line of one subcommand, read with getopt_long.  The same for
+ * every subcommand: -h/--help shows the usage on stdout; an unknown option
+ * or a missing argument (getopt names it) and a leftover operand are usage
+ * errors, answered with a pointer to --help.  Every other option goes to
+ * on_option, which says itself what is wrong with one.
+ */
+struct vm_subcommand_options {
+	const char *who; /* "vmtools-agent setup", for messages */
+	const char *shortopts; /* getopt's, with h */
+	const struct option *longopts; /* with { "help", ..., 'h' } */
+	void (*usage)(FILE *out);
+	/* Takes option c and its argument; 0, or a negative errno to stop. */
+	int (*on_option)(int c, char *arg, void *ctx);
+};
+
+/*
+ * Returns 0 to go on, 1 when the usage was shown (exit 0), or a negative
+ * errno after a usage error (exit 2).
+ */
+int vm_subcommand_parse(const struct vm_subcommand_options *o, int argc,
+			char **argv, void *ctx);
+
+/*
+ * The argument of option opt as a whole number from min to max; otherwise
+ * says "WHO: OPT 'ARG' must be a whole number from MIN to MAX" and returns
+ * -EINVAL.
+ */
+int vm_subcommand_number(const char *who, const char *opt, const char *arg,
+			 uint64_t min, uint64_t max, uint64_t *out);
 
 #endif
