@@ -142,9 +142,8 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_COMM:
 		if (!vm_comm_allowed(arg)) {
 			fprintf(stderr,
-				WHO
-				": --comm '%s' must be a command name of 1 to %d characters without '/', as in /proc/PID/comm\n",
-				arg, VM_COMM_LEN - 1);
+				WHO ": --comm '%s' must be " VM_COMM_RULE "\n",
+				arg);
 			return -EINVAL;
 		}
 		if (o->n_comms == VM_MAX_TARGETS) {

@@ -92,10 +92,9 @@ static int refuse(const struct vm_profile_request *req,
 	case VM_RULE_COMM:
 		return vm_error_set(
 			err, EINVAL,
-			"command name '%s' is not valid: give the name ps -o comm shows (%" PRId64
-			" to %" PRId64 " characters, no '/'), e.g. %s",
-			req->comms[b->index] ? req->comms[b->index] : "", r.min,
-			r.max, VM_DEFAULT_COMM);
+			"command name '%s' is not valid: give " VM_COMM_RULE
+			", e.g. " VM_DEFAULT_COMM,
+			req->comms[b->index] ? req->comms[b->index] : "");
 	case VM_RULE_PID:
 		/* Above the kernel's pid_max, no process can have it. */
 		if (b->value > r.max)

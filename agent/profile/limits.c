@@ -11,6 +11,8 @@
 #include "agent/profile/engine.h"
 #include "agent/samples/sample.h"
 
+_Static_assert(VM_COMM_LEN - 1 == 15, "VM_COMM_RULE says 15 characters");
+
 struct vm_range vm_rule_range(enum vm_rule rule, uint32_t max_seconds)
 {
 	switch (rule) {

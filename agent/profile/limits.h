@@ -64,9 +64,12 @@ bool vm_rule_allows(enum vm_rule rule, int64_t value, uint32_t max_seconds);
 
 /*
  * A command name as /proc/PID/comm and ps -o comm show it: 1 to
- * VM_COMM_LEN - 1 characters (the kernel keeps no more), no '/'.
+ * VM_COMM_LEN - 1 characters (the kernel keeps no more), no '/'.  Every
+ * front end says so in these words, after the name of its field.
  */
 bool vm_comm_allowed(const char *name);
+#define VM_COMM_RULE \
+	"a command name of 1 to 15 characters without '/', as in /proc/PID/comm"
 
 /* The first rule a request breaks. */
 struct vm_rule_break {

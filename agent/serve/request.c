@@ -158,7 +158,6 @@ static int parse_profiler(struct json_object *v, enum vm_profiler *out,
 static int parse_comms(struct json_object *v, struct vm_api_request *out,
 		       struct vm_error *err)
 {
-	struct vm_range name = vm_rule_range(VM_RULE_COMM, 0);
 	char buf[GOT_MAX + 4];
 	size_t n;
 
@@ -182,10 +181,9 @@ static int parse_comms(struct json_object *v, struct vm_api_request *out,
 		    strlen(s) != (size_t)len || !vm_comm_allowed(s))
 			return vm_error_set(
 				err, EINVAL,
-				"targets.comm[%zu] must be a command name of %" PRId64
-				" to %" PRId64
-				" characters without '/', as in /proc/PID/comm; got %s",
-				i, name.min, name.max, got(c, buf));
+				"targets.comm[%zu] must be " VM_COMM_RULE
+				"; got %s",
+				i, got(c, buf));
 		memcpy(out->comm_buf[i], s, (size_t)len + 1);
 		out->req.comms[i] = out->comm_buf[i];
 	}
