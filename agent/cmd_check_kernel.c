@@ -142,7 +142,7 @@ static int on_option(int c, char *arg, void *ctx)
 			fprintf(stderr, WHO ": out of memory\n");
 			return -ENOMEM;
 		}
-		return 0;
+		break;
 	case 'f':
 		free(o->fragment_text);
 		o->fragment_text = NULL;
@@ -151,12 +151,14 @@ static int on_option(int c, char *arg, void *ctx)
 			return -EINVAL;
 		}
 		o->fragment_name = arg;
-		return 0;
+		break;
 	case 'q':
 		o->quiet = true;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	return 0;
 }
 
 int cmd_check_kernel(int argc, char **argv)
@@ -167,13 +169,6 @@ int cmd_check_kernel(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
-	};
-	static const struct vm_subcommand_options cmdline = {
-		.who = WHO,
-		.shortopts = "c:f:qh",
-		.longopts = longopts,
-		.usage = usage,
-		.on_option = on_option,
 	};
 	_cleanup_(check_options_clear) struct check_options o = {
 		.fragment_name = "kernel-config/vmtools.config",
@@ -187,7 +182,8 @@ int cmd_check_kernel(int argc, char **argv)
 	FILE *out;
 	int r;
 
-	r = vm_subcommand_parse(&cmdline, argc, argv, &o);
+	r = vm_subcommand_parse(WHO, argc, argv, "c:f:qh", longopts, usage,
+				on_option, &o);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
 	if (!o.config && find_running_config(&o.config, &err) < 0) {

@@ -75,80 +75,78 @@ static void usage(FILE *out)
  * profiles as long as VM_SECONDS_CEILING.
  */
 static int number(const char *opt, const char *arg, enum vm_rule rule,
-		  uint64_t *out)
+		  uint32_t *out)
 {
 	struct vm_range r = vm_rule_range(rule, VM_SECONDS_CEILING);
+	uint64_t v;
 
-	return vm_subcommand_number(WHO, opt, arg, r.min, r.max, out);
+	if (vm_subcommand_number(WHO, opt, arg, r.min, r.max, &v) < 0)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* Which of two names arg is: 0 or 1, else says so and -EINVAL. */
+static int one_of(const char *opt, const char *arg, const char *first,
+		  const char *second)
+{
+	if (!strcmp(arg, first))
+		return 0;
+	if (!strcmp(arg, second))
+		return 1;
+	fprintf(stderr, WHO ": %s '%s' is not known: use %s or %s\n", opt, arg,
+		first, second);
+	return -EINVAL;
+}
+
+/* Room for one more --comm or --pid. */
+static int room(const char *opt, size_t n)
+{
+	if (n < VM_MAX_TARGETS)
+		return 0;
+	fprintf(stderr, WHO ": at most %d %s\n", VM_MAX_TARGETS, opt);
+	return -EINVAL;
 }
 
 static int on_option(int c, char *arg, void *ctx)
 {
 	struct profile_options *o = ctx;
 	struct vm_profile_request *req = &o->req;
-	uint64_t v;
+	uint32_t pid;
+	int r = 0;
 
 	switch (c) {
 	case 's':
-		if (number("--seconds", arg, VM_RULE_SECONDS, &v) < 0)
-			return -EINVAL;
-		req->seconds = v;
-		return 0;
+		return number("--seconds", arg, VM_RULE_SECONDS, &req->seconds);
 	case 'F':
-		if (number("--frequency", arg, VM_RULE_FREQUENCY, &v) < 0)
-			return -EINVAL;
-		req->frequency = v;
-		return 0;
+		return number("--frequency", arg, VM_RULE_FREQUENCY,
+			      &req->frequency);
 	case 'p':
-		if (!strcmp(arg, "bpf")) {
-			req->profiler = VM_PROFILER_BPF;
-		} else if (!strcmp(arg, "perf")) {
-			req->profiler = VM_PROFILER_PERF;
-		} else {
-			fprintf(stderr,
-				WHO
-				": --profiler '%s' is not known: use bpf or perf\n",
-				arg);
-			return -EINVAL;
-		}
-		return 0;
-	case 'c':
-		if (req->n_comms == VM_MAX_TARGETS) {
-			fprintf(stderr, WHO ": at most %d --comm\n",
-				VM_MAX_TARGETS);
-			return -EINVAL;
-		}
-		req->comms[req->n_comms++] = arg;
-		return 0;
-	case 'P':
-		if (number("--pid", arg, VM_RULE_PID, &v) < 0)
-			return -EINVAL;
-		if (req->n_pids == VM_MAX_TARGETS) {
-			fprintf(stderr, WHO ": at most %d --pid\n",
-				VM_MAX_TARGETS);
-			return -EINVAL;
-		}
-		req->pids[req->n_pids++] = (pid_t)v;
-		return 0;
+		r = one_of("--profiler", arg, "bpf", "perf");
+		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
+		break;
 	case 'f':
-		if (!strcmp(arg, "pprof")) {
-			req->format = VM_FORMAT_PPROF;
-		} else if (!strcmp(arg, "folded")) {
-			req->format = VM_FORMAT_FOLDED;
-		} else {
-			fprintf(stderr,
-				WHO
-				": --format '%s' is not known: use pprof or folded\n",
-				arg);
-			return -EINVAL;
-		}
-		return 0;
+		r = one_of("--format", arg, "pprof", "folded");
+		req->format = r == 1 ? VM_FORMAT_FOLDED : VM_FORMAT_PPROF;
+		break;
+	case 'c':
+		r = room("--comm", req->n_comms);
+		if (r == 0)
+			req->comms[req->n_comms++] = arg;
+		break;
+	case 'P':
+		r = room("--pid", req->n_pids);
+		if (r == 0)
+			r = number("--pid", arg, VM_RULE_PID, &pid);
+		if (r == 0)
+			req->pids[req->n_pids++] = (pid_t)pid;
+		break;
 	case 'z':
 		req->gzip = true;
-		return 0;
+		break;
 	case 'o':
 		o->output = arg;
-		return 0;
+		break;
 	case 'E':
 		if (arg[0] != '/' || access(arg, X_OK) < 0) {
 			fprintf(stderr,
@@ -158,9 +156,11 @@ static int on_option(int c, char *arg, void *ctx)
 			return -EINVAL;
 		}
 		o->cfg.perf_path = arg;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	return r < 0 ? r : 0;
 }
 
 /* 0 to go on, 1 after --help, a negative errno after a usage error. */
@@ -179,17 +179,11 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const struct vm_subcommand_options cmdline = {
-		.who = WHO,
-		.shortopts = "s:F:p:c:f:zo:h",
-		.longopts = longopts,
-		.usage = usage,
-		.on_option = on_option,
-	};
 
 	memset(o, 0, sizeof(*o));
 	vm_request_defaults(&o->req);
-	return vm_subcommand_parse(&cmdline, argc, argv, o);
+	return vm_subcommand_parse(WHO, argc, argv, "s:F:p:c:f:zo:h", longopts,
+				   usage, on_option, o);
 }
 
 /*

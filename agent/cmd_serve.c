@@ -126,19 +126,19 @@ static int on_option(int c, char *arg, void *ctx)
 	switch (c) {
 	case OPT_LISTEN:
 		o->listen = arg;
-		return 0;
+		break;
 	case OPT_LABEL:
 		o->label = arg;
-		return 0;
+		break;
 	case OPT_MOUNTPOINT:
 		o->mountpoint = arg;
-		return 0;
+		break;
 	case OPT_NO_SETUP:
 		o->no_setup = true;
-		return 0;
+		break;
 	case OPT_TOKEN:
 		o->token_file = arg;
-		return 0;
+		break;
 	case OPT_COMM:
 		if (!vm_comm_allowed(arg)) {
 			fprintf(stderr,
@@ -152,7 +152,7 @@ static int on_option(int c, char *arg, void *ctx)
 			return -EINVAL;
 		}
 		o->comms[o->n_comms++] = arg;
-		return 0;
+		break;
 	case OPT_MAX_SECONDS:
 		return number("--max-seconds", arg, seconds.min, seconds.max,
 			      &o->max_seconds);
@@ -163,10 +163,10 @@ static int on_option(int c, char *arg, void *ctx)
 		return number("--idle-timeout", arg, 1, 3600, &o->idle_timeout);
 	case OPT_VERIFY:
 		o->verify = true;
-		return 0;
+		break;
 	case OPT_MISMATCH:
 		o->allow_kernel_mismatch = true;
-		return 0;
+		break;
 	case OPT_PERF:
 		if (arg[0] != '/') {
 			fprintf(stderr,
@@ -175,9 +175,11 @@ static int on_option(int c, char *arg, void *ctx)
 			return -EINVAL;
 		}
 		o->perf = arg;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct serve_options *o)
@@ -198,15 +200,9 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const struct vm_subcommand_options cmdline = {
-		.who = WHO,
-		.shortopts = "h",
-		.longopts = longopts,
-		.usage = usage,
-		.on_option = on_option,
-	};
 
-	return vm_subcommand_parse(&cmdline, argc, argv, o);
+	return vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
+				   on_option, o);
 }
 
 /*

@@ -69,33 +69,35 @@ static int on_option(int c, char *arg, void *ctx)
 	switch (c) {
 	case 'L':
 		a->o.label = arg;
-		return 0;
+		break;
 	case 'm':
 		a->o.mountpoint = arg;
-		return 0;
+		break;
 	case 'b':
 		a->o.bindir = arg;
-		return 0;
+		break;
 	case 'd':
 		a->o.device = arg;
-		return 0;
+		break;
 	case OPT_ALLOW_MISMATCH:
 		a->o.allow_kernel_mismatch = true;
-		return 0;
+		break;
 	case OPT_VERIFY:
 		a->o.verify = true;
-		return 0;
+		break;
 	case OPT_STATE_FILE:
 		a->o.state_file = arg;
-		return 0;
+		break;
 	case 'u':
 		a->undo = true;
-		return 0;
+		break;
 	case 'q':
 		a->quiet = true;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	return 0;
 }
 
 int cmd_setup(int argc, char **argv)
@@ -114,19 +116,13 @@ int cmd_setup(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	static const struct vm_subcommand_options cmdline = {
-		.who = WHO,
-		.shortopts = "L:m:b:d:uqh",
-		.longopts = longopts,
-		.usage = usage,
-		.on_option = on_option,
-	};
 	struct setup_args a = { 0 };
 	struct vm_setup_result res = { 0 };
 	struct vm_error err = { 0 };
 	int r;
 
-	r = vm_subcommand_parse(&cmdline, argc, argv, &a);
+	r = vm_subcommand_parse(WHO, argc, argv, "L:m:b:d:uqh", longopts, usage,
+				on_option, &a);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
 	r = a.undo ? vm_setup_undo(&a.o, &res, &err) :

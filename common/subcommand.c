@@ -62,29 +62,30 @@ int vm_subcommand_no_operands(const char *who, int argc, char **argv, int first)
 	return -EINVAL;
 }
 
-int vm_subcommand_parse(const struct vm_subcommand_options *o, int argc,
-			char **argv, void *ctx)
+int vm_subcommand_parse(const char *who, int argc, char **argv,
+			const char *shortopts, const struct option *longopts,
+			void (*usage)(FILE *out),
+			vm_subcommand_option_fn *on_option, void *ctx)
 {
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (c == 'h') {
-			o->usage(stdout);
+			usage(stdout);
 			return 1;
 		}
 		if (c == '?' || c == ':') {
 			/* getopt has said which option, and why. */
 			fprintf(stderr, "Run '%s --help' for the options.\n",
-				o->who);
+				who);
 			return -EINVAL;
 		}
-		r = o->on_option(c, optarg, ctx);
+		r = on_option(c, optarg, ctx);
 		if (r < 0)
 			return r;
 	}
-	return vm_subcommand_no_operands(o->who, argc, argv, optind);
+	return vm_subcommand_no_operands(who, argc, argv, optind);
 }
 
 int vm_subcommand_number(const char *who, const char *opt, const char *arg,

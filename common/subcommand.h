@@ -37,27 +37,22 @@ int vm_subcommand_no_operands(const char *who, int argc, char **argv,
 			      int first);
 
 /*
- * The command line of one subcommand, read with getopt_long.  The same for
- * every subcommand: -h/--help shows the usage on stdout; an unknown option
- * or a missing argument (getopt names it) and a leftover operand are usage
- * errors, answered with a pointer to --help.  Every other option goes to
- * on_option, which says itself what is wrong with one.
- */
-struct vm_subcommand_options {
-	const char *who; /* "vmtools-agent setup", for messages */
-	const char *shortopts; /* getopt's, with h */
-	const struct option *longopts; /* with { "help", ..., 'h' } */
-	void (*usage)(FILE *out);
-	/* Takes option c and its argument; 0, or a negative errno to stop. */
-	int (*on_option)(int c, char *arg, void *ctx);
-};
-
-/*
+ * The command line of one subcommand, read with getopt_long, the same way
+ * for every subcommand: -h/--help shows the usage on stdout; an unknown
+ * option or a missing argument (getopt names it) and a leftover operand
+ * are usage errors, answered with a pointer to --help.  shortopts and
+ * longopts include h and { "help", no_argument, NULL, 'h' }.  Every other
+ * option goes to on_option with its argument and ctx; it says itself what
+ * is wrong with one and returns a negative errno to stop, else 0.
+ *
  * Returns 0 to go on, 1 when the usage was shown (exit 0), or a negative
  * errno after a usage error (exit 2).
  */
-int vm_subcommand_parse(const struct vm_subcommand_options *o, int argc,
-			char **argv, void *ctx);
+typedef int vm_subcommand_option_fn(int c, char *arg, void *ctx);
+int vm_subcommand_parse(const char *who, int argc, char **argv,
+			const char *shortopts, const struct option *longopts,
+			void (*usage)(FILE *out),
+			vm_subcommand_option_fn *on_option, void *ctx);
 
 /*
  * The argument of option opt as a whole number from min to max; otherwise

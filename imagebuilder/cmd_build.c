@@ -100,23 +100,23 @@ static int on_option(int c, char *arg, void *ctx)
 	switch (c) {
 	case OPT_ROOT:
 		o->root = arg;
-		return 0;
+		break;
 	case OPT_OUTPUT:
 		o->output = arg;
-		return 0;
+		break;
 	case OPT_RELEASE:
 		o->kernel_release = arg;
-		return 0;
+		break;
 	case OPT_BINARY:
 		/* Room for every argument was made before parsing. */
 		o->binaries[o->n_binaries++] = arg;
-		return 0;
+		break;
 	case OPT_NO_PERF:
 		o->no_default_perf = 1;
-		return 0;
+		break;
 	case OPT_LABEL:
 		o->label = arg;
-		return 0;
+		break;
 	case OPT_SIZE:
 		if (vm_parse_size(arg, &o->size_bytes) < 0) {
 			fprintf(stderr,
@@ -125,19 +125,21 @@ static int on_option(int c, char *arg, void *ctx)
 				arg);
 			return -EINVAL;
 		}
-		return 0;
+		break;
 	case OPT_EPOCH:
 		/* Seconds that fit ext4's 32-bit timestamps. */
 		if (vm_subcommand_number(WHO, "--source-date-epoch", arg, 0,
 					 UINT32_MAX, &epoch) < 0)
 			return -EINVAL;
 		o->epoch = (int64_t)epoch;
-		return 0;
+		break;
 	case OPT_KEEP_OWNER:
 		o->keep_owner = 1;
-		return 0;
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	return 0;
 }
 
 int cmd_build(int argc, char **argv)
@@ -155,13 +157,6 @@ int cmd_build(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const struct vm_subcommand_options cmdline = {
-		.who = WHO,
-		.shortopts = "h",
-		.longopts = longopts,
-		.usage = usage,
-		.on_option = on_option,
-	};
 	struct vm_build_opts o = { .epoch = -1 };
 	_cleanup_free_ const char **bins =
 		calloc((size_t)argc + 1, sizeof(char *));
@@ -172,7 +167,8 @@ int cmd_build(int argc, char **argv)
 	if (!bins)
 		return 1;
 	o.binaries = bins;
-	r = vm_subcommand_parse(&cmdline, argc, argv, &o);
+	r = vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
+				on_option, &o);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
 	if (!o.root || !o.output) {

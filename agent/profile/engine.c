@@ -72,17 +72,15 @@ static int refuse(const struct vm_profile_request *req,
 
 	switch (b->rule) {
 	case VM_RULE_FREQUENCY:
-		return vm_error_set(err, EINVAL,
-				    "sampling frequency %" PRId64
-				    " Hz is out of range: use %" PRId64
-				    " to %" PRId64,
-				    b->value, r.min, r.max);
 	case VM_RULE_SECONDS:
-		return vm_error_set(err, EINVAL,
-				    "duration %" PRId64
-				    " s is out of range: use %" PRId64
-				    " to %" PRId64,
-				    b->value, r.min, r.max);
+		return vm_error_set(
+			err, EINVAL,
+			"%s %" PRId64 " %s is out of range: use %" PRId64
+			" to %" PRId64,
+			b->rule == VM_RULE_SECONDS ? "duration" :
+						     "sampling frequency",
+			b->value, b->rule == VM_RULE_SECONDS ? "s" : "Hz",
+			r.min, r.max);
 	case VM_RULE_N_COMMS:
 	case VM_RULE_N_PIDS:
 		return vm_error_set(err, EINVAL,
