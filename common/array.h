@@ -20,16 +20,11 @@
 int vm_array_reserve(void **v, size_t *cap, size_t need, size_t elem);
 
 /*
- * vm_array_reserve() for a typed pointer: `vm_grow(s->v, &s->cap, s->n + 1)`
- * makes room for one more element of s->v.
+ * vm_array_reserve() for a typed pointer, as systemd's GREEDY_REALLOC:
+ * `vm_grow(s->v, &s->cap, s->n + 1)` makes room for one more element of
+ * s->v.
  */
-#define vm_grow(array, cap, need)                                             \
-	({                                                                    \
-		void *vm_grow_v_ = (array);                                   \
-		int vm_grow_r_ = vm_array_reserve(&vm_grow_v_, (cap), (need), \
-						  sizeof(*(array)));          \
-		(array) = vm_grow_v_;                                         \
-		vm_grow_r_;                                                   \
-	})
+#define vm_grow(array, cap, need) \
+	vm_array_reserve((void **)&(array), (cap), (need), sizeof(*(array)))
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "agent/profile/limits.h"
 #include "agent/serve/service.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
@@ -24,7 +25,7 @@ int vm_health_probe_bpf(struct vm_error *err)
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = 99,
+		.sample_freq = VM_FREQUENCY_DEFAULT,
 		.freq = 1,
 		.disabled = 1,
 	};
