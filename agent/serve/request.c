@@ -327,11 +327,11 @@ int vm_request_parse_json(const char *body, size_t len,
 	int r;
 
 	set_defaults(limits, out);
-	if (len == 0 || blank(body, len))
-		return 0;
 	/* Also keeps len within the int json-c takes. */
 	if (len > VM_REQUEST_MAX_BODY)
 		return vm_request_too_large(VM_REQUEST_MAX_BODY, err);
+	if (len == 0 || blank(body, len))
+		return 0;
 	tok = json_tokener_new_ex(MAX_DEPTH);
 	if (!tok)
 		return vm_error_set(err, ENOMEM, "out of memory parsing JSON");
