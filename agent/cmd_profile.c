@@ -70,20 +70,28 @@ static void usage(FILE *out)
 		VM_FREQUENCY_MIN, VM_FREQUENCY_MAX, VM_FREQUENCY_DEFAULT);
 }
 
+/* A whole number option from min to max. */
+static int number(const char *opt, const char *arg, int64_t min, int64_t max,
+		  uint32_t *out)
+{
+	uint64_t v;
+
+	if (vm_subcommand_number(WHO, opt, arg, min, max, &v) < 0)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
 /*
  * A number option within its rule (limits.h); the command line takes
  * profiles as long as VM_SECONDS_CEILING.
  */
-static int number(const char *opt, const char *arg, enum vm_rule rule,
-		  uint32_t *out)
+static int ruled(const char *opt, const char *arg, enum vm_rule rule,
+		 uint32_t *out)
 {
 	struct vm_range r = vm_rule_range(rule, VM_SECONDS_CEILING);
-	uint64_t v;
 
-	if (vm_subcommand_number(WHO, opt, arg, r.min, r.max, &v) < 0)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
+	return number(opt, arg, r.min, r.max, out);
 }
 
 /* Which of two names arg is: 0 or 1, else says so and -EINVAL. */
@@ -117,10 +125,10 @@ static int on_option(int c, char *arg, void *ctx)
 
 	switch (c) {
 	case 's':
-		return number("--seconds", arg, VM_RULE_SECONDS, &req->seconds);
+		return ruled("--seconds", arg, VM_RULE_SECONDS, &req->seconds);
 	case 'F':
-		return number("--frequency", arg, VM_RULE_FREQUENCY,
-			      &req->frequency);
+		return ruled("--frequency", arg, VM_RULE_FREQUENCY,
+			     &req->frequency);
 	case 'p':
 		r = one_of("--profiler", arg, "bpf", "perf");
 		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
@@ -137,7 +145,7 @@ static int on_option(int c, char *arg, void *ctx)
 	case 'P':
 		r = room("--pid", req->n_pids);
 		if (r == 0)
-			r = number("--pid", arg, VM_RULE_PID, &pid);
+			r = number("--pid", arg, 1, INT_MAX, &pid);
 		if (r == 0)
 			req->pids[req->n_pids++] = (pid_t)pid;
 		break;
@@ -189,8 +197,8 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 /*
  * That there is somewhere to write, and the whole request against the
  * rules the engine checks (limits.h), said with the options' names.  The
- * numbers met their rules as they were read; the command names meet
- * theirs here.
+ * seconds and the frequency met their rules as they were read; the
+ * command names and the pids meet theirs here.
  */
 static int validate(const struct profile_options *o)
 {
@@ -214,14 +222,23 @@ static int validate(const struct profile_options *o)
 	if (vm_request_check(&o->req, VM_SECONDS_CEILING, &b) == 0)
 		return 0;
 	r = vm_rule_range(b.rule, VM_SECONDS_CEILING);
-	if (b.rule == VM_RULE_COMM)
+	switch (b.rule) {
+	case VM_RULE_COMM:
 		fprintf(stderr, WHO ": --comm '%s' must be " VM_COMM_RULE "\n",
 			o->req.comms[b.index]);
-	else
+		break;
+	case VM_RULE_PID:
+		/* A pid is a pid; above the kernel's pid_max no process has it. */
+		fprintf(stderr,
+			WHO ": no process with pid %" PRId64 " is running\n",
+			b.value);
+		break;
+	default:
 		fprintf(stderr,
 			WHO ": %s must be from %" PRId64 " to %" PRId64
 			    "; got %" PRId64 "\n",
 			flag[b.rule], r.min, r.max, b.value);
+	}
 	return -EINVAL;
 }
 
