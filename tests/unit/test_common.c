@@ -280,7 +280,6 @@ static int parse(struct parsed *p, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "name", required_argument, NULL, 'n' },
 		{ "flag", no_argument, NULL, 'f' },
-		{ "refused", no_argument, NULL, 'x' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
