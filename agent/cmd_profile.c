@@ -70,18 +70,6 @@ static void usage(FILE *out)
 		VM_FREQUENCY_MIN, VM_FREQUENCY_MAX, VM_FREQUENCY_DEFAULT);
 }
 
-/* A whole number option from min to max. */
-static int number(const char *opt, const char *arg, int64_t min, int64_t max,
-		  uint32_t *out)
-{
-	uint64_t v;
-
-	if (vm_subcommand_number(WHO, opt, arg, min, max, &v) < 0)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 /*
  * A number option within its rule (limits.h); the command line takes
  * profiles as long as VM_SECONDS_CEILING.
@@ -91,7 +79,7 @@ static int ruled(const char *opt, const char *arg, enum vm_rule rule,
 {
 	struct vm_range r = vm_rule_range(rule, VM_SECONDS_CEILING);
 
-	return number(opt, arg, r.min, r.max, out);
+	return vm_subcommand_number(WHO, opt, arg, r.min, r.max, out);
 }
 
 /* Which of two names arg is: 0 or 1, else says so and -EINVAL. */
@@ -145,7 +133,8 @@ static int on_option(int c, char *arg, void *ctx)
 	case 'P':
 		r = room("--pid", req->n_pids);
 		if (r == 0)
-			r = number("--pid", arg, 1, INT_MAX, &pid);
+			r = vm_subcommand_number(WHO, "--pid", arg, 1, INT_MAX,
+						 &pid);
 		if (r == 0)
 			req->pids[req->n_pids++] = (pid_t)pid;
 		break;

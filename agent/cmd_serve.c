@@ -48,9 +48,9 @@ struct serve_options {
 	bool allow_kernel_mismatch;
 	const char *comms[VM_MAX_TARGETS];
 	size_t n_comms;
-	unsigned max_seconds;
-	unsigned max_connections;
-	unsigned idle_timeout;
+	uint32_t max_seconds;
+	uint32_t max_connections;
+	uint32_t idle_timeout;
 };
 
 static void usage(FILE *out)
@@ -105,23 +105,10 @@ enum {
 	OPT_PERF,
 };
 
-/* A whole number option from min to max into *out. */
-static int number(const char *opt, const char *arg, unsigned min, unsigned max,
-		  unsigned *out)
-{
-	uint64_t v;
-
-	if (vm_subcommand_number(WHO, opt, arg, min, max, &v) < 0)
-		return -EINVAL;
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int on_option(int c, char *arg, void *ctx)
 {
 	struct serve_options *o = ctx;
-	struct vm_range seconds =
-		vm_rule_range(VM_RULE_SECONDS, VM_SECONDS_CEILING);
+	struct vm_range seconds;
 
 	switch (c) {
 	case OPT_LISTEN:
@@ -154,13 +141,17 @@ static int on_option(int c, char *arg, void *ctx)
 		o->comms[o->n_comms++] = arg;
 		break;
 	case OPT_MAX_SECONDS:
-		return number("--max-seconds", arg, seconds.min, seconds.max,
-			      &o->max_seconds);
+		/* A request's limit, up to the longest profile at all. */
+		seconds = vm_rule_range(VM_RULE_SECONDS, VM_SECONDS_CEILING);
+		return vm_subcommand_number(WHO, "--max-seconds", arg,
+					    seconds.min, seconds.max,
+					    &o->max_seconds);
 	case OPT_MAX_CONN:
-		return number("--max-connections", arg, 2, 4096,
-			      &o->max_connections);
+		return vm_subcommand_number(WHO, "--max-connections", arg, 2,
+					    4096, &o->max_connections);
 	case OPT_IDLE:
-		return number("--idle-timeout", arg, 1, 3600, &o->idle_timeout);
+		return vm_subcommand_number(WHO, "--idle-timeout", arg, 1, 3600,
+					    &o->idle_timeout);
 	case OPT_VERIFY:
 		o->verify = true;
 		break;

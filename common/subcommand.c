@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ int vm_subcommand_parse(const char *who, int argc, char **argv,
 }
 
 int vm_subcommand_number(const char *who, const char *opt, const char *arg,
-			 uint64_t min, uint64_t max, uint64_t *out)
+			 uint32_t min, uint32_t max, uint32_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -100,11 +101,11 @@ int vm_subcommand_number(const char *who, const char *opt, const char *arg,
 	if (arg[0] < '0' || arg[0] > '9' || errno || *end || v < min ||
 	    v > max) {
 		fprintf(stderr,
-			"%s: %s '%s' must be a whole number from %llu to %llu\n",
-			who, opt, arg, (unsigned long long)min,
-			(unsigned long long)max);
+			"%s: %s '%s' must be a whole number from %" PRIu32
+			" to %" PRIu32 "\n",
+			who, opt, arg, min, max);
 		return -EINVAL;
 	}
-	*out = v;
+	*out = (uint32_t)v;
 	return 0;
 }

@@ -60,6 +60,6 @@ int vm_subcommand_parse(const char *who, int argc, char **argv,
  * -EINVAL.
  */
 int vm_subcommand_number(const char *who, const char *opt, const char *arg,
-			 uint64_t min, uint64_t max, uint64_t *out);
+			 uint32_t min, uint32_t max, uint32_t *out);
 
 #endif

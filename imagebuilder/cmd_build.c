@@ -95,7 +95,7 @@ enum {
 static int on_option(int c, char *arg, void *ctx)
 {
 	struct vm_build_opts *o = ctx;
-	uint64_t epoch;
+	uint32_t epoch;
 
 	switch (c) {
 	case OPT_ROOT:

@@ -219,7 +219,7 @@ static void test_subcommand_number(void **state)
 		"",   "x",  "-1",   "+1", " 1",
 		"1 ", "1x", "0x10", "11", "99999999999999999999999",
 	};
-	uint64_t v = 7;
+	uint32_t v = 7;
 
 	(void)state;
 	assert_int_equal(vm_subcommand_number("t", "--n", "1", 1, 10, &v), 0);
@@ -228,11 +228,15 @@ static void test_subcommand_number(void **state)
 	assert_int_equal(v, 10);
 	assert_int_equal(vm_subcommand_number("t", "--n", "007", 1, 10, &v), 0);
 	assert_int_equal(v, 7);
-	assert_int_equal(vm_subcommand_number("t", "--n",
-					      "18446744073709551615", 0,
-					      UINT64_MAX, &v),
+	assert_int_equal(vm_subcommand_number("t", "--n", "4294967295", 0,
+					      UINT32_MAX, &v),
 			 0);
-	assert_true(v == UINT64_MAX);
+	assert_true(v == UINT32_MAX);
+	/* One more does not wrap round to 0. */
+	assert_int_equal(vm_subcommand_number("t", "--n", "4294967296", 0,
+					      UINT32_MAX, &v),
+			 -EINVAL);
+	assert_true(v == UINT32_MAX);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		v = 7;
 		assert_int_equal(vm_subcommand_number("t", "--n", bad[i], 1, 10,
