@@ -195,9 +195,7 @@ static int validate(const struct profile_options *o)
 		[VM_RULE_FREQUENCY] = "--frequency",
 		[VM_RULE_SECONDS] = "--seconds",
 		[VM_RULE_N_COMMS] = "--comm",
-		[VM_RULE_COMM] = "--comm",
 		[VM_RULE_N_PIDS] = "--pid",
-		[VM_RULE_PID] = "--pid",
 		[VM_RULE_FORMAT] = "--format",
 	};
 	struct vm_rule_break b;
