@@ -5,6 +5,7 @@
 #include "common/array.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -13,17 +14,19 @@
 
 int vm_array_reserve(void **v, size_t *cap, size_t need, size_t elem)
 {
+	/* No object may be larger than PTRDIFF_MAX; malloc refuses more. */
+	size_t most = elem ? (size_t)PTRDIFF_MAX / elem : 0;
 	size_t ncap = *cap ? *cap : FIRST_CAP;
 	void *nv;
 
 	if (need <= *cap)
 		return 0;
-	if (elem == 0 || need > SIZE_MAX / elem)
+	if (need > most)
 		return -ENOMEM;
 	while (ncap < need)
-		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+		ncap = ncap > most / 2 ? need : ncap * 2;
 	/* Doubling may pass what fits; need itself fits. */
-	if (ncap > SIZE_MAX / elem)
+	if (ncap > most)
 		ncap = need;
 	nv = realloc(*v, ncap * elem);
 	if (!nv)

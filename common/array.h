@@ -5,8 +5,9 @@
  * at a time.
  *
  * The capacity doubles, so n appends cost O(n) copies in all, and a size
- * that would overflow size_t is refused like a failed allocation instead of
- * wrapping round to a small buffer.
+ * that would overflow (past PTRDIFF_MAX bytes, the most any object may
+ * have) is refused like a failed allocation instead of wrapping round to a
+ * small buffer.
  */
 #ifndef VMTOOLS_COMMON_ARRAY_H
 #define VMTOOLS_COMMON_ARRAY_H

@@ -190,8 +190,11 @@ static void test_array_overflow_refused(void **state)
 	assert_true(cap >= 4 && cap < 1024);
 	assert_int_equal(v[0], 42);
 	free(v);
-	/* A size no allocator gives fails as any failed allocation does. */
+	/* More than any object may hold, even of bytes. */
 	assert_int_equal(vm_array_reserve((void **)&c, &ccap, SIZE_MAX, 1),
+			 -ENOMEM);
+	assert_int_equal(vm_array_reserve((void **)&c, &ccap,
+					  (size_t)PTRDIFF_MAX + 1, 1),
 			 -ENOMEM);
 	assert_null(c);
 	assert_int_equal(ccap, 0);
