@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 #include "common/cleanup.h"
 #include "common/kconfig.h"
 #include "common/subcommand.h"
+
+#define WHO "vmtools-agent check-kernel"
 
 static void usage(FILE *out)
 {
@@ -113,71 +116,88 @@ static void print_quiet(const char *report)
 	}
 }
 
+struct check_options {
+	char *config; /* NULL: the running kernel's */
+	char *fragment_text; /* NULL: the built-in copy */
+	const char *fragment_name;
+	bool quiet;
+};
+
+static void check_options_clear(struct check_options *o)
+{
+	free(o->config);
+	free(o->fragment_text);
+}
+
+static int on_option(int c, char *arg, void *ctx)
+{
+	struct check_options *o = ctx;
+	struct vm_error err = { 0 };
+
+	switch (c) {
+	case 'c':
+		free(o->config);
+		o->config = strdup(arg);
+		if (!o->config) {
+			fprintf(stderr, WHO ": out of memory\n");
+			return -ENOMEM;
+		}
+		break;
+	case 'f':
+		free(o->fragment_text);
+		o->fragment_text = NULL;
+		if (read_file(arg, &o->fragment_text, &err) < 0) {
+			fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+			return -EINVAL;
+		}
+		o->fragment_name = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_check_kernel(int argc, char **argv)
 {
-	static const struct option options[] = {
+	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "fragment", required_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	_cleanup_(check_options_clear) struct check_options o = {
+		.fragment_name = "kernel-config/vmtools.config",
+	};
 	struct vm_kconfig_fragment *fragment = NULL;
 	struct vm_kconfig_values *values = NULL;
 	struct vm_kconfig_summary summary;
-	_cleanup_free_ char *config = NULL, *fragment_text = NULL;
 	_cleanup_free_ char *report = NULL;
-	const char *fragment_name = "kernel-config/vmtools.config";
 	struct vm_error err = { 0 };
 	size_t report_len = 0;
 	FILE *out;
-	int c, quiet = 0, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:f:qh", options, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			free(config);
-			config = strdup(optarg);
-			break;
-		case 'f':
-			free(fragment_text);
-			fragment_text = NULL;
-			if (read_file(optarg, &fragment_text, &err) < 0) {
-				fprintf(stderr,
-					"vmtools-agent check-kernel: %s\n",
-					vm_error_str(&err));
-				return 2;
-			}
-			fragment_name = optarg;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (vm_subcommand_no_operands("vmtools-agent check-kernel", argc, argv,
-				      optind) < 0)
-		return 2;
-	if (!config && find_running_config(&config, &err) < 0) {
-		fprintf(stderr, "vmtools-agent check-kernel: %s\n",
-			vm_error_str(&err));
+	r = vm_subcommand_parse(WHO, argc, argv, "c:f:qh", longopts, usage,
+				on_option, &o);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	if (!o.config && find_running_config(&o.config, &err) < 0) {
+		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
 		return 2;
 	}
-	r = vm_kconfig_fragment_parse(
-		fragment_text ? fragment_text : vm_kconfig_builtin_fragment(),
-		fragment_name, &fragment, &err);
+	r = vm_kconfig_fragment_parse(o.fragment_text ?
+					      o.fragment_text :
+					      vm_kconfig_builtin_fragment(),
+				      o.fragment_name, &fragment, &err);
 	if (r == 0)
-		r = vm_kconfig_values_load(config, &values, &err);
+		r = vm_kconfig_values_load(o.config, &values, &err);
 	if (r < 0) {
-		fprintf(stderr, "vmtools-agent check-kernel: %s\n",
-			vm_error_str(&err));
+		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
 		vm_kconfig_fragment_free(fragment);
 		return 2;
 	}
@@ -185,12 +205,12 @@ int cmd_check_kernel(int argc, char **argv)
 	if (!out) {
 		vm_kconfig_fragment_free(fragment);
 		vm_kconfig_values_free(values);
-		perror("vmtools-agent check-kernel");
+		perror(WHO);
 		return 2;
 	}
-	vm_kconfig_check_values(fragment, values, config, out, &summary);
+	vm_kconfig_check_values(fragment, values, o.config, out, &summary);
 	fclose(out);
-	if (quiet)
+	if (o.quiet)
 		print_quiet(report);
 	else
 		fputs(report, stdout);

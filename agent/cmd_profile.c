@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -19,8 +21,19 @@
 
 #include "agent/commands.h"
 #include "agent/profile/engine.h"
+#include "agent/profile/limits.h"
+#include "agent/samples/sample.h"
 #include "common/cleanup.h"
 #include "common/subcommand.h"
+
+#define WHO "vmtools-agent profile"
+
+/* What the command line asks for. */
+struct profile_options {
+	struct vm_profile_request req;
+	struct vm_engine_config cfg;
+	const char *output;
+};
 
 static struct vm_session *volatile running;
 
@@ -39,11 +52,12 @@ static void usage(FILE *out)
 		"(- for standard output).  Ctrl-C ends it early and keeps what was\n"
 		"collected.\n"
 		"\n"
-		"  -s, --seconds N        how long to sample (default 5)\n"
-		"  -F, --frequency HZ     samples per second per CPU, 1-1000 (default 99)\n"
+		"  -s, --seconds N        how long to sample, %d-%d (default %d)\n"
+		"  -F, --frequency HZ     samples per second per CPU, %d-%d (default %d)\n"
 		"  -p, --profiler NAME    bpf (default) or perf\n"
 		"  -c, --comm NAME        profile processes with this command name;\n"
-		"                         repeatable (default: postgres)\n"
+		"                         repeatable (default: " VM_DEFAULT_COMM
+		")\n"
 		"      --pid PID          profile this process and the children it forks;\n"
 		"                         repeatable\n"
 		"  -f, --format FORMAT    pprof (default) or folded\n"
@@ -51,25 +65,168 @@ static void usage(FILE *out)
 		"  -o, --output FILE      where to write the profile\n"
 		"      --perf PATH        the perf binary for --profiler perf (default:\n"
 		"                         the tools disk's, else perf on PATH)\n"
-		"  -h, --help             show this help\n");
+		"  -h, --help             show this help\n",
+		VM_SECONDS_MIN, VM_SECONDS_CEILING, VM_SECONDS_DEFAULT,
+		VM_FREQUENCY_MIN, VM_FREQUENCY_MAX, VM_FREQUENCY_DEFAULT);
 }
 
-static int parse_uint(const char *opt, const char *arg, unsigned long max,
-		      unsigned long *out)
+/*
+ * A number option within its rule (limits.h); the command line takes
+ * profiles as long as VM_SECONDS_CEILING.
+ */
+static int ruled(const char *opt, const char *arg, enum vm_rule rule,
+		 uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	struct vm_range r = vm_rule_range(rule, VM_SECONDS_CEILING);
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || v > max) {
-		fprintf(stderr,
-			"vmtools-agent profile: %s '%s' is not a number from 0 to %lu\n",
-			opt, arg, max);
+	return vm_subcommand_number(WHO, opt, arg, r.min, r.max, out);
+}
+
+/* Which of two names arg is: 0 or 1, else says so and -EINVAL. */
+static int one_of(const char *opt, const char *arg, const char *first,
+		  const char *second)
+{
+	if (!strcmp(arg, first))
+		return 0;
+	if (!strcmp(arg, second))
+		return 1;
+	fprintf(stderr, WHO ": %s '%s' is not known: use %s or %s\n", opt, arg,
+		first, second);
+	return -EINVAL;
+}
+
+/* Room for one more --comm or --pid. */
+static int room(const char *opt, size_t n)
+{
+	if (n < VM_MAX_TARGETS)
+		return 0;
+	fprintf(stderr, WHO ": at most %d %s\n", VM_MAX_TARGETS, opt);
+	return -EINVAL;
+}
+
+static int on_option(int c, char *arg, void *ctx)
+{
+	struct profile_options *o = ctx;
+	struct vm_profile_request *req = &o->req;
+	uint32_t pid;
+	int r = 0;
+
+	switch (c) {
+	case 's':
+		return ruled("--seconds", arg, VM_RULE_SECONDS, &req->seconds);
+	case 'F':
+		return ruled("--frequency", arg, VM_RULE_FREQUENCY,
+			     &req->frequency);
+	case 'p':
+		r = one_of("--profiler", arg, "bpf", "perf");
+		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
+		break;
+	case 'f':
+		r = one_of("--format", arg, "pprof", "folded");
+		req->format = r == 1 ? VM_FORMAT_FOLDED : VM_FORMAT_PPROF;
+		break;
+	case 'c':
+		r = room("--comm", req->n_comms);
+		if (r == 0)
+			req->comms[req->n_comms++] = arg;
+		break;
+	case 'P':
+		r = room("--pid", req->n_pids);
+		if (r == 0)
+			r = vm_subcommand_number(WHO, "--pid", arg, 1, INT_MAX,
+						 &pid);
+		if (r == 0)
+			req->pids[req->n_pids++] = (pid_t)pid;
+		break;
+	case 'z':
+		req->gzip = true;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'E':
+		if (arg[0] != '/' || access(arg, X_OK) < 0) {
+			fprintf(stderr,
+				WHO
+				": --perf '%s' must be the absolute path of an executable perf\n",
+				arg);
+			return -EINVAL;
+		}
+		o->cfg.perf_path = arg;
+		break;
+	default:
 		return -EINVAL;
 	}
-	*out = v;
-	return 0;
+	return r < 0 ? r : 0;
+}
+
+/* 0 to go on, 1 after --help, a negative errno after a usage error. */
+static int parse_options(int argc, char **argv, struct profile_options *o)
+{
+	static const struct option longopts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "profiler", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'P' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "gzip", no_argument, NULL, 'z' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "perf", required_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+
+	memset(o, 0, sizeof(*o));
+	vm_request_defaults(&o->req);
+	return vm_subcommand_parse(WHO, argc, argv, "s:F:p:c:f:zo:h", longopts,
+				   usage, on_option, o);
+}
+
+/*
+ * That there is somewhere to write, and the whole request against the
+ * rules the engine checks (limits.h), said with the options' names.  The
+ * seconds and the frequency met their rules as they were read; the
+ * command names and the pids meet theirs here.
+ */
+static int validate(const struct profile_options *o)
+{
+	static const char *const flag[] = {
+		[VM_RULE_FREQUENCY] = "--frequency",
+		[VM_RULE_SECONDS] = "--seconds",
+		[VM_RULE_N_COMMS] = "--comm",
+		[VM_RULE_N_PIDS] = "--pid",
+		[VM_RULE_FORMAT] = "--format",
+	};
+	struct vm_rule_break b;
+	struct vm_range r;
+
+	if (!o->output) {
+		fprintf(stderr, WHO
+			": --output FILE is required (- for standard output)\n");
+		return -EINVAL;
+	}
+	if (vm_request_check(&o->req, VM_SECONDS_CEILING, &b) == 0)
+		return 0;
+	r = vm_rule_range(b.rule, VM_SECONDS_CEILING);
+	switch (b.rule) {
+	case VM_RULE_COMM:
+		fprintf(stderr, WHO ": --comm '%s' must be " VM_COMM_RULE "\n",
+			o->req.comms[b.index]);
+		break;
+	case VM_RULE_PID:
+		/* A pid is a pid; above the kernel's pid_max no process has it. */
+		fprintf(stderr,
+			WHO ": no process with pid %" PRId64 " is running\n",
+			b.value);
+		break;
+	default:
+		fprintf(stderr,
+			WHO ": %s must be from %" PRId64 " to %" PRId64
+			    "; got %" PRId64 "\n",
+			flag[b.rule], r.min, r.max, b.value);
+	}
+	return -EINVAL;
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -129,156 +286,57 @@ static int write_output(const char *path, const void *data, size_t len,
 	return 0;
 }
 
-int cmd_profile(int argc, char **argv)
+/*
+ * Take the profile: start, wait until the time is up or a signal ends it
+ * early, collect and encode.  *s is for the caller to free.
+ */
+static int take_profile(const struct profile_options *o, struct vm_session **s,
+			struct vm_profile_output *out, struct vm_error *err)
 {
-	static const struct option opts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "profiler", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "pid", required_argument, NULL, 'P' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "gzip", no_argument, NULL, 'z' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "perf", required_argument, NULL, 'E' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	struct vm_profile_request req = {
-		.profiler = VM_PROFILER_BPF,
-		.frequency = 99,
-		.seconds = 5,
-		.format = VM_FORMAT_PPROF,
-	};
-	struct vm_engine_config cfg = { .perf_path = NULL };
-	struct vm_profile_output out = { 0 };
-	struct vm_session *s = NULL;
-	struct vm_error err = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
-	const char *output = NULL;
-	unsigned long v;
-	int c, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:F:p:c:f:zo:h", opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 's':
-			if (parse_uint("--seconds", optarg, 3600, &v))
-				return 2;
-			req.seconds = v;
-			break;
-		case 'F':
-			if (parse_uint("--frequency", optarg, 1000, &v))
-				return 2;
-			req.frequency = v;
-			break;
-		case 'p':
-			if (!strcmp(optarg, "bpf")) {
-				req.profiler = VM_PROFILER_BPF;
-			} else if (!strcmp(optarg, "perf")) {
-				req.profiler = VM_PROFILER_PERF;
-			} else {
-				fprintf(stderr,
-					"vmtools-agent profile: --profiler '%s' is not known: use bpf or perf\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'c':
-			if (req.n_comms == VM_MAX_TARGETS) {
-				fprintf(stderr,
-					"vmtools-agent profile: at most %d --comm\n",
-					VM_MAX_TARGETS);
-				return 2;
-			}
-			req.comms[req.n_comms++] = optarg;
-			break;
-		case 'P':
-			if (parse_uint("--pid", optarg, INT_MAX, &v))
-				return 2;
-			if (req.n_pids == VM_MAX_TARGETS) {
-				fprintf(stderr,
-					"vmtools-agent profile: at most %d --pid\n",
-					VM_MAX_TARGETS);
-				return 2;
-			}
-			req.pids[req.n_pids++] = (pid_t)v;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "pprof")) {
-				req.format = VM_FORMAT_PPROF;
-			} else if (!strcmp(optarg, "folded")) {
-				req.format = VM_FORMAT_FOLDED;
-			} else {
-				fprintf(stderr,
-					"vmtools-agent profile: --format '%s' is not known: use pprof or folded\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'z':
-			req.gzip = true;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'E':
-			if (optarg[0] != '/' || access(optarg, X_OK) < 0) {
-				fprintf(stderr,
-					"vmtools-agent profile: --perf '%s' must be the absolute path of an executable perf\n",
-					optarg);
-				return 2;
-			}
-			cfg.perf_path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			fprintf(stderr,
-				"Run 'vmtools-agent profile --help' for the options.\n");
-			return 2;
-		}
-	}
-	if (vm_subcommand_no_operands("vmtools-agent profile", argc, argv,
-				      optind) < 0)
-		return 2;
-	if (!output) {
-		fprintf(stderr,
-			"vmtools-agent profile: --output FILE is required (- for standard output)\n");
-		return 2;
-	}
-
-	r = vm_session_start(&req, &cfg, &s, &err);
-	if (r < 0) {
-		fprintf(stderr, "vmtools-agent profile: %s\n",
-			vm_error_str(&err));
-		return 1;
-	}
-	running = s;
+	r = vm_session_start(&o->req, &o->cfg, s, err);
+	if (r < 0)
+		return r;
+	running = *s;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	r = vm_session_wait(s, &err);
+	r = vm_session_wait(*s, err);
 	if (r == 0)
-		r = vm_session_finish(s, &out, &err);
+		r = vm_session_finish(*s, out, err);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	running = NULL;
+	return r;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_options o;
+	struct vm_profile_output out = { 0 };
+	struct vm_session *s = NULL;
+	struct vm_error err = { 0 };
+	int r;
+
+	r = parse_options(argc, argv, &o);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	if (validate(&o) < 0)
+		return 2;
+	r = take_profile(&o, &s, &out, &err);
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
-		r = write_output(output, out.data, out.len, &err);
+		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
 	free(out.data);
 	if (r < 0) {
-		fprintf(stderr, "vmtools-agent profile: %s\n",
-			vm_error_str(&err));
+		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
 		return 1;
 	}
-	fprintf(stderr,
-		"vmtools-agent profile: %llu samples (%llu lost) written to %s\n",
+	fprintf(stderr, WHO ": %llu samples (%llu lost) written to %s\n",
 		(unsigned long long)out.samples, (unsigned long long)out.lost,
-		output);
+		o.output);
 	return 0;
 }

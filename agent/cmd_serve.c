@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "agent/commands.h"
+#include "agent/profile/limits.h"
+#include "agent/profile/perf/perf_locate.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http.h"
-#include "agent/profile/perf/perf_locate.h"
+#include "agent/serve/request.h"
 #include "agent/serve/service.h"
 #include "agent/setup/setup.h"
 #include "common/cleanup.h"
@@ -46,9 +48,9 @@ struct serve_options {
 	bool allow_kernel_mismatch;
 	const char *comms[VM_MAX_TARGETS];
 	size_t n_comms;
-	unsigned max_seconds;
-	unsigned max_connections;
-	unsigned idle_timeout;
+	uint32_t max_seconds;
+	uint32_t max_connections;
+	uint32_t idle_timeout;
 };
 
 static void usage(FILE *out)
@@ -65,9 +67,9 @@ static void usage(FILE *out)
 		"                          token being the content of F\n"
 		"  --comm NAME             profile processes with this command name\n"
 		"                          when a request names none (repeatable;\n"
-		"                          default postgres)\n"
+		"                          default " VM_DEFAULT_COMM ")\n"
 		"  --max-seconds N         longest profile a request may ask for\n"
-		"                          (default %d)\n"
+		"                          (default %d, at most %d)\n"
 		"  --label L               label of the tools disk (default %s)\n"
 		"  --mountpoint DIR        where to mount it (default %s)\n"
 		"  --no-setup              do not mount the disk or link the tools\n"
@@ -80,47 +82,99 @@ static void usage(FILE *out)
 		"  --idle-timeout S        close a connection silent for S seconds\n"
 		"                          (default %d)\n"
 		"  -h, --help              show this help\n",
-		VM_HTTP_DEFAULT_LISTEN, VM_REQUEST_MAX_SECONDS,
+		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
 		VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
 		VM_HTTP_IDLE_TIMEOUT);
 }
 
-static int parse_unsigned(const char *opt, const char *arg, unsigned min,
-			  unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
+#define WHO "vmtools-agent serve"
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || arg[0] < '0' || arg[0] > '9' || v < min ||
-	    v > max) {
-		fprintf(stderr,
-			"vmtools-agent serve: %s '%s' must be a whole number from %u to %u\n",
-			opt, arg, min, max);
+enum {
+	OPT_LISTEN = 256,
+	OPT_LABEL,
+	OPT_MOUNTPOINT,
+	OPT_NO_SETUP,
+	OPT_TOKEN,
+	OPT_COMM,
+	OPT_MAX_SECONDS,
+	OPT_MAX_CONN,
+	OPT_IDLE,
+	OPT_VERIFY,
+	OPT_MISMATCH,
+	OPT_PERF,
+};
+
+static int on_option(int c, char *arg, void *ctx)
+{
+	struct serve_options *o = ctx;
+	struct vm_range seconds;
+
+	switch (c) {
+	case OPT_LISTEN:
+		o->listen = arg;
+		break;
+	case OPT_LABEL:
+		o->label = arg;
+		break;
+	case OPT_MOUNTPOINT:
+		o->mountpoint = arg;
+		break;
+	case OPT_NO_SETUP:
+		o->no_setup = true;
+		break;
+	case OPT_TOKEN:
+		o->token_file = arg;
+		break;
+	case OPT_COMM:
+		if (!vm_comm_allowed(arg)) {
+			fprintf(stderr,
+				WHO ": --comm '%s' must be " VM_COMM_RULE "\n",
+				arg);
+			return -EINVAL;
+		}
+		if (o->n_comms == VM_MAX_TARGETS) {
+			fprintf(stderr, WHO ": at most %d --comm\n",
+				VM_MAX_TARGETS);
+			return -EINVAL;
+		}
+		o->comms[o->n_comms++] = arg;
+		break;
+	case OPT_MAX_SECONDS:
+		/* A request's limit, up to the longest profile at all. */
+		seconds = vm_rule_range(VM_RULE_SECONDS, VM_SECONDS_CEILING);
+		return vm_subcommand_number(WHO, "--max-seconds", arg,
+					    seconds.min, seconds.max,
+					    &o->max_seconds);
+	case OPT_MAX_CONN:
+		return vm_subcommand_number(WHO, "--max-connections", arg, 2,
+					    4096, &o->max_connections);
+	case OPT_IDLE:
+		return vm_subcommand_number(WHO, "--idle-timeout", arg, 1, 3600,
+					    &o->idle_timeout);
+	case OPT_VERIFY:
+		o->verify = true;
+		break;
+	case OPT_MISMATCH:
+		o->allow_kernel_mismatch = true;
+		break;
+	case OPT_PERF:
+		if (arg[0] != '/') {
+			fprintf(stderr,
+				WHO ": --perf '%s' must be an absolute path\n",
+				arg);
+			return -EINVAL;
+		}
+		o->perf = arg;
+		break;
+	default:
 		return -EINVAL;
 	}
-	*out = (unsigned)v;
 	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct serve_options *o)
 {
-	enum {
-		OPT_LISTEN = 256,
-		OPT_LABEL,
-		OPT_MOUNTPOINT,
-		OPT_NO_SETUP,
-		OPT_TOKEN,
-		OPT_COMM,
-		OPT_MAX_SECONDS,
-		OPT_MAX_CONN,
-		OPT_IDLE,
-		OPT_VERIFY,
-		OPT_MISMATCH,
-		OPT_PERF,
-	};
 	static const struct option longopts[] = {
 		{ "listen", required_argument, NULL, OPT_LISTEN },
 		{ "label", required_argument, NULL, OPT_LABEL },
@@ -137,83 +191,9 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_LISTEN:
-			o->listen = optarg;
-			break;
-		case OPT_LABEL:
-			o->label = optarg;
-			break;
-		case OPT_MOUNTPOINT:
-			o->mountpoint = optarg;
-			break;
-		case OPT_NO_SETUP:
-			o->no_setup = true;
-			break;
-		case OPT_TOKEN:
-			o->token_file = optarg;
-			break;
-		case OPT_COMM:
-			if (optarg[0] == '\0' ||
-			    strlen(optarg) >= VM_COMM_LEN) {
-				fprintf(stderr,
-					"vmtools-agent serve: --comm '%s' must be a command name of 1 to %d characters, as in /proc/PID/comm\n",
-					optarg, VM_COMM_LEN - 1);
-				return -EINVAL;
-			}
-			if (o->n_comms == VM_MAX_TARGETS) {
-				fprintf(stderr,
-					"vmtools-agent serve: at most %d --comm\n",
-					VM_MAX_TARGETS);
-				return -EINVAL;
-			}
-			o->comms[o->n_comms++] = optarg;
-			break;
-		case OPT_MAX_SECONDS:
-			if (parse_unsigned("--max-seconds", optarg, 1, 86400,
-					   &o->max_seconds) < 0)
-				return -EINVAL;
-			break;
-		case OPT_MAX_CONN:
-			if (parse_unsigned("--max-connections", optarg, 2, 4096,
-					   &o->max_connections) < 0)
-				return -EINVAL;
-			break;
-		case OPT_IDLE:
-			if (parse_unsigned("--idle-timeout", optarg, 1, 3600,
-					   &o->idle_timeout) < 0)
-				return -EINVAL;
-			break;
-		case OPT_VERIFY:
-			o->verify = true;
-			break;
-		case OPT_MISMATCH:
-			o->allow_kernel_mismatch = true;
-			break;
-		case OPT_PERF:
-			if (optarg[0] != '/') {
-				fprintf(stderr,
-					"vmtools-agent serve: --perf '%s' must be an absolute path\n",
-					optarg);
-				return -EINVAL;
-			}
-			o->perf = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			fprintf(stderr,
-				"Run 'vmtools-agent serve --help' for the options.\n");
-			return -EINVAL;
-		}
-	}
-	return vm_subcommand_no_operands("vmtools-agent serve", argc, argv,
-					 optind);
+	return vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
+				   on_option, o);
 }
 
 /*
@@ -285,7 +265,7 @@ static int serve(const struct serve_options *o)
 		.max_connections = o->max_connections,
 		.max_per_ip = o->max_connections / 2,
 		.idle_timeout = o->idle_timeout,
-		.body_limit = VM_HTTP_BODY_LIMIT,
+		.body_limit = VM_REQUEST_MAX_BODY,
 		.health = &health,
 	};
 	struct vm_service *svc = NULL;

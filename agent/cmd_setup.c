@@ -9,12 +9,15 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "agent/commands.h"
 #include "agent/setup/setup.h"
 #include "common/subcommand.h"
+
+#define WHO "vmtools-agent setup"
 
 static void usage(FILE *out)
 {
@@ -53,9 +56,53 @@ static void usage(FILE *out)
 
 enum { OPT_ALLOW_MISMATCH = 256, OPT_VERIFY, OPT_STATE_FILE };
 
+struct setup_args {
+	struct vm_setup_options o;
+	bool undo;
+	bool quiet;
+};
+
+static int on_option(int c, char *arg, void *ctx)
+{
+	struct setup_args *a = ctx;
+
+	switch (c) {
+	case 'L':
+		a->o.label = arg;
+		break;
+	case 'm':
+		a->o.mountpoint = arg;
+		break;
+	case 'b':
+		a->o.bindir = arg;
+		break;
+	case 'd':
+		a->o.device = arg;
+		break;
+	case OPT_ALLOW_MISMATCH:
+		a->o.allow_kernel_mismatch = true;
+		break;
+	case OPT_VERIFY:
+		a->o.verify = true;
+		break;
+	case OPT_STATE_FILE:
+		a->o.state_file = arg;
+		break;
+	case 'u':
+		a->undo = true;
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_setup(int argc, char **argv)
 {
-	static const struct option options[] = {
+	static const struct option longopts[] = {
 		{ "label", required_argument, NULL, 'L' },
 		{ "mountpoint", required_argument, NULL, 'm' },
 		{ "bindir", required_argument, NULL, 'b' },
@@ -69,68 +116,28 @@ int cmd_setup(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct vm_setup_options o = { 0 };
+	struct setup_args a = { 0 };
 	struct vm_setup_result res = { 0 };
 	struct vm_error err = { 0 };
-	int c, undo = 0, quiet = 0, r;
+	int r;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "L:m:b:d:uqh", options, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'L':
-			o.label = optarg;
-			break;
-		case 'm':
-			o.mountpoint = optarg;
-			break;
-		case 'b':
-			o.bindir = optarg;
-			break;
-		case 'd':
-			o.device = optarg;
-			break;
-		case OPT_ALLOW_MISMATCH:
-			o.allow_kernel_mismatch = true;
-			break;
-		case OPT_VERIFY:
-			o.verify = true;
-			break;
-		case OPT_STATE_FILE:
-			o.state_file = optarg;
-			break;
-		case 'u':
-			undo = 1;
-			break;
-		case 'q':
-			quiet = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (vm_subcommand_no_operands("vmtools-agent setup", argc, argv,
-				      optind) < 0)
-		return 2;
-	r = undo ? vm_setup_undo(&o, &res, &err) : vm_setup(&o, &res, &err);
+	r = vm_subcommand_parse(WHO, argc, argv, "L:m:b:d:uqh", longopts, usage,
+				on_option, &a);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
+	r = a.undo ? vm_setup_undo(&a.o, &res, &err) :
+		     vm_setup(&a.o, &res, &err);
 	/* After a failure the steps were rolled back: they would mislead. */
-	if (!quiet && (r == 0 || undo))
+	if (!a.quiet && (r == 0 || a.undo))
 		for (size_t i = 0; i < res.n_actions; i++)
 			printf("%s\n", res.actions[i]);
 	if (r < 0 && res.dirty)
 		for (size_t i = 0; i < res.n_actions; i++)
-			fprintf(stderr, "vmtools-agent setup: %s\n",
-				res.actions[i]);
+			fprintf(stderr, WHO ": %s\n", res.actions[i]);
 	if (r < 0) {
-		fprintf(stderr, "vmtools-agent setup: %s\n",
-			vm_error_str(&err));
-		if (!undo && !res.dirty)
-			fprintf(stderr,
-				"vmtools-agent setup: nothing was changed.\n");
+		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+		if (!a.undo && !res.dirty)
+			fprintf(stderr, WHO ": nothing was changed.\n");
 	}
 	vm_setup_result_clear(&res);
 	if (r == -ENODEV)

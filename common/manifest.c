@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 static void json_putp(json_object **o)
@@ -116,19 +117,6 @@ int vm_manifest_set_info(struct vm_manifest *m, const char *kernel_release,
 	return 0;
 }
 
-/* Grow an array by one element, zeroed; returns the new element. */
-static void *grow(void *arr_ptr, size_t *n, size_t size)
-{
-	void **arr = arr_ptr;
-	char *a = realloc(*arr, (*n + 1) * size);
-
-	if (!a)
-		return NULL;
-	*arr = a;
-	memset(a + *n * size, 0, size);
-	return a + (*n)++ * size;
-}
-
 int vm_manifest_add_tool(struct vm_manifest *m, const char *name,
 			 const char *path, const char *binary,
 			 const char *const *libraries, size_t n_libraries)
@@ -137,9 +125,9 @@ int vm_manifest_add_tool(struct vm_manifest *m, const char *name,
 
 	if (!vm_manifest_path_valid(path) || !vm_manifest_path_valid(binary))
 		return -EINVAL;
-	t = grow(&m->tools, &m->n_tools, sizeof(*t));
-	if (!t)
+	if (vm_grow(m->tools, &m->cap_tools, m->n_tools + 1) < 0)
 		return -ENOMEM;
+	t = memset(&m->tools[m->n_tools++], 0, sizeof(*t));
 	if (set_str(&t->name, name) < 0 || set_str(&t->path, path) < 0 ||
 	    set_str(&t->binary, binary) < 0)
 		return -ENOMEM;
@@ -164,9 +152,9 @@ int vm_manifest_add_link(struct vm_manifest *m, const char *path,
 
 	if (!vm_manifest_path_valid(path) || !vm_manifest_path_valid(target))
 		return -EINVAL;
-	l = grow(&m->links, &m->n_links, sizeof(*l));
-	if (!l)
+	if (vm_grow(m->links, &m->cap_links, m->n_links + 1) < 0)
 		return -ENOMEM;
+	l = memset(&m->links[m->n_links++], 0, sizeof(*l));
 	if (set_str(&l->path, path) < 0 || set_str(&l->target, target) < 0)
 		return -ENOMEM;
 	return 0;
@@ -180,9 +168,9 @@ int vm_manifest_add_file(struct vm_manifest *m, const char *path,
 	if (!vm_manifest_path_valid(path) ||
 	    !vm_manifest_sha256_valid(sha256_hex))
 		return -EINVAL;
-	f = grow(&m->files, &m->n_files, sizeof(*f));
-	if (!f)
+	if (vm_grow(m->files, &m->cap_files, m->n_files + 1) < 0)
 		return -ENOMEM;
+	f = memset(&m->files[m->n_files++], 0, sizeof(*f));
 	memcpy(f->sha256, sha256_hex, VM_SHA256_HEX_LEN);
 	return set_str(&f->path, path);
 }
@@ -380,6 +368,7 @@ static int parse_files(struct vm_manifest *m, json_object *root,
 	m->files = calloc(n ? n : 1, sizeof(*m->files));
 	if (!m->files)
 		return -ENOMEM;
+	m->cap_files = n ? n : 1;
 	json_object_object_foreach(files, key, val)
 	{
 		const char *hex;

@@ -60,11 +60,11 @@ struct vm_manifest {
 	char *label;
 	char *generator;
 	struct vm_manifest_tool *tools;
-	size_t n_tools;
+	size_t n_tools, cap_tools;
 	struct vm_manifest_link *links;
-	size_t n_links;
+	size_t n_links, cap_links;
 	struct vm_manifest_file *files; /* sorted by strcmp of path */
-	size_t n_files;
+	size_t n_files, cap_files;
 };
 
 /* An empty manifest (format 1) to fill with the setters below. */

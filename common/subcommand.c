@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * subcommand.c - usage text and subcommand dispatch for vmtools-image and
- * vmtools-agent.
+ * vmtools-agent, and what every subcommand's command line shares: the
+ * option loop, --help, leftover operands and whole-number arguments.
  */
 #include "common/subcommand.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out, const char *program, const char *about,
@@ -57,4 +61,51 @@ int vm_subcommand_no_operands(const char *who, int argc, char **argv, int first)
 	fprintf(stderr, "%s: unexpected argument '%s'; run '%s --help'\n", who,
 		argv[first], who);
 	return -EINVAL;
+}
+
+int vm_subcommand_parse(const char *who, int argc, char **argv,
+			const char *shortopts, const struct option *longopts,
+			void (*usage)(FILE *out),
+			vm_subcommand_option_fn *on_option, void *ctx)
+{
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			/* getopt has said which option, and why. */
+			fprintf(stderr, "Run '%s --help' for the options.\n",
+				who);
+			return -EINVAL;
+		}
+		r = on_option(c, optarg, ctx);
+		if (r < 0)
+			return r;
+	}
+	return vm_subcommand_no_operands(who, argc, argv, optind);
+}
+
+int vm_subcommand_number(const char *who, const char *opt, const char *arg,
+			 uint32_t min, uint32_t max, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	/* strtoull takes blanks and a sign first: a number starts with a digit. */
+	if (arg[0] < '0' || arg[0] > '9' || errno || *end || v < min ||
+	    v > max) {
+		fprintf(stderr,
+			"%s: %s '%s' must be a whole number from %" PRIu32
+			" to %" PRIu32 "\n",
+			who, opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
 }

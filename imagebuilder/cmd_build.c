@@ -18,6 +18,8 @@
 #include "imagebuilder/sizing.h"
 #include "imagebuilder/tree.h"
 
+#define WHO "vmtools-image build"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -78,20 +80,71 @@ static void warn_kernel_config(const char *root, const char *release)
 			fprintf(stderr, "  %s\n", line);
 }
 
+enum {
+	OPT_ROOT = 256,
+	OPT_OUTPUT,
+	OPT_RELEASE,
+	OPT_BINARY,
+	OPT_NO_PERF,
+	OPT_LABEL,
+	OPT_SIZE,
+	OPT_EPOCH,
+	OPT_KEEP_OWNER,
+};
+
+static int on_option(int c, char *arg, void *ctx)
+{
+	struct vm_build_opts *o = ctx;
+	uint32_t epoch;
+
+	switch (c) {
+	case OPT_ROOT:
+		o->root = arg;
+		break;
+	case OPT_OUTPUT:
+		o->output = arg;
+		break;
+	case OPT_RELEASE:
+		o->kernel_release = arg;
+		break;
+	case OPT_BINARY:
+		/* Room for every argument was made before parsing. */
+		o->binaries[o->n_binaries++] = arg;
+		break;
+	case OPT_NO_PERF:
+		o->no_default_perf = 1;
+		break;
+	case OPT_LABEL:
+		o->label = arg;
+		break;
+	case OPT_SIZE:
+		if (vm_parse_size(arg, &o->size_bytes) < 0) {
+			fprintf(stderr,
+				WHO
+				": --size %s is neither 'auto' nor a size such as 512M\n",
+				arg);
+			return -EINVAL;
+		}
+		break;
+	case OPT_EPOCH:
+		/* Seconds that fit ext4's 32-bit timestamps. */
+		if (vm_subcommand_number(WHO, "--source-date-epoch", arg, 0,
+					 UINT32_MAX, &epoch) < 0)
+			return -EINVAL;
+		o->epoch = (int64_t)epoch;
+		break;
+	case OPT_KEEP_OWNER:
+		o->keep_owner = 1;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int cmd_build(int argc, char **argv)
 {
-	enum {
-		OPT_ROOT = 256,
-		OPT_OUTPUT,
-		OPT_RELEASE,
-		OPT_BINARY,
-		OPT_NO_PERF,
-		OPT_LABEL,
-		OPT_SIZE,
-		OPT_EPOCH,
-		OPT_KEEP_OWNER,
-	};
-	static const struct option opts[] = {
+	static const struct option longopts[] = {
 		{ "root", required_argument, NULL, OPT_ROOT },
 		{ "output", required_argument, NULL, OPT_OUTPUT },
 		{ "kernel-release", required_argument, NULL, OPT_RELEASE },
@@ -109,78 +162,22 @@ int cmd_build(int argc, char **argv)
 		calloc((size_t)argc + 1, sizeof(char *));
 	struct vm_build_result res;
 	struct vm_error err = { 0 };
-	int c;
+	int r;
 
 	if (!bins)
 		return 1;
 	o.binaries = bins;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_ROOT:
-			o.root = optarg;
-			break;
-		case OPT_OUTPUT:
-			o.output = optarg;
-			break;
-		case OPT_RELEASE:
-			o.kernel_release = optarg;
-			break;
-		case OPT_BINARY:
-			bins[o.n_binaries++] = optarg;
-			break;
-		case OPT_NO_PERF:
-			o.no_default_perf = 1;
-			break;
-		case OPT_LABEL:
-			o.label = optarg;
-			break;
-		case OPT_SIZE:
-			if (vm_parse_size(optarg, &o.size_bytes) < 0) {
-				fprintf(stderr,
-					"vmtools-image build: --size %s is neither 'auto' nor a size such as 512M\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_EPOCH: {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || *end || !optarg[0] || v < 0 ||
-			    v > 4294967295LL) {
-				fprintf(stderr,
-					"vmtools-image build: --source-date-epoch %s is not a number of seconds between 0 and 4294967295\n",
-					optarg);
-				return 2;
-			}
-			o.epoch = v;
-			break;
-		}
-		case OPT_KEEP_OWNER:
-			o.keep_owner = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (vm_subcommand_no_operands("vmtools-image build", argc, argv,
-				      optind) < 0)
-		return 2;
+	r = vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
+				on_option, &o);
+	if (r != 0)
+		return r > 0 ? 0 : 2;
 	if (!o.root || !o.output) {
 		fprintf(stderr,
-			"vmtools-image build: --root and --output are required; see --help\n");
+			WHO ": --root and --output are required; see --help\n");
 		return 2;
 	}
 	if (vm_build(&o, &res, &err) < 0) {
-		fprintf(stderr, "vmtools-image build: %s\n",
-			vm_error_str(&err));
+		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
 		if (vm_interrupted)
 			raise(vm_interrupted); /* default action restored */
 		return 1;

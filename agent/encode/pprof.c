@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -88,34 +89,16 @@ static int cmp_loc_node(const void *a, const void *b)
 	return 0;
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	nv = realloc(*v, ncap * sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 /* Index of s in the string table, added when new; -1 on ENOMEM. */
 static int64_t str_idx(struct enc *e, const char *s)
 {
 	struct str_node key = { .s = s }, *node, **found;
-	void *v = e->strings;
 
 	found = tfind(&key, &e->str_tree, cmp_str_node);
 	if (found)
 		return (*found)->idx;
-	if (grow(&v, &e->cap_strings, e->n_strings, sizeof(char *)))
+	if (vm_grow(e->strings, &e->cap_strings, e->n_strings + 1))
 		return -1;
-	e->strings = v;
 	node = malloc(sizeof(*node));
 	if (!node)
 		return -1;
@@ -134,7 +117,6 @@ static uint64_t function_id(struct enc *e, const char *name)
 {
 	struct fn_node key = { .name = name }, *node, **found;
 	Function *f;
-	void *v = e->functions;
 	int64_t idx;
 
 	found = tfind(&key, &e->fn_tree, cmp_fn_node);
@@ -142,9 +124,8 @@ static uint64_t function_id(struct enc *e, const char *name)
 		return (*found)->id;
 	idx = str_idx(e, name);
 	if (idx < 0 ||
-	    grow(&v, &e->cap_functions, e->n_functions, sizeof(Function)))
+	    vm_grow(e->functions, &e->cap_functions, e->n_functions + 1))
 		return 0;
-	e->functions = v;
 	node = malloc(sizeof(*node));
 	if (!node)
 		return 0;
@@ -170,7 +151,6 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 				.addr = fr->addr,
 				.function = function },
 			*node, **found;
-	void *v = e->locations, *lv = e->lines;
 	uint64_t fid = 0;
 	Location *l;
 
@@ -179,12 +159,9 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 		return (*found)->id;
 	if (function && !(fid = function_id(e, function)))
 		return 0;
-	if (grow(&v, &e->cap_locations, e->n_locations, sizeof(Location)))
+	if (vm_grow(e->locations, &e->cap_locations, e->n_locations + 1) ||
+	    vm_grow(e->lines, &e->cap_lines, e->n_locations + 1))
 		return 0;
-	e->locations = v;
-	if (grow(&lv, &e->cap_lines, e->n_locations, sizeof(Line)))
-		return 0;
-	e->lines = lv;
 	node = malloc(sizeof(*node));
 	if (!node)
 		return 0;

@@ -14,6 +14,7 @@
 #include "agent/profile/engine.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,15 +29,14 @@
 #include "agent/encode/encode.h"
 #include "agent/symbolize/symbolize.h"
 #include "agent/symbolize/symcache.h"
-
-#define VM_DEFAULT_COMM "postgres"
-#define VM_MAX_SECONDS 3600
+#include "agent/samples/sample.h"
+#include "common/clock.h"
 
 struct vm_session {
 	const struct vm_backend_ops *ops;
 	void *state;
 	struct vm_profile_request req;
-	char comms[VM_MAX_TARGETS][16];
+	char comms[VM_MAX_TARGETS][VM_COMM_LEN];
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
 	int stop_fd;
@@ -55,61 +55,81 @@ static void *prefetch_kernel(void *arg)
 	return NULL;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 const char *vm_profiler_name(enum vm_profiler p)
 {
 	return p == VM_PROFILER_PERF ? "Perf" : "BccProfile";
 }
 
+/*
+ * A rule of limits.h the request breaks, in the engine's own words: the
+ * front ends check first and name the field as their users write it, so
+ * only a caller that did not gets these.
+ */
+static int refuse(const struct vm_profile_request *req,
+		  const struct vm_rule_break *b, struct vm_error *err)
+{
+	struct vm_range r = vm_rule_range(b->rule, VM_SECONDS_CEILING);
+
+	switch (b->rule) {
+	case VM_RULE_FREQUENCY:
+	case VM_RULE_SECONDS:
+		return vm_error_set(
+			err, EINVAL,
+			"%s %" PRId64 " %s is out of range: use %" PRId64
+			" to %" PRId64,
+			b->rule == VM_RULE_SECONDS ? "duration" :
+						     "sampling frequency",
+			b->value, b->rule == VM_RULE_SECONDS ? "s" : "Hz",
+			r.min, r.max);
+	case VM_RULE_N_COMMS:
+	case VM_RULE_N_PIDS:
+		return vm_error_set(err, EINVAL,
+				    "too many targets: at most %" PRId64
+				    " command names and %" PRId64 " pids",
+				    r.max, r.max);
+	case VM_RULE_COMM:
+		return vm_error_set(
+			err, EINVAL,
+			"command name '%s' is not valid: give " VM_COMM_RULE
+			", e.g. " VM_DEFAULT_COMM,
+			req->comms[b->index] ? req->comms[b->index] : "");
+	case VM_RULE_PID:
+		/* Above the kernel's pid_max, no process can have it. */
+		if (b->value > r.max)
+			return vm_error_set(err, ESRCH,
+					    "no process with pid %" PRId64
+					    " is running",
+					    b->value);
+		return vm_error_set(err, EINVAL,
+				    "pid %" PRId64
+				    " is not valid: give a positive process id",
+				    b->value);
+	default:
+		return vm_error_set(
+			err, EINVAL,
+			"output format is not valid: use pprof or folded");
+	}
+}
+
+/*
+ * The rules, with profiles as long as VM_SECONDS_CEILING (a front end that
+ * allows less has refused more already), then whether the pids run.
+ */
 static int validate(const struct vm_profile_request *req, struct vm_error *err)
 {
-	if (req->frequency < 1 || req->frequency > 1000)
-		return vm_error_set(
-			err, EINVAL,
-			"sampling frequency %u Hz is out of range: use 1 to 1000",
-			req->frequency);
-	if (req->seconds < 1 || req->seconds > VM_MAX_SECONDS)
-		return vm_error_set(
-			err, EINVAL,
-			"duration %u s is out of range: use 1 to %d",
-			req->seconds, VM_MAX_SECONDS);
-	if (req->n_comms > VM_MAX_TARGETS || req->n_pids > VM_MAX_TARGETS)
-		return vm_error_set(
-			err, EINVAL,
-			"too many targets: at most %d command names and %d pids",
-			VM_MAX_TARGETS, VM_MAX_TARGETS);
-	for (size_t i = 0; i < req->n_comms; i++)
-		if (!req->comms[i] || !req->comms[i][0] ||
-		    strchr(req->comms[i], '/'))
-			return vm_error_set(
-				err, EINVAL,
-				"command name '%s' is not valid: give the name ps -o comm shows, e.g. postgres",
-				req->comms[i] ? req->comms[i] : "");
+	struct vm_rule_break b;
+
+	if (vm_request_check(req, VM_SECONDS_CEILING, &b) < 0)
+		return refuse(req, &b, err);
 	for (size_t i = 0; i < req->n_pids; i++) {
 		char path[32];
 
-		if (req->pids[i] <= 0)
-			return vm_error_set(
-				err, EINVAL,
-				"pid %d is not valid: give a positive process id",
-				(int)req->pids[i]);
 		snprintf(path, sizeof(path), "/proc/%d", (int)req->pids[i]);
 		if (access(path, F_OK))
 			return vm_error_set(err, ESRCH,
 					    "no process with pid %d is running",
 					    (int)req->pids[i]);
 	}
-	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED)
-		return vm_error_set(
-			err, EINVAL,
-			"output format is not valid: use pprof or folded");
 	return 0;
 }
 
@@ -152,8 +172,8 @@ int vm_session_start(const struct vm_profile_request *req,
 	/* Where separate debug files live, when not /usr/lib/debug. */
 	if (getenv("VMTOOLS_DEBUG_DIR"))
 		vm_symcache_set_debug_dir(getenv("VMTOOLS_DEBUG_DIR"));
-	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	s->start_real_ns = now_ns(CLOCK_REALTIME);
+	s->start_mono_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	s->start_real_ns = vm_clock_ns(CLOCK_REALTIME);
 	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg,
 			  vm_symbolize_prefetch_process, &s->state, err);
 	if (r < 0) {
@@ -161,8 +181,8 @@ int vm_session_start(const struct vm_profile_request *req,
 		return r;
 	}
 	/* The profile's clock starts once sampling runs. */
-	s->start_mono_ns = now_ns(CLOCK_MONOTONIC);
-	s->start_real_ns = now_ns(CLOCK_REALTIME);
+	s->start_mono_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	s->start_real_ns = vm_clock_ns(CLOCK_REALTIME);
 	/*
 	 * Parse kallsyms while sampling, not after: reading all of
 	 * /proc/kallsyms is slow, and after the window the caller would wait.
@@ -179,7 +199,7 @@ int vm_session_wait(struct vm_session *s, struct vm_error *err)
 	struct pollfd pfd = { .fd = s->stop_fd, .events = POLLIN };
 
 	while (!atomic_load(&s->stopping)) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC), left;
+		uint64_t now = vm_clock_ns(CLOCK_MONOTONIC), left;
 		struct timespec ts;
 
 		if (now >= deadline)
@@ -209,7 +229,7 @@ void vm_session_stop(struct vm_session *s)
 
 void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = vm_clock_ns(CLOCK_MONOTONIC);
 
 	memset(st, 0, sizeof(*st));
 	st->profiler = s->req.profiler;
@@ -276,7 +296,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 				    "this profile was already finished");
 	s->finished = true;
 	r = s->ops->collect(s->state, &samples, err);
-	end_ns = now_ns(CLOCK_MONOTONIC);
+	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	if (r < 0) {
 		vm_samples_free(&samples);
 		return r;

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/profile/limits.h"
 #include "common/error.h"
 
 enum vm_profiler {
@@ -43,12 +44,10 @@ enum vm_format {
 	VM_FORMAT_FOLDED,
 };
 
-#define VM_MAX_TARGETS 64
-
 struct vm_profile_request {
 	enum vm_profiler profiler;
-	uint32_t frequency; /* Hz, 1..1000 */
-	uint32_t seconds; /* >= 1 */
+	uint32_t frequency; /* Hz; the rules are in limits.h */
+	uint32_t seconds;
 	const char *comms[VM_MAX_TARGETS]; /* command names to sample */
 	size_t n_comms;
 	pid_t pids[VM_MAX_TARGETS]; /* and/or these processes */

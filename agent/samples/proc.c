@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 void vm_proc_files_free(struct vm_proc_files *f)
@@ -52,12 +53,19 @@ int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
 	return 1;
 }
 
+/* How much of cmdline a title keeps: not the NULs and blanks at its end. */
+static size_t title_len(const char *buf, size_t len)
+{
+	while (len > 0 && (buf[len - 1] == '\0' || buf[len - 1] == ' '))
+		len--;
+	return len;
+}
+
 char *vm_proc_title_from_cmdline(const char *buf, size_t len)
 {
 	char *t;
 
-	while (len > 0 && (buf[len - 1] == '\0' || buf[len - 1] == ' '))
-		len--;
+	len = title_len(buf, len);
 	if (len == 0)
 		return NULL;
 	t = malloc(len + 1); /* not strndup: it stops at the first NUL */
@@ -71,7 +79,11 @@ char *vm_proc_title_from_cmdline(const char *buf, size_t len)
 	return t;
 }
 
-/* Read a small /proc file whole; NUL-terminated, *len without the NUL. */
+/*
+ * Read a small /proc file whole (to EOF: /proc may answer a read with less
+ * than there is); NUL-terminated, *len without the NUL.  A file of a
+ * process that is gone is -ESRCH.
+ */
 static int read_small(const char *path, char *buf, size_t size, size_t *len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -79,12 +91,12 @@ static int read_small(const char *path, char *buf, size_t size, size_t *len)
 	size_t n = 0;
 
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	while (n + 1 < size && (r = read(fd, buf + n, size - 1 - n)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return errno == ENOENT ? -ESRCH : -errno;
 		}
 		n += r;
 	}
@@ -92,6 +104,42 @@ static int read_small(const char *path, char *buf, size_t size, size_t *len)
 	if (len)
 		*len = n;
 	return 0;
+}
+
+int vm_proc_read_comm(const char *proc_root, uint32_t pid,
+		      char comm[VM_COMM_LEN])
+{
+	char path[256], buf[VM_COMM_LEN + 1];
+	size_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", proc_root, pid);
+	r = read_small(path, buf, sizeof(buf), NULL);
+	if (r < 0)
+		return r;
+	len = strcspn(buf, "\n");
+	if (len > VM_COMM_LEN - 1)
+		len = VM_COMM_LEN - 1;
+	memcpy(comm, buf, len);
+	comm[len] = '\0';
+	return 0;
+}
+
+int vm_proc_read_title(const char *proc_root, uint32_t pid, char **title)
+{
+	char path[256], buf[4096];
+	size_t len;
+	int r;
+
+	*title = NULL;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/cmdline", proc_root, pid);
+	r = read_small(path, buf, sizeof(buf), &len);
+	if (r < 0)
+		return r;
+	if (title_len(buf, len) == 0)
+		return 0;
+	*title = vm_proc_title_from_cmdline(buf, len);
+	return *title ? 0 : -ENOMEM;
 }
 
 /* The file behind one mapping, opened once per profile. */
@@ -120,17 +168,10 @@ static const char *open_mapped(struct vm_samples *s,
 			 m->path);
 		fd = open(p, O_RDONLY | O_CLOEXEC);
 	}
-	if (files->n == files->cap) {
-		size_t ncap = files->cap ? files->cap * 2 : 32;
-		void *nv = reallocarray(files->v, ncap, sizeof(*files->v));
-
-		if (!nv) {
-			if (fd >= 0)
-				close(fd);
-			return NULL;
-		}
-		files->v = nv;
-		files->cap = ncap;
+	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
 	f = &files->v[files->n++];
 	f->dev = dev;
@@ -152,14 +193,13 @@ int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
 	_cleanup_free_ char *line = NULL;
 	struct vm_process *proc;
 	char path[256], buf[4096], *tgid;
-	size_t len = 0, cap = 0;
+	size_t cap = 0;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", proc_root, pid);
 	r = read_small(path, buf, sizeof(buf), NULL);
 	if (r < 0)
-		return vm_error_errno(err, r == -ENOENT ? ESRCH : -r,
-				      "cannot read %s", path);
+		return vm_error_errno(err, -r, "cannot read %s", path);
 	tgid = strstr(buf, "\nTgid:");
 	if (!tgid || strtoul(tgid + 6, NULL, 10) != pid)
 		return -ENOENT; /* a thread: its process is captured */
@@ -187,15 +227,8 @@ int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
 			return vm_error_set(err, ENOMEM, "out of memory");
 	}
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", proc_root, pid);
-	if (read_small(path, buf, sizeof(buf), &len) == 0) {
-		buf[strcspn(buf, "\n")] = '\0';
-		len = strnlen(buf, sizeof(proc->comm) - 1);
-		memcpy(proc->comm, buf, len);
-		proc->comm[len] = '\0';
-	}
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/cmdline", proc_root, pid);
-	if (read_small(path, buf, sizeof(buf), &len) == 0)
-		proc->title = vm_proc_title_from_cmdline(buf, len);
+	/* Best effort: the mappings are what symbolizing needs. */
+	vm_proc_read_comm(proc_root, pid, proc->comm);
+	vm_proc_read_title(proc_root, pid, &proc->title);
 	return 0;
 }

@@ -54,6 +54,21 @@ int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
 char *vm_proc_title_from_cmdline(const char *buf, size_t len);
 
 /*
+ * The command name of pid, /proc/PID/comm without its newline.  Returns 0,
+ * -ESRCH when the process is gone, or another negative errno.
+ */
+int vm_proc_read_comm(const char *proc_root, uint32_t pid,
+		      char comm[VM_COMM_LEN]);
+
+/*
+ * The title of pid: its /proc/PID/cmdline as ps shows it (see
+ * vm_proc_title_from_cmdline()), malloc'd; NULL when there is none (a
+ * kernel thread, a zombie).  Returns 0, -ESRCH when the process is gone,
+ * or another negative errno.
+ */
+int vm_proc_read_title(const char *proc_root, uint32_t pid, char **title);
+
+/*
  * Pids of the processes whose command name is one of comms or whose pid is
  * one of pids (those that exist).  *out is malloc'd.
  */

@@ -9,34 +9,11 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
-
-static bool comm_of(const char *proc_root, const char *pid, char *comm,
-		    size_t size)
-{
-	char path[512];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-	int len = snprintf(path, sizeof(path), "%s/%s/comm", proc_root, pid);
-
-	if (len < 0 || (size_t)len >= sizeof(path))
-		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, comm, size - 1);
-	if (n <= 0)
-		return false;
-	comm[n] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	return true;
-}
 
 int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
 			 size_t n_comms, const pid_t *pids, size_t n_pids,
@@ -50,7 +27,7 @@ int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
 	if (!d)
 		return vm_error_errno(err, errno, "cannot list %s", proc_root);
 	while ((de = readdir(d))) {
-		char comm[64];
+		char comm[VM_COMM_LEN];
 		bool match = false;
 		long pid;
 
@@ -60,21 +37,14 @@ int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
 		for (size_t i = 0; i < n_pids && !match; i++)
 			match = pids[i] == pid;
 		if (!match && n_comms &&
-		    comm_of(proc_root, de->d_name, comm, sizeof(comm)))
+		    vm_proc_read_comm(proc_root, (uint32_t)pid, comm) == 0)
 			for (size_t i = 0; i < n_comms && !match; i++)
-				match = !strncmp(comm, comms[i], 15);
+				match = !strncmp(comm, comms[i],
+						 VM_COMM_LEN - 1);
 		if (!match)
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			void *nv = reallocarray(v, ncap, sizeof(*v));
-
-			if (!nv)
-				return vm_error_set(err, ENOMEM,
-						    "out of memory");
-			v = nv;
-			cap = ncap;
-		}
+		if (vm_grow(v, &cap, n + 1) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
 		v[n++] = (uint32_t)pid;
 	}
 	*out = TAKE_PTR(v);

@@ -10,22 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Make room for one more element in *v (of size sz) with *cap slots. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	nv = reallocarray(*v, ncap, sz);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
+#include "common/array.h"
 
 int vm_samples_add(struct vm_samples *s, uint32_t pid, uint32_t tid,
 		   const char *comm, uint64_t count, const uint64_t *user_ips,
@@ -33,11 +18,9 @@ int vm_samples_add(struct vm_samples *s, uint32_t pid, uint32_t tid,
 		   uint32_t n_kernel)
 {
 	struct vm_sample *x;
-	void *v = s->v;
 
-	if (grow(&v, &s->cap, s->n, sizeof(*s->v)))
+	if (vm_grow(s->v, &s->cap, s->n + 1))
 		return -ENOMEM;
-	s->v = v;
 	x = &s->v[s->n];
 	memset(x, 0, sizeof(*x));
 	x->pid = pid;
@@ -77,13 +60,11 @@ struct vm_process *vm_samples_find_process(const struct vm_samples *s,
 struct vm_process *vm_samples_get_process(struct vm_samples *s, uint32_t pid)
 {
 	struct vm_process *p = vm_samples_find_process(s, pid);
-	void *v = s->procs;
 
 	if (p)
 		return p;
-	if (grow(&v, &s->cap_procs, s->n_procs, sizeof(*s->procs)))
+	if (vm_grow(s->procs, &s->cap_procs, s->n_procs + 1))
 		return NULL;
-	s->procs = v;
 	p = &s->procs[s->n_procs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -92,12 +73,10 @@ struct vm_process *vm_samples_get_process(struct vm_samples *s, uint32_t pid)
 
 int vm_process_add_mapping(struct vm_process *p, const struct vm_mapping *m)
 {
-	struct vm_mapping *n, *nv;
+	struct vm_mapping *n;
 
-	nv = reallocarray(p->maps, p->n_maps + 1, sizeof(*p->maps));
-	if (!nv)
+	if (vm_grow(p->maps, &p->cap_maps, p->n_maps + 1))
 		return -ENOMEM;
-	p->maps = nv;
 	n = &p->maps[p->n_maps];
 	*n = *m;
 	n->path = NULL;
@@ -121,19 +100,16 @@ void vm_process_clear(struct vm_process *p)
 	free(p->maps);
 	free(p->title);
 	p->maps = NULL;
-	p->n_maps = 0;
+	p->n_maps = p->cap_maps = 0;
 	p->title = NULL;
 }
 
 int vm_samples_hold_fd(struct vm_samples *s, int fd)
 {
-	void *v = s->held_fds;
-
-	if (grow(&v, &s->cap_held_fds, s->n_held_fds, sizeof(int))) {
+	if (vm_grow(s->held_fds, &s->cap_held_fds, s->n_held_fds + 1)) {
 		close(fd);
 		return -ENOMEM;
 	}
-	s->held_fds = v;
 	s->held_fds[s->n_held_fds++] = fd;
 	return 0;
 }

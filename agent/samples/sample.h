@@ -64,6 +64,7 @@ struct vm_process {
 	char *title; /* /proc/PID/cmdline as ps shows it, may be NULL */
 	struct vm_mapping *maps;
 	size_t n_maps;
+	size_t cap_maps;
 	bool exited; /* gone before the profile ended */
 };
 

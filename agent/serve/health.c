@@ -16,13 +16,15 @@
 
 #include <bpf/libbpf.h>
 
+#include "agent/profile/limits.h"
+
 int vm_health_probe_bpf(struct vm_error *err)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = 99,
+		.sample_freq = VM_FREQUENCY_DEFAULT,
 		.freq = 1,
 		.disabled = 1,
 	};

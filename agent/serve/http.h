@@ -31,7 +31,6 @@ struct vm_service;
 struct vm_health_config;
 
 #define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
-#define VM_HTTP_BODY_LIMIT 8192 /* bytes of a request body; more is 413 */
 #define VM_HTTP_MAX_CONNECTIONS 128
 #define VM_HTTP_MAX_PER_IP 64
 #define VM_HTTP_IDLE_TIMEOUT 10 /* seconds without a byte from the client */
@@ -44,7 +43,7 @@ struct vm_http_config {
 	unsigned max_connections;
 	unsigned max_per_ip;
 	unsigned idle_timeout;
-	size_t body_limit;
+	size_t body_limit; /* bytes of a request body; more is 413 */
 	struct vm_service *service;
 	const struct vm_health_config *health;
 };

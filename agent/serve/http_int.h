@@ -31,7 +31,7 @@ struct vm_http_exchange {
 	struct MHD_Connection *conn;
 	const char *method;
 	char path[128];
-	uint64_t start_us;
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	char *body;
 	size_t body_len;
 	size_t discarded; /* bytes beyond the limit, dropped */

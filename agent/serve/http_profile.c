@@ -36,6 +36,7 @@ struct answer {
 
 static const struct answer answers[] = {
 	{ EBADMSG, 400, NULL }, /* the body is not JSON */
+	{ EFBIG, 413, NULL }, /* the body is over the limit */
 	{ EINVAL, 422, NULL }, /* a field is wrong */
 	{ ESRCH, 422, NULL }, /* a pid in targets is not running */
 	{ EBUSY, 409,

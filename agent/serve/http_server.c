@@ -25,18 +25,21 @@
 #include <unistd.h>
 
 #include "agent/serve/http_int.h"
+#include "agent/serve/request.h"
 #include "agent/serve/service.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 #define MEMORY_LIMIT (32 * 1024) /* per connection: headers and buffers */
 #define DISCARD_LIMIT (1024 * 1024) /* of an oversized chunked body */
 
-static uint64_t now_us(void)
+/* 413, in the words the request parser uses for the same refusal. */
+static enum MHD_Result reply_too_large(struct vm_http_exchange *x)
 {
-	struct timespec ts;
+	struct vm_error err = { 0 };
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	vm_request_too_large(x->srv->cfg.body_limit, &err);
+	return vm_http_reply_error(x, 413, "%s", vm_error_str(&err));
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -77,10 +80,7 @@ static enum MHD_Result on_headers(struct vm_http_exchange *x)
 		errno = 0;
 		n = strtoull(v, &end, 10);
 		if (errno || *end || n > srv->cfg.body_limit)
-			return vm_http_reply_error(
-				x, 413,
-				"the request body is larger than %zu bytes; a profile request is a small JSON object",
-				srv->cfg.body_limit);
+			return reply_too_large(x);
 	}
 	return MHD_YES;
 }
@@ -126,7 +126,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		x->srv = srv;
 		x->conn = conn;
 		x->method = method;
-		x->start_us = now_us();
+		x->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
 		snprintf(x->path, sizeof(x->path), "%s", url);
 		*con_cls = x;
 		return on_headers(x);
@@ -139,10 +139,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (*upload_data_size)
 		return on_upload(x, upload_data, upload_data_size);
 	if (x->discarded)
-		return vm_http_reply_error(
-			x, 413,
-			"the request body is larger than %zu bytes; a profile request is a small JSON object",
-			srv->cfg.body_limit);
+		return reply_too_large(x);
 	return vm_http_route(x);
 }
 
@@ -186,7 +183,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		how = " (connection closed before the response was sent)";
 	vm_log("%s %s %u %.1fms%s client=%s%s", x->method, x->path, x->status,
-	       (now_us() - x->start_us) / 1000.0, samples, addr, how);
+	       (vm_clock_ns(CLOCK_MONOTONIC) - x->start_ns) / 1e6, samples,
+	       addr, how);
 	vm_metrics_http(vm_service_metrics(srv->cfg.service), x->status);
 	if (x->profile)
 		atomic_fetch_sub(&srv->profiles_in_flight, 1);
@@ -253,8 +251,9 @@ void vm_http_stop(struct vm_http_server *srv, unsigned drain_ms)
 	fd = sym_MHD_quiesce_daemon(srv->daemon);
 	if (fd != MHD_INVALID_SOCKET)
 		close(fd);
-	deadline = now_us() + (uint64_t)drain_ms * 1000;
-	while (atomic_load(&srv->profiles_in_flight) > 0 && now_us() < deadline)
+	deadline = vm_clock_ns(CLOCK_MONOTONIC) + (uint64_t)drain_ms * 1000000;
+	while (atomic_load(&srv->profiles_in_flight) > 0 &&
+	       vm_clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
 	sym_MHD_stop_daemon(srv->daemon);
 	free(srv);

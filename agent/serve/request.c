@@ -22,7 +22,6 @@
 #include "common/cleanup.h"
 
 #define MAX_DEPTH 8
-#define PID_MAX_LIMIT 4194304 /* the kernel's upper bound for pid_max */
 #define GOT_MAX 48 /* how much of a wrong value is quoted back */
 
 static const char allowed_fields[] =
@@ -42,9 +41,16 @@ static void json_object_putp(struct json_object **o)
 
 uint32_t vm_request_max_seconds(const struct vm_request_limits *limits)
 {
-	if (!limits || limits->max_seconds == 0)
-		return VM_REQUEST_MAX_SECONDS;
-	return limits->max_seconds;
+	return vm_rule_range(VM_RULE_SECONDS, limits ? limits->max_seconds : 0)
+		.max;
+}
+
+int vm_request_too_large(size_t limit, struct vm_error *err)
+{
+	return vm_error_set(
+		err, EFBIG,
+		"the request body is larger than %zu bytes; a profile request is a small JSON object",
+		limit);
 }
 
 /* A short quotation of a JSON value for an error message. */
@@ -71,44 +77,44 @@ static void set_defaults(const struct vm_request_limits *limits,
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->req.profiler = VM_PROFILER_BPF;
-	out->req.frequency = VM_REQUEST_DEFAULT_FREQUENCY;
-	out->req.seconds = VM_REQUEST_DEFAULT_SECONDS;
+	vm_request_defaults(&out->req);
 	if (out->req.seconds > vm_request_max_seconds(limits))
 		out->req.seconds = vm_request_max_seconds(limits);
-	out->req.format = VM_FORMAT_PPROF;
 	if (limits && limits->n_default_comms > 0) {
 		for (; n < limits->n_default_comms && n < VM_MAX_TARGETS; n++)
 			snprintf(out->comm_buf[n], VM_COMM_LEN, "%s",
 				 limits->default_comms[n]);
 	} else {
-		snprintf(out->comm_buf[n++], VM_COMM_LEN, "postgres");
+		snprintf(out->comm_buf[n++], VM_COMM_LEN, VM_DEFAULT_COMM);
 	}
 	for (size_t i = 0; i < n; i++)
 		out->req.comms[i] = out->comm_buf[i];
 	out->req.n_comms = n;
 }
 
-static int parse_uint(struct json_object *v, const char *field, int64_t min,
-		      int64_t max, const char *unit, uint32_t *out,
-		      struct vm_error *err)
+/* A whole number within rule, the field named as the API names it. */
+static int parse_number(struct json_object *v, const char *field,
+			enum vm_rule rule,
+			const struct vm_request_limits *limits,
+			const char *unit, uint32_t *out, struct vm_error *err)
 {
+	uint32_t max_seconds = limits ? limits->max_seconds : 0;
+	struct vm_range r = vm_rule_range(rule, max_seconds);
 	char buf[GOT_MAX + 4];
 	int64_t x;
 
-	if (!json_object_is_type(v, json_type_int))
-		return vm_error_set(err, EINVAL,
-				    "%s must be a whole number from %" PRId64
-				    " to %" PRId64 "%s; got %s",
-				    field, min, max, unit, got(v, buf));
-	x = json_object_get_int64(v); /* saturates beyond int64 */
-	if (x < min || x > max)
-		return vm_error_set(err, EINVAL,
-				    "%s must be a whole number from %" PRId64
-				    " to %" PRId64 "%s; got %s",
-				    field, min, max, unit, got(v, buf));
-	*out = (uint32_t)x;
-	return 0;
+	if (json_object_is_type(v, json_type_int)) {
+		/* Saturates beyond int64, which is out of every range. */
+		x = json_object_get_int64(v);
+		if (vm_rule_allows(rule, x, max_seconds)) {
+			*out = (uint32_t)x;
+			return 0;
+		}
+	}
+	return vm_error_set(err, EINVAL,
+			    "%s must be a whole number from %" PRId64
+			    " to %" PRId64 "%s; got %s",
+			    field, r.min, r.max, unit, got(v, buf));
 }
 
 static int parse_profiler(struct json_object *v, enum vm_profiler *out,
@@ -171,12 +177,13 @@ static int parse_comms(struct json_object *v, struct vm_api_request *out,
 		const char *s = json_object_get_string(c);
 		int len = json_object_get_string_len(c);
 
-		if (!json_object_is_type(c, json_type_string) || len < 1 ||
-		    len >= VM_COMM_LEN || strlen(s) != (size_t)len)
+		if (!json_object_is_type(c, json_type_string) ||
+		    strlen(s) != (size_t)len || !vm_comm_allowed(s))
 			return vm_error_set(
 				err, EINVAL,
-				"targets.comm[%zu] must be a command name of 1 to %d characters, as in /proc/PID/comm; got %s",
-				i, VM_COMM_LEN - 1, got(c, buf));
+				"targets.comm[%zu] must be " VM_COMM_RULE
+				"; got %s",
+				i, got(c, buf));
 		memcpy(out->comm_buf[i], s, (size_t)len + 1);
 		out->req.comms[i] = out->comm_buf[i];
 	}
@@ -205,8 +212,8 @@ static int parse_pids(struct json_object *v, struct vm_api_request *out,
 			VM_MAX_TARGETS, n);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(field, sizeof(field), "targets.pids[%zu]", i);
-		r = parse_uint(json_object_array_get_idx(v, i), field, 1,
-			       PID_MAX_LIMIT, "", &pid, err);
+		r = parse_number(json_object_array_get_idx(v, i), field,
+				 VM_RULE_PID, NULL, "", &pid, err);
 		if (r < 0)
 			return r;
 		out->req.pids[i] = (pid_t)pid;
@@ -278,13 +285,12 @@ static int parse_field(const char *key, struct json_object *val,
 	if (!strcmp(key, "profiler"))
 		return parse_profiler(val, &out->req.profiler, err);
 	if (!strcmp(key, "sampling_frequency"))
-		return parse_uint(val, "sampling_frequency", 1,
-				  VM_REQUEST_MAX_FREQUENCY, " (Hz)",
-				  &out->req.frequency, err);
+		return parse_number(val, "sampling_frequency",
+				    VM_RULE_FREQUENCY, limits, " (Hz)",
+				    &out->req.frequency, err);
 	if (!strcmp(key, "timeout_seconds"))
-		return parse_uint(val, "timeout_seconds", 1,
-				  vm_request_max_seconds(limits), "",
-				  &out->req.seconds, err);
+		return parse_number(val, "timeout_seconds", VM_RULE_SECONDS,
+				    limits, "", &out->req.seconds, err);
 	if (!strcmp(key, "archive")) {
 		if (!json_object_is_type(val, json_type_boolean))
 			return vm_error_set(
@@ -321,10 +327,11 @@ int vm_request_parse_json(const char *body, size_t len,
 	int r;
 
 	set_defaults(limits, out);
+	/* Also keeps len within the int json-c takes. */
+	if (len > VM_REQUEST_MAX_BODY)
+		return vm_request_too_large(VM_REQUEST_MAX_BODY, err);
 	if (len == 0 || blank(body, len))
 		return 0;
-	if (len > INT32_MAX)
-		return vm_error_set(err, EBADMSG, "the body is too large");
 	tok = json_tokener_new_ex(MAX_DEPTH);
 	if (!tok)
 		return vm_error_set(err, ENOMEM, "out of memory parsing JSON");
@@ -385,12 +392,13 @@ int vm_request_from_pprof_query(const char *seconds,
 		return 0;
 	for (i = 0; seconds[i] >= '0' && seconds[i] <= '9' && x <= max; i++)
 		x = x * 10 + (uint64_t)(seconds[i] - '0');
-	if (i == 0 || seconds[i] != '\0' || x < 1 || x > max)
+	if (i == 0 || seconds[i] != '\0' ||
+	    !vm_rule_allows(VM_RULE_SECONDS, (int64_t)x, max))
 		return vm_error_set(
 			err, EINVAL,
-			"seconds must be a whole number from 1 to %" PRIu32
+			"seconds must be a whole number from %d to %" PRIu32
 			"; got \"%.*s\"",
-			max, GOT_MAX, seconds);
+			VM_SECONDS_MIN, max, GOT_MAX, seconds);
 	out->req.seconds = (uint32_t)x;
 	return 0;
 }

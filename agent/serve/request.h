@@ -9,6 +9,10 @@
  *   -EBADMSG    the body is not JSON (400); the message names the position
  *   -EINVAL     a field is wrong (422); the message names the field and
  *               what is allowed
+ *   -EFBIG      the body is larger than VM_REQUEST_MAX_BODY (413)
+ *
+ * The rules themselves (ranges, defaults, targets) are the profile layer's
+ * (agent/profile/limits.h); this file only says them in the API's words.
  */
 #ifndef VMTOOLS_AGENT_REQUEST_H
 #define VMTOOLS_AGENT_REQUEST_H
@@ -20,15 +24,13 @@
 #include "agent/samples/sample.h"
 #include "common/error.h"
 
-#define VM_REQUEST_DEFAULT_FREQUENCY 99
-#define VM_REQUEST_DEFAULT_SECONDS 5
-#define VM_REQUEST_MAX_FREQUENCY 1000
-#define VM_REQUEST_MAX_SECONDS 60 /* unless the agent's --max-seconds */
 #define VM_REQUEST_PPROF_DEFAULT_SECONDS 30 /* Go's net/http/pprof */
+/* A profile request is a small JSON object; the HTTP server reads no more. */
+#define VM_REQUEST_MAX_BODY 8192
 
 /* What the agent was started with; applies to every request. */
 struct vm_request_limits {
-	uint32_t max_seconds; /* 0 means VM_REQUEST_MAX_SECONDS */
+	uint32_t max_seconds; /* 0 means VM_SECONDS_MAX */
 	const char *const *default_comms; /* the agent's --comm */
 	size_t n_default_comms;
 };
@@ -63,5 +65,12 @@ int vm_request_from_pprof_query(const char *seconds,
 
 /* The effective upper bound of timeout_seconds. */
 uint32_t vm_request_max_seconds(const struct vm_request_limits *limits);
+
+/*
+ * The answer to a body of more than limit bytes, the same from the HTTP
+ * server (which stops reading it) and from the parser: sets err, returns
+ * -EFBIG.
+ */
+int vm_request_too_large(size_t limit, struct vm_error *err);
 
 #endif

@@ -14,6 +14,7 @@
  * and a sentence; the HTTP layer answers and logs them.
  */
 #include "agent/serve/service.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -49,12 +50,10 @@ struct watch {
 	int done_fd;
 };
 
-static uint64_t now_ms(clockid_t clk)
+/* Milliseconds on the clock that never jumps: how long a session has run. */
+static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return vm_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
@@ -129,7 +128,7 @@ static void current_status(struct vm_service *svc, struct vm_service_status *st)
 	s->frequency = svc->req.frequency;
 	s->seconds = svc->req.seconds;
 	s->started_unix_ms = svc->started_unix_ms;
-	s->elapsed_ms = now_ms(CLOCK_MONOTONIC) - svc->started_mono_ms;
+	s->elapsed_ms = now_ms() - svc->started_mono_ms;
 	s->stopping = svc->stop_reason != NOT_STOPPED;
 }
 
@@ -183,8 +182,8 @@ static int claim(struct vm_service *svc, const struct vm_profile_request *req,
 	svc->phase = VM_SERVICE_STARTING;
 	svc->stop_reason = NOT_STOPPED;
 	svc->req = *req;
-	svc->started_unix_ms = now_ms(CLOCK_REALTIME);
-	svc->started_mono_ms = now_ms(CLOCK_MONOTONIC);
+	svc->started_unix_ms = vm_clock_ns(CLOCK_REALTIME) / 1000000;
+	svc->started_mono_ms = now_ms();
 	return 0;
 }
 
@@ -310,7 +309,7 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 		}
 	}
 	vm_session_free(s);
-	res->duration_ms = now_ms(CLOCK_MONOTONIC) - svc->started_mono_ms;
+	res->duration_ms = now_ms() - svc->started_mono_ms;
 	if (is_session(res, r))
 		vm_metrics_session(&svc->metrics, res->outcome, res->samples,
 				   res->lost, res->duration_ms / 1000.0);

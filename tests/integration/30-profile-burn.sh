@@ -30,7 +30,8 @@ check_pid_follows_forks bpf
 check_cli_refusals bpf
 
 # --- 2. nothing stays loaded ------------------------------------------------
-"$VMTOOLS_AGENT" profile --seconds 2 --comm nosuchcomm$$ --output "$T/empty.pb" 2>/dev/null &
+# A command name no process has, within the 15 characters a name may have.
+"$VMTOOLS_AGENT" profile --seconds 2 --comm "nocomm$(($$ % 100000))" --output "$T/empty.pb" 2>/dev/null &
 AGENT=$!
 sleep 1
 progs=$(grep -h '^prog_id:' /proc/$AGENT/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_common.c - unit tests of common/: error recording, SHA-256 and
- * libraries opened at run time.
+ * test_common.c - unit tests of common/: error recording, SHA-256,
+ * libraries opened at run time, growing arrays, the clock, and the command
+ * line every subcommand shares.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,9 +15,15 @@
 
 #include <cmocka.h>
 
+#include <getopt.h>
+#include <stdint.h>
+
+#include "common/array.h"
+#include "common/clock.h"
 #include "common/dl.h"
 #include "common/error.h"
 #include "common/sha256.h"
+#include "common/subcommand.h"
 
 static void test_error_first_wins(void **state)
 {
@@ -135,6 +142,197 @@ static void test_dl_load(void **state)
 	assert_non_null(strstr(vm_error_str(&err), "install"));
 }
 
+static void test_array_grows_and_keeps(void **state)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0, n = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 1000; i++) {
+		assert_int_equal(vm_grow(v, &cap, n + 1), 0);
+		assert_true(cap >= n + 1);
+		v[n++] = i;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(v[i], i);
+	/* Doubling: 1000 appends took a handful of allocations. */
+	assert_true(cap < 2 * n);
+	/* Room enough already: nothing moves. */
+	{
+		uint64_t *before = v;
+		size_t cap_before = cap;
+
+		assert_int_equal(vm_grow(v, &cap, n), 0);
+		assert_ptr_equal(v, before);
+		assert_int_equal(cap, cap_before);
+	}
+	/* Several at once, as a stack of frames is reserved. */
+	assert_int_equal(vm_grow(v, &cap, cap + 500), 0);
+	assert_true(cap >= n + 500);
+	assert_int_equal(v[999], 999);
+	free(v);
+}
+
+static void test_array_overflow_refused(void **state)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0;
+	char *c = NULL;
+	size_t ccap = 0;
+
+	(void)state;
+	assert_int_equal(vm_grow(v, &cap, 4), 0);
+	v[0] = 42;
+	/* need * sizeof(uint64_t) would wrap round to a small size. */
+	assert_int_equal(vm_grow(v, &cap, SIZE_MAX / 4), -ENOMEM);
+	assert_int_equal(vm_grow(v, &cap, SIZE_MAX), -ENOMEM);
+	/* Refused: the array is as it was. */
+	assert_true(cap >= 4 && cap < 1024);
+	assert_int_equal(v[0], 42);
+	free(v);
+	/* More than any object may hold, even of bytes. */
+	assert_int_equal(vm_array_reserve((void **)&c, &ccap, SIZE_MAX, 1),
+			 -ENOMEM);
+	assert_int_equal(vm_array_reserve((void **)&c, &ccap,
+					  (size_t)PTRDIFF_MAX + 1, 1),
+			 -ENOMEM);
+	assert_null(c);
+	assert_int_equal(ccap, 0);
+	assert_int_equal(vm_array_reserve((void **)&c, &ccap, 1, 0), -ENOMEM);
+}
+
+static void test_clock(void **state)
+{
+	uint64_t a, b, real;
+
+	(void)state;
+	a = vm_clock_ns(CLOCK_MONOTONIC);
+	b = vm_clock_ns(CLOCK_MONOTONIC);
+	assert_true(a > 0);
+	assert_true(b >= a);
+	real = vm_clock_ns(CLOCK_REALTIME);
+	/* Nanoseconds since 1970, within a second of time(). */
+	assert_true(real / 1000000000ULL + 1 >= (uint64_t)time(NULL));
+	assert_true(real / 1000000000ULL <= (uint64_t)time(NULL));
+}
+
+static void test_subcommand_number(void **state)
+{
+	static const char *const bad[] = {
+		"",   "x",  "-1",   "+1", " 1",
+		"1 ", "1x", "0x10", "11", "99999999999999999999999",
+	};
+	uint32_t v = 7;
+
+	(void)state;
+	assert_int_equal(vm_subcommand_number("t", "--n", "1", 1, 10, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(vm_subcommand_number("t", "--n", "10", 1, 10, &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(vm_subcommand_number("t", "--n", "007", 1, 10, &v), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(vm_subcommand_number("t", "--n", "4294967295", 0,
+					      UINT32_MAX, &v),
+			 0);
+	assert_true(v == UINT32_MAX);
+	/* One more does not wrap round to 0. */
+	assert_int_equal(vm_subcommand_number("t", "--n", "4294967296", 0,
+					      UINT32_MAX, &v),
+			 -EINVAL);
+	assert_true(v == UINT32_MAX);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		assert_int_equal(vm_subcommand_number("t", "--n", bad[i], 1, 10,
+						      &v),
+				 -EINVAL);
+		assert_int_equal(v, 7);
+	}
+	assert_int_equal(vm_subcommand_number("t", "--n", "0", 1, 10, &v),
+			 -EINVAL);
+}
+
+struct parsed {
+	const char *name;
+	int flag;
+	int calls;
+};
+
+static int usage_calls;
+static FILE *usage_out;
+
+static void fake_usage(FILE *out)
+{
+	usage_calls++;
+	usage_out = out;
+}
+
+static int fake_option(int c, char *arg, void *ctx)
+{
+	struct parsed *p = ctx;
+
+	p->calls++;
+	if (c == 'n') {
+		p->name = arg;
+		return 0;
+	}
+	if (c == 'f') {
+		p->flag = 1;
+		return 0;
+	}
+	return -EDOM; /* 'x': this option's own refusal */
+}
+
+static int parse(struct parsed *p, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "flag", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+
+	memset(p, 0, sizeof(*p));
+	usage_calls = 0;
+	usage_out = NULL;
+	return vm_subcommand_parse("test", argc, argv, "n:fxh", longopts,
+				   fake_usage, fake_option, p);
+}
+
+static void test_subcommand_parse(void **state)
+{
+	char *ok[] = { "cmd", "--name", "a", "-f", NULL };
+	char *help[] = { "cmd", "-f", "--help", "--name", "b", NULL };
+	char *unknown[] = { "cmd", "--nope", NULL };
+	char *missing[] = { "cmd", "--name", NULL };
+	char *operand[] = { "cmd", "-f", "left", NULL };
+	char *refused[] = { "cmd", "-x", "-f", NULL };
+	struct parsed p;
+
+	(void)state;
+	assert_int_equal(parse(&p, 4, ok), 0);
+	assert_string_equal(p.name, "a");
+	assert_int_equal(p.flag, 1);
+	assert_int_equal(usage_calls, 0);
+	/* --help: the usage on stdout, and nothing after it is read. */
+	assert_int_equal(parse(&p, 5, help), 1);
+	assert_int_equal(usage_calls, 1);
+	assert_ptr_equal(usage_out, stdout);
+	assert_null(p.name);
+	/* Usage errors: no usage printed, a pointer to --help instead. */
+	assert_int_equal(parse(&p, 2, unknown), -EINVAL);
+	assert_int_equal(parse(&p, 2, missing), -EINVAL);
+	assert_int_equal(parse(&p, 3, operand), -EINVAL);
+	assert_int_equal(p.flag, 1);
+	assert_int_equal(usage_calls, 0);
+	/* An option's own refusal stops the parse with its errno. */
+	assert_int_equal(parse(&p, 3, refused), -EDOM);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.flag, 0);
+	/* Parsing again starts from the first argument. */
+	assert_int_equal(parse(&p, 4, ok), 0);
+	assert_string_equal(p.name, "a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -144,6 +342,11 @@ int main(void)
 		cmocka_unit_test(test_sha256_file),
 		cmocka_unit_test(test_sha256_equal),
 		cmocka_unit_test(test_dl_load),
+		cmocka_unit_test(test_array_grows_and_keeps),
+		cmocka_unit_test(test_array_overflow_refused),
+		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_subcommand_number),
+		cmocka_unit_test(test_subcommand_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

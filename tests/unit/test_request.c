@@ -2,7 +2,7 @@
 /*
  * test_request.c - unit tests of agent/serve/request.c: the JSON body of
  * POST /profile/cpu and the query of /debug/pprof/profile, every row of
- * docs/api.md's field table, and the 400/422 messages a person reads.
+ * docs/api.md's field table, and the 400/413/422 messages a person reads.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -268,6 +268,53 @@ static void test_pprof_query(void **state)
 	assert_int_equal(r.req.seconds, 10);
 }
 
+static void test_too_large(void **state)
+{
+	size_t n = VM_REQUEST_MAX_BODY + 1;
+	char *body = malloc(n);
+	struct vm_api_request r;
+	struct vm_error err = { 0 }, said = { 0 };
+
+	assert_non_null(body);
+	/* {"archive": true} padded with blanks to the limit: still parsed. */
+	memset(body, ' ', n);
+	memcpy(body, "{\"archive\": true}", 17);
+	assert_int_equal(vm_request_parse_json(body, n - 1, NULL, &r, &err), 0);
+	assert_true(r.req.gzip);
+	/* One byte more is 413, said as the HTTP server says it. */
+	assert_int_equal(vm_request_parse_json(body, n, NULL, &r, &err),
+			 -EFBIG);
+	assert_int_equal(vm_request_too_large(VM_REQUEST_MAX_BODY, &said),
+			 -EFBIG);
+	assert_string_equal(err.msg, said.msg);
+	assert_non_null(strstr(err.msg, "larger than 8192 bytes"));
+	/* Blanks alone are no exception. */
+	memset(body, ' ', n);
+	vm_error_clear(&err);
+	assert_int_equal(vm_request_parse_json(body, n, NULL, &r, &err),
+			 -EFBIG);
+	free(body);
+	/* The server's own limit, when it is another, is named. */
+	vm_error_clear(&said);
+	vm_request_too_large(100, &said);
+	assert_non_null(strstr(said.msg, "larger than 100 bytes"));
+}
+
+static void test_comm_rule(void **state)
+{
+	/* The engine's rule for a command name, said in the API's words. */
+	assert_422(
+		"{\"targets\": {\"comm\": [\"postgres\", \"a/b\"]}}",
+		"targets.comm[1] must be a command name of 1 to 15 characters without '/'");
+	assert_422("{\"targets\": {\"comm\": [\"sixteen-chars-xx\"]}}",
+		   "targets.comm[0]");
+	assert_422("{\"targets\": {\"pids\": [-4]}}",
+		   "targets.pids[0] must be a whole number from 1 to 4194304");
+	assert_422(
+		"{\"sampling_frequency\": 1001}",
+		"sampling_frequency must be a whole number from 1 to 1000 (Hz); got 1001");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +328,8 @@ int main(void)
 		cmocka_unit_test(test_embedded_nul),
 		cmocka_unit_test(test_max_seconds),
 		cmocka_unit_test(test_pprof_query),
+		cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_comm_rule),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

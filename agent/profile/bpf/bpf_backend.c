@@ -39,7 +39,14 @@
 #include "agent/samples/proc.h"
 #include "bpf/profile.h"
 #include "bpf/profile.skel.h"
+#include "common/array.h"
 #include "common/cleanup.h"
+
+/* The BPF side's filter holds every command name a request may give. */
+_Static_assert(PROFILE_MAX_COMMS >= VM_MAX_TARGETS,
+	       "target_comms is smaller than VM_MAX_TARGETS");
+_Static_assert(PROFILE_COMM_LEN == VM_COMM_LEN,
+	       "the BPF side's command names are not VM_COMM_LEN long");
 
 struct fork_rec {
 	uint32_t pid, ppid;
@@ -119,17 +126,8 @@ static int online_cpus(int **out, size_t *n, struct vm_error *err)
 
 static void record_fork(struct bpf_state *st, uint32_t pid, uint32_t ppid)
 {
-	void *nv;
-
-	if (st->n_forks == st->cap_forks) {
-		size_t ncap = st->cap_forks ? st->cap_forks * 2 : 64;
-
-		nv = reallocarray(st->forks, ncap, sizeof(*st->forks));
-		if (!nv)
-			return;
-		st->forks = nv;
-		st->cap_forks = ncap;
-	}
+	if (vm_grow(st->forks, &st->cap_forks, st->n_forks + 1) < 0)
+		return;
 	st->forks[st->n_forks++] = (struct fork_rec){ pid, ppid };
 }
 
@@ -145,44 +143,25 @@ static bool take_execed(struct bpf_state *st, uint32_t pid)
 
 static void record_exec(struct bpf_state *st, uint32_t pid)
 {
-	void *nv;
-
 	for (size_t i = 0; i < st->n_execed; i++)
 		if (st->execed[i] == pid)
 			return;
-	if (st->n_execed == st->cap_execed) {
-		size_t ncap = st->cap_execed ? st->cap_execed * 2 : 64;
-
-		nv = reallocarray(st->execed, ncap, sizeof(*st->execed));
-		if (!nv)
-			return;
-		st->execed = nv;
-		st->cap_execed = ncap;
-	}
+	if (vm_grow(st->execed, &st->cap_execed, st->n_execed + 1) < 0)
+		return;
 	st->execed[st->n_execed++] = pid;
 }
 
 /* Only the title: cheap, and PostgreSQL sets it after the fork. */
 static void refresh_title(struct vm_process *p)
 {
-	char path[64], buf[4096];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char *t;
+	int r = vm_proc_read_title("/proc", p->pid, &t);
 
-	snprintf(path, sizeof(path), "/proc/%u/cmdline", p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (r == -ESRCH)
 		p->exited = true;
-		return;
-	}
-	n = read(fd, buf, sizeof(buf));
-	if (n > 0) {
-		char *t = vm_proc_title_from_cmdline(buf, n);
-
-		if (t) {
-			free(p->title);
-			p->title = t;
-		}
+	if (t) {
+		free(p->title);
+		p->title = t;
 	}
 }
 

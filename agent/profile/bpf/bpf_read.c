@@ -17,6 +17,8 @@
 
 #include <bpf/bpf.h>
 
+#include "common/array.h"
+
 /* The kernel's ENOTSUPP (not in user space's errno.h): no such operation. */
 #define KERNEL_ENOTSUPP 524
 
@@ -116,23 +118,6 @@ int vm_stack_cache_init(struct vm_stack_cache *c, uint32_t n_ids,
 	return c->slot ? 0 : -ENOMEM;
 }
 
-static int grow(void **p, size_t *cap, size_t want, size_t size)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *nv;
-
-	if (want <= *cap)
-		return 0;
-	while (ncap < want)
-		ncap *= 2;
-	nv = reallocarray(*p, ncap, size);
-	if (!nv)
-		return -ENOMEM;
-	*p = nv;
-	*cap = ncap;
-	return 0;
-}
-
 int vm_stack_cache_get(struct vm_stack_cache *c, int32_t id,
 		       const uint64_t **ips, uint32_t *n)
 {
@@ -144,10 +129,9 @@ int vm_stack_cache_get(struct vm_stack_cache *c, int32_t id,
 	if (id < 0 || (uint32_t)id >= c->n_ids)
 		return 0;
 	if (!c->slot[id]) {
-		if (grow((void **)&c->ips, &c->cap_ips,
-			 c->n_ips + PROFILE_MAX_STACK_DEPTH, sizeof(*c->ips)) ||
-		    grow((void **)&c->where, &c->cap_where, c->n_where + 1,
-			 sizeof(*c->where)))
+		if (vm_grow(c->ips, &c->cap_ips,
+			    c->n_ips + PROFILE_MAX_STACK_DEPTH) ||
+		    vm_grow(c->where, &c->cap_where, c->n_where + 1))
 			return -ENOMEM;
 		dst = c->ips + c->n_ips;
 		memset(dst, 0, PROFILE_MAX_STACK_DEPTH * sizeof(*dst));

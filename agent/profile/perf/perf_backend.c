@@ -64,7 +64,10 @@
 #include "agent/profile/backend.h"
 #include "agent/profile/perf/perf_locate.h"
 #include "agent/profile/perf/perfdata.h"
+#include "agent/samples/proc.h"
+#include "common/array.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 #define START_TIMEOUT_MS 30000 /* perf's start-up: reading /proc, kallsyms */
 #define STOP_TIMEOUT_MS 60000 /* flushing its buffers and the header */
@@ -93,7 +96,7 @@ struct perf_state {
 	pid_t pids[VM_MAX_TARGETS];
 	size_t n_pids;
 	struct title *titles; /* of the targets seen alive; watcher's own */
-	size_t n_titles;
+	size_t n_titles, cap_titles;
 	pthread_t watcher;
 	bool watching;
 	atomic_bool stop_watch;
@@ -103,14 +106,6 @@ struct perf_state {
 	_Atomic uint64_t so_far; /* samples of the targets, for GET */
 	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
 };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Remove the private directory and whatever is still in it. */
 static void remove_files(struct perf_state *st)
@@ -460,47 +455,12 @@ static int make_files(struct perf_state *st, struct vm_error *err)
 	return 0;
 }
 
-static char *read_title(uint32_t pid)
-{
-	char path[64], buf[4096];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return NULL;
-	while (n > 0 && buf[n - 1] == 0)
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == 0)
-			buf[i] = ' ';
-	buf[n] = 0;
-	return n ? strdup(buf) : NULL;
-}
-
-static bool read_comm(uint32_t pid, char comm[VM_COMM_LEN])
-{
-	char path[64];
-	_cleanup_fclose_ FILE *f = NULL;
-
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/comm", pid);
-	f = fopen(path, "re");
-	if (!f || !fgets(comm, VM_COMM_LEN, f))
-		return false;
-	comm[strcspn(comm, "\n")] = 0;
-	return true;
-}
-
 static void remember_title(struct perf_state *st, uint32_t pid)
 {
-	char *title = read_title(pid);
+	char *title;
 	struct title *t;
 
-	if (!title)
+	if (vm_proc_read_title("/proc", pid, &title) < 0 || !title)
 		return;
 	for (size_t i = 0; i < st->n_titles; i++)
 		if (st->titles[i].pid == pid) {
@@ -508,14 +468,13 @@ static void remember_title(struct perf_state *st, uint32_t pid)
 			st->titles[i].title = title; /* the latest one */
 			return;
 		}
-	t = realloc(st->titles, (st->n_titles + 1) * sizeof(*t));
-	if (!t) {
+	if (vm_grow(st->titles, &st->cap_titles, st->n_titles + 1) < 0) {
 		free(title);
 		return;
 	}
-	st->titles = t;
-	t[st->n_titles].pid = pid;
-	t[st->n_titles++].title = title;
+	t = &st->titles[st->n_titles++];
+	t->pid = pid;
+	t->title = title;
 }
 
 /*
@@ -533,7 +492,8 @@ static void snapshot_titles(struct perf_state *st)
 		unsigned long pid = strtoul(e->d_name, &end, 10);
 		bool target = false;
 
-		if (*end || !pid || !read_comm((uint32_t)pid, comm))
+		if (*end || !pid ||
+		    vm_proc_read_comm("/proc", (uint32_t)pid, comm) < 0)
 			continue;
 		for (size_t i = 0; i < st->n_comms && !target; i++)
 			target = !strcmp(comm, st->comms[i]);
@@ -645,7 +605,11 @@ static int perf_start(const struct vm_profile_request *req,
 	if (!st)
 		return -ENOMEM;
 	st->data_fd = st->err_fd = st->ctl_fd = st->ack_fd = -1;
-	st->frequency = req->frequency ? req->frequency : 99;
+	/*
+	 * The engine has checked req against limits.h and named
+	 * VM_DEFAULT_COMM when req named no process.
+	 */
+	st->frequency = req->frequency;
 	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
 		strncpy(st->comms[i], req->comms[i], VM_COMM_LEN - 1);
 		st->comm_ptrs[i] = st->comms[i];
@@ -653,11 +617,6 @@ static int perf_start(const struct vm_profile_request *req,
 	}
 	for (size_t i = 0; i < req->n_pids && i < VM_MAX_TARGETS; i++)
 		st->pids[st->n_pids++] = req->pids[i];
-	if (!st->n_comms && !st->n_pids) { /* DESIGN.md's default target */
-		strcpy(st->comms[0], "postgres");
-		st->comm_ptrs[0] = st->comms[0];
-		st->n_comms = 1;
-	}
 
 	r = vm_perf_locate(cfg ? cfg->perf_path : NULL, NULL, &st->perf, err);
 	if (r < 0)
@@ -684,7 +643,7 @@ static int perf_start(const struct vm_profile_request *req,
 		remove_files(st);
 		return r;
 	}
-	st->start_ns = now_ns(CLOCK_REALTIME);
+	st->start_ns = vm_clock_ns(CLOCK_REALTIME);
 	/* perf has the file open now: nothing on disk outlives us. */
 	remove_files(st);
 	st->exclude[0] = getpid();
@@ -710,11 +669,12 @@ static void enrich(struct perf_state *st, struct vm_samples *out)
 	for (size_t i = 0; i < out->n_procs; i++) {
 		struct vm_process *p = &out->procs[i];
 		char comm[VM_COMM_LEN], path[PATH_MAX];
-		bool alive = !p->exited && read_comm(p->pid, comm) &&
+		bool alive = !p->exited &&
+			     vm_proc_read_comm("/proc", p->pid, comm) == 0 &&
 			     !strcmp(comm, p->comm);
 
 		if (alive && !p->title)
-			p->title = read_title(p->pid);
+			vm_proc_read_title("/proc", p->pid, &p->title);
 		for (size_t j = 0; !p->title && j < st->n_titles; j++)
 			if (st->titles[j].pid == p->pid)
 				p->title = strdup(st->titles[j].title);
@@ -746,7 +706,7 @@ static int perf_collect(void *state, struct vm_samples *out,
 	stop_watching(st);
 	if (st->child > 0) {
 		kill(st->child, SIGINT);
-		st->stop_ns = now_ns(CLOCK_REALTIME);
+		st->stop_ns = vm_clock_ns(CLOCK_REALTIME);
 		if (!reap(st, STOP_TIMEOUT_MS)) {
 			perf_said(st, said, sizeof(said));
 			kill_child(st);
@@ -757,7 +717,7 @@ static int perf_collect(void *state, struct vm_samples *out,
 		}
 	}
 	if (!st->stop_ns)
-		st->stop_ns = now_ns(CLOCK_REALTIME);
+		st->stop_ns = vm_clock_ns(CLOCK_REALTIME);
 	close_control(st);
 	/* perf re-raises the SIGINT it handled once it has written the file. */
 	if (!(WIFEXITED(st->status) && WEXITSTATUS(st->status) == 0) &&

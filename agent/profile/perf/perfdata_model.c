@@ -24,7 +24,9 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 
+#include "agent/profile/limits.h"
 #include "agent/profile/perf/perfdata_int.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 
 #define MAX_FRAMES 512 /* per side; perf's own limit is 127 + markers */
@@ -69,24 +71,7 @@ struct pd_model {
 	uint64_t user[MAX_FRAMES], kernel[MAX_FRAMES];
 };
 
-static const char *const default_comms[] = { "postgres" };
-
-static int grow(void **v, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*v, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = n;
-	return 0;
-}
+static const char *const default_comms[] = { VM_DEFAULT_COMM };
 
 static size_t idmap_pos(const struct idmap *m, uint32_t key)
 {
@@ -158,7 +143,7 @@ static struct thread *thread_get(struct pd_model *m, uint32_t tid, uint32_t pid)
 
 	if (i != NO_SLOT)
 		return &m->thr[i];
-	if (grow((void **)&m->thr, &m->cap_thr, m->n_thr + 1, sizeof(*t)) < 0 ||
+	if (vm_grow(m->thr, &m->cap_thr, m->n_thr + 1) < 0 ||
 	    idmap_put(&m->thr_idx, tid, (uint32_t)m->n_thr) < 0)
 		return NULL;
 	t = &m->thr[m->n_thr++];
@@ -175,8 +160,7 @@ static struct proc *proc_get(struct pd_model *m, uint32_t pid)
 
 	if (i != NO_SLOT)
 		return &m->proc[i];
-	if (grow((void **)&m->proc, &m->cap_proc, m->n_proc + 1, sizeof(*p)) <
-		    0 ||
+	if (vm_grow(m->proc, &m->cap_proc, m->n_proc + 1) < 0 ||
 	    idmap_put(&m->proc_idx, pid, (uint32_t)m->n_proc) < 0)
 		return NULL;
 	p = &m->proc[m->n_proc++];
@@ -296,8 +280,7 @@ int pd_model_fork(struct pd_model *m, const struct pd_task *f)
 	memcpy(child->comm, comm, sizeof(comm));
 	if (f->synthesized)
 		return 0;
-	if (grow((void **)&child->maps, &child->cap_maps, parent->n_maps,
-		 sizeof(*child->maps)) < 0)
+	if (vm_grow(child->maps, &child->cap_maps, parent->n_maps) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < parent->n_maps; i++) {
 		if (map_copy(&child->maps[i], &parent->maps[i]) < 0)
@@ -329,8 +312,7 @@ static int maps_carve(struct proc *p, uint64_t start, uint64_t end)
 		if (o->end <= start || o->start >= end)
 			continue;
 		if (o->start < start && o->end > end) { /* split in two */
-			if (grow((void **)&p->maps, &p->cap_maps, p->n_maps + 1,
-				 sizeof(*p->maps)) < 0)
+			if (vm_grow(p->maps, &p->cap_maps, p->n_maps + 1) < 0)
 				return -ENOMEM;
 			o = &p->maps[i];
 			struct vm_mapping *tail = &p->maps[p->n_maps];
@@ -367,8 +349,7 @@ int pd_model_mmap(struct pd_model *m, const struct pd_mmap *mm)
 		return 0;
 	p = proc_get(m, mm->pid);
 	if (!p || maps_carve(p, mm->start, mm->start + mm->len) < 0 ||
-	    grow((void **)&p->maps, &p->cap_maps, p->n_maps + 1,
-		 sizeof(*p->maps)) < 0)
+	    vm_grow(p->maps, &p->cap_maps, p->n_maps + 1) < 0)
 		return -ENOMEM;
 	v = &p->maps[p->n_maps];
 	memset(v, 0, sizeof(*v));
@@ -474,7 +455,7 @@ static int add_stack(struct pd_model *m, uint32_t pid, uint32_t tid,
 			return 0;
 		}
 	}
-	if (grow((void **)&out->v, &out->cap, out->n + 1, sizeof(*out->v)) < 0)
+	if (vm_grow(out->v, &out->cap, out->n + 1) < 0)
 		return -ENOMEM;
 	s = &out->v[out->n];
 	memset(s, 0, sizeof(*s));
@@ -590,8 +571,7 @@ int pd_model_finish(struct pd_model *m)
 
 		if (!p->sampled)
 			continue;
-		if (grow((void **)&out->procs, &out->cap_procs,
-			 out->n_procs + 1, sizeof(*out->procs)) < 0)
+		if (vm_grow(out->procs, &out->cap_procs, out->n_procs + 1) < 0)
 			return -ENOMEM;
 		v = &out->procs[out->n_procs++];
 		memset(v, 0, sizeof(*v));
@@ -600,6 +580,7 @@ int pd_model_finish(struct pd_model *m)
 		v->exited = p->exited;
 		v->maps = TAKE_PTR(p->maps);
 		v->n_maps = p->n_maps;
+		v->cap_maps = p->cap_maps;
 		p->n_maps = p->cap_maps = 0;
 	}
 	return 0;

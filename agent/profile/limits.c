@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * limits.c - checking a profile request against its rules (limits.h).
+ * Pure logic, shared by the engine and every front end.
+ */
+#include "agent/profile/limits.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "agent/profile/engine.h"
+#include "agent/samples/sample.h"
+
+_Static_assert(VM_COMM_LEN - 1 == 15, "VM_COMM_RULE says 15 characters");
+
+struct vm_range vm_rule_range(enum vm_rule rule, uint32_t max_seconds)
+{
+	switch (rule) {
+	case VM_RULE_FREQUENCY:
+		return (struct vm_range){ VM_FREQUENCY_MIN, VM_FREQUENCY_MAX };
+	case VM_RULE_SECONDS:
+		if (max_seconds == 0)
+			max_seconds = VM_SECONDS_MAX;
+		if (max_seconds > VM_SECONDS_CEILING)
+			max_seconds = VM_SECONDS_CEILING;
+		return (struct vm_range){ VM_SECONDS_MIN, max_seconds };
+	case VM_RULE_N_COMMS:
+	case VM_RULE_N_PIDS:
+		return (struct vm_range){ 0, VM_MAX_TARGETS };
+	case VM_RULE_COMM:
+		return (struct vm_range){ 1, VM_COMM_LEN - 1 };
+	case VM_RULE_PID:
+		return (struct vm_range){ 1, VM_PID_MAX };
+	default:
+		return (struct vm_range){ 0, 0 };
+	}
+}
+
+bool vm_rule_allows(enum vm_rule rule, int64_t value, uint32_t max_seconds)
+{
+	struct vm_range r = vm_rule_range(rule, max_seconds);
+
+	return value >= r.min && value <= r.max;
+}
+
+bool vm_comm_allowed(const char *name)
+{
+	return name && vm_rule_allows(VM_RULE_COMM, strlen(name), 0) &&
+	       !strchr(name, '/');
+}
+
+static int broke(struct vm_rule_break *brk, enum vm_rule rule, size_t index,
+		 int64_t value)
+{
+	*brk = (struct vm_rule_break){ rule, index, value };
+	return -EINVAL;
+}
+
+int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
+		     struct vm_rule_break *brk)
+{
+	*brk = (struct vm_rule_break){ VM_RULE_NONE, 0, 0 };
+	if (!vm_rule_allows(VM_RULE_FREQUENCY, req->frequency, max_seconds))
+		return broke(brk, VM_RULE_FREQUENCY, 0, req->frequency);
+	if (!vm_rule_allows(VM_RULE_SECONDS, req->seconds, max_seconds))
+		return broke(brk, VM_RULE_SECONDS, 0, req->seconds);
+	if (!vm_rule_allows(VM_RULE_N_COMMS, req->n_comms, max_seconds))
+		return broke(brk, VM_RULE_N_COMMS, 0, req->n_comms);
+	for (size_t i = 0; i < req->n_comms; i++)
+		if (!vm_comm_allowed(req->comms[i]))
+			return broke(brk, VM_RULE_COMM, i,
+				     req->comms[i] ? strlen(req->comms[i]) : 0);
+	if (!vm_rule_allows(VM_RULE_N_PIDS, req->n_pids, max_seconds))
+		return broke(brk, VM_RULE_N_PIDS, 0, req->n_pids);
+	for (size_t i = 0; i < req->n_pids; i++)
+		if (!vm_rule_allows(VM_RULE_PID, req->pids[i], max_seconds))
+			return broke(brk, VM_RULE_PID, i, req->pids[i]);
+	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED)
+		return broke(brk, VM_RULE_FORMAT, 0, req->format);
+	return 0;
+}
+
+void vm_request_defaults(struct vm_profile_request *req)
+{
+	memset(req, 0, sizeof(*req));
+	req->profiler = VM_PROFILER_BPF;
+	req->frequency = VM_FREQUENCY_DEFAULT;
+	req->seconds = VM_SECONDS_DEFAULT;
+	req->format = VM_FORMAT_PPROF;
+}
