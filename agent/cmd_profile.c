@@ -274,8 +274,7 @@ static int write_output(const char *path, const void *data, size_t len,
 	 * No fsync(): the rename alone already shows readers either the
 	 * whole profile or none of it.  fsync() would add durability across
 	 * a crash of the machine, which a profile (taken again in seconds)
-	 * does not need, and it cost ~2 ms of a profile's wall time waiting
-	 * for the disk.
+	 * does not need, at the price of every profile waiting for the disk.
 	 */
 	if (r == 0 && rename(tmp, path))
 		r = -errno;

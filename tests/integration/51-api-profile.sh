@@ -143,7 +143,7 @@ check "it asked for 2 seconds" \
 check "/debug/pprof/profile?seconds=abc: 422 naming seconds" \
 	bash -c "curl -s '$AGENT_URL/debug/pprof/profile?seconds=abc' | grep -q 'seconds must be a whole number'"
 
-# The perf backend (issue 7): a profile or a 503 saying what is missing.
+# The perf backend: a profile or a 503 saying what is missing.
 st=$(post perf '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
 check "Perf: 200, or 503 with a JSON error (got $st)" \
 	bash -c "[ $st = 200 ] || { [ $st = 503 ] && grep -q '\"error\"' '$T/perf.out'; }"
