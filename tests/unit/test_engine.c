@@ -26,6 +26,7 @@
 
 #include "agent/profile/engine.h"
 #include "proto/profile.pb-c.h"
+#include "tests/unit/spinner.h"
 
 static struct vm_profile_request base_request(void)
 {
@@ -103,22 +104,6 @@ static int bpf_fds(void)
 	}
 	closedir(d);
 	return n;
-}
-
-/* A child burning CPU (the agent never samples itself). */
-static pid_t spawn_spinner(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		volatile unsigned long x = 0;
-
-		alarm(30); /* whatever happens to the test */
-		for (;;)
-			x++;
-	}
-	assert_true(pid > 0);
-	return pid;
 }
 
 struct stopper {

@@ -35,6 +35,7 @@
 #include "agent/serve/health.h"
 #include "agent/serve/service.h"
 #include "proto/profile.pb-c.h"
+#include "tests/unit/spinner.h"
 
 /* A session in its own thread, as a connection thread runs it. */
 struct runner {
@@ -127,22 +128,6 @@ static bool bpf_usable(void)
 		return false;
 	}
 	return true;
-}
-
-/* A child burning CPU to be sampled (the agent never samples itself). */
-static pid_t spawn_spinner(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		volatile unsigned long x = 0;
-
-		alarm(30); /* whatever happens to the test */
-		for (;;)
-			x++;
-	}
-	assert_true(pid > 0);
-	return pid;
 }
 
 static struct vm_profile_request request_for(pid_t pid, uint32_t seconds)
