@@ -54,7 +54,12 @@ int vm_subcommand_main(const char *program, const char *about,
 	return 2;
 }
 
-int vm_subcommand_no_operands(const char *who, int argc, char **argv, int first)
+/*
+ * After getopt: an operand left over (argv[first] on) is a usage error.
+ * Says so, "WHO: unexpected argument 'X'; run 'WHO --help'", and returns
+ * -EINVAL; 0 when there is none.
+ */
+static int no_operands(const char *who, int argc, char **argv, int first)
 {
 	if (first >= argc)
 		return 0;
@@ -86,7 +91,7 @@ int vm_subcommand_parse(const char *who, int argc, char **argv,
 		if (r < 0)
 			return r;
 	}
-	return vm_subcommand_no_operands(who, argc, argv, optind);
+	return no_operands(who, argc, argv, optind);
 }
 
 int vm_subcommand_number(const char *who, const char *opt, const char *arg,

@@ -29,14 +29,6 @@ int vm_subcommand_main(const char *program, const char *about,
 		       int argc, char **argv);
 
 /*
- * After getopt: an operand left over (argv[first] on) is a usage error.
- * Says so, "WHO: unexpected argument 'X'; run 'WHO --help'", and returns
- * -EINVAL; 0 when there is none.
- */
-int vm_subcommand_no_operands(const char *who, int argc, char **argv,
-			      int first);
-
-/*
  * The command line of one subcommand, read with getopt_long, the same way
  * for every subcommand: -h/--help shows the usage on stdout; an unknown
  * option or a missing argument (getopt names it) and a leftover operand
