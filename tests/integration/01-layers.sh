@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/01-layers.sh - the agent's include lines only reach down.
+# tests/integration/01-layers.sh - include lines only reach down the layers.
 #
 # The agent's folders are layers (docs/architecture.md); a file may include
 # headers of its own folder and of lower layers, never of a higher layer or
@@ -12,6 +12,8 @@
 #   4 agent/setup     mount, verify, link (a sibling of profile)
 #   5 agent/serve     the REST service
 #   6 agent           the subcommands and main.c
+# And the two binaries share code only through common/: imagebuilder/
+# includes itself and common/, agent/ never includes imagebuilder/.
 . "$(dirname "$0")/../lib/tap.sh"
 cd "$SRC"
 
@@ -54,6 +56,22 @@ for f in $files; do
 	done
 done
 
+# The two binaries share code only through common/: the image builder
+# includes itself and common/, the agent never includes the image builder,
+# and common/ includes neither.
+split=$T/split
+: >"$split"
+files=$(git ls-files 'agent/*.[ch]' 'common/*.[ch]' 'imagebuilder/*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find agent common imagebuilder -name '*.[ch]')
+for f in $files; do
+	case $f in
+	imagebuilder/*) wrong='^#include "agent/' ;;
+	agent/*) wrong='^#include "imagebuilder/' ;;
+	common/*) wrong='^#include "\(agent\|imagebuilder\)/' ;;
+	esac
+	grep -n "$wrong" "$f" | sed "s|^|$f:|" >>"$split"
+done
+
 if [ -s "$unknown" ]; then
 	not_ok "every agent folder has a layer"
 	diag "$unknown"
@@ -65,4 +83,10 @@ if [ -s "$bad" ]; then
 	diag "$bad"
 else
 	ok "no include reaches up or sideways between the agent's layers"
+fi
+if [ -s "$split" ]; then
+	not_ok "the agent and the image builder share code only through common/"
+	diag "$split"
+else
+	ok "the agent and the image builder share code only through common/"
 fi
