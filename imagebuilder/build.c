@@ -408,6 +408,145 @@ static void catch_signals(int on)
 		signal(sigs[i], on ? on_signal : SIG_DFL);
 }
 
+/* The label the image gets: --label, else "vm-tools". */
+static const char *label_of(const struct vm_build_opts *o)
+{
+	return o->label ? o->label : VM_DEFAULT_LABEL;
+}
+
+/* --root as an absolute path, checked to be a directory we can read. */
+static int resolve_root(const char *arg, char **root, struct vm_error *err)
+{
+	struct stat st;
+
+	*root = realpath(arg, NULL);
+	if (!*root || stat(*root, &st) < 0)
+		return vm_error_errno(
+			err, errno,
+			"cannot use --root %s (it must be a readable directory)",
+			arg);
+	if (!S_ISDIR(st.st_mode))
+		return vm_error_set(err, ENOTDIR,
+				    "--root %s is not a directory", arg);
+	if (access(*root, R_OK | X_OK) < 0)
+		return vm_error_errno(err, errno, "cannot read --root %s", arg);
+	return 0;
+}
+
+/* --kernel-release, checked to be a name, else the only one in the root. */
+static int choose_release(const struct vm_build_opts *o, const char *root,
+			  char **release, struct vm_error *err)
+{
+	const char *rel = o->kernel_release;
+	int r;
+
+	if (!rel) {
+		r = release_from_root(root, release, err);
+		if (r < 0)
+			return r;
+	} else if (!rel[0] || strchr(rel, '/') || rel[0] == '.') {
+		return vm_error_set(
+			err, EINVAL,
+			"--kernel-release \"%s\" is not a release name", rel);
+	} else {
+		*release = strdup(rel);
+	}
+	if (!*release)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * What the manifest says of the image besides its files: release, arch,
+ * the build epoch (*epoch, which every time stamp gets) and the label.
+ */
+static int describe_image(const struct vm_build_opts *o, struct finish_ctx *c,
+			  int64_t *epoch, struct vm_error *err)
+{
+	char arch[65];
+
+	*epoch = choose_epoch(o, c->t, err);
+	if (*epoch < 0)
+		return (int)*epoch;
+	image_arch(c->t, c->release, arch, sizeof(arch));
+	if (vm_manifest_set_info(c->m, c->release, arch, *epoch, label_of(o),
+				 "vmtools-image " VMTOOLS_VERSION) < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* The manifest's node, written last: its content needs every hash. */
+static int add_manifest_node(struct finish_ctx *c, struct vm_error *err)
+{
+	struct vm_node *mf = vm_node_new("manifest.json", VM_NODE_REG, 0644);
+	int r;
+
+	if (!mf)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	mf->deferred = VM_LAST;
+	r = vm_tree_add(c->t, VM_MANIFEST_PATH, mf, err);
+	if (r < 0) {
+		vm_node_free(mf);
+		return r;
+	}
+	c->manifest = mf;
+	return 0;
+}
+
+/*
+ * Write the image into tmp.  *wo stays the caller's: the read-ahead it
+ * starts is stopped by the caller on every path.
+ */
+static int write_image(const struct vm_build_opts *o, const char *tmp,
+		       int64_t epoch, struct finish_ctx *c,
+		       struct vm_write_opts *wo, struct vm_write_stats *stats,
+		       struct vm_error *err)
+{
+	int r;
+
+	/* The files are known: read them while the image is laid out. */
+	vm_writer_prefetch(c->t, &wo->prefetch);
+	r = reserve_manifest(c, err);
+	if (r < 0)
+		return r;
+	wo->label = label_of(o);
+	wo->epoch = epoch;
+	wo->size_bytes = o->size_bytes;
+	wo->late = late;
+	wo->finish = finish;
+	wo->ctx = c;
+	r = vm_writer_write(c->t, tmp, wo, stats, err);
+	if (r == -ENOSPC && !o->size_bytes && c->dm->staging && !c->dm->pid) {
+		/* depmod wrote more than reserved: size again, knowing. */
+		vm_error_clear(err);
+		vm_tree_walk(c->t->root, drop_reserve, NULL);
+		vm_prefetch_stop(wo->prefetch); /* partly taken: read inline */
+		wo->prefetch = NULL;
+		r = reserve_manifest(c, err);
+		if (r == 0)
+			r = vm_writer_write(c->t, tmp, wo, stats, err);
+	}
+	return r;
+}
+
+/* Rename the image into place (*tmp is then gone) and say what it holds. */
+static int publish(const struct vm_build_opts *o, char **tmp,
+		   const struct finish_ctx *c, struct vm_build_result *res,
+		   struct vm_error *err)
+{
+	if (rename(*tmp, o->output) < 0)
+		return vm_error_errno(err, errno, "cannot rename %s to %s",
+				      *tmp, o->output);
+	free(*tmp);
+	*tmp = NULL;
+	snprintf(res->kernel_release, sizeof(res->kernel_release), "%s",
+		 c->release);
+	res->n_tools = c->m->n_tools;
+	res->n_links = c->m->n_links;
+	res->n_files = c->m->n_files;
+	return 0;
+}
+
 int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	     struct vm_error *err)
 {
@@ -417,120 +556,43 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	struct vm_write_opts wo = { 0 };
 	struct vm_tree t = { 0 };
 	struct vm_depmod dm = { 0 };
-	struct vm_node *mf;
-	char arch[65];
-	struct stat st;
 	int64_t epoch;
 	int r;
 
 	memset(res, 0, sizeof(*res));
 	if (!m)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	r = vm_label_valid(o->label ? o->label : VM_DEFAULT_LABEL, err);
+	r = vm_label_valid(label_of(o), err);
+	if (r == 0 && (!o->root || !o->output))
+		r = vm_error_set(err, EINVAL,
+				 "--root and --output are required");
+	if (r == 0)
+		r = resolve_root(o->root, &root, err);
+	if (r == 0)
+		r = choose_release(o, root, &release, err);
+	if (r == 0)
+		r = check_output(o->output, &tmp, err);
 	if (r < 0)
 		return r;
-	if (!o->root || !o->output)
-		return vm_error_set(err, EINVAL,
-				    "--root and --output are required");
-	root = realpath(o->root, NULL);
-	if (!root || stat(root, &st) < 0)
-		return vm_error_errno(
-			err, errno,
-			"cannot use --root %s (it must be a readable directory)",
-			o->root);
-	if (!S_ISDIR(st.st_mode))
-		return vm_error_set(err, ENOTDIR,
-				    "--root %s is not a directory", o->root);
-	if (access(root, R_OK | X_OK) < 0)
-		return vm_error_errno(err, errno, "cannot read --root %s",
-				      o->root);
-	if (o->kernel_release) {
-		if (!o->kernel_release[0] || strchr(o->kernel_release, '/') ||
-		    o->kernel_release[0] == '.')
-			return vm_error_set(
-				err, EINVAL,
-				"--kernel-release \"%s\" is not a release name",
-				o->kernel_release);
-		release = strdup(o->kernel_release);
-	} else {
-		r = release_from_root(root, &release, err);
-		if (r < 0)
-			return r;
-	}
-	if (!release)
-		return vm_error_set(err, ENOMEM, "out of memory");
-	r = check_output(o->output, &tmp, err);
-	if (r < 0)
-		return r;
+	/*
+	 * From here a failure falls through to the release at the end,
+	 * which removes the temporary image and depmod's staging directory.
+	 */
+	fc = (struct finish_ctx){
+		.t = &t, .dm = &dm, .release = release, .m = m
+	};
 	catch_signals(1);
 	r = vm_tree_init(&t);
 	if (r == 0)
 		r = build_tree(o, root, &t, m, release, &dm, err);
-	if (r < 0)
-		goto out;
-	epoch = choose_epoch(o, &t, err);
-	if (epoch < 0) {
-		r = (int)epoch;
-		goto out;
-	}
-	image_arch(&t, release, arch, sizeof(arch));
-	if (vm_manifest_set_info(m, release, arch, epoch,
-				 o->label ? o->label : VM_DEFAULT_LABEL,
-				 "vmtools-image " VMTOOLS_VERSION) < 0) {
-		r = vm_error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	mf = vm_node_new("manifest.json", VM_NODE_REG, 0644);
-	if (!mf) {
-		r = vm_error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	mf->deferred = VM_LAST;
-	r = vm_tree_add(&t, VM_MANIFEST_PATH, mf, err);
-	if (r < 0) {
-		vm_node_free(mf);
-		goto out;
-	}
-	/* The files are known: read them while the image is laid out. */
-	vm_writer_prefetch(&t, &wo.prefetch);
-	fc = (struct finish_ctx){
-		.t = &t, .dm = &dm, .release = release, .m = m, .manifest = mf
-	};
-	r = reserve_manifest(&fc, err);
-	if (r < 0)
-		goto out;
-	wo.label = o->label ? o->label : VM_DEFAULT_LABEL;
-	wo.epoch = epoch;
-	wo.size_bytes = o->size_bytes;
-	wo.late = late;
-	wo.finish = finish;
-	wo.ctx = &fc;
-	r = vm_writer_write(&t, tmp, &wo, &res->stats, err);
-	if (r == -ENOSPC && !o->size_bytes && dm.staging && !dm.pid) {
-		/* depmod wrote more than reserved: size again, knowing. */
-		vm_error_clear(err);
-		vm_tree_walk(t.root, drop_reserve, NULL);
-		vm_prefetch_stop(wo.prefetch); /* partly taken: read inline */
-		wo.prefetch = NULL;
-		r = reserve_manifest(&fc, err);
-		if (r == 0)
-			r = vm_writer_write(&t, tmp, &wo, &res->stats, err);
-	}
-	if (r < 0)
-		goto out;
-	if (rename(tmp, o->output) < 0) {
-		r = vm_error_errno(err, errno, "cannot rename %s to %s", tmp,
-				   o->output);
-		goto out;
-	}
-	free(tmp);
-	tmp = NULL;
-	snprintf(res->kernel_release, sizeof(res->kernel_release), "%s",
-		 release);
-	res->n_tools = m->n_tools;
-	res->n_links = m->n_links;
-	res->n_files = m->n_files;
-out:
+	if (r == 0)
+		r = describe_image(o, &fc, &epoch, err);
+	if (r == 0)
+		r = add_manifest_node(&fc, err);
+	if (r == 0)
+		r = write_image(o, tmp, epoch, &fc, &wo, &res->stats, err);
+	if (r == 0)
+		r = publish(o, &tmp, &fc, res, err);
 	vm_prefetch_stop(wo.prefetch);
 	catch_signals(0);
 	if (tmp)
