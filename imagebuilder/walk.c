@@ -137,13 +137,140 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
+/* The node type of a file of this st_mode. */
+static enum vm_node_type node_type(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return VM_NODE_DIR;
+	case S_IFREG:
+		return VM_NODE_REG;
+	case S_IFLNK:
+		return VM_NODE_SYMLINK;
+	case S_IFCHR:
+		return VM_NODE_CHR;
+	case S_IFBLK:
+		return VM_NODE_BLK;
+	case S_IFIFO:
+		return VM_NODE_FIFO;
+	default:
+		return VM_NODE_SOCK;
+	}
+}
+
+/* The entry's metadata, the link itself for a symlink; path for messages. */
+static int stat_entry(struct walk *w, int dfd, const char *name,
+		      const char *path, struct stat *st)
+{
+	if (strlen(name) > VM_NAME_MAX)
+		return vm_error_set(
+			w->err, ENAMETOOLONG,
+			"%s: name is %zu bytes, ext4 allows %d; shorten it in the staged root",
+			path, strlen(name), VM_NAME_MAX);
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return vm_error_errno(w->err, errno, "cannot stat %s", path);
+	return 0;
+}
+
+/* A node for the entry in dir, with what the image keeps of st. */
+static int insert_node(struct walk *w, struct vm_node *dir, const char *name,
+		       const char *path, const struct stat *st,
+		       struct vm_node **out)
+{
+	struct vm_node *n =
+		vm_node_new(name, node_type(st->st_mode), st->st_mode);
+	int r;
+
+	if (!n)
+		return vm_error_set(w->err, ENOMEM, "out of memory");
+	if (w->opts && w->opts->keep_owner) {
+		n->uid = st->st_uid;
+		n->gid = st->st_gid;
+	}
+	n->rdev = st->st_rdev;
+	n->mtime = st->st_mtim.tv_sec;
+	r = vm_tree_insert(w->t, dir, n);
+	if (r < 0) {
+		vm_node_free(n);
+		return vm_error_set(w->err, r, "cannot add %s", path);
+	}
+	*out = n;
+	return 0;
+}
+
+static int read_symlink(struct walk *w, int dfd, const char *name,
+			const char *path, struct vm_node *n)
+{
+	/* One byte over the limit, to tell a target that is too long. */
+	char buf[VM_SYMLINK_MAX + 2];
+	ssize_t len = readlinkat(dfd, name, buf, sizeof(buf));
+
+	if (len < 0)
+		return vm_error_errno(w->err, errno, "cannot read symlink %s",
+				      path);
+	if (len > VM_SYMLINK_MAX || len == 0)
+		return vm_error_set(
+			w->err, ENAMETOOLONG,
+			"%s: symlink target is %zd bytes, the image allows 1 to %d",
+			path, len, VM_SYMLINK_MAX);
+	n->target = strndup(buf, (size_t)len);
+	if (!n->target)
+		return vm_error_set(w->err, ENOMEM, "out of memory");
+	n->size = (uint64_t)len;
+	return 0;
+}
+
+/*
+ * A regular file, whose n->source is set: its holes when it has fewer
+ * blocks than bytes (only then is it opened here), and its inode when
+ * other names share it.
+ */
+static int add_regular(struct walk *w, int dfd, const char *name,
+		       const struct stat *st, struct vm_node *n)
+{
+	int r;
+
+	n->size = (uint64_t)st->st_size;
+	if ((uint64_t)st->st_blocks * 512 < n->size) {
+		_cleanup_close_ int fd =
+			openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+		if (fd < 0)
+			return vm_error_errno(w->err, errno, "cannot open %s",
+					      n->source);
+		r = vm_walk_segments(fd, n);
+		if (r < 0)
+			return vm_error_errno(w->err, r,
+					      "cannot find the holes of %s",
+					      n->source);
+	}
+	if (st->st_nlink > 1)
+		return remember_hardlink(w, st, n);
+	return 0;
+}
+
+static int enter_dir(struct walk *w, int dfd, const char *name,
+		     const char *path, struct vm_node *n)
+{
+	_cleanup_close_ int sub = openat(
+		dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (sub < 0)
+		return vm_error_errno(w->err, errno, "cannot open directory %s",
+				      path);
+	return walk_dir(w, TAKE_FD(sub), path, n);
+}
+
+/*
+ * One entry of the directory open at dfd (the host's `host`) into dir;
+ * a directory is read whole, depth first, so inode order follows the walk.
+ */
 static int add_entry(struct walk *w, int dfd, const char *host,
 		     struct vm_node *dir, const char *name)
 {
 	_cleanup_free_ char *path = NULL;
 	struct vm_node *n = NULL;
 	struct stat st;
-	enum vm_node_type type;
 	int r;
 
 	if (vm_interrupted)
@@ -152,97 +279,23 @@ static int add_entry(struct walk *w, int dfd, const char *host,
 	path = join(host, name);
 	if (!path)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
-	if (strlen(name) > VM_NAME_MAX)
-		return vm_error_set(
-			w->err, ENAMETOOLONG,
-			"%s: name is %zu bytes, ext4 allows %d; shorten it in the staged root",
-			path, strlen(name), VM_NAME_MAX);
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return vm_error_errno(w->err, errno, "cannot stat %s", path);
-	switch (st.st_mode & S_IFMT) {
-	case S_IFDIR:
-		type = VM_NODE_DIR;
-		break;
-	case S_IFREG:
-		type = VM_NODE_REG;
-		break;
-	case S_IFLNK:
-		type = VM_NODE_SYMLINK;
-		break;
-	case S_IFCHR:
-		type = VM_NODE_CHR;
-		break;
-	case S_IFBLK:
-		type = VM_NODE_BLK;
-		break;
-	case S_IFIFO:
-		type = VM_NODE_FIFO;
-		break;
-	default:
-		type = VM_NODE_SOCK;
-		break;
-	}
-	n = vm_node_new(name, type, st.st_mode);
-	if (!n)
-		return vm_error_set(w->err, ENOMEM, "out of memory");
-	if (w->opts && w->opts->keep_owner) {
-		n->uid = st.st_uid;
-		n->gid = st.st_gid;
-	}
-	n->rdev = st.st_rdev;
-	n->mtime = st.st_mtim.tv_sec;
-	r = vm_tree_insert(w->t, dir, n);
-	if (r < 0) {
-		vm_node_free(n);
-		return vm_error_set(w->err, r, "cannot add %s", path);
-	}
-	if (type == VM_NODE_SYMLINK) {
-		char buf[VM_SYMLINK_MAX + 2];
-		ssize_t len = readlinkat(dfd, name, buf, sizeof(buf));
-
-		if (len < 0)
-			return vm_error_errno(w->err, errno,
-					      "cannot read symlink %s", path);
-		if (len > VM_SYMLINK_MAX || len == 0)
-			return vm_error_set(
-				w->err, ENAMETOOLONG,
-				"%s: symlink target is %zd bytes, the image allows 1 to %d",
-				path, len, VM_SYMLINK_MAX);
-		n->target = strndup(buf, (size_t)len);
-		if (!n->target)
-			return vm_error_set(w->err, ENOMEM, "out of memory");
-		n->size = (uint64_t)len;
-	} else if (type == VM_NODE_REG) {
-		n->size = (uint64_t)st.st_size;
+	r = stat_entry(w, dfd, name, path, &st);
+	if (r == 0)
+		r = insert_node(w, dir, name, path, &st, &n);
+	if (r < 0)
+		return r;
+	switch (n->type) {
+	case VM_NODE_SYMLINK:
+		return read_symlink(w, dfd, name, path, n);
+	case VM_NODE_REG:
+		/* The writer and the readers open the file by this path. */
 		n->source = TAKE_PTR(path);
-		if ((uint64_t)st.st_blocks * 512 < n->size) {
-			_cleanup_close_ int fd = openat(
-				dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-			if (fd < 0)
-				return vm_error_errno(w->err, errno,
-						      "cannot open %s",
-						      n->source);
-			r = vm_walk_segments(fd, n);
-			if (r < 0)
-				return vm_error_errno(
-					w->err, r,
-					"cannot find the holes of %s",
-					n->source);
-		}
-		if (st.st_nlink > 1)
-			return remember_hardlink(w, &st, n);
-	} else if (type == VM_NODE_DIR) {
-		_cleanup_close_ int sub =
-			openat(dfd, name,
-			       O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-
-		if (sub < 0)
-			return vm_error_errno(w->err, errno,
-					      "cannot open directory %s", path);
-		return walk_dir(w, TAKE_FD(sub), path, n);
+		return add_regular(w, dfd, name, &st, n);
+	case VM_NODE_DIR:
+		return enter_dir(w, dfd, name, path, n);
+	default:
+		return 0;
 	}
-	return 0;
 }
 
 /* Takes ownership of dfd. */
