@@ -531,107 +531,144 @@ static int in_segments(const struct vm_node *n, uint64_t b)
 	return 0;
 }
 
-static int write_content(struct writer *w, struct vm_node *n,
-			 const struct extents *ex, const char *path)
+/*
+ * Write the first len bytes of w->buf as the file's blocks from b0 on,
+ * the last block padded with zeros; blocks in the file's holes stay
+ * unwritten (they are not allocated).
+ */
+static int write_chunk(struct writer *w, const struct vm_node *n,
+		       const struct extents *ex, uint64_t b0, size_t len,
+		       const char *path)
 {
-	_cleanup_close_ int fd = -1;
+	uint64_t nb = (len + VM_BLOCK_SIZE - 1) / VM_BLOCK_SIZE;
+	int r = 0;
+
+	memset(w->buf + len, 0, nb * VM_BLOCK_SIZE - len);
+	if (!n->segs)
+		return write_logical(w, ex, b0, nb, w->buf, 0, path);
+	for (uint64_t b = 0; b < nb && r == 0; b++)
+		if (in_segments(n, b0 + b))
+			r = write_logical(w, ex, b0 + b, 1,
+					  w->buf + b * VM_BLOCK_SIZE, 0, path);
+	return r;
+}
+
+/* In-memory content (the manifest, the launcher), hashed here. */
+static int write_memory(struct writer *w, struct vm_node *n,
+			const struct extents *ex, const char *path)
+{
+	size_t len = (size_t)n->size;
+	int r;
+
+	vm_sha256_hex(n->data, len, n->sha256);
+	for (uint64_t off = 0; off < len; off += IO_CHUNK) {
+		size_t c = len - off < IO_CHUNK ? len - off : IO_CHUNK;
+
+		memcpy(w->buf, (const char *)n->data + off, c);
+		r = write_chunk(w, n, ex, off / VM_BLOCK_SIZE, c, path);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Content the read-ahead threads read and hashed: written from their
+ * ring without a copy, and given back once dw has written it.
+ */
+static int write_prefetched(struct writer *w, struct vm_node *n,
+			    const struct extents *ex, const char *path)
+{
+	const char *data;
+	int r;
+
+	/* Before waiting for the readers, give them back the ring. */
+	if (!vm_prefetch_ready(w->pf)) {
+		r = vm_dw_flush(&w->dw, w->err);
+		if (r < 0)
+			return r;
+	}
+	r = vm_prefetch_take(w->pf, n, &data, w->err);
+	if (r == 0 && n->size)
+		r = write_logical(w, ex, 0,
+				  (n->size + VM_BLOCK_SIZE - 1) / VM_BLOCK_SIZE,
+				  data, 1, path);
+	if (r == 0)
+		w->handed = vm_prefetch_taken(w->pf);
+	return r;
+}
+
+/*
+ * Read want bytes of n at pos into w->buf, refusing a file whose size
+ * changed since the walk: the last read asks one byte more, which must
+ * not come.
+ */
+static int read_chunk(struct writer *w, int fd, const struct vm_node *n,
+		      uint64_t pos, size_t want)
+{
+	size_t got;
+	int r = read_full(fd, w->buf, pos + want == n->size ? want + 1 : want,
+			  &got);
+
+	if (r < 0)
+		return vm_error_errno(w->err, r, "cannot read %s", n->source);
+	if (got > want)
+		return vm_error_set(
+			w->err, EAGAIN,
+			"%s grew while the image was being built; rebuild from a stable tree",
+			n->source);
+	if (got < want)
+		return vm_error_set(
+			w->err, EAGAIN,
+			"%s shrank while the image was being built; rebuild from a stable tree",
+			n->source);
+	return 0;
+}
+
+/* A file not read ahead (sparse, large, or no readers): read and hash it. */
+static int write_read(struct writer *w, struct vm_node *n,
+		      const struct extents *ex, const char *path)
+{
+	_cleanup_close_ int fd = vm_source_open(n, AT_FDCWD, n->source, w->err);
 	struct vm_sha256 *h;
 	uint64_t pos = 0;
 	int r = 0;
 
-	if (!n->source) { /* in-memory content (the manifest) */
-		size_t len = (size_t)n->size;
-
-		vm_sha256_hex(n->data, len, n->sha256);
-		for (uint64_t off = 0; off < len; off += IO_CHUNK) {
-			size_t c = len - off < IO_CHUNK ? len - off : IO_CHUNK;
-
-			memset(w->buf, 0, IO_CHUNK);
-			memcpy(w->buf, (const char *)n->data + off, c);
-			r = write_logical(w, ex, off / VM_BLOCK_SIZE,
-					  (c + VM_BLOCK_SIZE - 1) /
-						  VM_BLOCK_SIZE,
-					  w->buf, 0, path);
-			if (r < 0)
-				return r;
-		}
-		return 0;
-	}
-	if (w->pf && vm_prefetch_wanted(n)) {
-		const char *data;
-
-		/* Before waiting for the readers, give them back the ring. */
-		if (!vm_prefetch_ready(w->pf)) {
-			r = vm_dw_flush(&w->dw, w->err);
-			if (r < 0)
-				return r;
-		}
-		r = vm_prefetch_take(w->pf, n, &data, w->err);
-		if (r == 0 && n->size)
-			r = write_logical(w, ex, 0,
-					  (n->size + VM_BLOCK_SIZE - 1) /
-						  VM_BLOCK_SIZE,
-					  data, 1, path);
-		if (r == 0)
-			w->handed = vm_prefetch_taken(w->pf);
-		return r;
-	}
-	fd = vm_source_open(n, AT_FDCWD, n->source, w->err);
 	if (fd < 0)
 		return fd;
 	h = vm_sha256_new();
 	if (!h)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
-	while (pos < n->size) {
+	while (pos < n->size && r == 0) {
 		size_t want = n->size - pos < IO_CHUNK ?
 				      (size_t)(n->size - pos) :
-				      IO_CHUNK,
-		       got;
-		uint64_t b0 = pos / VM_BLOCK_SIZE,
-			 nb = (want + VM_BLOCK_SIZE - 1) / VM_BLOCK_SIZE;
+				      IO_CHUNK;
 
-		/* The last read asks one byte more: it must not come. */
-		r = read_full(fd, w->buf,
-			      pos + want == n->size ? want + 1 : want, &got);
-		if (r < 0) {
-			vm_sha256_free(h);
-			return vm_error_errno(w->err, r, "cannot read %s",
-					      n->source);
-		}
-		if (got > want) {
-			vm_sha256_free(h);
-			return vm_error_set(
-				w->err, EAGAIN,
-				"%s grew while the image was being built; rebuild from a stable tree",
-				n->source);
-		}
-		if (got < want) {
-			vm_sha256_free(h);
-			return vm_error_set(
-				w->err, EAGAIN,
-				"%s shrank while the image was being built; rebuild from a stable tree",
-				n->source);
-		}
-		vm_sha256_update(h, w->buf, want);
-		memset(w->buf + want, 0, nb * VM_BLOCK_SIZE - want);
-		if (n->segs) {
-			for (uint64_t b = 0; b < nb && r == 0; b++)
-				if (in_segments(n, b0 + b))
-					r = write_logical(
-						w, ex, b0 + b, 1,
-						w->buf + b * VM_BLOCK_SIZE, 0,
-						path);
-		} else {
-			r = write_logical(w, ex, b0, nb, w->buf, 0, path);
-		}
-		if (r < 0) {
-			vm_sha256_free(h);
-			return r;
+		r = read_chunk(w, fd, n, pos, want);
+		if (r == 0) {
+			vm_sha256_update(h, w->buf, want);
+			r = write_chunk(w, n, ex, pos / VM_BLOCK_SIZE, want,
+					path);
 		}
 		pos += want;
 	}
+	if (r < 0) {
+		vm_sha256_free(h);
+		return r;
+	}
 	vm_sha256_final_hex(h, n->sha256);
 	return 0;
+}
+
+/* The file's data through its map, and its sha256 into n->sha256. */
+static int write_content(struct writer *w, struct vm_node *n,
+			 const struct extents *ex, const char *path)
+{
+	if (!n->source)
+		return write_memory(w, n, ex, path);
+	if (w->pf && vm_prefetch_wanted(n))
+		return write_prefetched(w, n, ex, path);
+	return write_read(w, n, ex, path);
 }
 
 static int write_regular(struct writer *w, struct vm_node *n, const char *path)
