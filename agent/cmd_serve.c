@@ -26,7 +26,6 @@
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
 #include "agent/setup/setup.h"
-#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/subcommand.h"
 
@@ -250,96 +249,161 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 	h->image_release = res->image_release;
 }
 
-static int serve(const struct serve_options *o)
+/* What serve() makes, released by close_server() on every path. */
+struct server {
+	char *token; /* NULL without --auth-token-file */
+	char *perf_path; /* NULL: no perf found */
+	char setup_err[VM_ERROR_MAX]; /* health.setup_error points here */
+	struct vm_setup_result setup_res;
+	struct vm_health_config health;
+	struct vm_service_config scfg;
+	struct vm_http_config hcfg;
+	struct vm_service *svc;
+	struct vm_http_server *srv;
+};
+
+/*
+ * The daemon's configuration, with the address and the token read first:
+ * a mistake in either ends serve before it mounts or starts anything.
+ */
+static int configure_http(const struct serve_options *o, struct server *sv,
+			  struct vm_error *err)
 {
-	_cleanup_free_ char *token = NULL, *perf_path = NULL;
-	char setup_err[VM_ERROR_MAX];
-	struct vm_setup_result setup_res = { 0 };
-	struct vm_health_config health = {
-		.label = o->label,
-		.mountpoint = o->mountpoint,
-	};
-	struct vm_service_config scfg = { 0 };
-	struct vm_http_config hcfg = {
+	bool loose = false;
+	int r;
+
+	sv->hcfg = (struct vm_http_config){
 		.listen = o->listen,
 		.max_connections = o->max_connections,
 		.max_per_ip = o->max_connections / 2,
 		.idle_timeout = o->idle_timeout,
 		.body_limit = VM_REQUEST_MAX_BODY,
-		.health = &health,
+		.health = &sv->health,
 	};
-	struct vm_service *svc = NULL;
-	struct vm_http_server *srv = NULL;
-	struct vm_error err = { 0 };
-	bool loose = false;
-	sigset_t sigs;
-	int sig;
+	r = vm_http_parse_listen(o->listen, &sv->hcfg.addr, &sv->hcfg.addr_len,
+				 err);
+	if (r < 0)
+		return r;
+	if (!o->token_file)
+		return 0;
+	r = vm_http_load_token(o->token_file, &sv->token, &loose, err);
+	if (r < 0)
+		return r;
+	if (loose)
+		vm_log("warning: the auth token file %s may be read by other users; chmod 600 it",
+		       o->token_file);
+	sv->hcfg.token = sv->token;
+	return 0;
+}
 
-	if (vm_http_parse_listen(o->listen, &hcfg.addr, &hcfg.addr_len, &err) <
-	    0)
-		goto fail;
-	if (o->token_file) {
-		if (vm_http_load_token(o->token_file, &token, &loose, &err) < 0)
-			goto fail;
-		if (loose)
-			vm_log("warning: the auth token file %s may be read by other users; chmod 600 it",
-			       o->token_file);
-		hcfg.token = token;
-	}
-
-	/*
-	 * Block the signals before any thread exists, so every thread
-	 * inherits the mask and only sigwait() below sees them.
-	 */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGINT);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+/*
+ * Block the signals before any thread exists, so every thread inherits
+ * the mask and only wait_for_signal() sees them.
+ */
+static void block_signals(sigset_t *sigs)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The tools disk, the perf to run, and the service that takes profiles. */
+static int start_service(const struct serve_options *o, struct server *sv,
+			 struct vm_error *err)
+{
+	int r;
 
 	if (!o->no_setup)
-		run_setup(o, &health, &setup_res, setup_err, sizeof(setup_err));
-	perf_path = find_perf(o);
-	health.perf_path = perf_path;
+		run_setup(o, &sv->health, &sv->setup_res, sv->setup_err,
+			  sizeof(sv->setup_err));
+	sv->perf_path = find_perf(o);
+	sv->health.perf_path = sv->perf_path;
 
-	scfg.engine.perf_path = perf_path;
-	scfg.limits.max_seconds = o->max_seconds;
-	scfg.limits.default_comms = o->comms;
-	scfg.limits.n_default_comms = o->n_comms;
-	if (vm_service_new(&scfg, &svc, &err) < 0)
-		goto fail;
-	hcfg.service = svc;
-	if (vm_http_start(&hcfg, &srv, &err) < 0)
-		goto fail;
+	sv->scfg.engine.perf_path = sv->perf_path;
+	sv->scfg.limits.max_seconds = o->max_seconds;
+	sv->scfg.limits.default_comms = o->comms;
+	sv->scfg.limits.n_default_comms = o->n_comms;
+	r = vm_service_new(&sv->scfg, &sv->svc, err);
+	if (r < 0)
+		return r;
+	sv->hcfg.service = sv->svc;
+	return 0;
+}
 
+static int start_http(const struct serve_options *o, struct server *sv,
+		      struct vm_error *err)
+{
+	int r = vm_http_start(&sv->hcfg, &sv->srv, err);
+
+	if (r < 0)
+		return r;
 	vm_log("listening on %s (port %u), max %u s per profile, %s", o->listen,
-	       vm_http_port(srv), vm_request_max_seconds(&scfg.limits),
-	       token ? "token required" : "no token");
-	if (!vm_http_is_loopback(&hcfg.addr) && !token)
+	       vm_http_port(sv->srv), vm_request_max_seconds(&sv->scfg.limits),
+	       sv->token ? "token required" : "no token");
+	if (!vm_http_is_loopback(&sv->hcfg.addr) && !sv->token)
 		vm_log("warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
 		       o->listen);
+	return 0;
+}
+
+static int wait_for_signal(const sigset_t *sigs)
+{
+	int sig;
 
 	for (;;) {
-		sig = sigwaitinfo(&sigs, NULL);
+		sig = sigwaitinfo(sigs, NULL);
 		if (sig == SIGTERM || sig == SIGINT)
-			break;
+			return sig;
 	}
+}
+
+/*
+ * Close the daemon, giving responses being sent drain_ms to go out, then
+ * free the service and what setup kept.
+ */
+static void close_server(struct server *sv, unsigned drain_ms)
+{
+	vm_http_stop(sv->srv, drain_ms);
+	vm_service_free(sv->svc);
+	if (sv->health.setup_ran)
+		vm_setup_result_clear(&sv->setup_res);
+	free(sv->token);
+	free(sv->perf_path);
+}
+
+/* Refuse new profiles and stop the running one before closing the daemon. */
+static void shut_down(struct server *sv, int sig)
+{
 	vm_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	if (!vm_service_shutdown(svc, STOP_MS))
+	if (!vm_service_shutdown(sv->svc, STOP_MS))
 		vm_log("the running profile did not end within %d ms; closing its connection",
 		       STOP_MS);
-	vm_http_stop(srv, DRAIN_MS);
-	vm_service_free(svc);
-	if (health.setup_ran)
-		vm_setup_result_clear(&setup_res);
+	close_server(sv, DRAIN_MS);
 	vm_log("stopped");
+}
+
+static int serve(const struct serve_options *o)
+{
+	struct server sv = {
+		.health = { .label = o->label, .mountpoint = o->mountpoint },
+	};
+	struct vm_error err = { 0 };
+	sigset_t sigs;
+
+	if (configure_http(o, &sv, &err) < 0)
+		goto fail;
+	block_signals(&sigs);
+	if (start_service(o, &sv, &err) < 0)
+		goto fail;
+	if (start_http(o, &sv, &err) < 0)
+		goto fail;
+	shut_down(&sv, wait_for_signal(&sigs));
 	return 0;
 
 fail:
-	vm_http_stop(srv, 0);
-	vm_service_free(svc);
-	if (health.setup_ran)
-		vm_setup_result_clear(&setup_res);
+	close_server(&sv, 0);
 	fprintf(stderr, "vmtools-agent serve: %s\n", vm_error_str(&err));
 	return 1;
 }

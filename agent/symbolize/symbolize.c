@@ -217,16 +217,9 @@ static int kernel_mapping(struct vm_symbolized *y, const struct vm_samples *s,
 	return 0;
 }
 
-static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
-			    struct proc_memo *memos)
+/* Per process, one slot per mapping (one for a process without any). */
+static int alloc_memos(const struct vm_samples *s, struct proc_memo *memos)
 {
-	const struct vm_kallsyms *k = NULL;
-	uint32_t kmap;
-	int r;
-
-	if (vm_kallsyms_get(&k, NULL) < 0)
-		k = NULL; /* kernel frames stay addresses */
-
 	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t n = s->procs[i].n_maps ? s->procs[i].n_maps : 1;
 
@@ -237,12 +230,20 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 		if (!memos[i].files || !memos[i].tried || !memos[i].mapping_ids)
 			return -ENOMEM;
 	}
+	return 0;
+}
 
-	/*
-	 * pprof takes the first mapping for the main binary: register the
-	 * executable (the first file mapping /proc/PID/maps lists) of the
-	 * sampled processes before anything else.
-	 */
+/*
+ * pprof takes the first mapping for the main binary: register the
+ * executable (the first file mapping /proc/PID/maps lists) of the
+ * sampled processes before anything else.
+ */
+static int register_executables(struct vm_symbolized *y,
+				const struct vm_samples *s,
+				struct proc_memo *memos)
+{
+	int r;
+
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t j = 0; j < s->n_procs; j++)
 			if (s->procs[j].pid == s->v[i].pid &&
@@ -259,59 +260,108 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 					return r;
 				break;
 			}
+	return 0;
+}
 
-	for (size_t i = 0; i < s->n; i++) {
-		const struct vm_sample *x = &s->v[i];
-		struct vm_sym_stack *st = &y->stacks[i];
-		struct proc_memo none = { 0 }, *pm = &none;
-		size_t n = 0, first;
+/*
+ * The memo of the process that took sample x, NULL when it was never
+ * captured; st gets the process and its PostgreSQL backend type.
+ */
+static struct proc_memo *stack_process(const struct vm_samples *s,
+				       struct proc_memo *memos,
+				       const struct vm_sample *x,
+				       struct vm_sym_stack *st)
+{
+	struct proc_memo *pm = NULL;
 
-		st->sample = x;
-		for (size_t j = 0; j < s->n_procs; j++)
-			if (s->procs[j].pid == x->pid) {
-				pm = &memos[j];
-				st->proc = &s->procs[j];
-				break;
-			}
-		st->backend_type = vm_pg_backend_type(
-			st->proc && st->proc->comm[0] ? st->proc->comm :
-							x->comm,
-			st->proc ? st->proc->title : NULL);
-		st->frames = calloc(x->n_kernel + x->n_user + 2,
-				    sizeof(*st->frames));
-		if (!st->frames)
-			return -ENOMEM;
-		/* A lost stack keeps its place, named, never dropped. */
-		if (x->lost & VM_SAMPLE_LOST_KERNEL) {
-			st->frames[n].function =
-				vm_symbolized_intern(y, "[lost kernel stack]");
-			if (!st->frames[n++].function)
-				return -ENOMEM;
+	for (size_t j = 0; j < s->n_procs; j++)
+		if (s->procs[j].pid == x->pid) {
+			pm = &memos[j];
+			st->proc = &s->procs[j];
+			break;
 		}
-		first = n; /* the innermost real frame is the leaf */
-		for (size_t j = 0; j < x->n_kernel; j++, n++) {
-			r = kernel_frame(y, k, x->kernel_ips[j], n == first,
-					 &st->frames[n]);
-			if (r)
-				return r;
-		}
-		for (size_t j = 0; j < x->n_user; j++, n++) {
-			r = user_frame(y, pm, x->user_ips[j], n == first,
-				       &st->frames[n]);
-			if (r)
-				return r;
-		}
-		if (x->lost & VM_SAMPLE_LOST_USER) {
-			st->frames[n].function =
-				vm_symbolized_intern(y, "[lost user stack]");
-			if (!st->frames[n++].function)
-				return -ENOMEM;
-		}
-		st->n_frames = n;
-		for (size_t j = 0; j < n; j++)
-			y->frames_named += st->frames[j].function != NULL;
-		y->frames_total += n;
+	st->backend_type = vm_pg_backend_type(
+		st->proc && st->proc->comm[0] ? st->proc->comm : x->comm,
+		st->proc ? st->proc->title : NULL);
+	return pm;
+}
+
+/* A lost stack keeps its place, named, never dropped. */
+static int lost_frame(struct vm_symbolized *y, const char *name,
+		      struct vm_sym_frame *f)
+{
+	f->function = vm_symbolized_intern(y, name);
+	return f->function ? 0 : -ENOMEM;
+}
+
+/*
+ * The frames of sample x, innermost first: kernel, then user, a lost
+ * stack named where its frames would have been.
+ */
+static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
+		       struct proc_memo *pm, const struct vm_sample *x,
+		       struct vm_sym_stack *st)
+{
+	size_t n = 0, first;
+	int r;
+
+	st->frames = calloc(x->n_kernel + x->n_user + 2, sizeof(*st->frames));
+	if (!st->frames)
+		return -ENOMEM;
+	if (x->lost & VM_SAMPLE_LOST_KERNEL) {
+		r = lost_frame(y, "[lost kernel stack]", &st->frames[n++]);
+		if (r)
+			return r;
 	}
+	first = n; /* the innermost real frame is the leaf */
+	for (size_t j = 0; j < x->n_kernel; j++, n++) {
+		r = kernel_frame(y, k, x->kernel_ips[j], n == first,
+				 &st->frames[n]);
+		if (r)
+			return r;
+	}
+	for (size_t j = 0; j < x->n_user; j++, n++) {
+		r = user_frame(y, pm, x->user_ips[j], n == first,
+			       &st->frames[n]);
+		if (r)
+			return r;
+	}
+	if (x->lost & VM_SAMPLE_LOST_USER) {
+		r = lost_frame(y, "[lost user stack]", &st->frames[n++]);
+		if (r)
+			return r;
+	}
+	st->n_frames = n;
+	return 0;
+}
+
+/* Stack i of y: its process, its frames, and how many of them have names. */
+static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
+			   const struct vm_kallsyms *k, struct proc_memo *memos,
+			   size_t i)
+{
+	const struct vm_sample *x = &s->v[i];
+	struct vm_sym_stack *st = &y->stacks[i];
+	struct proc_memo none = { 0 }, *pm;
+	int r;
+
+	st->sample = x;
+	pm = stack_process(s, memos, x, st);
+	r = name_frames(y, k, pm ? pm : &none, x, st);
+	if (r)
+		return r;
+	for (size_t j = 0; j < st->n_frames; j++)
+		y->frames_named += st->frames[j].function != NULL;
+	y->frames_total += st->n_frames;
+	return 0;
+}
+
+/* Kernel frames, pending so far, get the kernel mapping, which comes last. */
+static int assign_kernel_mapping(struct vm_symbolized *y,
+				 const struct vm_samples *s)
+{
+	uint32_t kmap;
+	int r;
 
 	r = kernel_mapping(y, s, &kmap);
 	if (r)
@@ -327,6 +377,29 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 				y->mappings[kmap - 1].has_functions = true;
 		}
 	return 0;
+}
+
+static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
+			    struct proc_memo *memos)
+{
+	const struct vm_kallsyms *k = NULL;
+	int r;
+
+	if (vm_kallsyms_get(&k, NULL) < 0)
+		k = NULL; /* kernel frames stay addresses */
+
+	r = alloc_memos(s, memos);
+	if (r)
+		return r;
+	r = register_executables(y, s, memos);
+	if (r)
+		return r;
+	for (size_t i = 0; i < s->n; i++) {
+		r = symbolize_stack(y, s, k, memos, i);
+		if (r)
+			return r;
+	}
+	return assign_kernel_mapping(y, s);
 }
 
 int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,

@@ -352,20 +352,16 @@ static int fill_targets(struct bpf_state *st,
 	return 0;
 }
 
-static int bpf_start(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg,
+/*
+ * The state, handed to the caller at once: from here on every failure
+ * leaves what was made for destroy() to release.
+ */
+static int new_state(const struct vm_profile_request *req,
 		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err)
 {
-	struct bpf_state *st;
-	_cleanup_free_ int *cpus = NULL;
-	size_t n_online = 0;
-	struct vm_bpf_sizes sz;
-	int r;
+	struct bpf_state *st = calloc(1, sizeof(*st));
 
-	libbpf_set_print(libbpf_print);
-	libbpf_msg[0] = '\0';
-	st = calloc(1, sizeof(*st));
 	if (!st)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
@@ -373,10 +369,20 @@ static int bpf_start(const struct vm_profile_request *req,
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);
 	*state = st;
+	return 0;
+}
 
-	r = online_cpus(&cpus, &n_online, err);
-	if (r < 0)
-		return r;
+/*
+ * The skeleton opened, not loaded: what the program filters on goes into
+ * its rodata, and its maps are sized for this profile (bpf_sizing.c).
+ */
+static int open_skeleton(struct bpf_state *st,
+			 const struct vm_profile_request *req, size_t n_online,
+			 struct vm_error *err)
+{
+	struct vm_bpf_sizes sz;
+
+	/* The per-CPU stats map has a slot per possible CPU, not online. */
 	st->possible_cpus = libbpf_num_possible_cpus();
 	if (st->possible_cpus <= 0)
 		return vm_error_set(err, EIO, "cannot count the possible CPUs");
@@ -396,42 +402,69 @@ static int bpf_start(const struct vm_profile_request *req,
 	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
 	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
 	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
+	return 0;
+}
+
+/*
+ * Create the maps and have the kernel verify the programs.  A refusal
+ * says what the profiler needs, with libbpf's last complaint: libbpf's
+ * own output is kept off stderr (libbpf_print).
+ */
+static int load_skeleton(struct bpf_state *st, struct vm_error *err)
+{
+	int r;
 
 	vm_bpf_premake_maps(
 		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
 					   st->skel->maps.kernel_stacks },
 		2);
 	r = profile_bpf__load(st->skel);
-	if (r) {
-		r = errno ? errno : -r;
-		return vm_error_set(
-			err, r == EPERM || r == EACCES ? EPERM : ENODEV,
-			"the kernel refused the BPF profiler (%s%s%s); it needs root (CAP_BPF and CAP_PERFMON) and a kernel with BPF, perf events and BPF ring buffers (5.8 or later)",
-			strerror(r), libbpf_msg[0] ? ": " : "", libbpf_msg);
-	}
+	if (!r)
+		return 0;
+	r = errno ? errno : -r;
+	return vm_error_set(
+		err, r == EPERM || r == EACCES ? EPERM : ENODEV,
+		"the kernel refused the BPF profiler (%s%s%s); it needs root (CAP_BPF and CAP_PERFMON) and a kernel with BPF, perf events and BPF ring buffers (5.8 or later)",
+		strerror(r), libbpf_msg[0] ? ": " : "", libbpf_msg);
+}
 
-	r = fill_targets(st, req, err);
-	if (r < 0)
-		return r;
+/*
+ * The ring buffer the announcements arrive in and the eventfd that stops
+ * the thread reading it, then the raw tracepoints that follow execs,
+ * forks and exits.
+ */
+static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
+{
+	struct profile_bpf *skel = st->skel;
 
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	st->rb = ring_buffer__new(bpf_map__fd(st->skel->maps.events), on_event,
-				  st, NULL);
+	st->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, st,
+				  NULL);
 	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
-	st->skel->links.on_exec = bpf_program__attach(st->skel->progs.on_exec);
-	if (!st->skel->links.on_exec)
+	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
+	if (!skel->links.on_exec)
 		return vm_error_errno(
 			err, errno,
 			"cannot attach to the sched_process_exec tracepoint");
-	st->skel->links.on_fork = bpf_program__attach(st->skel->progs.on_fork);
-	st->skel->links.on_exit = bpf_program__attach(st->skel->progs.on_exit);
-	if (!st->skel->links.on_fork || !st->skel->links.on_exit)
+	skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
+	skel->links.on_exit = bpf_program__attach(skel->progs.on_exit);
+	if (!skel->links.on_fork || !skel->links.on_exit)
 		return vm_error_errno(
 			err, errno,
 			"cannot attach to the sched_process_fork/exit tracepoints");
+	return 0;
+}
 
+/*
+ * A CPU-clock perf event on each online CPU, the sampling program attached
+ * to it.  Every slot is -1 or NULL before n_cpus says how many there are,
+ * so detach() closes only what was opened.
+ */
+static int attach_cpus(struct bpf_state *st, const int *cpus, size_t n_online,
+		       uint32_t freq, struct vm_error *err)
+{
 	st->perf_fds = calloc(n_online, sizeof(int));
 	st->links = calloc(n_online, sizeof(*st->links));
 	if (!st->perf_fds || !st->links)
@@ -440,7 +473,7 @@ static int bpf_start(const struct vm_profile_request *req,
 		st->perf_fds[i] = -1;
 	st->n_cpus = n_online;
 	for (size_t i = 0; i < n_online; i++) {
-		st->perf_fds[i] = open_cpu_event(cpus[i], req->frequency);
+		st->perf_fds[i] = open_cpu_event(cpus[i], freq);
 		if (st->perf_fds[i] < 0) {
 			if (errno == ENODEV)
 				continue; /* went offline meanwhile */
@@ -457,12 +490,56 @@ static int bpf_start(const struct vm_profile_request *req,
 				"cannot attach the BPF profiler to CPU %d",
 				cpus[i]);
 	}
-	/* Last: capturing must not slow attaching down (see the thread). */
-	r = pthread_create(&st->thread, NULL, event_thread, st);
+	return 0;
+}
+
+/* Last: capturing must not slow attaching down (see the thread). */
+static int start_event_thread(struct bpf_state *st, struct vm_error *err)
+{
+	int r = pthread_create(&st->thread, NULL, event_thread, st);
+
 	if (r)
 		return vm_error_errno(err, r, "cannot start the event thread");
 	st->thread_started = true;
 	return 0;
+}
+
+static int bpf_start(const struct vm_profile_request *req,
+		     const struct vm_engine_config *cfg,
+		     vm_process_seen_fn *seen, void **state,
+		     struct vm_error *err)
+{
+	_cleanup_free_ int *cpus = NULL;
+	struct bpf_state *st;
+	size_t n_online = 0;
+	int r;
+
+	libbpf_set_print(libbpf_print);
+	libbpf_msg[0] = '\0';
+	r = new_state(req, seen, state, err);
+	if (r < 0)
+		return r;
+	st = *state;
+
+	r = online_cpus(&cpus, &n_online, err);
+	if (r < 0)
+		return r;
+	r = open_skeleton(st, req, n_online, err);
+	if (r < 0)
+		return r;
+	r = load_skeleton(st, err);
+	if (r < 0)
+		return r;
+	r = fill_targets(st, req, err);
+	if (r < 0)
+		return r;
+	r = attach_tracepoints(st, err);
+	if (r < 0)
+		return r;
+	r = attach_cpus(st, cpus, n_online, req->frequency, err);
+	if (r < 0)
+		return r;
+	return start_event_thread(st, err);
 }
 
 /* Per-CPU counter idx summed over CPUs. */
