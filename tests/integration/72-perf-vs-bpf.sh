@@ -16,16 +16,27 @@ pprof_home
 check "a PostgreSQL 15 cluster starts" pg_start
 check "pgbench initializes its tables" pg_bench_init 1
 
-# pgbench runs first, so both profiles cover the same steady state.
+# pgbench runs first, so both profiles cover the same steady state.  The
+# two windows must be the same: one that also covered the other profiler
+# reading and symbolizing its samples would see PostgreSQL compete with it
+# for the CPU (more time in the scheduler and in syscalls).  So both start
+# together (perf's start-up is the longer) and both are ended by one SIGINT
+# (which keeps what was collected), and only then does either read its
+# samples.
 pg_bench_bg 9 -S -c 2
 sleep 1
-"$VMTOOLS_AGENT" profile --profiler perf --seconds 5 --frequency 199 \
+"$VMTOOLS_AGENT" profile --profiler perf --seconds 60 --frequency 199 \
 	--output "$T/perf.pb" 2>"$T/perf.err" &
 PERF_AGENT=$!
 at_exit "kill $PERF_AGENT"
-sleep 0.4 # perf's start-up, so that both windows overlap
-"$VMTOOLS_AGENT" profile --profiler bpf --seconds 5 --frequency 199 \
-	--output "$T/bpf.pb" 2>"$T/bpf.err"
+sleep 0.4 # perf's start-up, so that both windows begin together
+"$VMTOOLS_AGENT" profile --profiler bpf --seconds 60 --frequency 199 \
+	--output "$T/bpf.pb" 2>"$T/bpf.err" &
+BPF_AGENT=$!
+at_exit "kill $BPF_AGENT"
+sleep 5
+kill -INT "$PERF_AGENT" "$BPF_AGENT"
+wait "$BPF_AGENT"
 st_bpf=$?
 wait "$PERF_AGENT"
 st_perf=$?
