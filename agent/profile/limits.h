@@ -3,8 +3,8 @@
  * limits.h - the rules of a profile request, written once for every way in:
  * the REST body and the pprof query (agent/serve/request.c), the command
  * line (agent/cmd_profile.c, agent/cmd_serve.c) and the engine, which
- * checks every request it is given (DESIGN.md, "REST API" and
- * "vmtools-agent").
+ * checks every request it is given (docs/api.md and
+ * docs/profiler.md).
  *
  * vm_request_check() says which rule a request breaks, not how to say so:
  * each front end words the break once, naming the field as its user wrote

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sample.h - the sample model both profiling backends produce and the
- * symbolizer and encoders consume (DESIGN.md, "Processing flow").
+ * symbolizer and encoders consume (docs/architecture.md, "One request, step by step").
  *
  *   backend (bpf | perf) ──▶ struct vm_samples ──▶ symbolize ──▶ pprof/folded
  *

@@ -4,7 +4,7 @@
  *
  * The body of POST /profile/cpu is parsed with json-c's tokener (strict
  * mode, bounded depth), then every field is checked against the table in
- * DESIGN.md, "REST API".  The first wrong field is reported: its name, what
+ * docs/api.md.  The first wrong field is reported: its name, what
  * is allowed and what was sent, so a person can fix the request from the
  * message alone.  The profiler is an enum, never a path: a request that
  * names a binary is refused.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * request.h - turning what a client sent into a struct vm_profile_request
- * (DESIGN.md, "REST API"): the JSON body of POST /profile/cpu and the query
+ * (docs/api.md): the JSON body of POST /profile/cpu and the query
  * of GET /debug/pprof/profile.  Pure logic: no I/O, unit-tested and fuzzed.
  *
  * The outcome says which status the HTTP layer answers with:

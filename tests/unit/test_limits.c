@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_limits.c - unit tests of agent/profile/limits.c: the rules of a
- * profile request every front end shares (DESIGN.md's table: frequency
+ * profile request every front end shares (docs/api.md's table: frequency
  * 1-1000 default 99, seconds 1-60 default 5 unless --max-seconds, the
  * default target postgres), which rule a request breaks first, and that
  * the REST parser and the engine answer by the same rules.
