@@ -484,24 +484,14 @@ static void remember_title(struct perf_state *st, uint32_t pid)
  */
 static void snapshot_titles(struct perf_state *st)
 {
-	_cleanup_closedir_ DIR *d = opendir("/proc");
-	struct dirent *e;
+	_cleanup_free_ uint32_t *pids = NULL;
+	size_t n = 0;
 
-	while (d && (e = readdir(d))) {
-		char comm[VM_COMM_LEN], *end;
-		unsigned long pid = strtoul(e->d_name, &end, 10);
-		bool target = false;
-
-		if (*end || !pid ||
-		    vm_proc_read_comm("/proc", (uint32_t)pid, comm) < 0)
-			continue;
-		for (size_t i = 0; i < st->n_comms && !target; i++)
-			target = !strcmp(comm, st->comms[i]);
-		for (size_t i = 0; i < st->n_pids && !target; i++)
-			target = (unsigned long)st->pids[i] == pid;
-		if (target)
-			remember_title(st, (uint32_t)pid);
-	}
+	if (vm_proc_scan_targets("/proc", st->comm_ptrs, st->n_comms, st->pids,
+				 st->n_pids, &pids, &n, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		remember_title(st, pids[i]);
 }
 
 /*
