@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent/commands.h"
 #include "agent/profile/limits.h"
 #include "agent/profile/perf/perf_locate.h"
+#include "agent/serve/continuous.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http.h"
 #include "agent/serve/request.h"
@@ -50,6 +52,17 @@ struct serve_options {
 	uint32_t max_seconds;
 	uint32_t max_connections;
 	uint32_t idle_timeout;
+	/* --continuous and what goes with it */
+	bool continuous;
+	uint32_t cont_frequency;
+	uint32_t cont_interval;
+	uint32_t history_seconds;
+	uint32_t history_max_bytes;
+	const char *history_dir;
+	const char *push_url;
+	const char *push_name;
+	const char *push_token_file;
+	const char *push_tenant;
 };
 
 static void usage(FILE *out)
@@ -80,11 +93,28 @@ static void usage(FILE *out)
 		"                          %d per client address)\n"
 		"  --idle-timeout S        close a connection silent for S seconds\n"
 		"                          (default %d)\n"
+		"\n"
+		"Continuous profiling (GET /profile/cpu/history):\n"
+		"  --continuous            profile the targets all the time with the\n"
+		"                          eBPF profiler, one window per interval\n"
+		"  --continuous-frequency HZ  (default %d)\n"
+		"  --continuous-interval S    seconds per window (default %d)\n"
+		"  --history-seconds N     keep windows this long (default %d)\n"
+		"  --history-max-bytes N   at most this much memory, and disk (default\n"
+		"                          %u)\n"
+		"  --history-dir DIR       also keep each window in DIR, read back at\n"
+		"                          start-up\n"
+		"  --push-url URL          send each window to a Pyroscope server\n"
+		"  --push-name NAME        its application name (default %s)\n"
+		"  --push-token-file F     send 'Authorization: Bearer' the content of F\n"
+		"  --push-tenant ID        send 'X-Scope-OrgID: ID'\n"
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
 		VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
-		VM_HTTP_IDLE_TIMEOUT);
+		VM_HTTP_IDLE_TIMEOUT, VM_CONTINUOUS_DEFAULT_FREQUENCY,
+		VM_CONTINUOUS_DEFAULT_INTERVAL, VM_HISTORY_DEFAULT_SECONDS,
+		VM_HISTORY_DEFAULT_BYTES, VM_PUSH_DEFAULT_NAME);
 }
 
 #define WHO "vmtools-agent serve"
@@ -102,7 +132,89 @@ enum {
 	OPT_VERIFY,
 	OPT_MISMATCH,
 	OPT_PERF,
+	OPT_CONTINUOUS,
+	OPT_CONT_FREQUENCY,
+	OPT_CONT_INTERVAL,
+	OPT_HISTORY_SECONDS,
+	OPT_HISTORY_BYTES,
+	OPT_HISTORY_DIR,
+	OPT_PUSH_URL,
+	OPT_PUSH_NAME,
+	OPT_PUSH_TOKEN,
+	OPT_PUSH_TENANT,
 };
+
+/* A value that goes into a URL or a header as it is: no room for tricks. */
+static bool plain_word(const char *s, const char *also)
+{
+	if (!s[0] || strlen(s) > 128)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || strchr(also, *s)))
+			return false;
+	return true;
+}
+
+/* The options of continuous profiling, apart for readability. */
+static int on_continuous_option(int c, char *arg, struct serve_options *o)
+{
+	struct vm_range freq = vm_rule_range(VM_RULE_FREQUENCY, 0);
+
+	switch (c) {
+	case OPT_CONTINUOUS:
+		o->continuous = true;
+		return 0;
+	case OPT_CONT_FREQUENCY:
+		return vm_subcommand_number(WHO, "--continuous-frequency", arg,
+					    freq.min, freq.max,
+					    &o->cont_frequency);
+	case OPT_CONT_INTERVAL:
+		return vm_subcommand_number(WHO, "--continuous-interval", arg, 1,
+					    300, &o->cont_interval);
+	case OPT_HISTORY_SECONDS:
+		return vm_subcommand_number(WHO, "--history-seconds", arg, 1,
+					    7 * 86400, &o->history_seconds);
+	case OPT_HISTORY_BYTES:
+		return vm_subcommand_number(WHO, "--history-max-bytes", arg,
+					    1 << 16, UINT32_MAX,
+					    &o->history_max_bytes);
+	case OPT_HISTORY_DIR:
+		o->history_dir = arg;
+		return 0;
+	case OPT_PUSH_URL:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
+			fprintf(stderr,
+				WHO ": --push-url '%s' must start with http:// or https://\n",
+				arg);
+			return -EINVAL;
+		}
+		o->push_url = arg;
+		return 0;
+	case OPT_PUSH_NAME:
+		if (!plain_word(arg, "_.-")) {
+			fprintf(stderr,
+				WHO ": --push-name '%s' must be letters, digits, '_', '.' or '-'\n",
+				arg);
+			return -EINVAL;
+		}
+		o->push_name = arg;
+		return 0;
+	case OPT_PUSH_TOKEN:
+		o->push_token_file = arg;
+		return 0;
+	case OPT_PUSH_TENANT:
+		if (!plain_word(arg, "_.-:")) {
+			fprintf(stderr,
+				WHO ": --push-tenant '%s' must be letters, digits, '_', '.', ':' or '-'\n",
+				arg);
+			return -EINVAL;
+		}
+		o->push_tenant = arg;
+		return 0;
+	}
+	return -EINVAL;
+}
 
 static int on_option(int c, char *arg, void *ctx)
 {
@@ -167,7 +279,7 @@ static int on_option(int c, char *arg, void *ctx)
 		o->perf = arg;
 		break;
 	default:
-		return -EINVAL;
+		return on_continuous_option(c, arg, o);
 	}
 	return 0;
 }
@@ -187,12 +299,41 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
 		{ "perf", required_argument, NULL, OPT_PERF },
+		{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
+		{ "continuous-frequency", required_argument, NULL,
+		  OPT_CONT_FREQUENCY },
+		{ "continuous-interval", required_argument, NULL,
+		  OPT_CONT_INTERVAL },
+		{ "history-seconds", required_argument, NULL,
+		  OPT_HISTORY_SECONDS },
+		{ "history-max-bytes", required_argument, NULL,
+		  OPT_HISTORY_BYTES },
+		{ "history-dir", required_argument, NULL, OPT_HISTORY_DIR },
+		{ "push-url", required_argument, NULL, OPT_PUSH_URL },
+		{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
+		{ "push-token-file", required_argument, NULL, OPT_PUSH_TOKEN },
+		{ "push-tenant", required_argument, NULL, OPT_PUSH_TENANT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 
-	return vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
-				   on_option, o);
+	int r = vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
+				    on_option, o);
+
+	if (r == 0 && !o->continuous &&
+	    (o->history_dir || o->push_url || o->cont_frequency ||
+	     o->cont_interval || o->history_seconds || o->history_max_bytes)) {
+		fprintf(stderr,
+			WHO ": the history and push options go with --continuous; add it\n");
+		return -EINVAL;
+	}
+	if (r == 0 && !o->push_url &&
+	    (o->push_name || o->push_token_file || o->push_tenant)) {
+		fprintf(stderr,
+			WHO ": --push-name, --push-token-file and --push-tenant go with --push-url; add it\n");
+		return -EINVAL;
+	}
+	return r;
 }
 
 /*
@@ -260,6 +401,11 @@ struct server {
 	struct vm_http_config hcfg;
 	struct vm_service *svc;
 	struct vm_http_server *srv;
+	char *push_token; /* NULL without --push-token-file */
+	struct vm_push_config push;
+	struct utsname uts;
+	char host[256];
+	struct vm_continuous *cont; /* NULL without --continuous */
 };
 
 /*
@@ -332,6 +478,73 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	return 0;
 }
 
+/* The push of each window, when --push-url is given. */
+static int configure_push(const struct serve_options *o, struct server *sv,
+			  struct vm_error *err)
+{
+	bool loose = false;
+	int r;
+
+	if (o->push_token_file) {
+		r = vm_http_load_token(o->push_token_file, &sv->push_token,
+				       &loose, err);
+		if (r < 0)
+			return r;
+		if (loose)
+			vm_log("warning: the push token file %s may be read by other users; chmod 600 it",
+			       o->push_token_file);
+	}
+	uname(&sv->uts);
+	if (gethostname(sv->host, sizeof(sv->host) - 1) < 0)
+		snprintf(sv->host, sizeof(sv->host), "unknown");
+	sv->push = (struct vm_push_config){
+		.url = o->push_url,
+		.name = o->push_name ? o->push_name : VM_PUSH_DEFAULT_NAME,
+		.token = sv->push_token,
+		.tenant = o->push_tenant,
+		.host = sv->host,
+		.kernel = sv->uts.release,
+		.frequency = o->cont_frequency,
+		.queue_max = VM_PUSH_QUEUE_MAX,
+	};
+	/* Tests shorten the backoff; nothing a user needs to set. */
+	if (getenv("VMTOOLS_PUSH_BACKOFF_MS"))
+		sv->push.backoff_min_ms = sv->push.backoff_max_ms =
+			(unsigned)atoi(getenv("VMTOOLS_PUSH_BACKOFF_MS"));
+	return 0;
+}
+
+/* The always-on profile beside the on-demand ones (--continuous). */
+static int start_continuous(const struct serve_options *o, struct server *sv,
+			    struct vm_error *err)
+{
+	struct vm_continuous_config cc = {
+		.frequency = o->cont_frequency,
+		.interval = o->cont_interval,
+		.comms = o->comms,
+		.n_comms = o->n_comms,
+		.history = { .max_seconds = o->history_seconds,
+			     .max_bytes = o->history_max_bytes },
+		.history_dir = o->history_dir,
+		.engine = sv->scfg.engine,
+	};
+	int r;
+
+	if (!o->continuous)
+		return 0;
+	if (o->push_url) {
+		r = configure_push(o, sv, err);
+		if (r < 0)
+			return r;
+		cc.push = &sv->push;
+	}
+	r = vm_continuous_start(&cc, &sv->cont, err);
+	if (r < 0)
+		return r;
+	sv->hcfg.continuous = sv->cont;
+	return 0;
+}
+
 static int start_http(const struct serve_options *o, struct server *sv,
 		      struct vm_error *err)
 {
@@ -366,7 +579,9 @@ static int wait_for_signal(const sigset_t *sigs)
 static void close_server(struct server *sv, unsigned drain_ms)
 {
 	vm_http_stop(sv->srv, drain_ms);
+	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
+	free(sv->push_token);
 	if (sv->health.setup_ran)
 		vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);
@@ -397,6 +612,8 @@ static int serve(const struct serve_options *o)
 	block_signals(&sigs);
 	if (start_service(o, &sv, &err) < 0)
 		goto fail;
+	if (start_continuous(o, &sv, &err) < 0)
+		goto fail;
 	if (start_http(o, &sv, &err) < 0)
 		goto fail;
 	shut_down(&sv, wait_for_signal(&sigs));
@@ -422,5 +639,13 @@ int cmd_serve(int argc, char **argv)
 	r = parse_options(argc, argv, &o);
 	if (r != 0)
 		return r > 0 ? 0 : 2;
+	if (!o.cont_frequency)
+		o.cont_frequency = VM_CONTINUOUS_DEFAULT_FREQUENCY;
+	if (!o.cont_interval)
+		o.cont_interval = VM_CONTINUOUS_DEFAULT_INTERVAL;
+	if (!o.history_seconds)
+		o.history_seconds = VM_HISTORY_DEFAULT_SECONDS;
+	if (!o.history_max_bytes)
+		o.history_max_bytes = VM_HISTORY_DEFAULT_BYTES;
 	return serve(&o);
 }

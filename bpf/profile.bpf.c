@@ -35,6 +35,16 @@ const volatile bool filter_pid = false; /* match target_pids */
 const volatile __u32 self_tgid = 0; /* the agent: never sampled */
 
 /*
+ * Which of the two sets of maps (counts, user_stacks, kernel_stacks, or
+ * their _b twins) samples go to.  A continuous profile seals a window by
+ * flipping it from user space, waiting for the programs that still run on
+ * the old set (see sync_outer), then reading and emptying that set while
+ * sampling goes on into the other: no gap, no overlap, no reload.  An
+ * on-demand profile never flips it, and its _b maps have one entry.
+ */
+volatile __u32 window_set = 0;
+
+/*
  * Sizes are set by user space from frequency x CPUs x seconds.  User and
  * kernel stacks go to separate maps: a stack map loses a stack whenever
  * its hash slot is taken, so each map holding half the stacks halves the
@@ -60,6 +70,49 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, 16384);
 } counts SEC(".maps");
+
+/* The second set, see window_set; sized like the first by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1);
+} user_stacks_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1);
+} kernel_stacks_b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct profile_key);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} counts_b SEC(".maps");
+
+/*
+ * Never read by the programs: updating a map-in-map from user space
+ * returns only after an RCU grace period, by which time every program
+ * that read the old window_set has finished.
+ */
+struct sync_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} sync_inner SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__type(key, __u32);
+	__uint(max_entries, 1);
+	__array(values, struct sync_inner);
+} sync_outer SEC(".maps") = {
+	.values = { [0] = &sync_inner },
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -185,14 +238,42 @@ static __always_inline void count_stack_error(long id)
 		stat_inc(PROFILE_STAT_STACK_FAULT);
 }
 
+/* Count one sample of key in one set of maps (see window_set). */
+static __always_inline void record(struct bpf_perf_event_data *ctx,
+				   struct profile_key *key, void *counts_map,
+				   void *ustacks, void *kstacks)
+{
+	__u64 one = 1, *val;
+	long r;
+
+	key->kernel_stack_id = bpf_get_stackid(ctx, kstacks, 0);
+	count_stack_error(key->kernel_stack_id);
+	key->user_stack_id = bpf_get_stackid(ctx, ustacks, BPF_F_USER_STACK);
+	count_stack_error(key->user_stack_id);
+
+	val = bpf_map_lookup_elem(counts_map, key);
+	if (val) {
+		__sync_fetch_and_add(val, 1);
+	} else {
+		r = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
+		if (r == -EEXIST) {
+			/* Another CPU inserted the same key meanwhile. */
+			val = bpf_map_lookup_elem(counts_map, key);
+			if (val)
+				__sync_fetch_and_add(val, 1);
+		} else if (r) {
+			/* -E2BIG: the counts map is full. */
+			stat_inc(PROFILE_STAT_COUNTS_FULL);
+		}
+	}
+}
+
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct profile_key key = {};
-	__u64 one = 1, *val;
 	__u8 yes = 1;
-	long r;
 
 	key.pid = id >> 32;
 	key.tid = (__u32)id;
@@ -201,27 +282,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
-	key.kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
-	count_stack_error(key.kernel_stack_id);
-	key.user_stack_id =
-		bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
-	count_stack_error(key.user_stack_id);
-
-	val = bpf_map_lookup_elem(&counts, &key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		r = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
-		if (r == -EEXIST) {
-			/* Another CPU inserted the same key meanwhile. */
-			val = bpf_map_lookup_elem(&counts, &key);
-			if (val)
-				__sync_fetch_and_add(val, 1);
-		} else if (r) {
-			/* -E2BIG: the counts map is full. */
-			stat_inc(PROFILE_STAT_COUNTS_FULL);
-		}
-	}
+	if (window_set & 1)
+		record(ctx, &key, &counts_b, &user_stacks_b, &kernel_stacks_b);
+	else
+		record(ctx, &key, &counts, &user_stacks, &kernel_stacks);
 
 	if (!bpf_map_lookup_elem(&seen, &key.pid)) {
 		__u64 task = bpf_get_current_task();

@@ -13,6 +13,7 @@ BUILD_PKGS=(
 	libbpf-dev libelf-dev         # loading BPF; reading ELF symbols
 	liblzma-dev                   # .gnu_debugdata (MiniDebugInfo) symbols
 	libmicrohttpd-dev             # the REST service
+	libcurl4-openssl-dev          # pushing windows to Pyroscope
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
 	zlib1g-dev                    # gzip of profiles
 	libjson-c-dev                 # JSON requests and the manifest

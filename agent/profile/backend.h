@@ -45,6 +45,12 @@ struct vm_backend_ops {
 	 */
 	int (*collect)(void *state, struct vm_samples *out,
 		       struct vm_error *err);
+	/*
+	 * Continuous sessions only (NULL when the backend has none): switch
+	 * sampling to a fresh window without stopping it and read the one
+	 * that ended into out, as collect() would.
+	 */
+	int (*seal)(void *state, struct vm_samples *out, struct vm_error *err);
 	/* Release everything; must be safe after a failed start/collect. */
 	void (*destroy)(void *state);
 };

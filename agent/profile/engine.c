@@ -46,6 +46,9 @@ struct vm_session {
 	bool finished;
 	pthread_t prefetch;
 	bool prefetch_started;
+	/* Continuous sessions: where the current window started. */
+	uint64_t window_mono_ns;
+	uint64_t window_real_ns;
 };
 
 static void *prefetch_kernel(void *arg)
@@ -168,6 +171,13 @@ int vm_session_start(const struct vm_profile_request *req,
 
 	s->ops = req->profiler == VM_PROFILER_PERF ? &vm_perf_backend :
 						     &vm_bpf_backend;
+	if (req->continuous && !s->ops->seal) {
+		vm_session_free(s);
+		return vm_error_set(
+			err, EINVAL,
+			"the %s profiler cannot profile continuously: use the eBPF profiler (BccProfile)",
+			vm_profiler_name(req->profiler));
+	}
 
 	/* Where separate debug files live, when not /usr/lib/debug. */
 	if (getenv("VMTOOLS_DEBUG_DIR"))
@@ -183,6 +193,8 @@ int vm_session_start(const struct vm_profile_request *req,
 	/* The profile's clock starts once sampling runs. */
 	s->start_mono_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = vm_clock_ns(CLOCK_REALTIME);
+	s->window_mono_ns = s->start_mono_ns;
+	s->window_real_ns = s->start_real_ns;
 	/*
 	 * Parse kallsyms while sampling, not after: reading all of
 	 * /proc/kallsyms is slow, and after the window the caller would wait.
@@ -244,9 +256,34 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 		st->samples = s->ops->samples_so_far(s->state);
 }
 
-static int encode(const struct vm_symbolized *y, enum vm_format format,
-		  bool gzip, struct vm_profile_output *out,
-		  struct vm_error *err)
+/* The formats by name, as requests and queries give them. */
+static const char *const format_names[] = {
+	[VM_FORMAT_PPROF] = "pprof",
+	[VM_FORMAT_FOLDED] = "folded",
+};
+
+const char *vm_format_name(enum vm_format f)
+{
+	if ((size_t)f < sizeof(format_names) / sizeof(format_names[0]) &&
+	    format_names[f])
+		return format_names[f];
+	return "unknown";
+}
+
+int vm_format_from_name(const char *name, enum vm_format *out)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]);
+	     i++)
+		if (format_names[i] && !strcmp(format_names[i], name)) {
+			*out = (enum vm_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
+		      bool gzip, struct vm_profile_output *out,
+		      struct vm_error *err)
 {
 	void *data = NULL, *gz = NULL;
 	size_t len = 0, gz_len = 0;
@@ -313,12 +350,44 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 
 	r = vm_symbolize(&samples, &y, err);
 	if (r == 0) {
-		r = encode(&y, s->req.format, s->req.gzip, out, err);
+		r = vm_encode_profile(&y, s->req.format, s->req.gzip, out, err);
 		vm_symbolized_free(&y);
 	}
 	out->samples = total;
 	out->lost = samples.lost_stacks + samples.lost_samples;
 	vm_samples_free(&samples);
+	return r;
+}
+
+int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
+		    struct vm_symbolized *y, struct vm_error *err)
+{
+	uint64_t end_mono;
+	int r;
+
+	memset(samples, 0, sizeof(*samples));
+	memset(y, 0, sizeof(*y));
+	if (!s->req.continuous || s->finished)
+		return vm_error_set(err, EINVAL,
+				    "only a running continuous profile has windows");
+	/* The next window starts where this one ends, at the switch. */
+	end_mono = vm_clock_ns(CLOCK_MONOTONIC);
+	r = s->ops->seal(s->state, samples, err);
+	if (r < 0) {
+		vm_samples_free(samples);
+		return r;
+	}
+	samples->frequency = s->req.frequency;
+	samples->time_nanos = s->window_real_ns;
+	samples->duration_nanos = end_mono - s->window_mono_ns;
+	s->window_mono_ns = end_mono;
+	/* Wall clock from the monotonic one: the windows stay contiguous. */
+	s->window_real_ns += samples->duration_nanos;
+	r = vm_symbolize(samples, y, err);
+	if (r < 0) {
+		vm_samples_free(samples);
+		memset(y, 0, sizeof(*y));
+	}
 	return r;
 }
 

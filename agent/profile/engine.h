@@ -11,6 +11,8 @@
  *   vm_session_status()  from any thread: elapsed, samples so far
  *   vm_session_finish()  detach, collect, symbolize, encode (+ gzip)
  *   vm_session_free()    release everything; safe on every path
+ *   vm_session_seal()    continuous sessions: the window so far, while
+ *                        sampling goes on into the next one
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
  * -ENODEV / -EPERM / -ENOENT from start mean the backend is unavailable,
@@ -54,6 +56,12 @@ struct vm_profile_request {
 	size_t n_pids;
 	enum vm_format format;
 	bool gzip;
+	/*
+	 * A continuous session (bpf only): it runs until stopped, and
+	 * vm_session_seal() hands out one window at a time; seconds is then
+	 * the length of a window, what the backend sizes its maps for.
+	 */
+	bool continuous;
 };
 
 /* Fixed when the agent starts; never taken from a request. */
@@ -81,6 +89,8 @@ struct vm_session_status {
 };
 
 struct vm_session;
+struct vm_samples;
+struct vm_symbolized;
 
 int vm_session_start(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg,
@@ -92,6 +102,31 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err);
 void vm_session_free(struct vm_session *s);
 
+/*
+ * A continuous session's window: the samples since the previous seal (or
+ * the start) into *samples, symbolized into *y (which points into
+ * *samples); sampling goes on into the next window from the same instant,
+ * so windows neither overlap nor leave a gap.  samples->time_nanos and
+ * duration_nanos say when the window was.  The caller frees both
+ * (vm_symbolized_free, then vm_samples_free).  Not concurrently with
+ * another seal or finish of the same session.
+ */
+int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
+		    struct vm_symbolized *y, struct vm_error *err);
+
 const char *vm_profiler_name(enum vm_profiler p); /* "BccProfile", "Perf" */
+
+/* "pprof", "folded": the names requests give; -EINVAL for another. */
+const char *vm_format_name(enum vm_format f);
+int vm_format_from_name(const char *name, enum vm_format *out);
+
+/*
+ * A symbolized profile in one of the formats (gzipped when asked), with
+ * its content type and file name: what finish() does after symbolizing,
+ * for profiles made otherwise (the continuous history's).
+ */
+int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
+		      bool gzip, struct vm_profile_output *out,
+		      struct vm_error *err);
 
 #endif

@@ -8,6 +8,7 @@
  *   http_routes.c    which handler answers which method and path
  *   http_profile.c   the profiling routes: statuses and bodies of the
  *                    session manager's answers
+ *   http_history.c   the continuous profile's history
  *   http_response.c  JSON and binary responses
  *   http_auth.c      the Bearer token, compared in constant time
  *   http_addr.c      the --listen ADDR:PORT argument
@@ -29,6 +30,7 @@
 
 struct vm_service;
 struct vm_health_config;
+struct vm_continuous;
 
 #define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
 #define VM_HTTP_MAX_CONNECTIONS 128
@@ -46,6 +48,7 @@ struct vm_http_config {
 	size_t body_limit; /* bytes of a request body; more is 413 */
 	struct vm_service *service;
 	const struct vm_health_config *health;
+	struct vm_continuous *continuous; /* NULL without --continuous */
 };
 
 struct vm_http_server;

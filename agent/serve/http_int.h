@@ -66,6 +66,11 @@ enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_delete_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x);
+/* The continuous profile's history (http_history.c). */
+enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
+/* The "continuous" of /healthz. */
+struct json_object *vm_http_continuous_health(struct vm_continuous *c);
 /* GET /profile/cpu's document, also the "profile" of /healthz. */
 struct json_object *vm_http_profile_status(struct vm_service *svc);
 

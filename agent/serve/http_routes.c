@@ -7,6 +7,8 @@
  *   GET    /profile/cpu            what is running
  *   DELETE /profile/cpu            stop it; its POST gets what was collected
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention (?seconds=N)
+ *   GET    /profile/cpu/history    the continuous profile's windows
+ *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
  *   GET    /healthz                disk, kernel, backends, what is running
  *   GET    /metrics                Prometheus text
  *
@@ -16,12 +18,15 @@
  */
 #include <string.h>
 
+#include <stdlib.h>
+
+#include "agent/serve/continuous.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http_int.h"
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, GET /debug/pprof/profile, GET /healthz, GET /metrics";
+	"POST/GET/DELETE /profile/cpu, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /healthz, GET /metrics";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -31,6 +36,10 @@ static enum MHD_Result get_health(struct vm_http_exchange *x)
 	o = vm_health_json(x->srv->cfg.health, &usable);
 	json_object_object_add(o, "profile",
 			       vm_http_profile_status(x->srv->cfg.service));
+	if (x->srv->cfg.continuous)
+		json_object_object_add(
+			o, "continuous",
+			vm_http_continuous_health(x->srv->cfg.continuous));
 	return vm_http_reply_json(x, usable ? 200 : 503, o);
 }
 
@@ -42,6 +51,25 @@ static enum MHD_Result get_metrics(struct vm_http_exchange *x)
 
 	vm_metrics_snapshot(vm_service_metrics(x->srv->cfg.service), &s);
 	text = vm_metrics_render(&s, VMTOOLS_VERSION, &len);
+	if (text && x->srv->cfg.continuous) {
+		struct vm_continuous_stats cs;
+		size_t more_len;
+		char *more, *both;
+
+		vm_continuous_stats(x->srv->cfg.continuous, &cs);
+		more = vm_continuous_render_metrics(&cs, &more_len);
+		both = more ? realloc(text, len + more_len + 1) : NULL;
+		if (both) {
+			memcpy(both + len, more, more_len + 1);
+			len += more_len;
+			text = both;
+		}
+		free(more);
+		if (!both) {
+			free(text);
+			text = NULL;
+		}
+	}
 	if (!text)
 		return vm_http_reply_error(x, 500, "out of memory");
 	return vm_http_reply_text(x, 200, text, len,
@@ -57,6 +85,8 @@ static const struct route {
 	{ "GET", "/profile/cpu", vm_http_get_profile },
 	{ "DELETE", "/profile/cpu", vm_http_delete_profile },
 	{ "GET", "/debug/pprof/profile", vm_http_pprof_profile },
+	{ "GET", "/profile/cpu/history", vm_http_get_history },
+	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },
 	{ "GET", "/healthz", get_health },
 	{ "GET", "/metrics", get_metrics },
 };

@@ -10,6 +10,7 @@
 #   3 agent/encode    pprof, folded, gzip
 #   4 agent/profile   the engine and its backends (bpf/, perf/)
 #   4 agent/setup     mount, verify, link (a sibling of profile)
+#   4 agent/history   continuous profiling windows kept (a sibling too)
 #   5 agent/serve     the REST service
 #   6 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
@@ -26,6 +27,7 @@ layer() {
 	agent/encode) echo "3 encode" ;;
 	agent/profile | agent/profile/*) echo "4 profile" ;;
 	agent/setup) echo "4 setup" ;;
+	agent/history) echo "4 history" ;;
 	agent/serve) echo "5 serve" ;;
 	agent) echo "6 agent" ;;
 	*) echo "" ;;

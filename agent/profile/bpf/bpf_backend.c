@@ -72,6 +72,9 @@ struct bpf_state {
 	bool detached;
 	pthread_t releaser; /* detaches the tracepoints, see detach() */
 	bool releaser_started;
+	/* Continuous sessions: the set of maps being sampled into. */
+	uint32_t window_set;
+	uint64_t stats_sealed[PROFILE_STAT_NR]; /* stats at the last seal */
 	/* The session's request: it outlives this state (engine.c). */
 	struct vm_profile_request req;
 	vm_process_seen_fn *seen; /* the engine's, see backend.h */
@@ -399,6 +402,14 @@ static int open_skeleton(struct bpf_state *st,
 	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
 	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
+	if (req->continuous) {
+		/* The second set of windows (profile.bpf.c, window_set). */
+		bpf_map__set_max_entries(st->skel->maps.user_stacks_b,
+					 sz.stacks);
+		bpf_map__set_max_entries(st->skel->maps.kernel_stacks_b,
+					 sz.stacks);
+		bpf_map__set_max_entries(st->skel->maps.counts_b, sz.counts);
+	}
 	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
 	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
 	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
@@ -416,8 +427,10 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 
 	vm_bpf_premake_maps(
 		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
-					   st->skel->maps.kernel_stacks },
-		2);
+					   st->skel->maps.kernel_stacks,
+					   st->skel->maps.user_stacks_b,
+					   st->skel->maps.kernel_stacks_b },
+		st->req.continuous ? 4 : 2);
 	r = profile_bpf__load(st->skel);
 	if (!r)
 		return 0;
@@ -598,34 +611,45 @@ static void complete_processes(struct bpf_state *st)
 	}
 }
 
-static int bpf_collect(void *state, struct vm_samples *out,
-		       struct vm_error *err)
+/* One set of maps (profile.bpf.c, window_set): counts and stacks. */
+struct map_set {
+	struct bpf_map *counts, *user_stacks, *kernel_stacks;
+};
+
+static struct map_set map_set(struct bpf_state *st, uint32_t set)
 {
-	struct bpf_state *st = state;
+	struct profile_bpf *k = st->skel;
+
+	if (set & 1)
+		return (struct map_set){ k->maps.counts_b, k->maps.user_stacks_b,
+					 k->maps.kernel_stacks_b };
+	return (struct map_set){ k->maps.counts, k->maps.user_stacks,
+				 k->maps.kernel_stacks };
+}
+
+/* The counted stacks of one set of maps, appended to st->samples. */
+static int read_set(struct bpf_state *st, const struct map_set *m,
+		    struct vm_bpf_count **counts_out, size_t *n_out,
+		    struct vm_error *err)
+{
 	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
-	_cleanup_free_ struct vm_bpf_count *counts = NULL;
+	struct vm_bpf_count *counts = NULL;
 	size_t n_counts = 0;
 	int r;
 
-	detach(st);
-	/* Announcements still queued: the thread has stopped. */
-	ring_buffer__consume(st->rb);
-
-	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
-			       bpf_map__max_entries(st->skel->maps.counts),
-			       &counts, &n_counts);
+	r = vm_bpf_read_counts(bpf_map__fd(m->counts),
+			       bpf_map__max_entries(m->counts), &counts,
+			       &n_counts);
 	if (r < 0)
 		return vm_error_errno(err, -r,
 				      "cannot read the BPF profiler's counts");
-	if (vm_stack_cache_init(
-		    &ucache, bpf_map__max_entries(st->skel->maps.user_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(st->skel->maps.user_stacks)) ||
+	if (vm_stack_cache_init(&ucache, bpf_map__max_entries(m->user_stacks),
+				vm_bpf_read_stack,
+				(void *)(intptr_t)bpf_map__fd(m->user_stacks)) ||
 	    vm_stack_cache_init(
-		    &kcache, bpf_map__max_entries(st->skel->maps.kernel_stacks),
+		    &kcache, bpf_map__max_entries(m->kernel_stacks),
 		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(
-			    st->skel->maps.kernel_stacks))) {
+		    (void *)(intptr_t)bpf_map__fd(m->kernel_stacks))) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -653,7 +677,33 @@ static int bpf_collect(void *state, struct vm_samples *out,
 			st->samples.v[st->samples.n - 1].lost |=
 				VM_SAMPLE_LOST_KERNEL;
 	}
+	r = 0;
+out:
+	vm_stack_cache_free(&ucache);
+	vm_stack_cache_free(&kcache);
+	if (r == 0 && counts_out) {
+		*counts_out = counts;
+		*n_out = n_counts;
+	} else {
+		free(counts);
+	}
+	return r;
+}
 
+static int bpf_collect(void *state, struct vm_samples *out,
+		       struct vm_error *err)
+{
+	struct bpf_state *st = state;
+	struct map_set m = map_set(st, st->window_set);
+	int r;
+
+	detach(st);
+	/* Announcements still queued: the thread has stopped. */
+	ring_buffer__consume(st->rb);
+
+	r = read_set(st, &m, NULL, NULL, err);
+	if (r < 0)
+		return r;
 	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
 				  stat_sum(st, PROFILE_STAT_STACK_FULL);
 	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL);
@@ -664,10 +714,127 @@ static int bpf_collect(void *state, struct vm_samples *out,
 
 	*out = st->samples;
 	memset(&st->samples, 0, sizeof(st->samples));
-	r = 0;
-out:
-	vm_stack_cache_free(&ucache);
-	vm_stack_cache_free(&kcache);
+	return 0;
+}
+
+/*
+ * Wait until no program still counts into the set it read before
+ * window_set changed: a map-in-map update returns after an RCU grace
+ * period, and the programs run inside RCU read-side sections.
+ */
+static int wait_for_programs(struct bpf_state *st)
+{
+	int inner = bpf_map__fd(st->skel->maps.sync_inner);
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.sync_outer), &zero,
+				&inner, BPF_ANY) == 0)
+		return 0;
+	/* Not expected; a program runs for microseconds. */
+	usleep(20000);
+	return 0;
+}
+
+/* Empty a map of the set just read, for its next window. */
+static void clear_map(struct bpf_map *map, size_t key_size)
+{
+	int fd = bpf_map__fd(map);
+	char key[64];
+
+	if (key_size > sizeof(key))
+		return;
+	while (bpf_map_get_next_key(fd, NULL, key) == 0)
+		if (bpf_map_delete_elem(fd, key) < 0)
+			break;
+}
+
+/* This window's share of a per-CPU counter. */
+static uint64_t stat_window(struct bpf_state *st, uint32_t idx)
+{
+	uint64_t now = stat_sum(st, idx), d = now - st->stats_sealed[idx];
+
+	st->stats_sealed[idx] = now;
+	return d;
+}
+
+/*
+ * The window's processes, copied: the state keeps them (and the files
+ * they map) for the windows after.  Processes that exited are then
+ * forgotten, and so is their pid in `seen`, so that a new process with
+ * the same pid is announced again.
+ */
+static int window_processes(struct bpf_state *st, struct vm_samples *out)
+{
+	int seen_fd = bpf_map__fd(st->skel->maps.seen);
+	size_t keep = 0;
+
+	for (size_t i = 0; i < st->samples.n_procs; i++) {
+		struct vm_process *p = &st->samples.procs[i], *q;
+		bool sampled = false;
+
+		for (size_t j = 0; j < out->n && !sampled; j++)
+			sampled = out->v[j].pid == p->pid;
+		if (sampled && !p->exited)
+			refresh_title(p);
+		if (sampled) {
+			q = vm_samples_get_process(out, p->pid);
+			if (!q)
+				return -ENOMEM;
+			memcpy(q->comm, p->comm, sizeof(q->comm));
+			q->exited = p->exited;
+			q->title = p->title ? strdup(p->title) : NULL;
+			for (size_t m = 0; m < p->n_maps; m++)
+				if (vm_process_add_mapping(q, &p->maps[m]) < 0)
+					return -ENOMEM;
+		}
+		if (p->exited) {
+			bpf_map_delete_elem(seen_fd, &p->pid);
+			vm_process_clear(p);
+			continue;
+		}
+		if (keep != i)
+			st->samples.procs[keep] = *p;
+		keep++;
+	}
+	st->samples.n_procs = keep;
+	return 0;
+}
+
+static int bpf_seal(void *state, struct vm_samples *out, struct vm_error *err)
+{
+	struct bpf_state *st = state;
+	struct map_set m = map_set(st, st->window_set);
+	struct vm_bpf_count *counts = NULL;
+	size_t n_counts = 0;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	st->window_set ^= 1;
+	__atomic_store_n(&st->skel->bss->window_set, st->window_set,
+			 __ATOMIC_RELEASE);
+	wait_for_programs(st);
+
+	pthread_mutex_lock(&st->lock);
+	r = read_set(st, &m, &counts, &n_counts, err);
+	if (r == 0) {
+		complete_processes(st);
+		/* The samples move to out; the processes are copied. */
+		out->v = st->samples.v;
+		out->n = st->samples.n;
+		out->cap = st->samples.cap;
+		st->samples.v = NULL;
+		st->samples.n = st->samples.cap = 0;
+		if (window_processes(st, out) < 0)
+			r = vm_error_set(err, ENOMEM, "out of memory");
+	}
+	pthread_mutex_unlock(&st->lock);
+	clear_map(m.counts, sizeof(struct profile_key));
+	clear_map(m.user_stacks, sizeof(uint32_t));
+	clear_map(m.kernel_stacks, sizeof(uint32_t));
+	free(counts);
+	out->lost_stacks = stat_window(st, PROFILE_STAT_STACK_COLLISION) +
+			   stat_window(st, PROFILE_STAT_STACK_FULL);
+	out->lost_samples = stat_window(st, PROFILE_STAT_COUNTS_FULL);
 	return r;
 }
 
@@ -676,5 +843,6 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.start = bpf_start,
 	.samples_so_far = bpf_samples_so_far,
 	.collect = bpf_collect,
+	.seal = bpf_seal,
 	.destroy = bpf_destroy,
 };

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * history.c - the continuous profile's windows in memory (history.h).
+ *
+ * Four tables, each an array indexed by id plus a tsearch tree to find an
+ * entry by content: strings, mappings, frames (address, mapping id,
+ * function string id) and stacks (pid, tid, comm, backend type and frame
+ * ids).  A window is an array of (stack id, count).  Merging a span adds
+ * counts per stack id, then builds the struct vm_symbolized the encoders
+ * take from the tables.
+ *
+ * The tables only grow while windows come in; when windows are dropped,
+ * compact() rebuilds them from the windows left, so their size follows
+ * what is kept.  It runs when the history is over its byte bound, and
+ * after every COMPACT_EVERY dropped windows.
+ */
+#include "agent/history/history_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/array.h"
+
+#define COMPACT_EVERY 32
+/* What a table entry costs beyond its content: its tree node, roughly. */
+#define NODE_BYTES 48
+
+struct hstring {
+	uint32_t id;
+	char s[];
+};
+
+struct hmapping {
+	uint32_t id;
+	uint64_t start, end, pgoff;
+	uint32_t file, build_id; /* string ids */
+	bool kernel, has_functions;
+};
+
+struct hframe {
+	uint32_t id;
+	uint64_t addr;
+	uint32_t mapping; /* id + 1, 0: none */
+	uint32_t function; /* string id + 1, 0: unknown */
+};
+
+struct hstack {
+	uint32_t id;
+	uint32_t pid, tid;
+	uint32_t comm, backend; /* string id + 1, 0: none */
+	uint32_t n;
+	uint32_t frames[]; /* frame ids, leaf first */
+};
+
+struct hentry {
+	uint32_t stack;
+	uint64_t count;
+};
+
+struct hwindow {
+	struct vm_history_window w;
+	struct hentry *v;
+	size_t n;
+};
+
+struct tables {
+	struct hstring **strings;
+	size_t n_strings, cap_strings;
+	void *string_tree;
+	struct hmapping **mappings;
+	size_t n_mappings, cap_mappings;
+	void *mapping_tree;
+	struct hframe **frames;
+	size_t n_frames, cap_frames;
+	void *frame_tree;
+	struct hstack **stacks;
+	size_t n_stacks, cap_stacks;
+	void *stack_tree;
+	uint64_t bytes;
+};
+
+struct vm_history {
+	struct vm_history_config cfg;
+	pthread_mutex_t lock;
+	struct tables t;
+	struct hwindow *windows; /* oldest first */
+	size_t n_windows, cap_windows;
+	uint64_t window_bytes;
+	uint64_t dropped;
+	unsigned dropped_since_compact;
+	/* The window being put in (vm_history_begin). */
+	struct hentry *pending;
+	size_t n_pending, cap_pending;
+};
+
+static int cmp_string(const void *a, const void *b)
+{
+	return strcmp(((const struct hstring *)a)->s,
+		      ((const struct hstring *)b)->s);
+}
+
+#define CMP(x, y)                          \
+	do {                               \
+		if ((x) != (y))            \
+			return (x) < (y) ? -1 : 1; \
+	} while (0)
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct hmapping *x = a, *y = b;
+
+	CMP(x->start, y->start);
+	CMP(x->end, y->end);
+	CMP(x->pgoff, y->pgoff);
+	CMP(x->file, y->file);
+	CMP(x->build_id, y->build_id);
+	CMP(x->kernel, y->kernel);
+	return 0;
+}
+
+static int cmp_frame(const void *a, const void *b)
+{
+	const struct hframe *x = a, *y = b;
+
+	CMP(x->addr, y->addr);
+	CMP(x->mapping, y->mapping);
+	CMP(x->function, y->function);
+	return 0;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct hstack *x = a, *y = b;
+
+	CMP(x->pid, y->pid);
+	CMP(x->tid, y->tid);
+	CMP(x->comm, y->comm);
+	CMP(x->backend, y->backend);
+	CMP(x->n, y->n);
+	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
+}
+
+/*
+ * Find key in tree, or add a malloc'd copy of it (size bytes) as entry id
+ * of the array.  Returns the id, or -1 when out of memory.
+ */
+static int64_t intern(void **tree, void ***array, size_t *n, size_t *cap,
+		      const void *key, size_t size,
+		      int (*cmp)(const void *, const void *), uint64_t *bytes)
+{
+	void **found = tfind(key, tree, cmp), *copy;
+
+	if (found)
+		return *(const uint32_t *)*found;
+	if (*n >= UINT32_MAX ||
+	    vm_array_reserve((void **)array, cap, *n + 1, sizeof(void *)))
+		return -1;
+	copy = malloc(size);
+	if (!copy)
+		return -1;
+	memcpy(copy, key, size);
+	*(uint32_t *)copy = (uint32_t)*n;
+	if (!tsearch(copy, tree, cmp)) {
+		free(copy);
+		return -1;
+	}
+	(*array)[*n] = copy;
+	*bytes += size + NODE_BYTES + sizeof(void *);
+	return (int64_t)(*n)++;
+}
+
+/* A string's id + 1; 0 for NULL, -1 when out of memory. */
+static int64_t intern_string(struct tables *t, const char *s)
+{
+	size_t len;
+	struct hstring *key;
+	int64_t id;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	key = malloc(sizeof(*key) + len + 1);
+	if (!key)
+		return -1;
+	memcpy(key->s, s, len + 1);
+	id = intern(&t->string_tree, (void ***)&t->strings, &t->n_strings,
+		    &t->cap_strings, key, sizeof(*key) + len + 1, cmp_string,
+		    &t->bytes);
+	free(key);
+	return id < 0 ? -1 : id + 1;
+}
+
+static int64_t intern_mapping(struct tables *t, const struct vm_sym_mapping *m)
+{
+	struct hmapping key = { 0 };
+	int64_t file, build_id, id;
+
+	if (!m)
+		return 0;
+	file = intern_string(t, m->file ? m->file : "");
+	build_id = intern_string(t, m->build_id);
+	if (file < 0 || build_id < 0)
+		return -1;
+	key.start = m->start;
+	key.end = m->end;
+	key.pgoff = m->pgoff;
+	key.file = (uint32_t)file;
+	key.build_id = (uint32_t)build_id;
+	key.kernel = m->kernel;
+	id = intern(&t->mapping_tree, (void ***)&t->mappings, &t->n_mappings,
+		    &t->cap_mappings, &key, sizeof(key), cmp_mapping,
+		    &t->bytes);
+	if (id < 0)
+		return -1;
+	if (m->has_functions)
+		t->mappings[id]->has_functions = true;
+	return id + 1;
+}
+
+static int64_t intern_frame(struct tables *t, uint64_t addr, int64_t mapping,
+			    int64_t function)
+{
+	struct hframe key = { .addr = addr,
+			      .mapping = (uint32_t)mapping,
+			      .function = (uint32_t)function };
+
+	return intern(&t->frame_tree, (void ***)&t->frames, &t->n_frames,
+		      &t->cap_frames, &key, sizeof(key), cmp_frame, &t->bytes);
+}
+
+static int64_t intern_stack(struct tables *t, const struct hstack *key)
+{
+	return intern(&t->stack_tree, (void ***)&t->stacks, &t->n_stacks,
+		      &t->cap_stacks, key,
+		      sizeof(*key) + key->n * sizeof(key->frames[0]),
+		      cmp_stack, &t->bytes);
+}
+
+static void nothing(void *p)
+{
+	(void)p;
+}
+
+static void tables_free(struct tables *t)
+{
+	/* The trees point at the entries the arrays own. */
+	tdestroy(t->string_tree, nothing);
+	tdestroy(t->mapping_tree, nothing);
+	tdestroy(t->frame_tree, nothing);
+	tdestroy(t->stack_tree, nothing);
+	for (size_t i = 0; i < t->n_strings; i++)
+		free(t->strings[i]);
+	for (size_t i = 0; i < t->n_mappings; i++)
+		free(t->mappings[i]);
+	for (size_t i = 0; i < t->n_frames; i++)
+		free(t->frames[i]);
+	for (size_t i = 0; i < t->n_stacks; i++)
+		free(t->stacks[i]);
+	free(t->strings);
+	free(t->mappings);
+	free(t->frames);
+	free(t->stacks);
+	memset(t, 0, sizeof(*t));
+}
+
+static const char *string_of(const struct tables *t, uint32_t id1)
+{
+	return id1 ? t->strings[id1 - 1]->s : NULL;
+}
+
+int vm_history_new(const struct vm_history_config *cfg,
+		   struct vm_history **out, struct vm_error *err)
+{
+	struct vm_history *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	h->cfg = *cfg;
+	pthread_mutex_init(&h->lock, NULL);
+	*out = h;
+	return 0;
+}
+
+void vm_history_free(struct vm_history *h)
+{
+	if (!h)
+		return;
+	tables_free(&h->t);
+	for (size_t i = 0; i < h->n_windows; i++)
+		free(h->windows[i].v);
+	free(h->windows);
+	free(h->pending);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+void vm_history_lock(struct vm_history *h)
+{
+	pthread_mutex_lock(&h->lock);
+}
+
+void vm_history_unlock(struct vm_history *h)
+{
+	pthread_mutex_unlock(&h->lock);
+}
+
+void vm_history_begin(struct vm_history *h)
+{
+	h->n_pending = 0;
+}
+
+void vm_history_abort(struct vm_history *h)
+{
+	h->n_pending = 0;
+}
+
+int vm_history_stack(struct vm_history *h, uint32_t pid, uint32_t tid,
+		     const char *comm, const char *backend_type,
+		     const struct vm_history_frame_in *frames, size_t n_frames,
+		     uint64_t count)
+{
+	struct tables *t = &h->t;
+	struct hstack *key;
+	int64_t c, b, id;
+
+	if (n_frames > UINT32_MAX / 2)
+		return -ENOMEM;
+	key = calloc(1, sizeof(*key) + n_frames * sizeof(key->frames[0]));
+	if (!key)
+		return -ENOMEM;
+	c = intern_string(t, comm && comm[0] ? comm : NULL);
+	b = intern_string(t, backend_type);
+	if (c < 0 || b < 0)
+		goto nomem;
+	key->pid = pid;
+	key->tid = tid;
+	key->comm = (uint32_t)c;
+	key->backend = (uint32_t)b;
+	key->n = (uint32_t)n_frames;
+	for (size_t i = 0; i < n_frames; i++) {
+		int64_t m = intern_mapping(t, frames[i].mapping);
+		int64_t f = intern_string(t, frames[i].function);
+		int64_t fr;
+
+		if (m < 0 || f < 0)
+			goto nomem;
+		fr = intern_frame(t, frames[i].addr, m, f);
+		if (fr < 0)
+			goto nomem;
+		key->frames[i] = (uint32_t)fr;
+	}
+	id = intern_stack(t, key);
+	free(key);
+	if (id < 0 || vm_grow(h->pending, &h->cap_pending, h->n_pending + 1))
+		return -ENOMEM;
+	h->pending[h->n_pending++] = (struct hentry){ (uint32_t)id, count };
+	return 0;
+nomem:
+	free(key);
+	return -ENOMEM;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct hentry *x = a, *y = b;
+
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static uint64_t history_bytes(const struct vm_history *h)
+{
+	return h->t.bytes + h->window_bytes +
+	       h->cap_windows * sizeof(struct hwindow);
+}
+
+/*
+ * Rebuild the tables with only what the windows left use, renumbering the
+ * windows' stack ids.
+ */
+static int compact(struct vm_history *h)
+{
+	struct tables old = h->t, *t = &h->t;
+	int64_t *stack_map = calloc(old.n_stacks ? old.n_stacks : 1,
+				    sizeof(*stack_map));
+	struct vm_history_frame_in *in = NULL;
+	struct vm_sym_mapping *maps = NULL;
+	size_t cap_in = 0;
+	int r = -ENOMEM;
+
+	h->dropped_since_compact = 0;
+	maps = calloc(old.n_mappings ? old.n_mappings : 1, sizeof(*maps));
+	if (!stack_map || !maps)
+		goto out;
+	for (size_t i = 0; i < old.n_mappings; i++) {
+		const struct hmapping *m = old.mappings[i];
+
+		maps[i] = (struct vm_sym_mapping){
+			.start = m->start,
+			.end = m->end,
+			.pgoff = m->pgoff,
+			.file = string_of(&old, m->file),
+			.kernel = m->kernel,
+			.has_functions = m->has_functions,
+		};
+		snprintf(maps[i].build_id, sizeof(maps[i].build_id), "%s",
+			 string_of(&old, m->build_id));
+	}
+	memset(t, 0, sizeof(*t));
+	/* The windows keep the old ids until every stack has its new one. */
+	for (size_t w = 0; w < h->n_windows; w++)
+		for (size_t e = 0; e < h->windows[w].n; e++) {
+			uint32_t sid = h->windows[w].v[e].stack;
+			const struct hstack *s = old.stacks[sid];
+			size_t n_saved;
+
+			if (stack_map[sid])
+				continue;
+			if (vm_grow(in, &cap_in, s->n ? s->n : 1))
+				goto fail;
+			for (uint32_t f = 0; f < s->n; f++) {
+				const struct hframe *fr = old.frames[s->frames[f]];
+
+				in[f] = (struct vm_history_frame_in){
+					.addr = fr->addr,
+					.mapping = fr->mapping ?
+							   &maps[fr->mapping - 1] :
+							   NULL,
+					.function = string_of(&old, fr->function),
+				};
+			}
+			/* vm_history_stack() appends its id to pending. */
+			n_saved = h->n_pending;
+			r = vm_history_stack(h, s->pid, s->tid,
+					     string_of(&old, s->comm),
+					     string_of(&old, s->backend), in, s->n,
+					     0);
+			if (r == 0)
+				stack_map[sid] = h->pending[n_saved].stack + 1;
+			h->n_pending = n_saved;
+			if (r < 0)
+				goto fail;
+		}
+	for (size_t w = 0; w < h->n_windows; w++)
+		for (size_t e = 0; e < h->windows[w].n; e++)
+			h->windows[w].v[e].stack =
+				(uint32_t)(stack_map[h->windows[w].v[e].stack] -
+					   1);
+	tables_free(&old);
+	r = 0;
+	goto out;
+fail:
+	/* Out of memory halfway: keep the old tables, whole. */
+	tables_free(t);
+	*t = old;
+	r = -ENOMEM;
+out:
+	free(stack_map);
+	free(maps);
+	free(in);
+	return r;
+}
+
+static void drop_oldest(struct vm_history *h)
+{
+	h->window_bytes -= h->windows[0].n * sizeof(struct hentry);
+	free(h->windows[0].v);
+	memmove(h->windows, h->windows + 1,
+		(h->n_windows - 1) * sizeof(h->windows[0]));
+	h->n_windows--;
+	h->dropped++;
+	h->dropped_since_compact++;
+}
+
+/* Drop windows beyond the age bound, then beyond the byte bound. */
+static void apply_bounds(struct vm_history *h)
+{
+	uint64_t newest, horizon;
+
+	if (!h->n_windows)
+		return;
+	newest = h->windows[h->n_windows - 1].w.end_ns;
+	horizon = (uint64_t)h->cfg.max_seconds * 1000000000ULL;
+	while (h->n_windows > 1 && newest - h->windows[0].w.end_ns >= horizon)
+		drop_oldest(h);
+	if (h->dropped_since_compact >= COMPACT_EVERY)
+		compact(h);
+	while (history_bytes(h) > h->cfg.max_bytes && h->n_windows > 1) {
+		drop_oldest(h);
+		/* Compacting for every window dropped would be quadratic. */
+		if (h->dropped_since_compact >= h->n_windows / 8 + 1)
+			if (compact(h) < 0)
+				break;
+	}
+	if (h->dropped_since_compact && history_bytes(h) > h->cfg.max_bytes)
+		compact(h);
+}
+
+int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
+{
+	struct hwindow *hw;
+	size_t n = 0;
+
+	/* The same stack twice (other raw stacks, same frames): one entry. */
+	qsort(h->pending, h->n_pending, sizeof(h->pending[0]), cmp_entry);
+	for (size_t i = 0; i < h->n_pending; i++) {
+		if (n && h->pending[n - 1].stack == h->pending[i].stack)
+			h->pending[n - 1].count += h->pending[i].count;
+		else
+			h->pending[n++] = h->pending[i];
+	}
+	if (vm_grow(h->windows, &h->cap_windows, h->n_windows + 1))
+		return -ENOMEM;
+	/* Windows arrive in order, but those read from disk may not. */
+	size_t at = h->n_windows;
+	while (at > 0 && h->windows[at - 1].w.start_ns > w->start_ns)
+		at--;
+	memmove(h->windows + at + 1, h->windows + at,
+		(h->n_windows - at) * sizeof(h->windows[0]));
+	hw = &h->windows[at];
+	hw->w = *w;
+	hw->n = n;
+	hw->v = malloc((n ? n : 1) * sizeof(hw->v[0]));
+	if (!hw->v) {
+		memmove(h->windows + at, h->windows + at + 1,
+			(h->n_windows - at) * sizeof(h->windows[0]));
+		return -ENOMEM;
+	}
+	memcpy(hw->v, h->pending, n * sizeof(hw->v[0]));
+	h->n_windows++;
+	h->window_bytes += n * sizeof(struct hentry);
+	h->n_pending = 0;
+	apply_bounds(h);
+	return 0;
+}
+
+int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
+		   const struct vm_symbolized *y, struct vm_error *err)
+{
+	struct vm_history_frame_in *in = NULL;
+	size_t cap_in = 0;
+	int r = 0;
+
+	vm_history_lock(h);
+	vm_history_begin(h);
+	for (size_t i = 0; i < y->n_stacks && r == 0; i++) {
+		const struct vm_sym_stack *st = &y->stacks[i];
+
+		if (vm_grow(in, &cap_in, st->n_frames ? st->n_frames : 1)) {
+			r = -ENOMEM;
+			break;
+		}
+		for (size_t f = 0; f < st->n_frames; f++)
+			in[f] = (struct vm_history_frame_in){
+				.addr = st->frames[f].addr,
+				.mapping = st->frames[f].mapping ?
+						   &y->mappings[st->frames[f]
+									.mapping -
+								1] :
+						   NULL,
+				.function = st->frames[f].function,
+			};
+		r = vm_history_stack(h, st->sample->pid, st->sample->tid,
+				     st->sample->comm, st->backend_type, in,
+				     st->n_frames, st->sample->count);
+	}
+	if (r == 0)
+		r = vm_history_commit(h, w);
+	else
+		vm_history_abort(h);
+	vm_history_unlock(h);
+	free(in);
+	if (r < 0)
+		return vm_error_set(err, -r,
+				    "out of memory keeping a profile window");
+	return 0;
+}
+
+int vm_history_get_index(struct vm_history *h, struct vm_history_index *idx)
+{
+	memset(idx, 0, sizeof(*idx));
+	vm_history_lock(h);
+	idx->v = malloc((h->n_windows ? h->n_windows : 1) * sizeof(idx->v[0]));
+	if (!idx->v) {
+		vm_history_unlock(h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->n_windows; i++)
+		idx->v[i] = h->windows[i].w;
+	idx->n = h->n_windows;
+	idx->bytes = history_bytes(h);
+	idx->dropped = h->dropped;
+	vm_history_unlock(h);
+	return 0;
+}
+
+void vm_history_usage(struct vm_history *h, uint64_t *bytes, uint64_t *dropped)
+{
+	vm_history_lock(h);
+	*bytes = history_bytes(h);
+	*dropped = h->dropped;
+	vm_history_unlock(h);
+}
+
+/* What a merged profile owns while the callback runs. */
+struct merged {
+	struct vm_samples samples;
+	struct vm_symbolized y;
+	uint32_t *mapping_out; /* per mapping id: index + 1 in y.mappings */
+};
+
+static void merged_free(struct merged *m)
+{
+	for (size_t i = 0; i < m->y.n_stacks; i++)
+		free(m->y.stacks[i].frames);
+	free(m->y.stacks);
+	free(m->y.mappings);
+	free(m->samples.v);
+	free(m->mapping_out);
+}
+
+static uint32_t out_mapping(struct vm_history *h, struct merged *m,
+			    uint32_t id1)
+{
+	const struct hmapping *hm;
+	struct vm_sym_mapping *sm;
+
+	if (!id1)
+		return 0;
+	if (m->mapping_out[id1 - 1])
+		return m->mapping_out[id1 - 1];
+	hm = h->t.mappings[id1 - 1];
+	sm = &m->y.mappings[m->y.n_mappings++];
+	*sm = (struct vm_sym_mapping){
+		.start = hm->start,
+		.end = hm->end,
+		.pgoff = hm->pgoff,
+		.file = string_of(&h->t, hm->file),
+		.kernel = hm->kernel,
+		.has_functions = hm->has_functions,
+	};
+	snprintf(sm->build_id, sizeof(sm->build_id), "%s",
+		 string_of(&h->t, hm->build_id));
+	m->mapping_out[id1 - 1] = (uint32_t)m->y.n_mappings;
+	return m->mapping_out[id1 - 1];
+}
+
+/* The stacks counted in counts (per stack id) as the encoders' model. */
+static int build_merged(struct vm_history *h, const uint64_t *counts,
+			size_t n_used, struct merged *m)
+{
+	struct tables *t = &h->t;
+	size_t k = 0;
+
+	m->samples.v = calloc(n_used ? n_used : 1, sizeof(m->samples.v[0]));
+	m->y.stacks = calloc(n_used ? n_used : 1, sizeof(m->y.stacks[0]));
+	m->y.mappings = calloc(t->n_mappings ? t->n_mappings : 1,
+			       sizeof(m->y.mappings[0]));
+	m->mapping_out = calloc(t->n_mappings ? t->n_mappings : 1,
+				sizeof(m->mapping_out[0]));
+	if (!m->samples.v || !m->y.stacks || !m->y.mappings || !m->mapping_out)
+		return -ENOMEM;
+	m->y.samples = &m->samples;
+	for (size_t sid = 0; sid < t->n_stacks; sid++) {
+		const struct hstack *s = t->stacks[sid];
+		struct vm_sample *v = &m->samples.v[k];
+		struct vm_sym_stack *st = &m->y.stacks[k];
+
+		if (!counts[sid])
+			continue;
+		v->pid = s->pid;
+		v->tid = s->tid;
+		v->count = counts[sid];
+		snprintf(v->comm, sizeof(v->comm), "%s",
+			 s->comm ? string_of(t, s->comm) : "");
+		st->sample = v;
+		st->backend_type = string_of(t, s->backend);
+		st->frames = calloc(s->n ? s->n : 1, sizeof(st->frames[0]));
+		if (!st->frames)
+			return -ENOMEM;
+		st->n_frames = s->n;
+		for (uint32_t f = 0; f < s->n; f++) {
+			const struct hframe *fr = t->frames[s->frames[f]];
+
+			st->frames[f].addr = fr->addr;
+			st->frames[f].mapping = out_mapping(h, m, fr->mapping);
+			st->frames[f].function = string_of(t, fr->function);
+		}
+		k++;
+		m->samples.n = m->y.n_stacks = k;
+	}
+	return 0;
+}
+
+static bool overlaps(const struct vm_history_window *w, uint64_t from,
+		     uint64_t until)
+{
+	return w->start_ns < until && w->end_ns > from;
+}
+
+int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
+		     vm_history_use_fn *fn, void *ctx, struct vm_error *err)
+{
+	struct vm_history_window span = { 0 };
+	struct merged m = { 0 };
+	uint64_t *counts = NULL;
+	size_t n_used = 0, n_windows = 0;
+	int r;
+
+	vm_history_lock(h);
+	counts = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*counts));
+	if (!counts) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < h->n_windows; i++) {
+		const struct hwindow *w = &h->windows[i];
+
+		if (!overlaps(&w->w, from_ns, until_ns))
+			continue;
+		if (!n_windows++) {
+			span = w->w;
+			span.samples = span.lost = 0;
+		}
+		span.end_ns = w->w.end_ns;
+		span.samples += w->w.samples;
+		span.lost += w->w.lost;
+		for (size_t e = 0; e < w->n; e++) {
+			if (!counts[w->v[e].stack])
+				n_used++;
+			counts[w->v[e].stack] += w->v[e].count;
+		}
+	}
+	if (!n_windows) {
+		r = vm_error_set(err, ENOENT,
+				 "no profile window is stored between the times given");
+		goto out;
+	}
+	r = build_merged(h, counts, n_used, &m);
+	if (r < 0) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	m.samples.frequency = span.frequency;
+	m.samples.time_nanos = span.start_ns;
+	m.samples.duration_nanos = span.end_ns - span.start_ns;
+	m.samples.lost_stacks = span.lost;
+	r = fn(&m.y, &span, ctx, err);
+out:
+	vm_history_unlock(h);
+	merged_free(&m);
+	free(counts);
+	return r;
+}

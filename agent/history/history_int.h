@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * history_int.h - how a window is put into the history, shared by the two
+ * ways one comes in: symbolized (history.c) and as pprof (history_pprof.c).
+ * Only agent/history/ includes it.
+ *
+ *   vm_history_lock(h);
+ *   vm_history_begin(h);
+ *   vm_history_stack(h, ...);   once per stack
+ *   vm_history_commit(h, w);    or vm_history_abort(h)
+ *   vm_history_unlock(h);
+ */
+#ifndef VMTOOLS_AGENT_HISTORY_INT_H
+#define VMTOOLS_AGENT_HISTORY_INT_H
+
+#include "agent/history/history.h"
+
+/* One frame as it comes in; mapping NULL when it has none. */
+struct vm_history_frame_in {
+	uint64_t addr;
+	const struct vm_sym_mapping *mapping;
+	const char *function; /* NULL when unknown */
+};
+
+void vm_history_lock(struct vm_history *h);
+void vm_history_unlock(struct vm_history *h);
+
+void vm_history_begin(struct vm_history *h);
+/* 0 or -ENOMEM; comm and backend_type may be NULL. */
+int vm_history_stack(struct vm_history *h, uint32_t pid, uint32_t tid,
+		     const char *comm, const char *backend_type,
+		     const struct vm_history_frame_in *frames, size_t n_frames,
+		     uint64_t count);
+/* The window begun, kept; then the bounds applied.  0 or -ENOMEM. */
+int vm_history_commit(struct vm_history *h, const struct vm_history_window *w);
+void vm_history_abort(struct vm_history *h);
+
+#endif

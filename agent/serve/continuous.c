@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * continuous.c - the continuous profile's thread (see continuous.h).
+ *
+ * One engine session with req.continuous: sampling never stops while the
+ * agent runs; at every interval, on a schedule fixed from the session's
+ * start (a late seal does not shift the next), the engine seals the
+ * window and this file keeps it: in the history, then encoded once as a
+ * gzipped pprof for the history directory and the push queue.  A failure
+ * to write or push is counted and said, never stops sampling.
+ */
+#include "agent/serve/continuous.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/encode/encode.h"
+#include "agent/samples/sample.h"
+#include "agent/symbolize/symbolize.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+struct vm_continuous {
+	struct vm_continuous_config cfg;
+	struct vm_history *history;
+	struct vm_history_dir *dir;
+	struct vm_push *push;
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock; /* stop, wake, the stats below */
+	pthread_cond_t wake;
+	bool stopping;
+	bool sampling;
+	uint64_t windows;
+	char last_error[256];
+};
+
+static void set_error(struct vm_continuous *c, const char *msg)
+{
+	pthread_mutex_lock(&c->lock);
+	snprintf(c->last_error, sizeof(c->last_error), "%s", msg);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
+static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = deadline_ns / 1000000000ULL,
+			       .tv_nsec = deadline_ns % 1000000000ULL };
+	bool stopping;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
+		pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+	stopping = c->stopping;
+	pthread_mutex_unlock(&c->lock);
+	return stopping;
+}
+
+/* The window as a gzipped pprof, for the directory and the push. */
+static int encode_window(const struct vm_symbolized *y, void **gz,
+			 size_t *gz_len, struct vm_error *err)
+{
+	void *data;
+	size_t len;
+	int r = vm_pprof_encode(y, &data, &len, err);
+
+	if (r < 0)
+		return r;
+	r = vm_gzip(data, len, gz, gz_len, err);
+	free(data);
+	return r;
+}
+
+static void keep_window(struct vm_continuous *c, const struct vm_samples *s,
+			const struct vm_symbolized *y)
+{
+	struct vm_history_window w = {
+		.start_ns = s->time_nanos,
+		.end_ns = s->time_nanos + s->duration_nanos,
+		.lost = s->lost_stacks + s->lost_samples,
+		.frequency = s->frequency,
+	};
+	struct vm_error err = { 0 };
+	bool spooled = false;
+	void *gz = NULL;
+	size_t gz_len = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		w.samples += s->v[i].count;
+	if (vm_history_add(c->history, &w, y, &err) < 0)
+		vm_log("continuous: %s", vm_error_str(&err));
+	pthread_mutex_lock(&c->lock);
+	c->windows++;
+	pthread_mutex_unlock(&c->lock);
+	if (!c->dir && !c->push)
+		return;
+	if (encode_window(y, &gz, &gz_len, &err) < 0) {
+		vm_log("continuous: cannot encode a window: %s",
+		       vm_error_str(&err));
+		return;
+	}
+	if (c->dir) {
+		if (vm_history_dir_write(c->dir, w.start_ns, w.end_ns, gz,
+					 gz_len, &err) < 0)
+			vm_log("continuous: %s", vm_error_str(&err));
+		else if (c->push)
+			spooled = vm_history_dir_spool_add(c->dir, w.start_ns,
+							   w.end_ns) == 0;
+	}
+	if (c->push)
+		vm_push_enqueue(c->push, w.start_ns, w.end_ns, gz, gz_len,
+				spooled);
+	free(gz);
+}
+
+static void seal(struct vm_continuous *c, struct vm_session *s)
+{
+	struct vm_samples samples;
+	struct vm_symbolized y;
+	struct vm_error err = { 0 };
+
+	if (vm_session_seal(s, &samples, &y, &err) < 0) {
+		vm_log("continuous: cannot seal a window: %s",
+		       vm_error_str(&err));
+		return;
+	}
+	keep_window(c, &samples, &y);
+	vm_symbolized_free(&y);
+	vm_samples_free(&samples);
+}
+
+static int start_session(struct vm_continuous *c, struct vm_session **s)
+{
+	struct vm_profile_request req = {
+		.profiler = VM_PROFILER_BPF,
+		.frequency = c->cfg.frequency,
+		.seconds = c->cfg.interval,
+		.continuous = true,
+	};
+	struct vm_error err = { 0 };
+	int r;
+
+	for (size_t i = 0; i < c->cfg.n_comms; i++)
+		req.comms[i] = c->cfg.comms[i];
+	req.n_comms = c->cfg.n_comms;
+	r = vm_session_start(&req, &c->cfg.engine, s, &err);
+	if (r < 0) {
+		set_error(c, vm_error_str(&err));
+		return r;
+	}
+	vm_log("continuous profiling at %u Hz, a window every %u s",
+	       c->cfg.frequency, c->cfg.interval);
+	return 0;
+}
+
+static void *continuous_thread(void *arg)
+{
+	struct vm_continuous *c = arg;
+	uint64_t interval_ns = c->cfg.interval * 1000000000ULL, next;
+	struct vm_session *s = NULL;
+	bool told = false;
+
+	for (;;) {
+		if (start_session(c, &s) == 0)
+			break;
+		if (!told)
+			vm_log("continuous: not sampling: %s; trying again every %u s",
+			       c->last_error, c->cfg.interval);
+		told = true;
+		if (wait_until(c, vm_clock_ns(CLOCK_MONOTONIC) + interval_ns))
+			return NULL;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->sampling = true;
+	c->last_error[0] = '\0';
+	pthread_mutex_unlock(&c->lock);
+
+	next = vm_clock_ns(CLOCK_MONOTONIC) + interval_ns;
+	while (!wait_until(c, next)) {
+		seal(c, s);
+		next += interval_ns;
+		/* Far behind (the machine was suspended): start afresh. */
+		if (vm_clock_ns(CLOCK_MONOTONIC) > next)
+			next = vm_clock_ns(CLOCK_MONOTONIC) + interval_ns;
+	}
+	/* What was sampled since the last window is kept too. */
+	seal(c, s);
+	vm_session_stop(s);
+	vm_session_free(s);
+	pthread_mutex_lock(&c->lock);
+	c->sampling = false;
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void log_line(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	vm_log("%s", buf);
+}
+
+static int open_storage(struct vm_continuous *c, struct vm_error *err)
+{
+	size_t loaded;
+	int r;
+
+	r = vm_history_new(&c->cfg.history, &c->history, err);
+	if (r < 0 || !c->cfg.history_dir)
+		return r;
+	r = vm_history_dir_open(c->cfg.history_dir, c->cfg.history.max_seconds,
+				c->cfg.history.max_bytes, &c->dir, err);
+	if (r < 0)
+		return r;
+	loaded = vm_history_dir_load(c->dir, c->history, log_line);
+	vm_log("history: %zu window(s) read back from %s", loaded,
+	       c->cfg.history_dir);
+	return 0;
+}
+
+int vm_continuous_start(const struct vm_continuous_config *cfg,
+			struct vm_continuous **out, struct vm_error *err)
+{
+	struct vm_continuous *c = calloc(1, sizeof(*c));
+	pthread_condattr_t ca;
+	int r;
+
+	*out = NULL;
+	if (!c)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	c->cfg = *cfg;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	r = open_storage(c, err);
+	if (r == 0 && cfg->push) {
+		struct vm_push_config pc = *cfg->push;
+
+		pc.spool = c->dir;
+		r = vm_push_start(&pc, &c->push, err);
+	}
+	if (r == 0) {
+		r = pthread_create(&c->thread, NULL, continuous_thread, c);
+		if (r)
+			r = vm_error_errno(err, r,
+					   "cannot start the continuous profiler's thread");
+		else
+			c->thread_started = true;
+	}
+	if (r < 0) {
+		vm_continuous_stop(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+void vm_continuous_stop(struct vm_continuous *c)
+{
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	pthread_cond_broadcast(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	if (c->thread_started)
+		pthread_join(c->thread, NULL);
+	vm_push_stop(c->push);
+	vm_history_dir_close(c->dir);
+	vm_history_free(c->history);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->wake);
+	free(c);
+}
+
+struct vm_history *vm_continuous_history(struct vm_continuous *c)
+{
+	return c->history;
+}
+
+const struct vm_continuous_config *vm_continuous_config(struct vm_continuous *c)
+{
+	return &c->cfg;
+}
+
+void vm_continuous_stats(struct vm_continuous *c, struct vm_continuous_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&c->lock);
+	st->sampling = c->sampling;
+	st->windows = c->windows;
+	snprintf(st->last_error, sizeof(st->last_error), "%s", c->last_error);
+	pthread_mutex_unlock(&c->lock);
+	vm_history_usage(c->history, &st->history_bytes, &st->history_dropped);
+	if (c->dir) {
+		st->has_dir = true;
+		vm_history_dir_status(c->dir, &st->dir);
+	}
+	if (c->push) {
+		st->has_push = true;
+		vm_push_stats(c->push, &st->push);
+	}
+}

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * push.c - the push thread and its queue (see push.h).
+ *
+ * The queue is an array, oldest first, under one mutex; the thread sends
+ * its head with libcurl while the mutex is free, so enqueueing never
+ * waits for the network.  The head being sent is never the one a full
+ * queue drops.  A transfer is bounded (connect and total timeouts) and
+ * aborted by vm_push_stop() through libcurl's progress callback.
+ */
+#include "agent/serve/push.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/history/history_time.h"
+#include "agent/serve/curl.h"
+#include "common/array.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#define CONNECT_TIMEOUT_MS 5000
+#define TRANSFER_TIMEOUT_MS 30000
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS 60000
+
+struct item {
+	uint64_t start_ns, end_ns;
+	void *data;
+	size_t len;
+	bool spooled;
+};
+
+struct vm_push {
+	struct vm_push_config cfg;
+	char *url, *name, *token, *tenant, *escaped_name;
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	atomic_bool stopping;
+	struct item *q;
+	size_t n, cap;
+	bool sending; /* q[0] is being sent */
+	struct vm_push_stats st;
+	CURL *curl;
+};
+
+const char *vm_push_outcome_name(enum vm_push_outcome o)
+{
+	static const char *const names[] = {
+		[VM_PUSH_OK] = "ok",
+		[VM_PUSH_RETRY] = "retry",
+		[VM_PUSH_REJECTED] = "rejected",
+		[VM_PUSH_DROPPED] = "dropped",
+	};
+
+	return o < VM_PUSH_OUTCOMES ? names[o] : "unknown";
+}
+
+char *vm_push_ingest_url(const char *base, const char *escaped_name,
+			 uint64_t start_ns, uint64_t end_ns, uint32_t frequency)
+{
+	size_t n = strlen(base);
+	char *url;
+
+	while (n && base[n - 1] == '/')
+		n--;
+	if (asprintf(&url,
+		     "%.*s/ingest?name=%s&from=%" PRIu64 "&until=%" PRIu64
+		     "&spyName=vmtools&sampleRate=%u",
+		     (int)n, base, escaped_name,
+		     (uint64_t)(start_ns / 1000000000u),
+		     (uint64_t)((end_ns + 999999999u) / 1000000000u),
+		     frequency) < 0)
+		return NULL;
+	return url;
+}
+
+static void count(struct vm_push *p, enum vm_push_outcome o)
+{
+	p->st.outcomes[o]++;
+}
+
+static void item_free(struct item *it)
+{
+	free(it->data);
+	memset(it, 0, sizeof(*it));
+}
+
+/* The oldest window not being sent goes; the caller holds the lock. */
+static void drop_one(struct vm_push *p)
+{
+	size_t i = p->sending ? 1 : 0;
+
+	if (i >= p->n)
+		return;
+	if (p->q[i].spooled && p->cfg.spool)
+		vm_history_dir_spool_remove(p->cfg.spool, p->q[i].start_ns,
+					    p->q[i].end_ns);
+	item_free(&p->q[i]);
+	memmove(p->q + i, p->q + i + 1, (p->n - i - 1) * sizeof(p->q[0]));
+	p->n--;
+	count(p, VM_PUSH_DROPPED);
+}
+
+void vm_push_enqueue(struct vm_push *p, uint64_t start_ns, uint64_t end_ns,
+		     const void *data, size_t len, bool spooled)
+{
+	struct item it = { start_ns, end_ns, malloc(len ? len : 1), len,
+			   spooled };
+
+	pthread_mutex_lock(&p->lock);
+	if (!it.data) {
+		count(p, VM_PUSH_DROPPED);
+		goto out;
+	}
+	memcpy(it.data, data, len);
+	while (p->n >= p->cfg.queue_max && p->n > (p->sending ? 1u : 0u))
+		drop_one(p);
+	if (vm_grow(p->q, &p->cap, p->n + 1)) {
+		item_free(&it);
+		count(p, VM_PUSH_DROPPED);
+		goto out;
+	}
+	p->q[p->n++] = it;
+	p->st.queued = p->n;
+	pthread_cond_signal(&p->wake);
+out:
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,
+		       curl_off_t d)
+{
+	struct vm_push *p = ctx;
+
+	(void)a, (void)b, (void)c, (void)d;
+	return atomic_load(&p->stopping); /* non-zero aborts the transfer */
+}
+
+static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
+{
+	(void)ptr, (void)ctx;
+	return size * n;
+}
+
+/* Whether sending the same body again may succeed. */
+static bool may_pass(long status)
+{
+	return status == 408 || status == 429 || status >= 500;
+}
+
+/* One POST of it; the outcome, with a sentence in err when not ok. */
+static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
+				     char *err, size_t errlen)
+{
+	struct curl_slist *headers = NULL;
+	char *url, hdr[512];
+	curl_mime *mime;
+	curl_mimepart *part;
+	CURLcode c;
+	long status = 0;
+	enum vm_push_outcome o;
+
+	url = vm_push_ingest_url(p->url, p->escaped_name, it->start_ns,
+				 it->end_ns, p->cfg.frequency);
+	mime = sym_curl_mime_init(p->curl);
+	if (!url || !mime) {
+		free(url);
+		sym_curl_mime_free(mime);
+		snprintf(err, errlen, "out of memory");
+		return VM_PUSH_RETRY;
+	}
+	part = sym_curl_mime_addpart(mime);
+	sym_curl_mime_name(part, "profile");
+	sym_curl_mime_filename(part, "profile.pb.gz");
+	sym_curl_mime_type(part, "application/octet-stream");
+	sym_curl_mime_data(part, it->data, it->len);
+	if (p->token) {
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p->token);
+		headers = sym_curl_slist_append(headers, hdr);
+	}
+	if (p->tenant) {
+		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", p->tenant);
+		headers = sym_curl_slist_append(headers, hdr);
+	}
+	sym_curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	sym_curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
+	sym_curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, headers);
+	c = sym_curl_easy_perform(p->curl);
+	sym_curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+	sym_curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, NULL);
+	sym_curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, NULL);
+	sym_curl_mime_free(mime);
+	sym_curl_slist_free_all(headers);
+	free(url);
+
+	if (c != CURLE_OK) {
+		snprintf(err, errlen, "cannot send to %s: %s", p->url,
+			 sym_curl_easy_strerror(c));
+		return VM_PUSH_RETRY;
+	}
+	if (status >= 200 && status < 300)
+		return VM_PUSH_OK;
+	o = may_pass(status) ? VM_PUSH_RETRY : VM_PUSH_REJECTED;
+	snprintf(err, errlen, "%s answered HTTP %ld%s", p->url, status,
+		 o == VM_PUSH_REJECTED ? "; the window was dropped" : "");
+	return o;
+}
+
+static void wait_until(struct vm_push *p, uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = deadline_ns / 1000000000ULL,
+			       .tv_nsec = deadline_ns % 1000000000ULL };
+
+	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+}
+
+static void *push_thread(void *arg)
+{
+	struct vm_push *p = arg;
+	unsigned backoff = 0;
+	uint64_t next_ns = 0;
+	char err[256];
+
+	pthread_mutex_lock(&p->lock);
+	while (!atomic_load(&p->stopping)) {
+		struct item it;
+		enum vm_push_outcome o;
+
+		if (p->n == 0) {
+			pthread_cond_wait(&p->wake, &p->lock);
+			continue;
+		}
+		if (vm_clock_ns(CLOCK_MONOTONIC) < next_ns) {
+			wait_until(p, next_ns);
+			continue;
+		}
+		it = p->q[0];
+		p->sending = true;
+		pthread_mutex_unlock(&p->lock);
+		o = send_one(p, &it, err, sizeof(err));
+		pthread_mutex_lock(&p->lock);
+		p->sending = false;
+		if (atomic_load(&p->stopping))
+			break; /* aborted: it stays spooled */
+		count(p, o);
+		if (o == VM_PUSH_RETRY) {
+			backoff = backoff ? backoff * 2 : p->cfg.backoff_min_ms;
+			if (backoff > p->cfg.backoff_max_ms)
+				backoff = p->cfg.backoff_max_ms;
+			next_ns = vm_clock_ns(CLOCK_MONOTONIC) +
+				  backoff * 1000000ULL;
+			snprintf(p->st.last_error, sizeof(p->st.last_error),
+				 "%s", err);
+			continue;
+		}
+		backoff = 0;
+		next_ns = 0;
+		if (o == VM_PUSH_OK)
+			p->st.last_error[0] = '\0';
+		else
+			snprintf(p->st.last_error, sizeof(p->st.last_error),
+				 "%s", err);
+		if (o == VM_PUSH_REJECTED)
+			vm_log("push: %s", err);
+		if (p->q[0].spooled && p->cfg.spool)
+			vm_history_dir_spool_remove(p->cfg.spool,
+						    p->q[0].start_ns,
+						    p->q[0].end_ns);
+		item_free(&p->q[0]);
+		memmove(p->q, p->q + 1, (p->n - 1) * sizeof(p->q[0]));
+		p->n--;
+		p->st.queued = p->n;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* What a restart left in the spool, queued first. */
+static void load_spool(struct vm_push *p)
+{
+	char **names;
+	size_t n;
+
+	if (!p->cfg.spool ||
+	    vm_history_dir_spool_list(p->cfg.spool, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start, end;
+		void *data;
+		size_t len;
+
+		if (vm_history_parse_file_name(names[i], &start, &end) < 0 ||
+		    vm_history_dir_spool_read(p->cfg.spool, names[i], &data,
+					      &len) < 0)
+			continue;
+		vm_push_enqueue(p, start, end, data, len, true);
+		free(data);
+	}
+	if (n)
+		vm_log("push: %zu window(s) left from before are queued", n);
+	vm_history_dir_names_free(names, n);
+}
+
+static int setup_curl(struct vm_push *p, struct vm_error *err)
+{
+	char label[512];
+	char *e;
+
+	p->curl = sym_curl_easy_init();
+	if (!p->curl)
+		return vm_error_set(err, ENOMEM, "cannot start libcurl");
+	snprintf(label, sizeof(label), "%s{host=%s,kernel=%s}", p->name,
+		 p->cfg.host, p->cfg.kernel);
+	e = sym_curl_easy_escape(p->curl, label, 0);
+	p->escaped_name = e ? strdup(e) : NULL;
+	sym_curl_free(e);
+	if (!p->escaped_name)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	sym_curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS,
+			     (long)CONNECT_TIMEOUT_MS);
+	sym_curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS,
+			     (long)TRANSFER_TIMEOUT_MS);
+	sym_curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	sym_curl_easy_setopt(p->curl, CURLOPT_NOPROGRESS, 0L);
+	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFODATA, p);
+	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, discard);
+	sym_curl_easy_setopt(p->curl, CURLOPT_USERAGENT,
+			     "vmtools-agent/" VMTOOLS_VERSION);
+	return 0;
+}
+
+int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
+		  struct vm_error *err)
+{
+	struct vm_push *p;
+	int r;
+
+	*out = NULL;
+	r = vm_curl_load(err);
+	if (r < 0)
+		return r;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	p->cfg = *cfg;
+	if (!p->cfg.queue_max)
+		p->cfg.queue_max = VM_PUSH_QUEUE_MAX;
+	if (!p->cfg.backoff_min_ms)
+		p->cfg.backoff_min_ms = BACKOFF_MIN_MS;
+	if (!p->cfg.backoff_max_ms)
+		p->cfg.backoff_max_ms = BACKOFF_MAX_MS;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	p->url = strdup(cfg->url);
+	p->name = strdup(cfg->name ? cfg->name : VM_PUSH_DEFAULT_NAME);
+	p->token = cfg->token ? strdup(cfg->token) : NULL;
+	p->tenant = cfg->tenant ? strdup(cfg->tenant) : NULL;
+	if (!p->url || !p->name || (cfg->token && !p->token) ||
+	    (cfg->tenant && !p->tenant)) {
+		vm_push_stop(p);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	r = setup_curl(p, err);
+	if (r < 0) {
+		vm_push_stop(p);
+		return r;
+	}
+	load_spool(p);
+	r = pthread_create(&p->thread, NULL, push_thread, p);
+	if (r) {
+		vm_push_stop(p);
+		return vm_error_errno(err, r, "cannot start the push thread");
+	}
+	p->thread_started = true;
+	*out = p;
+	return 0;
+}
+
+void vm_push_stats(struct vm_push *p, struct vm_push_stats *st)
+{
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	st->queued = p->n;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void vm_push_stop(struct vm_push *p)
+{
+	if (!p)
+		return;
+	atomic_store(&p->stopping, true);
+	if (p->thread_started) {
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_broadcast(&p->wake);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->thread, NULL);
+	}
+	for (size_t i = 0; i < p->n; i++)
+		item_free(&p->q[i]);
+	free(p->q);
+	if (p->curl)
+		sym_curl_easy_cleanup(p->curl);
+	free(p->url);
+	free(p->name);
+	free(p->token);
+	free(p->tenant);
+	free(p->escaped_name);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+	free(p);
+}
