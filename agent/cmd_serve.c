@@ -507,10 +507,14 @@ static int configure_push(const struct serve_options *o, struct server *sv,
 		.frequency = o->cont_frequency,
 		.queue_max = VM_PUSH_QUEUE_MAX,
 	};
-	/* Tests shorten the backoff; nothing a user needs to set. */
+	/* Tests shorten the backoff and the queue; no user needs to. */
 	if (getenv("VMTOOLS_PUSH_BACKOFF_MS"))
 		sv->push.backoff_min_ms = sv->push.backoff_max_ms =
 			(unsigned)atoi(getenv("VMTOOLS_PUSH_BACKOFF_MS"));
+	if (getenv("VMTOOLS_PUSH_QUEUE_MAX") &&
+	    atoi(getenv("VMTOOLS_PUSH_QUEUE_MAX")) > 0)
+		sv->push.queue_max =
+			(size_t)atoi(getenv("VMTOOLS_PUSH_QUEUE_MAX"));
 	return 0;
 }
 
