@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_history.c - unit tests of agent/history/: windows kept and merged
+ * (history.c), the age and byte bounds with the compaction that follows,
+ * pprof read back (history_pprof.c) equal to what went in, hostile bytes
+ * refused, the query times and file names (history_time.c), and the
+ * directory (history_dir.c): atomic files, reload, pruning, a symbolic
+ * link never followed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/encode/encode.h"
+#include "agent/history/history.h"
+#include "agent/history/history_dir.h"
+#include "agent/history/history_time.h"
+
+#define NS 1000000000ULL
+#define T0 (1795000000ULL * NS)
+
+/* A symbolized window by hand: n stacks, stack i of i+1 frames. */
+struct fake {
+	struct vm_samples s;
+	struct vm_sample v[8];
+	struct vm_symbolized y;
+	struct vm_sym_stack st[8];
+	struct vm_sym_frame fr[8][8];
+	struct vm_sym_mapping maps[2];
+};
+
+static const char *const names[] = { "main", "ExecScan", "heap_getnext",
+				     "hot_a", "hot_b", "f5", "f6", "f7" };
+
+static void fake_window(struct fake *f, size_t n, uint64_t count, uint32_t pid)
+{
+	memset(f, 0, sizeof(*f));
+	f->maps[0] = (struct vm_sym_mapping){ .start = 0x400000,
+					      .end = 0x500000,
+					      .file = "/usr/bin/postgres",
+					      .build_id = "abcd",
+					      .has_functions = true };
+	f->maps[1] = (struct vm_sym_mapping){ .start = 0xffffffff81000000,
+					      .end = 0xffffffff82000000,
+					      .file = VM_KERNEL_MAPPING,
+					      .kernel = true };
+	f->s.v = f->v;
+	f->s.n = n;
+	f->s.frequency = 19;
+	f->y.samples = &f->s;
+	f->y.stacks = f->st;
+	f->y.n_stacks = n;
+	f->y.mappings = f->maps;
+	f->y.n_mappings = 2;
+	for (size_t i = 0; i < n; i++) {
+		f->v[i].pid = pid;
+		f->v[i].tid = pid + (uint32_t)i;
+		f->v[i].count = count;
+		snprintf(f->v[i].comm, sizeof(f->v[i].comm), "postgres");
+		f->st[i].sample = &f->v[i];
+		f->st[i].backend_type = i % 2 ? "client backend" : NULL;
+		f->st[i].frames = f->fr[i];
+		f->st[i].n_frames = i + 1;
+		for (size_t j = 0; j <= i; j++)
+			f->fr[i][j] = (struct vm_sym_frame){
+				.addr = 0x401000 + 16 * (i - j),
+				.mapping = 1,
+				.function = names[i - j],
+			};
+	}
+}
+
+static int add(struct vm_history *h, uint64_t start_s, uint64_t end_s,
+	       size_t n, uint64_t count)
+{
+	struct fake f;
+	struct vm_history_window w = { .start_ns = T0 + start_s * NS,
+				       .end_ns = T0 + end_s * NS,
+				       .samples = n * count,
+				       .frequency = 19 };
+	struct vm_error err = { 0 };
+
+	fake_window(&f, n, count, 100);
+	return vm_history_add(h, &w, &f.y, &err);
+}
+
+struct seen {
+	uint64_t total;
+	size_t stacks;
+	uint64_t span_start, span_end;
+	char folded[4096];
+};
+
+static int look(const struct vm_symbolized *y,
+		const struct vm_history_window *span, void *ctx,
+		struct vm_error *err)
+{
+	struct seen *s = ctx;
+	void *text;
+	size_t len;
+
+	s->stacks = y->n_stacks;
+	s->total = 0;
+	for (size_t i = 0; i < y->n_stacks; i++)
+		s->total += y->stacks[i].sample->count;
+	s->span_start = span->start_ns;
+	s->span_end = span->end_ns;
+	if (vm_folded_encode(y, &text, &len, err) < 0)
+		return -1;
+	snprintf(s->folded, sizeof(s->folded), "%.*s", (int)len,
+		 (char *)text);
+	free(text);
+	return 0;
+}
+
+static void test_merge(void **state)
+{
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	struct seen s;
+
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(add(h, 0, 10, 3, 5), 0);
+	assert_int_equal(add(h, 10, 20, 3, 7), 0);
+	assert_int_equal(add(h, 20, 30, 2, 1), 0);
+
+	/* Same stacks in two windows: one stack, counts added. */
+	assert_int_equal(vm_history_merge(h, T0, T0 + 20 * NS, look, &s, &err),
+			 0);
+	assert_int_equal(s.stacks, 3);
+	assert_int_equal(s.total, 36);
+	assert_int_equal(s.span_start, T0);
+	assert_int_equal(s.span_end, T0 + 20 * NS);
+	assert_non_null(strstr(s.folded, "postgres;main 12\n"));
+	assert_non_null(strstr(s.folded, "postgres;main;ExecScan;heap_getnext 12\n"));
+
+	/* Overlapping [from, until) picks windows that overlap it. */
+	assert_int_equal(vm_history_merge(h, T0 + 15 * NS, T0 + 25 * NS, look,
+					  &s, &err),
+			 0);
+	assert_int_equal(s.total, 21 + 2);
+	/* A window ending at from is not in [from, until). */
+	assert_int_equal(vm_history_merge(h, T0 + 30 * NS, T0 + 40 * NS, look,
+					  &s, &err),
+			 -ENOENT);
+	assert_true(strlen(vm_error_str(&err)) > 0);
+	vm_history_free(h);
+}
+
+static void test_bounds(void **state)
+{
+	struct vm_history_config cfg = { 60, 32 << 20 };
+	struct vm_history_index idx;
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	uint64_t bytes_small, bytes, dropped;
+
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	/* Age: windows older than 60 s before the newest end go. */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(add(h, i * 10, i * 10 + 10, 4, 1), 0);
+	assert_int_equal(vm_history_get_index(h, &idx), 0);
+	assert_int_equal(idx.n, 6);
+	assert_int_equal(idx.dropped, 14);
+	assert_int_equal(idx.v[0].start_ns, T0 + 140 * NS);
+	free(idx.v);
+	vm_history_usage(h, &bytes_small, &dropped);
+	vm_history_free(h);
+
+	/* Bytes: a bound the tables alone nearly fill keeps few windows. */
+	cfg.max_seconds = 3600;
+	cfg.max_bytes = 4 * bytes_small;
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	for (int i = 0; i < 200; i++) {
+		struct fake f;
+		struct vm_history_window w = { .start_ns = T0 + i * 10 * NS,
+					       .end_ns = T0 + (i + 1) * 10 * NS };
+
+		/* Each window its own pid: stacks never repeat. */
+		fake_window(&f, 8, 1, 1000 + i);
+		assert_int_equal(vm_history_add(h, &w, &f.y, &err), 0);
+		vm_history_usage(h, &bytes, &dropped);
+		if (bytes > cfg.max_bytes && i > 0)
+			fail_msg("window %d: %llu bytes, over the %llu bound", i,
+				 (unsigned long long)bytes,
+				 (unsigned long long)cfg.max_bytes);
+	}
+	assert_true(dropped > 150);
+	assert_int_equal(vm_history_get_index(h, &idx), 0);
+	assert_true(idx.n >= 1);
+	/* The newest is kept, and what is kept still merges right. */
+	assert_int_equal(idx.v[idx.n - 1].end_ns, T0 + 2000 * NS);
+	{
+		struct seen s;
+
+		assert_int_equal(vm_history_merge(h, idx.v[0].start_ns,
+						  T0 + 2000 * NS, look, &s,
+						  &err),
+				 0);
+		assert_int_equal(s.total, 8 * idx.n);
+		assert_int_equal(s.stacks, 8 * idx.n);
+	}
+	free(idx.v);
+	vm_history_free(h);
+}
+
+struct encoded {
+	void *data;
+	size_t len;
+};
+
+static int encode_gz(const struct vm_symbolized *y,
+		     const struct vm_history_window *span, void *ctx,
+		     struct vm_error *err)
+{
+	struct encoded *e = ctx;
+	void *raw;
+	size_t len;
+	int r = vm_pprof_encode(y, &raw, &len, err);
+
+	if (r < 0)
+		return r;
+	r = vm_gzip(raw, len, &e->data, &e->len, err);
+	free(raw);
+	return r;
+}
+
+static void test_pprof_roundtrip(void **state)
+{
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history *a, *b;
+	struct vm_error err = { 0 };
+	struct vm_history_window w = { 0 };
+	struct encoded e = { 0 };
+	struct seen sa, sb;
+	uint8_t junk[64];
+
+	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
+	assert_int_equal(vm_history_new(&cfg, &b, &err), 0);
+	assert_int_equal(add(a, 0, 10, 5, 3), 0);
+	assert_int_equal(vm_history_merge(a, T0, T0 + 10 * NS, encode_gz, &e,
+					  &err),
+			 0);
+	assert_int_equal(vm_history_add_pprof(b, &w, e.data, e.len, &err), 0);
+	assert_int_equal(vm_history_merge(a, 0, UINT64_MAX, look, &sa, &err),
+			 0);
+	assert_int_equal(vm_history_merge(b, 0, UINT64_MAX, look, &sb, &err),
+			 0);
+	assert_int_equal(sa.total, sb.total);
+	assert_int_equal(sb.span_start, T0);
+	assert_int_equal(sb.span_end, T0 + 10 * NS);
+	assert_string_equal(sa.folded, sb.folded);
+
+	/* Hostile bytes: refused whole, nothing kept. */
+	memset(junk, 0xff, sizeof(junk));
+	assert_int_equal(vm_history_add_pprof(b, &w, junk, sizeof(junk), &err),
+			 -EINVAL);
+	((uint8_t *)e.data)[e.len / 2] ^= 0x55;
+	assert_true(vm_history_add_pprof(b, &w, e.data, e.len, &err) < 0);
+	assert_true(vm_history_add_pprof(b, &w, e.data, 10, &err) < 0);
+	{
+		struct vm_history_index idx;
+
+		assert_int_equal(vm_history_get_index(b, &idx), 0);
+		assert_int_equal(idx.n, 1);
+		free(idx.v);
+	}
+	free(e.data);
+	vm_history_free(a);
+	vm_history_free(b);
+}
+
+static void test_times(void **state)
+{
+	struct vm_error err = { 0 };
+	uint64_t now = T0 + 123 * NS, t;
+	char buf[64];
+
+	assert_int_equal(vm_history_parse_time("now", now, &t, &err), 0);
+	assert_int_equal(t, now);
+	assert_int_equal(vm_history_parse_time("-30s", now, &t, &err), 0);
+	assert_int_equal(t, now - 30 * NS);
+	assert_int_equal(vm_history_parse_time("-5m", now, &t, &err), 0);
+	assert_int_equal(t, now - 300 * NS);
+	assert_int_equal(vm_history_parse_time("-1h", now, &t, &err), 0);
+	assert_int_equal(t, now - 3600 * NS);
+	assert_int_equal(vm_history_parse_time("1795000000", now, &t, &err), 0);
+	assert_int_equal(t, T0);
+	assert_int_equal(vm_history_parse_time("2026-11-18T11:06:40Z", now, &t,
+					       &err),
+			 0);
+	assert_int_equal(t, T0);
+	assert_int_equal(vm_history_parse_time("2026-11-18T12:06:40.5+01:00",
+					       now, &t, &err),
+			 0);
+	assert_int_equal(t, T0 + NS / 2);
+	static const char *const bad[] = { "",	      "-",     "-5",
+					   "-5x",     "5m",    "yesterday",
+					   "-99999999999999h", "2026-11-18",
+					   "2026-11-18T21:46:40", "2026-11-18T21:46:40Zjunk",
+					   "2026-13-18T21:46:40Z", "99999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err = (struct vm_error){ 0 };
+		if (vm_history_parse_time(bad[i], now, &t, &err) != -EINVAL)
+			fail_msg("'%s' was taken as a time", bad[i]);
+		if (!strstr(vm_error_str(&err), "RFC 3339"))
+			fail_msg("'%s': %s", bad[i], vm_error_str(&err));
+	}
+
+	vm_history_format_rfc3339(T0, buf);
+	assert_string_equal(buf, "2026-11-18T11:06:40Z");
+	vm_history_file_name(T0, T0 + 10 * NS + 1, buf);
+	assert_string_equal(buf, "cpu-20261118T110640Z-20261118T110650Z.pb.gz");
+	{
+		uint64_t s, e;
+
+		assert_int_equal(vm_history_parse_file_name(buf, &s, &e), 0);
+		assert_int_equal(s, T0);
+		assert_int_equal(e, T0 + 10 * NS);
+		assert_int_equal(vm_history_parse_file_name(
+					 "cpu-20261118T110650Z-20261118T110640Z.pb.gz",
+					 &s, &e),
+				 -EINVAL);
+		assert_int_equal(vm_history_parse_file_name(
+					 "cpu-2026111xT214640Z-20261118T214650Z.pb.gz",
+					 &s, &e),
+				 -EINVAL);
+		assert_int_equal(vm_history_parse_file_name("cpu-.pb.gz", &s, &e),
+				 -EINVAL);
+	}
+}
+
+static void log_nothing(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+static void test_dir(void **state)
+{
+	char tmpl[] = "/tmp/test_history.XXXXXX", path[256], name[64];
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_dir *d;
+	struct vm_history_dir_status st;
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	const char *dir = mkdtemp(tmpl);
+	struct encoded e = { 0 };
+	struct vm_history_index idx;
+	int fd;
+
+	assert_non_null(dir);
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(add(h, 0, 10, 3, 2), 0);
+	assert_int_equal(vm_history_merge(h, T0, T0 + 10 * NS, encode_gz, &e,
+					  &err),
+			 0);
+	vm_history_free(h);
+
+	/* Bounded to 30 s: of five 10 s windows, the newest few stay. */
+	snprintf(path, sizeof(path), "%s/h", dir);
+	assert_int_equal(vm_history_dir_open(path, 30, 1 << 20, &d, &err), 0);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
+						      T0 + (i + 1) * 10 * NS,
+						      e.data, e.len, &err),
+				 0);
+	vm_history_dir_status(d, &st);
+	assert_int_equal(st.files, 3);
+	assert_int_equal(st.dropped, 2);
+	assert_string_equal(st.last_error, "");
+
+	/* Planted: a symbolic link, junk, a leftover temporary file. */
+	vm_history_file_name(T0 + 100 * NS, T0 + 110 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	vm_history_file_name(T0 + 110 * NS, T0 + 120 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "junk", 4), 4);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/h/.tmp-x", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	close(fd);
+	vm_history_dir_close(d);
+
+	snprintf(path, sizeof(path), "%s/h", dir);
+	assert_int_equal(vm_history_dir_open(path, 3600, 1 << 20, &d, &err), 0);
+	snprintf(path, sizeof(path), "%s/h/.tmp-x", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(vm_history_dir_load(d, h, log_nothing), 3);
+	assert_int_equal(vm_history_get_index(h, &idx), 0);
+	assert_int_equal(idx.n, 3);
+	free(idx.v);
+	vm_history_free(h);
+	vm_history_dir_close(d);
+
+	/* The directory itself as a symbolic link is refused. */
+	snprintf(path, sizeof(path), "%s/link", dir);
+	assert_int_equal(symlink("h", path), 0);
+	assert_true(vm_history_dir_open(path, 3600, 1 << 20, &d, &err) < 0);
+	free(e.data);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_pprof_roundtrip),
+		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
