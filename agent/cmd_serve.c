@@ -170,8 +170,8 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 					    freq.min, freq.max,
 					    &o->cont_frequency);
 	case OPT_CONT_INTERVAL:
-		return vm_subcommand_number(WHO, "--continuous-interval", arg, 1,
-					    300, &o->cont_interval);
+		return vm_subcommand_number(WHO, "--continuous-interval", arg,
+					    1, 300, &o->cont_interval);
 	case OPT_HISTORY_SECONDS:
 		return vm_subcommand_number(WHO, "--history-seconds", arg, 1,
 					    7 * 86400, &o->history_seconds);
@@ -185,7 +185,8 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_PUSH_URL:
 		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
 			fprintf(stderr,
-				WHO ": --push-url '%s' must start with http:// or https://\n",
+				WHO
+				": --push-url '%s' must start with http:// or https://\n",
 				arg);
 			return -EINVAL;
 		}
@@ -194,7 +195,8 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_PUSH_NAME:
 		if (!plain_word(arg, "_.-")) {
 			fprintf(stderr,
-				WHO ": --push-name '%s' must be letters, digits, '_', '.' or '-'\n",
+				WHO
+				": --push-name '%s' must be letters, digits, '_', '.' or '-'\n",
 				arg);
 			return -EINVAL;
 		}
@@ -206,7 +208,8 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_PUSH_TENANT:
 		if (!plain_word(arg, "_.-:")) {
 			fprintf(stderr,
-				WHO ": --push-tenant '%s' must be letters, digits, '_', '.', ':' or '-'\n",
+				WHO
+				": --push-tenant '%s' must be letters, digits, '_', '.', ':' or '-'\n",
 				arg);
 			return -EINVAL;
 		}
@@ -323,14 +326,14 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 	if (r == 0 && !o->continuous &&
 	    (o->history_dir || o->push_url || o->cont_frequency ||
 	     o->cont_interval || o->history_seconds || o->history_max_bytes)) {
-		fprintf(stderr,
-			WHO ": the history and push options go with --continuous; add it\n");
+		fprintf(stderr, WHO
+			": the history and push options go with --continuous; add it\n");
 		return -EINVAL;
 	}
 	if (r == 0 && !o->push_url &&
 	    (o->push_name || o->push_token_file || o->push_tenant)) {
-		fprintf(stderr,
-			WHO ": --push-name, --push-token-file and --push-tenant go with --push-url; add it\n");
+		fprintf(stderr, WHO
+			": --push-name, --push-token-file and --push-tenant go with --push-url; add it\n");
 		return -EINVAL;
 	}
 	return r;

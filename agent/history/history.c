@@ -104,9 +104,9 @@ static int cmp_string(const void *a, const void *b)
 		      ((const struct hstring *)b)->s);
 }
 
-#define CMP(x, y)                          \
-	do {                               \
-		if ((x) != (y))            \
+#define CMP(x, y)                                  \
+	do {                                       \
+		if ((x) != (y))                    \
 			return (x) < (y) ? -1 : 1; \
 	} while (0)
 
@@ -237,8 +237,8 @@ static int64_t intern_stack(struct tables *t, const struct hstack *key)
 {
 	return intern(&t->stack_tree, (void ***)&t->stacks, &t->n_stacks,
 		      &t->cap_stacks, key,
-		      sizeof(*key) + key->n * sizeof(key->frames[0]),
-		      cmp_stack, &t->bytes);
+		      sizeof(*key) + key->n * sizeof(key->frames[0]), cmp_stack,
+		      &t->bytes);
 }
 
 static void nothing(void *p)
@@ -273,8 +273,8 @@ static const char *string_of(const struct tables *t, uint32_t id1)
 	return id1 ? t->strings[id1 - 1]->s : NULL;
 }
 
-int vm_history_new(const struct vm_history_config *cfg,
-		   struct vm_history **out, struct vm_error *err)
+int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
+		   struct vm_error *err)
 {
 	struct vm_history *h = calloc(1, sizeof(*h));
 
@@ -385,8 +385,8 @@ static uint64_t history_bytes(const struct vm_history *h)
 static int compact(struct vm_history *h)
 {
 	struct tables old = h->t, *t = &h->t;
-	int64_t *stack_map = calloc(old.n_stacks ? old.n_stacks : 1,
-				    sizeof(*stack_map));
+	int64_t *stack_map =
+		calloc(old.n_stacks ? old.n_stacks : 1, sizeof(*stack_map));
 	struct vm_history_frame_in *in = NULL;
 	struct vm_sym_mapping *maps = NULL;
 	size_t cap_in = 0;
@@ -423,22 +423,25 @@ static int compact(struct vm_history *h)
 			if (vm_grow(in, &cap_in, s->n ? s->n : 1))
 				goto fail;
 			for (uint32_t f = 0; f < s->n; f++) {
-				const struct hframe *fr = old.frames[s->frames[f]];
+				const struct hframe *fr =
+					old.frames[s->frames[f]];
 
 				in[f] = (struct vm_history_frame_in){
 					.addr = fr->addr,
-					.mapping = fr->mapping ?
-							   &maps[fr->mapping - 1] :
-							   NULL,
-					.function = string_of(&old, fr->function),
+					.mapping =
+						fr->mapping ?
+							&maps[fr->mapping - 1] :
+							NULL,
+					.function =
+						string_of(&old, fr->function),
 				};
 			}
 			/* vm_history_stack() appends its id to pending. */
 			n_saved = h->n_pending;
 			r = vm_history_stack(h, s->pid, s->tid,
 					     string_of(&old, s->comm),
-					     string_of(&old, s->backend), in, s->n,
-					     0);
+					     string_of(&old, s->backend), in,
+					     s->n, 0);
 			if (r == 0)
 				stack_map[sid] = h->pending[n_saved].stack + 1;
 			h->n_pending = n_saved;
@@ -557,11 +560,12 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 		for (size_t f = 0; f < st->n_frames; f++)
 			in[f] = (struct vm_history_frame_in){
 				.addr = st->frames[f].addr,
-				.mapping = st->frames[f].mapping ?
-						   &y->mappings[st->frames[f]
-									.mapping -
-								1] :
-						   NULL,
+				.mapping =
+					st->frames[f].mapping ?
+						&y->mappings[st->frames[f]
+								     .mapping -
+							     1] :
+						NULL,
 				.function = st->frames[f].function,
 			};
 		r = vm_history_stack(h, st->sample->pid, st->sample->tid,
@@ -736,8 +740,9 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 		}
 	}
 	if (!n_windows) {
-		r = vm_error_set(err, ENOENT,
-				 "no profile window is stored between the times given");
+		r = vm_error_set(
+			err, ENOENT,
+			"no profile window is stored between the times given");
 		goto out;
 	}
 	r = build_merged(h, counts, n_used, &m);

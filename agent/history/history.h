@@ -53,8 +53,8 @@ struct vm_history_index {
 
 struct vm_history;
 
-int vm_history_new(const struct vm_history_config *cfg,
-		   struct vm_history **out, struct vm_error *err);
+int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
+		   struct vm_error *err);
 void vm_history_free(struct vm_history *h);
 
 /*
@@ -69,8 +69,7 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 int vm_history_get_index(struct vm_history *h, struct vm_history_index *idx);
 
 /* Bytes the history takes now, and windows dropped so far. */
-void vm_history_usage(struct vm_history *h, uint64_t *bytes,
-		      uint64_t *dropped);
+void vm_history_usage(struct vm_history *h, uint64_t *bytes, uint64_t *dropped);
 
 /*
  * Called with the windows overlapping [from_ns, until_ns) merged into one
@@ -91,8 +90,9 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
  * not trusted: anything malformed is -EINVAL with a sentence, and nothing
  * is kept (history_pprof.c).
  */
-int vm_history_add_pprof(struct vm_history *h, const struct vm_history_window *w,
-			 const void *data, size_t len, struct vm_error *err);
+int vm_history_add_pprof(struct vm_history *h,
+			 const struct vm_history_window *w, const void *data,
+			 size_t len, struct vm_error *err);
 
 /* Largest file vm_history_add_pprof() reads, packed and unpacked. */
 #define VM_HISTORY_MAX_FILE (8u << 20)

@@ -348,9 +348,8 @@ int vm_history_dir_write(struct vm_history_dir *d, uint64_t start_ns,
 	prune(d);
 	pthread_mutex_unlock(&d->lock);
 	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "cannot write the history window %s",
-				      name);
+		return vm_error_errno(
+			err, -r, "cannot write the history window %s", name);
 	return 0;
 }
 

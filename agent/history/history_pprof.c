@@ -23,8 +23,7 @@
 typedef Perftools__Profiles__Profile Profile;
 
 /* gzip (windowBits 15 + 16) inflated into a malloc'd buffer, bounded. */
-static int gunzip(const uint8_t *in, size_t len, uint8_t **out,
-		  size_t *out_len)
+static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 {
 	z_stream z = { 0 };
 	size_t cap = 64 * 1024, n = 0;
@@ -74,9 +73,9 @@ static const char *string_at(const Profile *p, int64_t i)
 }
 
 /* The entry with id (our encoder numbers them from 1, in order). */
-#define BY_ID(array, n, want)                                   \
+#define BY_ID(array, n, want)                                              \
 	((want) >= 1 && (want) <= (n) && (array)[(want)-1]->id == (want) ? \
-		 (array)[(want)-1] :                                  \
+		 (array)[(want)-1] :                                       \
 		 NULL)
 
 struct reader {
@@ -143,7 +142,8 @@ static int read_location(struct reader *rd, uint64_t id,
 		f->mapping = &rd->maps[loc->mapping_id - 1];
 	}
 	if (loc->n_line) {
-		fn = BY_ID(p->function, p->n_function, loc->line[0]->function_id);
+		fn = BY_ID(p->function, p->n_function,
+			   loc->line[0]->function_id);
 		if (!fn || !(f->function = string_at(p, fn->name)))
 			return -EINVAL;
 	}
@@ -216,8 +216,9 @@ static int read_profile(struct vm_history *h, const Profile *p,
 	return w->end_ns > w->start_ns ? 0 : -EINVAL;
 }
 
-int vm_history_add_pprof(struct vm_history *h, const struct vm_history_window *w,
-			 const void *data, size_t len, struct vm_error *err)
+int vm_history_add_pprof(struct vm_history *h,
+			 const struct vm_history_window *w, const void *data,
+			 size_t len, struct vm_error *err)
 {
 	struct vm_history_window win = *w;
 	uint8_t *raw = NULL;

@@ -98,7 +98,8 @@ static int parse_rfc3339(const char *s, uint64_t *out)
 		p++;
 	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
 		   isdigit((unsigned char)p[2]) && p[3] == ':' &&
-		   isdigit((unsigned char)p[4]) && isdigit((unsigned char)p[5])) {
+		   isdigit((unsigned char)p[4]) &&
+		   isdigit((unsigned char)p[5])) {
 		offset = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
 			 ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
 		if (*p == '+')

@@ -368,8 +368,9 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 	memset(samples, 0, sizeof(*samples));
 	memset(y, 0, sizeof(*y));
 	if (!s->req.continuous || s->finished)
-		return vm_error_set(err, EINVAL,
-				    "only a running continuous profile has windows");
+		return vm_error_set(
+			err, EINVAL,
+			"only a running continuous profile has windows");
 	/* The next window starts where this one ends, at the switch. */
 	end_mono = vm_clock_ns(CLOCK_MONOTONIC);
 	r = s->ops->seal(s->state, samples, err);

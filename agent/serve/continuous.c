@@ -255,8 +255,9 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);
 		if (r)
-			r = vm_error_errno(err, r,
-					   "cannot start the continuous profiler's thread");
+			r = vm_error_errno(
+				err, r,
+				"cannot start the continuous profiler's thread");
 		else
 			c->thread_started = true;
 	}
@@ -296,7 +297,8 @@ const struct vm_continuous_config *vm_continuous_config(struct vm_continuous *c)
 	return &c->cfg;
 }
 
-void vm_continuous_stats(struct vm_continuous *c, struct vm_continuous_stats *st)
+void vm_continuous_stats(struct vm_continuous *c,
+			 struct vm_continuous_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&c->lock);

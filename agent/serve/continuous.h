@@ -62,8 +62,10 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 void vm_continuous_stop(struct vm_continuous *c);
 
 struct vm_history *vm_continuous_history(struct vm_continuous *c);
-const struct vm_continuous_config *vm_continuous_config(struct vm_continuous *c);
-void vm_continuous_stats(struct vm_continuous *c, struct vm_continuous_stats *st);
+const struct vm_continuous_config *
+vm_continuous_config(struct vm_continuous *c);
+void vm_continuous_stats(struct vm_continuous *c,
+			 struct vm_continuous_stats *st);
 
 /*
  * The /metrics lines of st (continuous_metrics.c): malloc'd text, length

@@ -15,24 +15,24 @@
 #include "common/error.h"
 
 /* X(name) for every libcurl function the agent calls. */
-#define VM_CURL_FUNCTIONS(X)   \
-	X(curl_global_init)    \
-	X(curl_easy_init)      \
-	X(curl_easy_setopt)    \
-	X(curl_easy_perform)   \
-	X(curl_easy_getinfo)   \
-	X(curl_easy_cleanup)   \
-	X(curl_easy_strerror)  \
-	X(curl_easy_escape)    \
-	X(curl_free)           \
-	X(curl_mime_init)      \
-	X(curl_mime_addpart)   \
-	X(curl_mime_name)      \
-	X(curl_mime_filename)  \
-	X(curl_mime_type)      \
-	X(curl_mime_data)      \
-	X(curl_mime_free)      \
-	X(curl_slist_append)   \
+#define VM_CURL_FUNCTIONS(X)  \
+	X(curl_global_init)   \
+	X(curl_easy_init)     \
+	X(curl_easy_setopt)   \
+	X(curl_easy_perform)  \
+	X(curl_easy_getinfo)  \
+	X(curl_easy_cleanup)  \
+	X(curl_easy_strerror) \
+	X(curl_easy_escape)   \
+	X(curl_free)          \
+	X(curl_mime_init)     \
+	X(curl_mime_addpart)  \
+	X(curl_mime_name)     \
+	X(curl_mime_filename) \
+	X(curl_mime_type)     \
+	X(curl_mime_data)     \
+	X(curl_mime_free)     \
+	X(curl_slist_append)  \
 	X(curl_slist_free_all)
 
 #define VM_CURL_DECLARE(name) extern typeof(name) *sym_##name;

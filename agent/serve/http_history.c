@@ -56,9 +56,8 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 			       json_object_new_int64(cfg->interval));
 	json_object_object_add(o, "oldest",
 			       idx.n ? time_json(idx.v[0].start_ns) : NULL);
-	json_object_object_add(o, "newest",
-			       idx.n ? time_json(idx.v[idx.n - 1].end_ns) :
-				       NULL);
+	json_object_object_add(
+		o, "newest", idx.n ? time_json(idx.v[idx.n - 1].end_ns) : NULL);
 	json_object_object_add(o, "bytes",
 			       json_object_new_int64((int64_t)idx.bytes));
 	json_object_object_add(o, "dropped_windows",
@@ -67,13 +66,15 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 	for (size_t i = 0; i < idx.n; i++) {
 		struct json_object *w = json_object_new_object();
 
-		json_object_object_add(w, "start", time_json(idx.v[i].start_ns));
+		json_object_object_add(w, "start",
+				       time_json(idx.v[i].start_ns));
 		json_object_object_add(w, "end", time_json(idx.v[i].end_ns));
 		json_object_object_add(
 			w, "samples",
 			json_object_new_int64((int64_t)idx.v[i].samples));
 		json_object_object_add(
-			w, "lost", json_object_new_int64((int64_t)idx.v[i].lost));
+			w, "lost",
+			json_object_new_int64((int64_t)idx.v[i].lost));
 		json_object_array_add(ws, w);
 	}
 	json_object_object_add(o, "windows", ws);
@@ -129,8 +130,7 @@ static int parse_query(struct vm_http_exchange *x, uint32_t interval,
 			return r;
 	}
 	if (q->from_ns >= q->until_ns)
-		return vm_error_set(err, EINVAL,
-				    "from must be before until");
+		return vm_error_set(err, EINVAL, "from must be before until");
 	if (format && vm_format_from_name(format, &q->format) < 0)
 		return vm_error_set(
 			err, EINVAL,
@@ -202,17 +202,20 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 	json_object_object_add(o, "windows",
 			       json_object_new_int64((int64_t)st.windows));
 	json_object_object_add(o, "error", str_or_null(st.last_error));
-	json_object_object_add(o, "history_bytes",
-			       json_object_new_int64((int64_t)st.history_bytes));
+	json_object_object_add(
+		o, "history_bytes",
+		json_object_new_int64((int64_t)st.history_bytes));
 	json_object_object_add(
 		o, "dropped_windows",
 		json_object_new_int64((int64_t)st.history_dropped));
 	if (st.has_dir) {
 		h = json_object_new_object();
-		json_object_object_add(h, "files",
-				       json_object_new_int64((int64_t)st.dir.files));
-		json_object_object_add(h, "bytes",
-				       json_object_new_int64((int64_t)st.dir.bytes));
+		json_object_object_add(
+			h, "files",
+			json_object_new_int64((int64_t)st.dir.files));
+		json_object_object_add(
+			h, "bytes",
+			json_object_new_int64((int64_t)st.dir.bytes));
 		json_object_object_add(
 			h, "dropped_windows",
 			json_object_new_int64((int64_t)st.dir.dropped));
@@ -225,8 +228,9 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 	}
 	if (st.has_push) {
 		h = json_object_new_object();
-		json_object_object_add(h, "queued",
-				       json_object_new_int64((int64_t)st.push.queued));
+		json_object_object_add(
+			h, "queued",
+			json_object_new_int64((int64_t)st.push.queued));
 		for (int i = 0; i < VM_PUSH_OUTCOMES; i++)
 			json_object_object_add(
 				h, vm_push_outcome_name(i),

@@ -185,7 +185,8 @@ static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
 	sym_curl_mime_type(part, "application/octet-stream");
 	sym_curl_mime_data(part, it->data, it->len);
 	if (p->token) {
-		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s", p->token);
+		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s",
+			 p->token);
 		headers = sym_curl_slist_append(headers, hdr);
 	}
 	if (p->tenant) {
@@ -273,9 +274,8 @@ static void *push_thread(void *arg)
 		if (o == VM_PUSH_REJECTED)
 			vm_log("push: %s", err);
 		if (p->q[0].spooled && p->cfg.spool)
-			vm_history_dir_spool_remove(p->cfg.spool,
-						    p->q[0].start_ns,
-						    p->q[0].end_ns);
+			vm_history_dir_spool_remove(
+				p->cfg.spool, p->q[0].start_ns, p->q[0].end_ns);
 		item_free(&p->q[0]);
 		memmove(p->q, p->q + 1, (p->n - 1) * sizeof(p->q[0]));
 		p->n--;

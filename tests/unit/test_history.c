@@ -38,8 +38,9 @@ struct fake {
 	struct vm_sym_mapping maps[2];
 };
 
-static const char *const names[] = { "main", "ExecScan", "heap_getnext",
-				     "hot_a", "hot_b", "f5", "f6", "f7" };
+static const char *const names[] = { "main",  "ExecScan", "heap_getnext",
+				     "hot_a", "hot_b",	  "f5",
+				     "f6",    "f7" };
 
 static void fake_window(struct fake *f, size_t n, uint64_t count, uint32_t pid)
 {
@@ -79,8 +80,8 @@ static void fake_window(struct fake *f, size_t n, uint64_t count, uint32_t pid)
 	}
 }
 
-static int add(struct vm_history *h, uint64_t start_s, uint64_t end_s,
-	       size_t n, uint64_t count)
+static int add(struct vm_history *h, uint64_t start_s, uint64_t end_s, size_t n,
+	       uint64_t count)
 {
 	struct fake f;
 	struct vm_history_window w = { .start_ns = T0 + start_s * NS,
@@ -116,8 +117,7 @@ static int look(const struct vm_symbolized *y,
 	s->span_end = span->end_ns;
 	if (vm_folded_encode(y, &text, &len, err) < 0)
 		return -1;
-	snprintf(s->folded, sizeof(s->folded), "%.*s", (int)len,
-		 (char *)text);
+	snprintf(s->folded, sizeof(s->folded), "%.*s", (int)len, (char *)text);
 	free(text);
 	return 0;
 }
@@ -142,7 +142,8 @@ static void test_merge(void **state)
 	assert_int_equal(s.span_start, T0);
 	assert_int_equal(s.span_end, T0 + 20 * NS);
 	assert_non_null(strstr(s.folded, "postgres;main 12\n"));
-	assert_non_null(strstr(s.folded, "postgres;main;ExecScan;heap_getnext 12\n"));
+	assert_non_null(
+		strstr(s.folded, "postgres;main;ExecScan;heap_getnext 12\n"));
 
 	/* Overlapping [from, until) picks windows that overlap it. */
 	assert_int_equal(vm_history_merge(h, T0 + 15 * NS, T0 + 25 * NS, look,
@@ -184,15 +185,16 @@ static void test_bounds(void **state)
 	for (int i = 0; i < 200; i++) {
 		struct fake f;
 		struct vm_history_window w = { .start_ns = T0 + i * 10 * NS,
-					       .end_ns = T0 + (i + 1) * 10 * NS };
+					       .end_ns =
+						       T0 + (i + 1) * 10 * NS };
 
 		/* Each window its own pid: stacks never repeat. */
 		fake_window(&f, 8, 1, 1000 + i);
 		assert_int_equal(vm_history_add(h, &w, &f.y, &err), 0);
 		vm_history_usage(h, &bytes, &dropped);
 		if (bytes > cfg.max_bytes && i > 0)
-			fail_msg("window %d: %llu bytes, over the %llu bound", i,
-				 (unsigned long long)bytes,
+			fail_msg("window %d: %llu bytes, over the %llu bound",
+				 i, (unsigned long long)bytes,
 				 (unsigned long long)cfg.max_bytes);
 	}
 	assert_true(dropped > 150);
@@ -248,9 +250,8 @@ static void test_pprof_roundtrip(void **state)
 	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
 	assert_int_equal(vm_history_new(&cfg, &b, &err), 0);
 	assert_int_equal(add(a, 0, 10, 5, 3), 0);
-	assert_int_equal(vm_history_merge(a, T0, T0 + 10 * NS, encode_gz, &e,
-					  &err),
-			 0);
+	assert_int_equal(
+		vm_history_merge(a, T0, T0 + 10 * NS, encode_gz, &e, &err), 0);
 	assert_int_equal(vm_history_add_pprof(b, &w, e.data, e.len, &err), 0);
 	assert_int_equal(vm_history_merge(a, 0, UINT64_MAX, look, &sa, &err),
 			 0);
@@ -304,11 +305,18 @@ static void test_times(void **state)
 					       now, &t, &err),
 			 0);
 	assert_int_equal(t, T0 + NS / 2);
-	static const char *const bad[] = { "",	      "-",     "-5",
-					   "-5x",     "5m",    "yesterday",
-					   "-99999999999999h", "2026-11-18",
-					   "2026-11-18T21:46:40", "2026-11-18T21:46:40Zjunk",
-					   "2026-13-18T21:46:40Z", "99999999999999" };
+	static const char *const bad[] = { "",
+					   "-",
+					   "-5",
+					   "-5x",
+					   "5m",
+					   "yesterday",
+					   "-99999999999999h",
+					   "2026-11-18",
+					   "2026-11-18T21:46:40",
+					   "2026-11-18T21:46:40Zjunk",
+					   "2026-13-18T21:46:40Z",
+					   "99999999999999" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = (struct vm_error){ 0 };
 		if (vm_history_parse_time(bad[i], now, &t, &err) != -EINVAL)
@@ -327,15 +335,18 @@ static void test_times(void **state)
 		assert_int_equal(vm_history_parse_file_name(buf, &s, &e), 0);
 		assert_int_equal(s, T0);
 		assert_int_equal(e, T0 + 10 * NS);
-		assert_int_equal(vm_history_parse_file_name(
-					 "cpu-20261118T110650Z-20261118T110640Z.pb.gz",
-					 &s, &e),
-				 -EINVAL);
-		assert_int_equal(vm_history_parse_file_name(
-					 "cpu-2026111xT214640Z-20261118T214650Z.pb.gz",
-					 &s, &e),
-				 -EINVAL);
-		assert_int_equal(vm_history_parse_file_name("cpu-.pb.gz", &s, &e),
+		assert_int_equal(
+			vm_history_parse_file_name(
+				"cpu-20261118T110650Z-20261118T110640Z.pb.gz",
+				&s, &e),
+			-EINVAL);
+		assert_int_equal(
+			vm_history_parse_file_name(
+				"cpu-2026111xT214640Z-20261118T214650Z.pb.gz",
+				&s, &e),
+			-EINVAL);
+		assert_int_equal(vm_history_parse_file_name("cpu-.pb.gz", &s,
+							    &e),
 				 -EINVAL);
 	}
 }
@@ -361,9 +372,8 @@ static void test_dir(void **state)
 	assert_non_null(dir);
 	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
 	assert_int_equal(add(h, 0, 10, 3, 2), 0);
-	assert_int_equal(vm_history_merge(h, T0, T0 + 10 * NS, encode_gz, &e,
-					  &err),
-			 0);
+	assert_int_equal(
+		vm_history_merge(h, T0, T0 + 10 * NS, encode_gz, &e, &err), 0);
 	vm_history_free(h);
 
 	/* Bounded to 30 s: of five 10 s windows, the newest few stay. */

@@ -621,7 +621,8 @@ static struct map_set map_set(struct bpf_state *st, uint32_t set)
 	struct profile_bpf *k = st->skel;
 
 	if (set & 1)
-		return (struct map_set){ k->maps.counts_b, k->maps.user_stacks_b,
+		return (struct map_set){ k->maps.counts_b,
+					 k->maps.user_stacks_b,
 					 k->maps.kernel_stacks_b };
 	return (struct map_set){ k->maps.counts, k->maps.user_stacks,
 				 k->maps.kernel_stacks };
