@@ -86,7 +86,8 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 
 /*
  * pprof (gzipped or not, as vm_pprof_encode writes it) back into a window
- * of the history: the files of --history-dir at start-up.  The bytes are
+ * of the history: the files of --history-dir at start-up.  w says when
+ * the file's name puts it; the profile's finer times win when they agree.  The bytes are
  * not trusted: anything malformed is -EINVAL with a sentence, and nothing
  * is kept (history_pprof.c).
  */

@@ -209,7 +209,14 @@ static int read_profile(struct vm_history *h, const Profile *p,
 	w->samples = total;
 	if (p->period > 0 && p->period <= 1000000000)
 		w->frequency = (uint32_t)(1000000000 / p->period);
-	if (p->time_nanos > 0 && p->duration_nanos > 0) {
+	/*
+	 * The profile's own times are finer than the file name's seconds;
+	 * they are taken when they agree with the name, which is what the
+	 * directory is pruned by.
+	 */
+	if (p->time_nanos > 0 && p->duration_nanos > 0 &&
+	    (uint64_t)p->time_nanos / 1000000000u ==
+		    w->start_ns / 1000000000u) {
 		w->start_ns = (uint64_t)p->time_nanos;
 		w->end_ns = w->start_ns + (uint64_t)p->duration_nanos;
 	}

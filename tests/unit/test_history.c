@@ -242,7 +242,8 @@ static void test_pprof_roundtrip(void **state)
 	struct vm_history_config cfg = { 3600, 32 << 20 };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
-	struct vm_history_window w = { 0 };
+	/* As a file name says: to the second. */
+	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
 	struct encoded e = { 0 };
 	struct seen sa, sb;
 	uint8_t junk[64];
