@@ -82,6 +82,13 @@ While a profile runs, see it, or stop it early:
   curl $URL/profile/cpu
   curl -X DELETE $URL/profile/cpu
 
+The agent also profiles all the time at 19 Hz (--continuous), one window
+every 10 s.  What PostgreSQL did in the last 5 minutes, merged:
+
+  curl "$URL/profile/cpu/history/profile?from=-5m" --output last5m.pb
+  go tool pprof -top last5m.pb
+  curl $URL/profile/cpu/history          # the windows kept
+
 Also: curl $URL/healthz ; go tool pprof -http=: $URL/debug/pprof/profile?seconds=10
 Perf instead of eBPF: "profiler": {"Perf": null}.  Guest console: $VM_LOG
 

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
 
-reason=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv file go)
+reason=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv file go python3)
 [ -x /bin/busybox ] || reason=${reason:-needs busybox-static}
 [ -x /usr/lib/postgresql/15/bin/postgres ] || reason=${reason:-needs postgresql-15}
 [ -x "$VMTOOLS_AGENT" ] || reason=${reason:-needs $VMTOOLS_AGENT (make all)}
@@ -220,6 +220,23 @@ if [ "$(cat "$T/perf.code")" = 200 ]; then
 else
 	not_ok "the Perf backend in the guest: POST is $(cat "$T/perf.code")"
 	head -c 600 "$T/perf.pb" | diag
+fi
+
+# The guest agent runs with --continuous: by now windows are sealed.
+code=$(curl -sS -o "$T/history.json" -w '%{http_code}' --max-time 10 "$URL/profile/cpu/history")
+if [ "$code" = 200 ] && python3 -c "import json,sys; d=json.load(open('$T/history.json'));
+sys.exit(0 if d['continuous'] and d['frequency']==19 and len(d['windows'])>=1 else 1)"; then
+	ok "GET /profile/cpu/history: the guest agent profiles continuously ($(python3 -c "import json; print(len(json.load(open('$T/history.json'))['windows']))") windows)"
+else
+	not_ok "GET /profile/cpu/history: $code"
+	diag "$T/history.json"
+fi
+code=$(curl -sS -o "$T/last5m.pb" -w '%{http_code}' --max-time 30 "$URL/profile/cpu/history/profile?from=-5m")
+if [ "$code" = 200 ]; then
+	check_pprof "continuous history (last 5 minutes)" "$T/last5m.pb"
+else
+	not_ok "GET /profile/cpu/history/profile?from=-5m: $code"
+	head -c 600 "$T/last5m.pb" | diag
 fi
 
 if vm_alive; then

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# bench/continuous.sh - what always-on profiling costs, against what a
+# user would otherwise run for the same always-on view.
+#
+# With `pgbench -S -c 2 -j 2` saturating both cores for DURATION seconds
+# (default 60), ROUNDS times (default 3), interleaved:
+#   vmtools: `serve --continuous` at 19 Hz, 10 s windows; its cost is the
+#            agent's CPU time (/proc/PID/stat) plus the run time of its BPF
+#            programs (kernel.bpf_stats_enabled, bpftool prog show), as a
+#            share of one CPU (target <= 0.1%)
+#   perf:    `perf record -F 19 -a -g` in 10 s pieces, each converted with
+#            `perf script` (what one would push), its CPU time (/usr/bin/time)
+# Then, once: an hour of history (the windows of the last vmtools round,
+# 2 s each, repeated under names spread over the last hour in a
+# --history-dir), the agent's RSS once it has read them (target <= 48
+# MiB), and the time to answer GET /profile/cpu/history/profile?from=-1h
+# (curl's time_total, median of 5; target < 200 ms).
+# Needs root (BPF, bpf_stats), PostgreSQL 15, perf, bpftool, curl, python3.
+. "$(dirname "$0")/lib/measure.sh"
+. "$SRC/tests/lib/agent.sh"
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-60}
+
+bench_prepare
+reason=$(need_cmd bpftool curl)
+[ -z "$reason" ] || { echo "bench/continuous.sh: cannot run: $reason" >&2; exit 1; }
+
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+at_exit "sysctl -qw kernel.bpf_stats_enabled=$old_stats"
+
+# bpf_ns PID: run time of the BPF programs PID holds, in nanoseconds.
+bpf_ns() {
+	bpftool prog show -j | python3 -c "
+import json, sys
+print(sum(p.get('run_time_ns', 0) for p in json.load(sys.stdin)
+          if any(x.get('pid') == $1 for x in p.get('pids', []))))"
+}
+# cpu_ms PID: CPU time PID used so far, in milliseconds.
+cpu_ms() { awk -v t="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / t)}' "/proc/$1/stat"; }
+
+: >"$T/vm"
+: >"$T/perf"
+for r in $(seq "$ROUNDS"); do
+	# vmtools: the agent runs first, so its start-up is not counted.
+	rm -rf "$T/hist"
+	start_agent "cont$r" --no-setup --continuous --continuous-frequency 19 \
+		--continuous-interval 2 --history-dir "$T/hist"
+	sleep 2
+	c0=$(cpu_ms "$AGENT_PID") b0=$(bpf_ns "$AGENT_PID")
+	pg_bench "$DURATION" -S -c 2 -j 2 >/dev/null 2>&1
+	c1=$(cpu_ms "$AGENT_PID") b1=$(bpf_ns "$AGENT_PID")
+	echo "$((c1 - c0)) $(((b1 - b0) / 1000000))" >>"$T/vm"
+	stop_agent
+	cp -r "$T/hist" "$T/hist-last"
+
+	# perf: 10 s pieces recorded and converted while pgbench runs.
+	pieces=$(((DURATION + 9) / 10))
+	(
+		for p in $(seq "$pieces"); do
+			/usr/bin/time -a -o "$T/perf.time" -f '%U %S' \
+				perf record -q -F 19 -a -g -o "$T/piece.data" -- sleep 10 2>/dev/null
+			/usr/bin/time -a -o "$T/perf.time" -f '%U %S' \
+				sh -c "perf script -i '$T/piece.data' >'$T/piece.txt' 2>/dev/null"
+		done
+	) &
+	perf_loop=$!
+	: >"$T/perf.time"
+	pg_bench "$DURATION" -S -c 2 -j 2 >/dev/null 2>&1
+	wait "$perf_loop"
+	awk '{ s += $1 + $2 } END { print int(s * 1000) }' "$T/perf.time" >>"$T/perf"
+done
+
+# An hour of history: the last round's windows, spread over the hour.
+mkdir -p "$T/hour"
+python3 - "$T/hist-last" "$T/hour" <<'PY'
+import os, shutil, sys, time
+src, dst = sys.argv[1:3]
+files = sorted(f for f in os.listdir(src) if f.startswith("cpu-"))
+now = int(time.time())
+fmt = lambda t: time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
+for i in range(360):
+    start = now - 3600 + 10 * i
+    shutil.copy(os.path.join(src, files[i % len(files)]),
+                os.path.join(dst, "cpu-%s-%s.pb.gz" % (fmt(start), fmt(start + 10))))
+PY
+start_agent hour --no-setup --continuous --continuous-interval 10 \
+	--history-dir "$T/hour"
+sleep 1
+rss=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT_PID/status")
+windows=$(curl -s "$AGENT_URL/profile/cpu/history" | python3 -c "import json,sys; print(len(json.load(sys.stdin)['windows']))")
+: >"$T/merge"
+for i in 1 2 3 4 5; do
+	curl -s -o "$T/hour.pb" -w '%{time_total}\n' \
+		"$AGENT_URL/profile/cpu/history/profile?from=-1h" >>"$T/merge"
+done
+rss_after=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT_PID/status")
+stop_agent
+
+python3 - "$T/vm" "$T/perf" "$DURATION" "$rss" "$rss_after" "$windows" "$T/merge" <<'PY'
+import statistics, sys
+vm = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+perf = [int(l) for l in open(sys.argv[2])]
+dur = float(sys.argv[3]) * 1000
+rss, rss_after, windows = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+merge = [float(l) * 1000 for l in open(sys.argv[7])]
+agent = statistics.median(c for c, b in vm)
+bpf = statistics.median(b for c, b in vm)
+p = statistics.median(perf)
+print("| what (median of %d rounds, %d s of pgbench -S each) | vmtools --continuous 19 Hz | perf record -F 19 -a -g, 10 s pieces + perf script |" % (len(vm), dur / 1000))
+print("|---|---|---|")
+print("| CPU, share of one CPU (target <= 0.1%%) | %.3f%% (agent %d ms + BPF %d ms) | %.3f%% (%d ms) |"
+      % (100 * (agent + bpf) / dur, agent, bpf, 100 * p / dur, p))
+print("| RSS with an hour of history (%s windows; target <= 48 MiB) | %.1f MiB (%.1f MiB after 5 merges) | |"
+      % (windows, rss / 1024, rss_after / 1024))
+print("| GET history/profile?from=-1h, median of 5 (target < 200 ms) | %.1f ms | |" % statistics.median(merge))
+PY
