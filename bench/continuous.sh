@@ -29,12 +29,18 @@ old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
 at_exit "sysctl -qw kernel.bpf_stats_enabled=$old_stats"
 
-# bpf_ns PID: run time of the BPF programs PID holds, in nanoseconds.
+# bpf_ns PID: run time of the BPF programs PID holds (their ids from the
+# fdinfo of its program and link descriptors), in nanoseconds.
 bpf_ns() {
 	bpftool prog show -j | python3 -c "
-import json, sys
-print(sum(p.get('run_time_ns', 0) for p in json.load(sys.stdin)
-          if any(x.get('pid') == $1 for x in p.get('pids', []))))"
+import glob, json, re, sys
+ids = set()
+for f in glob.glob('/proc/$1/fdinfo/*'):
+    try:
+        ids.update(int(m) for m in re.findall(r'^prog_id:\\s*(\\d+)', open(f).read(), re.M))
+    except OSError:
+        pass
+print(sum(p.get('run_time_ns', 0) for p in json.load(sys.stdin) if p['id'] in ids))"
 }
 # cpu_ms PID: CPU time PID used so far, in milliseconds.
 cpu_ms() { awk -v t="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / t)}' "/proc/$1/stat"; }

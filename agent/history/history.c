@@ -509,7 +509,9 @@ int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
 	size_t n = 0;
 
 	/* The same stack twice (other raw stacks, same frames): one entry. */
-	qsort(h->pending, h->n_pending, sizeof(h->pending[0]), cmp_entry);
+	if (h->n_pending)
+		qsort(h->pending, h->n_pending, sizeof(h->pending[0]),
+		      cmp_entry);
 	for (size_t i = 0; i < h->n_pending; i++) {
 		if (n && h->pending[n - 1].stack == h->pending[i].stack)
 			h->pending[n - 1].count += h->pending[i].count;
@@ -533,7 +535,8 @@ int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
 			(h->n_windows - at) * sizeof(h->windows[0]));
 		return -ENOMEM;
 	}
-	memcpy(hw->v, h->pending, n * sizeof(hw->v[0]));
+	if (n)
+		memcpy(hw->v, h->pending, n * sizeof(hw->v[0]));
 	h->n_windows++;
 	h->window_bytes += n * sizeof(struct hentry);
 	h->n_pending = 0;

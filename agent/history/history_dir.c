@@ -94,7 +94,8 @@ static int list(int dir_fd, bool remove_tmp, struct entry **out, size_t *n)
 		v[(*n)++] = e;
 	}
 	closedir(dir);
-	qsort(v, *n, sizeof(*v), cmp_entry);
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_entry);
 	*out = v;
 	return 0;
 }
