@@ -24,6 +24,7 @@
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
 #include "common/cleanup.h"
+#include "common/fdio.h"
 #include "common/subcommand.h"
 
 #define WHO "vmtools-agent profile"
@@ -229,23 +230,6 @@ static int validate(const struct profile_options *o)
 	return -EINVAL;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 /* Write to a temporary file next to path, renamed into place at the end. */
 static int write_output(const char *path, const void *data, size_t len,
 			struct vm_error *err)
@@ -255,7 +239,7 @@ static int write_output(const char *path, const void *data, size_t len,
 	int r;
 
 	if (!strcmp(path, "-"))
-		return write_all(STDOUT_FILENO, data, len) ?
+		return vm_write_all(STDOUT_FILENO, data, len) ?
 			       vm_error_errno(
 				       err, errno,
 				       "cannot write to standard output") :
@@ -267,7 +251,7 @@ static int write_output(const char *path, const void *data, size_t len,
 	if (fd < 0)
 		return vm_error_errno(err, errno,
 				      "cannot create a file next to %s", path);
-	r = write_all(fd, data, len);
+	r = vm_write_all(fd, data, len);
 	if (r == 0 && fchmod(fd, 0644))
 		r = -errno;
 	/*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * clock.c - reading a clock in nanoseconds (clock.h).
+ * clock.c - reading a clock in nanoseconds, and condition variables that
+ * wait on the monotonic one (clock.h).
  */
 #include "common/clock.h"
 
@@ -12,4 +13,14 @@ uint64_t vm_clock_ns(clockid_t clk)
 	if (clock_gettime(clk, &ts) < 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void vm_cond_init_monotonic(pthread_cond_t *c)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
 }

@@ -7,9 +7,17 @@
 #ifndef VMTOOLS_COMMON_CLOCK_H
 #define VMTOOLS_COMMON_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
 uint64_t vm_clock_ns(clockid_t clk);
+
+/*
+ * A condition variable whose timed waits take CLOCK_MONOTONIC deadlines
+ * (vm_clock_ns(CLOCK_MONOTONIC)), so that setting the clock does not
+ * stretch or cut a wait.
+ */
+void vm_cond_init_monotonic(pthread_cond_t *c);
 
 #endif

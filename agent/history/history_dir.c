@@ -23,6 +23,7 @@
 
 #include "agent/history/history_time.h"
 #include "common/array.h"
+#include "common/fdio.h"
 
 #define SPOOL "push"
 #define TMP_PREFIX ".tmp-"
@@ -280,23 +281,6 @@ static bool make_room(struct vm_history_dir *d, const char *keep)
 	return removed;
 }
 
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		len -= w;
-	}
-	return fsync(fd) < 0 ? -errno : 0;
-}
-
 /* One attempt: the temporary file written whole, then renamed. */
 static int write_once(struct vm_history_dir *d, const char *name,
 		      const char *tmp, const void *data, size_t len)
@@ -309,7 +293,9 @@ static int write_once(struct vm_history_dir *d, const char *name,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	r = write_all(fd, data, len);
+	r = vm_write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && renameat(d->fd, tmp, d->fd, name) < 0)

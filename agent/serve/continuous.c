@@ -233,7 +233,6 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 			struct vm_continuous **out, struct vm_error *err)
 {
 	struct vm_continuous *c = calloc(1, sizeof(*c));
-	pthread_condattr_t ca;
 	int r;
 
 	*out = NULL;
@@ -241,10 +240,7 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	c->cfg = *cfg;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	vm_cond_init_monotonic(&c->wake);
 	r = open_storage(c, err);
 	if (r == 0 && cfg->push) {
 		struct vm_push_config pc = *cfg->push;

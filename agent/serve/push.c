@@ -362,11 +362,7 @@ int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
 	if (!p->cfg.backoff_max_ms)
 		p->cfg.backoff_max_ms = BACKOFF_MAX_MS;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	vm_cond_init_monotonic(&p->wake);
 	p->url = strdup(cfg->url);
 	p->name = strdup(cfg->name ? cfg->name : VM_PUSH_DEFAULT_NAME);
 	p->token = cfg->token ? strdup(cfg->token) : NULL;
