@@ -26,6 +26,8 @@
 
 #include "agent/profile/engine.h"
 #include "proto/profile.pb-c.h"
+#include "agent/samples/sample.h"
+#include "agent/symbolize/symbolize.h"
 #include "tests/unit/spinner.h"
 
 static struct vm_profile_request base_request(void)
@@ -228,11 +230,92 @@ static void test_session(void **state)
 	assert_int_equal(bpf_fds(), before);
 }
 
+static uint64_t window_total(const struct vm_samples *w)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		n += w->v[i].count;
+	return n;
+}
+
+/*
+ * A continuous session: windows sealed one after the other while sampling
+ * goes on, each starting where the previous ended, an on-demand session
+ * beside it; a perf one and a seal of an on-demand session are refused.
+ */
+static void test_continuous(void **state)
+{
+	struct vm_profile_request r = base_request();
+	struct vm_session *s = NULL, *od = NULL;
+	struct vm_error err = { 0 };
+	struct vm_samples w[3];
+	struct vm_symbolized y[3];
+	struct vm_profile_output out = { 0 };
+	uint64_t all = 0;
+	pid_t child;
+	int before;
+
+	(void)state;
+	r.continuous = true;
+	r.profiler = VM_PROFILER_PERF;
+	assert_int_equal(vm_session_start(&r, NULL, &s, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "continuously"));
+	if (geteuid() != 0)
+		skip();
+	before = bpf_fds();
+	child = spawn_spinner();
+	r = base_request();
+	r.continuous = true;
+	r.pids[0] = child;
+	r.n_pids = 1;
+	r.frequency = 199;
+	r.seconds = 1;
+	err = (struct vm_error){ 0 };
+	if (vm_session_start(&r, NULL, &s, &err) < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		print_message("no BPF here: %s\n", err.msg);
+		skip();
+	}
+	r.continuous = false;
+	assert_int_equal(vm_session_start(&r, NULL, &od, &err), 0);
+	assert_int_equal(vm_session_seal(od, &w[0], &y[0], &err), -EINVAL);
+	for (int i = 0; i < 3; i++) {
+		usleep(300000);
+		assert_int_equal(vm_session_seal(s, &w[i], &y[i], &err), 0);
+		assert_true(window_total(&w[i]) > 0);
+		assert_int_equal(y[i].n_stacks, w[i].n);
+		all += window_total(&w[i]);
+		if (i > 0)
+			assert_int_equal(w[i].time_nanos,
+					 w[i - 1].time_nanos +
+						 w[i - 1].duration_nanos);
+	}
+	assert_true(all > 0);
+	vm_session_stop(od);
+	assert_int_equal(vm_session_wait(od, &err), 0);
+	assert_int_equal(vm_session_finish(od, &out, &err), 0);
+	assert_true(out.samples > 0);
+	free(out.data);
+	vm_session_free(od);
+	for (int i = 0; i < 3; i++) {
+		vm_symbolized_free(&y[i]);
+		vm_samples_free(&w[i]);
+	}
+	vm_session_stop(s);
+	vm_session_free(s);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	assert_int_equal(bpf_fds(), before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validation),
 		cmocka_unit_test(test_session),
+		cmocka_unit_test(test_continuous),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
