@@ -11,7 +11,7 @@
 #   perf:    `perf record -F 19 -a -g` in 10 s pieces, each converted with
 #            `perf script` (what one would push), its CPU time (/usr/bin/time)
 # Then, once: an hour of history (the windows of the last vmtools round,
-# 2 s each, repeated under names spread over the last hour in a
+# repeated under names spread over the last hour in a
 # --history-dir), the agent's RSS once it has read them (target <= 48
 # MiB), and the time to answer GET /profile/cpu/history/profile?from=-1h
 # (curl's time_total, median of 5; target < 200 ms).
@@ -51,7 +51,7 @@ for r in $(seq "$ROUNDS"); do
 	# vmtools: the agent runs first, so its start-up is not counted.
 	rm -rf "$T/hist"
 	start_agent "cont$r" --no-setup --continuous --continuous-frequency 19 \
-		--continuous-interval 2 --history-dir "$T/hist"
+		--continuous-interval 10 --history-dir "$T/hist"
 	sleep 2
 	c0=$(cpu_ms "$AGENT_PID") b0=$(bpf_ns "$AGENT_PID")
 	pg_bench "$DURATION" -S -c 2 -j 2 >/dev/null 2>&1
