@@ -22,6 +22,7 @@
 #include "agent/setup/setup_int.h"
 
 #include <errno.h>
+#include <json-c/linkhash.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/setup/blockdev.h"
+#include "agent/setup/safe_path.h"
 #include "agent/setup/setup_state.h"
 #include "common/cleanup.h"
 
@@ -80,6 +82,51 @@ void vm_setup_set_str(char **dst, const char *src)
 	*dst = src ? strdup(src) : NULL;
 }
 
+/*
+ * The mountpoint as /proc/self/mountinfo will name it: its directories
+ * that exist resolved (Debian's /var/run -> /run), the rest (which setup
+ * creates as real directories) and its own name kept.  Without this a
+ * second run would not see the disk mounted and mount it again.
+ */
+static int canonical_mountpoint(const char *mnt, size_t n, char *out,
+				size_t size, struct vm_error *err)
+{
+	char dir[PATH_MAX];
+	const char *rest;
+	char *slash;
+
+	memcpy(dir, mnt, n);
+	dir[n] = '\0';
+	for (char *p = dir; (p = strstr(p, "/.")); p++)
+		if (p[2] == '\0' || p[2] == '/' ||
+		    (p[2] == '.' && (p[3] == '\0' || p[3] == '/')))
+			return vm_error_set(
+				err, EINVAL,
+				"--mountpoint %s has a . or .. component; name the directory plainly",
+				mnt);
+	slash = strrchr(dir, '/');
+	rest = mnt + (slash - dir);
+	for (;;) {
+		_cleanup_free_ char *real = NULL;
+
+		*slash = '\0';
+		real = realpath(dir[0] ? dir : "/", NULL);
+		if (real) {
+			if (snprintf(out, size, "%s%s", strcmp(real, "/") ? real : "",
+				     rest) >= (int)size)
+				break;
+			return 0;
+		}
+		if (errno != ENOENT)
+			return vm_error_errno(err, errno,
+					      "cannot use --mountpoint %s", mnt);
+		slash = strrchr(dir, '/');
+		rest = mnt + (slash - dir);
+	}
+	return vm_error_set(err, ENAMETOOLONG, "--mountpoint %s is too long",
+			    mnt);
+}
+
 int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 		      struct vm_setup_result *res, struct vm_error *err)
 {
@@ -87,6 +134,7 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 					  VM_SETUP_DEFAULT_MOUNTPOINT;
 	size_t n;
 	struct utsname u;
+	int r;
 
 	memset(c, 0, sizeof(*c));
 	c->o = o;
@@ -110,8 +158,15 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	if (n >= sizeof(c->mountpoint) || n <= 1)
 		return vm_error_set(err, EINVAL,
 				    "--mountpoint %s cannot be used", mnt);
-	memcpy(c->mountpoint, mnt, n);
-	c->mountpoint[n] = '\0';
+	c->lock_fd = c->lock_dir = -1;
+	r = canonical_mountpoint(mnt, n, c->mountpoint, sizeof(c->mountpoint),
+				 err);
+	if (r < 0)
+		return r;
+	/* Collapse "//": the mountpoint is compared as text. */
+	for (char *p = c->mountpoint; (p = strstr(p, "//"));)
+		memmove(p, p + 1, strlen(p));
+	c->guard.owner = c->mountpoint;
 	if (o->state_file)
 		snprintf(c->state_file, sizeof(c->state_file), "%s",
 			 o->state_file);
@@ -301,15 +356,14 @@ static int drop_stale(struct vm_setup_ctx *c, const struct vm_setup_state *prev,
 	for (size_t i = 0; i < prev->n_links; i++) {
 		const struct vm_state_link *sl = &prev->links[i];
 		_cleanup_free_ char *cur = NULL;
-		bool planned = false;
+		int r;
 
-		for (size_t k = 0; k < p->n && !planned; k++)
-			planned = !strcmp(p->links[k].path, sl->path);
-		if (planned ||
-		    vm_link_is_ours(sl->path, c->mountpoint, &cur) != 1)
+		if ((p->index && lh_table_lookup_ex(p->index, sl->path, NULL)) ||
+		    vm_link_is_ours(sl->path, &j->guard, &cur) != 1)
 			continue;
-		if (unlink(sl->path) < 0)
-			return vm_error_errno(err, errno,
+		r = vm_safe_unlink_link(sl->path, cur, &j->guard, err);
+		if (r < 0)
+			return vm_error_errno(err, -r,
 					      "cannot remove the stale link %s",
 					      sl->path);
 		if (vm_journal_add(j, VM_CHANGE_UNLINK, sl->path, NULL, cur) <
@@ -362,7 +416,7 @@ static int setup_mounted(struct vm_setup_ctx *c, struct vm_setup_state *state,
 	}
 	r = vm_setup_plan(c, m, true, &plan, err);
 	if (r == 0)
-		r = vm_links_check(&plan, c->mountpoint, err);
+		r = vm_links_check(&plan, &j->guard, err);
 	if (r == 0)
 		r = drop_stale(c, state, &plan, j, err);
 	if (r == 0)
@@ -390,7 +444,7 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	     struct vm_error *err)
 {
 	struct vm_setup_state state = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { 0 }, lock_dirs = { 0 };
 	_cleanup_free_ char *device = NULL;
 	struct vm_setup_ctx c;
 	int r;
@@ -398,18 +452,25 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	r = vm_setup_ctx_init(&c, o, res, err);
 	if (r < 0)
 		return r;
+	j.guard = lock_dirs.guard = c.guard;
+	/* One run at a time: the state is read under the lock. */
+	r = vm_setup_lock(&c, &lock_dirs, err);
+	if (r < 0)
+		goto fail;
 	r = vm_setup_state_load(c.state_file, &state, err);
 	if (r < 0 && r != -ENOENT)
-		return r;
+		goto fail;
 	if (r == -ENOENT || strcmp(state.mountpoint, c.mountpoint)) {
 		vm_setup_state_clear(&state);
 		state.mountpoint = strdup(c.mountpoint);
-		if (!state.mountpoint)
-			return -ENOMEM;
+		if (!state.mountpoint) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	r = find_device(&c, &device, err);
 	if (r < 0)
-		goto out;
+		goto fail;
 	vm_setup_set_str(&res->device, device);
 	vm_setup_action(res, "found the tools disk %s (label %s)", device,
 			c.label);
@@ -420,24 +481,30 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	r = setup_mounted(&c, &state, &j, err);
 	if (r < 0)
 		goto fail;
-	if (j.n > 0) {
+	if (j.n > 0 || lock_dirs.n > 0) {
 		vm_setup_set_str(&state.device, device);
-		r = vm_setup_state_merge(&state, &j);
+		r = vm_setup_state_merge(&state, &lock_dirs);
+		if (r == 0)
+			r = vm_setup_state_merge(&state, &j);
 		if (r == 0)
 			r = vm_setup_state_save(c.state_file, &state, err);
 		if (r < 0)
 			goto fail;
-	} else {
+	}
+	if (j.n == 0)
 		vm_setup_action(
 			res, "nothing to change: the guest was already set up");
-	}
-	vm_journal_clear(&j);
 	r = 0;
 	goto out;
 fail:
 	roll_back(&j, res);
+	/* The lock file first: it is in the directories made for it. */
+	vm_setup_lock_remove(&c);
+	roll_back(&lock_dirs, res);
 out:
+	vm_setup_unlock(&c);
 	vm_journal_clear(&j);
+	vm_journal_clear(&lock_dirs);
 	vm_setup_state_clear(&state);
 	return r;
 }

@@ -7,7 +7,9 @@
 #ifndef VMTOOLS_AGENT_SETUP_JOURNAL_H
 #define VMTOOLS_AGENT_SETUP_JOURNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -26,9 +28,21 @@ struct vm_change {
 	char *old; /* RETARGET, UNLINK: the previous link target */
 };
 
+/*
+ * What a walk to a guest path must not enter (safe_path.h): links into
+ * owner (the mountpoint), and the filesystem dev of the disk mounted there.
+ */
+struct vm_guard {
+	const char *owner;
+	dev_t dev; /* when has_dev */
+	bool has_dev;
+};
+
 struct vm_journal {
 	struct vm_change *changes;
-	size_t n;
+	size_t n, cap;
+	/* How rollback reaches the paths; set before the first change. */
+	struct vm_guard guard;
 };
 
 int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
@@ -41,8 +55,5 @@ void vm_journal_clear(struct vm_journal *j);
  * could not be restored (the guest then needs a look by hand).
  */
 int vm_journal_rollback(struct vm_journal *j, struct vm_error *err);
-
-/* Create a symlink at path atomically replacing whatever link is there. */
-int vm_symlink_replace(const char *target, const char *path);
 
 #endif

@@ -28,11 +28,17 @@
 #include "agent/setup/setup_state.h"
 
 static char base[64];
+/* The "mountpoint" of these tests, and the guard of walks to guest paths. */
+static char mnt[96];
+static struct vm_guard guard = { .owner = mnt };
 
 static int setup_dir(void **state)
 {
 	strcpy(base, "/tmp/vmtools-setup-XXXXXX");
-	return mkdtemp(base) ? 0 : -1;
+	if (!mkdtemp(base))
+		return -1;
+	snprintf(mnt, sizeof(mnt), "%s/mnt", base);
+	return 0;
 }
 
 static int teardown_dir(void **state)
@@ -83,7 +89,7 @@ static void make_guest(void)
 static void test_create_idempotent_and_rollback(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 	struct stat st;
 
@@ -94,7 +100,7 @@ static void test_create_idempotent_and_rollback(void **state)
 	vm_link_plan_add(&p, P("root/bin/perf"), P("mnt/other"), false);
 	assert_int_equal(p.n, 2);
 
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_ABSENT);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_string_equal(readlink_str(P("root/lib/modules/6.1")),
@@ -107,9 +113,9 @@ static void test_create_idempotent_and_rollback(void **state)
 
 	/* Second look: everything present, nothing to apply. */
 	{
-		struct vm_journal j2 = { 0 };
+		struct vm_journal j2 = { .guard = { .owner = mnt } };
 
-		assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+		assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 		assert_int_equal(p.links[0].state, VM_LINK_PRESENT);
 		assert_int_equal(p.links[1].state, VM_LINK_PRESENT);
 		assert_int_equal(vm_links_apply(&p, &j2, &err), 0);
@@ -127,7 +133,7 @@ static void test_create_idempotent_and_rollback(void **state)
 static void test_refuses_real_dir_and_foreign_link(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
@@ -139,7 +145,7 @@ static void test_refuses_real_dir_and_foreign_link(void **state)
 	vm_link_plan_add(&p, P("root/foreign"), P("mnt/lib"), false);
 	vm_link_plan_add(&p, P("root/file/below"), P("mnt/lib"), false);
 
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), -EEXIST);
+	assert_int_equal(vm_links_check(&p, &guard, &err), -EEXIST);
 	/* Every blocked path is named, and nothing was touched. */
 	assert_non_null(strstr(err.msg, "root/modules is a real directory"));
 	assert_non_null(strstr(
@@ -157,14 +163,14 @@ static void test_refuses_real_dir_and_foreign_link(void **state)
 static void test_optional_blocked_is_skipped(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
 	assert_int_equal(mkdir(P("root/running"), 0755), 0);
 	vm_link_plan_add(&p, P("root/running"), P("mnt/lib"), true);
 	vm_link_plan_add(&p, P("root/image"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_BLOCKED);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_int_equal(j.n, 1);
@@ -176,14 +182,14 @@ static void test_optional_blocked_is_skipped(void **state)
 static void test_stale_link_retargeted_and_restored(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
 	/* Ours (into the mountpoint), from an older image: dangling. */
 	assert_int_equal(symlink(P("mnt/lib/modules/6.1.0-1"), P("root/m")), 0);
 	vm_link_plan_add(&p, P("root/m"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_STALE);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_string_equal(readlink_str(P("root/m")), P("mnt/lib"));
@@ -196,7 +202,7 @@ static void test_stale_link_retargeted_and_restored(void **state)
 static void test_apply_failure_is_rolled_back(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 	struct stat st;
 
@@ -204,7 +210,7 @@ static void test_apply_failure_is_rolled_back(void **state)
 	assert_int_equal(mkdir(P("root/ro"), 0555), 0);
 	vm_link_plan_add(&p, P("root/new/a"), P("mnt/lib"), false);
 	vm_link_plan_add(&p, P("root/ro/b"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	if (geteuid() == 0) {
 		/* root writes into 0555 directories: simulate with a file
 		 * appearing between check and apply instead. */
@@ -220,7 +226,7 @@ static void test_apply_failure_is_rolled_back(void **state)
 static void test_state_roundtrip_and_merge(void **state)
 {
 	struct vm_setup_state s = { 0 }, t = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	assert_int_equal(vm_setup_state_load(P("none.json"), &s, &err),
