@@ -510,6 +510,7 @@ static int write_image(const struct vm_build_opts *o, const char *tmp,
 	if (r < 0)
 		return r;
 	wo->label = label_of(o);
+	wo->name = o->output;
 	wo->epoch = epoch;
 	wo->size_bytes = o->size_bytes;
 	wo->late = late;
