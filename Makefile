@@ -176,6 +176,7 @@ $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
 $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
+$(call obj,common/base64.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 

@@ -27,17 +27,6 @@
 #include "imagebuilder/links.h"
 #include "imagebuilder/walk.h"
 
-/* "vm-tools" or the label, checked: at most 16 bytes. */
-static int vm_label_valid(const char *label, struct vm_error *err)
-{
-	if (strlen(label) > VM_LABEL_MAX)
-		return vm_error_set(
-			err, EINVAL,
-			"label \"%s\" is %zu bytes; ext4 labels hold at most %d",
-			label, strlen(label), VM_LABEL_MAX);
-	return 0;
-}
-
 /* Looks at the host directory: the release must be known before the walk
  * so that depmod can run while the rest is read. */
 static int release_from_root(const char *root, char **out, struct vm_error *err)
@@ -563,7 +552,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	memset(res, 0, sizeof(*res));
 	if (!m)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	r = vm_label_valid(label_of(o), err);
+	r = vm_label_check(label_of(o), "--label", err);
 	if (r == 0 && (!o->root || !o->output))
 		r = vm_error_set(err, EINVAL,
 				 "--root and --output are required");

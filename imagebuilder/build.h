@@ -10,10 +10,9 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/label.h"
 #include "imagebuilder/writer.h"
 
-#define VM_DEFAULT_LABEL "vm-tools"
-#define VM_LABEL_MAX 16
 
 struct vm_build_opts {
 	const char *root;

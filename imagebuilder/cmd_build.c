@@ -125,6 +125,14 @@ static int on_option(int c, char *arg, void *ctx)
 				arg);
 			return -EINVAL;
 		}
+		/* 0 would be read as auto: say so rather than guess. */
+		if (!o->size_bytes && strcmp(arg, "auto")) {
+			fprintf(stderr,
+				WHO
+				": --size %s is no size; pass --size auto (or leave it out) for the smallest image that fits\n",
+				arg);
+			return -EINVAL;
+		}
 		break;
 	case OPT_EPOCH:
 		/* Seconds that fit ext4's 32-bit timestamps. */

@@ -150,6 +150,29 @@ static int plan_count(struct vm_node *n, void *ctx)
 	return 0;
 }
 
+/*
+ * A file's link count is 16 bits on disk, and e2fsck takes no more than
+ * EXT2_LINK_MAX (65,000) for one that is not a directory (directories
+ * past it count 1, dir_nlink): more names than that cannot be written.
+ */
+static int find_many_links(struct vm_node *n, void *ctx)
+{
+	if (n->type == VM_NODE_DIR || n->link_to || n->nlink <= EXT2_LINK_MAX)
+		return 0;
+	*(struct vm_node **)ctx = n;
+	return 1;
+}
+
+static int many_links_error(const struct vm_node *n, struct vm_error *err)
+{
+	_cleanup_free_ char *path = vm_node_path(n);
+
+	return vm_error_set(
+		err, EMLINK,
+		"%s has %u names (hard links) in the staged tree; ext4 keeps at most %d for a file: copy it under some of the names instead of linking them all",
+		path ? path : n->name, n->nlink, EXT2_LINK_MAX);
+}
+
 static int seed_cb(struct vm_node *n, void *ctx)
 {
 	uint32_t meta[2] = { 0, htole32((uint32_t)n->type) };
@@ -197,8 +220,12 @@ static int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
 			  .inodes = VM_FIRST_INO - 1,
 			  .seed = seed };
 
+	struct vm_node *many = NULL;
+
 	vm_tree_walk(t->root, plan_node, &p);
 	vm_tree_walk(t->root, plan_count, &p);
+	if (vm_tree_walk(t->root, find_many_links, &many))
+		return many_links_error(many, err);
 	need->data_blocks = p.blocks;
 	need->inodes = p.inodes;
 	vm_size_auto(need, geo);

@@ -35,6 +35,7 @@
 #include "agent/setup/safe_path.h"
 #include "agent/setup/setup_state.h"
 #include "common/cleanup.h"
+#include "common/label.h"
 
 /* Guest paths the manifest may ask for; anything else is refused. */
 static const char *const allowed_link_prefixes[] = {
@@ -142,11 +143,9 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	c->label = o->label ? o->label : VM_SETUP_DEFAULT_LABEL;
 	c->bindir = o->bindir ? o->bindir : VM_SETUP_DEFAULT_BINDIR;
 	c->root = o->root ? o->root : "";
-	if (!c->label[0] || strlen(c->label) > 16)
-		return vm_error_set(
-			err, EINVAL,
-			"label '%s' cannot be an ext4 label: it must be 1 to 16 bytes",
-			c->label);
+	r = vm_label_check(c->label, "--label", err);
+	if (r < 0)
+		return r;
 	if (mnt[0] != '/' || c->bindir[0] != '/')
 		return vm_error_set(
 			err, EINVAL,
