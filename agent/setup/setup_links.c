@@ -112,7 +112,6 @@ static int blocked(struct vm_link *l, const char *msg)
 static int check_one(struct vm_link *l, const struct vm_guard *g)
 {
 	struct vm_error e = { 0 };
-	_cleanup_free_ char *cur = NULL;
 	_cleanup_close_ int dfd = -1;
 	const char *last;
 	struct stat st;
