@@ -113,9 +113,65 @@ static int step(int dfd, const char *name, const char *prefix,
 	return fd;
 }
 
+static int walk(const char *path, const struct vm_guard *g,
+		struct vm_journal *j, const char **last, struct vm_error *err);
+
+void vm_walk_cache_clear(struct vm_walk_cache *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->dir);
+	c->dir = NULL;
+	c->fd = -1;
+}
+
+/* The directory of path's last component from the cache, or -1. */
+static int cached(const struct vm_guard *g, const char *path,
+		  const char **last)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!g->cache || !g->cache->dir || !slash || !slash[1])
+		return -1;
+	n = (size_t)(slash - path);
+	if (strlen(g->cache->dir) != n || memcmp(g->cache->dir, path, n))
+		return -1;
+	*last = slash + 1;
+	return fcntl(g->cache->fd, F_DUPFD_CLOEXEC, 0);
+}
+
+static void remember(const struct vm_guard *g, const char *path,
+		     const char *last, int dfd)
+{
+	struct vm_walk_cache *c = g->cache;
+
+	if (!c)
+		return;
+	vm_walk_cache_clear(c);
+	c->dir = strndup(path, (size_t)(last - path - 1));
+	c->fd = c->dir ? fcntl(dfd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (c->fd < 0)
+		vm_walk_cache_clear(c);
+}
+
 int vm_safe_parent(const char *path, const struct vm_guard *g,
 		   struct vm_journal *j, const char **last,
 		   struct vm_error *err)
+{
+	int hit = cached(g, path, last);
+
+	if (hit >= 0)
+		return hit;
+	hit = walk(path, g, j, last, err);
+	if (hit >= 0)
+		remember(g, path, *last, hit);
+	return hit;
+}
+
+/* The walk itself (safe_path.h). */
+static int walk(const char *path, const struct vm_guard *g,
+		struct vm_journal *j, const char **last, struct vm_error *err)
 {
 	_cleanup_free_ char *prefix = malloc(strlen(path) + 1);
 	const char *p = path;

@@ -138,6 +138,8 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	int r;
 
 	memset(c, 0, sizeof(*c));
+	c->lock_fd = c->lock_dir = c->cache.fd = -1;
+	c->guard.cache = &c->cache;
 	c->o = o;
 	c->res = res;
 	c->label = o->label ? o->label : VM_SETUP_DEFAULT_LABEL;
@@ -157,7 +159,6 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	if (n >= sizeof(c->mountpoint) || n <= 1)
 		return vm_error_set(err, EINVAL,
 				    "--mountpoint %s cannot be used", mnt);
-	c->lock_fd = c->lock_dir = -1;
 	r = canonical_mountpoint(mnt, n, c->mountpoint, sizeof(c->mountpoint),
 				 err);
 	if (r < 0)
@@ -184,6 +185,12 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	vm_setup_set_str(&res->mountpoint, c->mountpoint);
 	vm_setup_set_str(&res->running_release, c->release);
 	return 0;
+}
+
+void vm_setup_ctx_clear(struct vm_setup_ctx *c)
+{
+	vm_setup_unlock(c);
+	vm_walk_cache_clear(&c->cache);
 }
 
 /* The device: --device, else the only one carrying the label. */
@@ -449,8 +456,10 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	int r;
 
 	r = vm_setup_ctx_init(&c, o, res, err);
-	if (r < 0)
+	if (r < 0) {
+		vm_setup_ctx_clear(&c);
 		return r;
+	}
 	j.guard = lock_dirs.guard = c.guard;
 	/* One run at a time: the state is read under the lock. */
 	r = vm_setup_lock(&c, &lock_dirs, err);
@@ -501,7 +510,7 @@ fail:
 	vm_setup_lock_remove(&c);
 	roll_back(&lock_dirs, res);
 out:
-	vm_setup_unlock(&c);
+	vm_setup_ctx_clear(&c);
 	vm_journal_clear(&j);
 	vm_journal_clear(&lock_dirs);
 	vm_setup_state_clear(&state);

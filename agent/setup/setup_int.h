@@ -31,6 +31,7 @@ struct vm_setup_ctx {
 	struct vm_setup_result *res;
 	/* What walks to guest paths must not enter (safe_path.h). */
 	struct vm_guard guard;
+	struct vm_walk_cache cache; /* guard's; vm_setup_ctx_clear() */
 	/* setup_lock.c: the lock held, and the directory it is in. */
 	int lock_fd, lock_dir;
 	char lock_name[NAME_MAX + 1];
@@ -39,6 +40,8 @@ struct vm_setup_ctx {
 
 int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 		      struct vm_setup_result *res, struct vm_error *err);
+/* Release the lock (if held) and what the walks keep open. */
+void vm_setup_ctx_clear(struct vm_setup_ctx *c);
 /*
  * Wait for and take the lock of c->state_file (<state file>.lock), its
  * missing directories made through j, or with j NULL (undo) no lock when

@@ -36,7 +36,18 @@ struct vm_guard {
 	const char *owner;
 	dev_t dev; /* when has_dev */
 	bool has_dev;
+	/* The directory the last walk reached, reused by the next walk to
+	 * the same one (a manifest lists thousands of links per directory);
+	 * NULL: none.  vm_walk_cache_clear() closes it. */
+	struct vm_walk_cache *cache;
 };
+
+struct vm_walk_cache {
+	char *dir; /* the path walked, without its last component */
+	int fd; /* O_PATH, as the walk opened it; -1 when empty */
+};
+
+void vm_walk_cache_clear(struct vm_walk_cache *c);
 
 struct vm_journal {
 	struct vm_change *changes;

@@ -171,11 +171,10 @@ int vm_setup_undo(const struct vm_setup_options *o, struct vm_setup_result *res,
 	int r;
 
 	r = vm_setup_ctx_init(&c, o, res, err);
-	if (r < 0)
-		return r;
-	r = vm_setup_lock(&c, NULL, err);
+	if (r == 0)
+		r = vm_setup_lock(&c, NULL, err);
 	if (r == 0)
 		r = undo_locked(&c, err);
-	vm_setup_unlock(&c);
+	vm_setup_ctx_clear(&c);
 	return r;
 }
