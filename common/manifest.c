@@ -333,7 +333,8 @@ static int parse_tool(struct vm_manifest *m, json_object *t, size_t i,
 	snprintf(where, sizeof(where), "tools[%zu].", i);
 	if (!json_object_is_type(t, json_type_object))
 		return vm_error_set(err, EINVAL,
-				    "manifest: tools[%zu] must be an object", i);
+				    "manifest: tools[%zu] must be an object",
+				    i);
 	if ((r = get_string(t, "name", where, &name, err)) < 0 ||
 	    (r = get_path(t, "path", where, &path, err)) < 0 ||
 	    (r = get_path(t, "binary", where, &binary, err)) < 0)

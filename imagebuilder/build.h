@@ -13,7 +13,6 @@
 #include "common/label.h"
 #include "imagebuilder/writer.h"
 
-
 struct vm_build_opts {
 	const char *root;
 	const char *kernel_release; /* NULL: the one under lib/modules */

@@ -51,9 +51,9 @@ static int write_all(struct vm_datawrite *dw, struct iovec *iov, int n,
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return vm_error_errno(
-				err, r < 0 ? errno : EIO,
-				"cannot write to the image %s", dw->name);
+			return vm_error_errno(err, r < 0 ? errno : EIO,
+					      "cannot write to the image %s",
+					      dw->name);
 		off += r;
 		while (n > 0 && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;

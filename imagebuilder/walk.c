@@ -281,8 +281,8 @@ static int read_names(struct walk *w, int dfd, struct frame *f)
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
-		return vm_error_errno(w->err, errno,
-				      "cannot read directory %s", f->host);
+		return vm_error_errno(w->err, errno, "cannot read directory %s",
+				      f->host);
 	}
 	for (;;) {
 		errno = 0;
@@ -305,12 +305,13 @@ static int read_names(struct walk *w, int dfd, struct frame *f)
 		f->names[f->n] = strdup(e->d_name);
 		if (!f->names[f->n])
 			return vm_error_set(w->err, ENOMEM,
-					    "out of memory reading %s", f->host);
+					    "out of memory reading %s",
+					    f->host);
 		f->n++;
 	}
 	if (errno)
-		return vm_error_errno(w->err, errno,
-				      "cannot read directory %s", f->host);
+		return vm_error_errno(w->err, errno, "cannot read directory %s",
+				      f->host);
 	if (f->n > 1)
 		qsort(f->names, f->n, sizeof(*f->names), cmp_str);
 	return 0;

@@ -265,8 +265,7 @@ static int fs_create(struct writer *w, const char *path, const char *name,
 		return vm_error_errno(
 			w->err, errno,
 			"cannot make the image %s %llu bytes large (its filesystem's limit?)",
-			name,
-			(unsigned long long)geo->blocks * VM_BLOCK_SIZE);
+			name, (unsigned long long)geo->blocks * VM_BLOCK_SIZE);
 	memset(&param, 0, sizeof(param));
 	ext2fs_blocks_count_set(&param, geo->blocks);
 	param.s_log_block_size = 2; /* 1024 << 2 = 4 KiB */

@@ -43,9 +43,9 @@ static char *read_at(int dfd, const char *name)
  * One step of the walk: open the directory name in dfd (prefix is the
  * path so far, for messages), creating it with j.  Returns the fd.
  */
-static int step(int dfd, const char *name, const char *prefix,
-		const char *path, const struct vm_guard *g,
-		struct vm_journal *j, struct vm_error *err)
+static int step(int dfd, const char *name, const char *prefix, const char *path,
+		const struct vm_guard *g, struct vm_journal *j,
+		struct vm_error *err)
 {
 	struct stat st;
 	int fd;
@@ -66,7 +66,8 @@ static int step(int dfd, const char *name, const char *prefix,
 			/* Made meanwhile: look again, not ours. */
 			return step(dfd, name, prefix, path, g, NULL, err);
 		}
-		if (vm_journal_add(j, VM_CHANGE_MKDIR, prefix, NULL, NULL) < 0) {
+		if (vm_journal_add(j, VM_CHANGE_MKDIR, prefix, NULL, NULL) <
+		    0) {
 			unlinkat(dfd, name, AT_REMOVEDIR);
 			return vm_error_errno(err, ENOMEM, "cannot create %s",
 					      prefix);
@@ -101,8 +102,8 @@ static int step(int dfd, const char *name, const char *prefix,
 				    prefix, path, kind(st.st_mode));
 	}
 	if (fd < 0)
-		return vm_error_errno(err, errno, "cannot open the directory %s",
-				      prefix);
+		return vm_error_errno(err, errno,
+				      "cannot open the directory %s", prefix);
 	if (g->has_dev && fstat(fd, &st) == 0 && st.st_dev == g->dev) {
 		close(fd);
 		return vm_error_set(
@@ -126,8 +127,7 @@ void vm_walk_cache_clear(struct vm_walk_cache *c)
 }
 
 /* The directory of path's last component from the cache, or -1. */
-static int cached(const struct vm_guard *g, const char *path,
-		  const char **last)
+static int cached(const struct vm_guard *g, const char *path, const char **last)
 {
 	const char *slash = strrchr(path, '/');
 	size_t n;
@@ -202,9 +202,9 @@ static int walk(const char *path, const struct vm_guard *g,
 			if (e == c || (e - c == 1 && c[0] == '.') ||
 			    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
 				close(dfd);
-				return vm_error_set(
-					err, EINVAL,
-					"%s does not end in a name", path);
+				return vm_error_set(err, EINVAL,
+						    "%s does not end in a name",
+						    path);
 			}
 			*last = c;
 			return dfd;
@@ -245,8 +245,8 @@ static int parent_if_any(const char *path, const struct vm_guard *g,
 	return dfd;
 }
 
-int vm_safe_readlink(const char *path, const struct vm_guard *g,
-		     char **current, struct vm_error *err)
+int vm_safe_readlink(const char *path, const struct vm_guard *g, char **current,
+		     struct vm_error *err)
 {
 	const char *last;
 	_cleanup_close_ int dfd = parent_if_any(path, g, &last, err);

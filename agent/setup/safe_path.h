@@ -40,8 +40,8 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
  * not NULL), or not / absent (0), reached safely; -errno when the way is
  * refused or unreadable.
  */
-int vm_safe_readlink(const char *path, const struct vm_guard *g,
-		     char **current, struct vm_error *err);
+int vm_safe_readlink(const char *path, const struct vm_guard *g, char **current,
+		     struct vm_error *err);
 
 /* Create the symlink path -> target; the parents must exist. */
 int vm_safe_symlink(const char *target, const char *path,

@@ -113,14 +113,15 @@ static int canonical_mountpoint(const char *mnt, size_t n, char *out,
 		*slash = '\0';
 		real = realpath(dir[0] ? dir : "/", NULL);
 		if (real) {
-			if (snprintf(out, size, "%s%s", strcmp(real, "/") ? real : "",
+			if (snprintf(out, size, "%s%s",
+				     strcmp(real, "/") ? real : "",
 				     rest) >= (int)size)
 				break;
 			return 0;
 		}
 		if (errno != ENOENT)
-			return vm_error_errno(err, errno,
-					      "cannot use --mountpoint %s", mnt);
+			return vm_error_errno(
+				err, errno, "cannot use --mountpoint %s", mnt);
 		slash = strrchr(dir, '/');
 		rest = mnt + (slash - dir);
 	}
@@ -364,7 +365,8 @@ static int drop_stale(struct vm_setup_ctx *c, const struct vm_setup_state *prev,
 		_cleanup_free_ char *cur = NULL;
 		int r;
 
-		if ((p->index && lh_table_lookup_ex(p->index, sl->path, NULL)) ||
+		if ((p->index &&
+		     lh_table_lookup_ex(p->index, sl->path, NULL)) ||
 		    vm_link_is_ours(sl->path, &j->guard, &cur) != 1)
 			continue;
 		r = vm_safe_unlink_link(sl->path, cur, &j->guard, err);

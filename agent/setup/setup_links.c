@@ -76,8 +76,7 @@ bool vm_path_is_under(const char *target, const char *owner)
 	       (target[n] == '\0' || target[n] == '/');
 }
 
-int vm_link_is_ours(const char *path, const struct vm_guard *g,
-		    char **current)
+int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current)
 {
 	_cleanup_free_ char *cur = NULL;
 	int r = vm_safe_readlink(path, g, &cur, NULL);
@@ -155,8 +154,9 @@ static int check_one(struct vm_link *l, const struct vm_guard *g)
 		l->current = strdup(buf);
 		return l->current ? 0 : -ENOMEM;
 	}
-	vm_error_set(&e, EEXIST, "%s is a symlink to %s, which setup did not make",
-		     l->path, buf);
+	vm_error_set(&e, EEXIST,
+		     "%s is a symlink to %s, which setup did not make", l->path,
+		     buf);
 	return blocked(l, e.msg);
 }
 

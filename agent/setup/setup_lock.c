@@ -53,10 +53,11 @@ int vm_setup_lock(struct vm_setup_ctx *c, struct vm_journal *j,
 				path);
 		while (flock(fd, LOCK_EX) < 0)
 			if (errno != EINTR)
-				return vm_error_errno(
-					err, errno, "cannot lock %s", path);
+				return vm_error_errno(err, errno,
+						      "cannot lock %s", path);
 		if (fstatat(dfd, last, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    there.st_dev == held.st_dev && there.st_ino == held.st_ino) {
+		    there.st_dev == held.st_dev &&
+		    there.st_ino == held.st_ino) {
 			c->lock_fd = TAKE_FD(fd);
 			c->lock_dir = TAKE_FD(dfd);
 			snprintf(c->lock_name, sizeof(c->lock_name), "%s",

@@ -105,8 +105,7 @@ static int make_mountpoint(struct vm_setup_ctx *c, struct vm_journal *j,
 		return vm_error_errno(err, errno,
 				      "cannot create the mountpoint %s",
 				      c->mountpoint);
-	if (vm_journal_add(j, VM_CHANGE_MKDIR, c->mountpoint, NULL, NULL) <
-	    0) {
+	if (vm_journal_add(j, VM_CHANGE_MKDIR, c->mountpoint, NULL, NULL) < 0) {
 		unlinkat(dfd, last, AT_REMOVEDIR);
 		return -ENOMEM;
 	}

@@ -177,13 +177,10 @@ static void test_names_not_utf8(void **state)
 	size_t len, bound;
 
 	assert_int_equal(vm_manifest_add_file(m, "/lib/caf\xe9", HEX_A), 0);
-	assert_int_equal(vm_manifest_add_file(m, "/lib/ok-\xc3\xa9", HEX_B),
-			 0);
-	assert_int_equal(vm_manifest_add_link(m, "/usr/src/x\xff",
-					      "/usr/src/x\xff"),
-			 0);
-	assert_int_equal(vm_manifest_serialized_bound(
-				 m, 0, 0, &bound, &err),
+	assert_int_equal(vm_manifest_add_file(m, "/lib/ok-\xc3\xa9", HEX_B), 0);
+	assert_int_equal(
+		vm_manifest_add_link(m, "/usr/src/x\xff", "/usr/src/x\xff"), 0);
+	assert_int_equal(vm_manifest_serialized_bound(m, 0, 0, &bound, &err),
 			 0);
 	assert_int_equal(vm_manifest_serialize(m, &json, &len, &err), 0);
 	assert_true(len <= bound);
@@ -197,20 +194,24 @@ static void test_names_not_utf8(void **state)
 			 strlen("base64:L2xpYi9jYWbp"));
 	free(json);
 
-	expect_refused(HEAD "\"tools\":[],\"links\":[],\"files\":{\"/a\xe9\":\"" HEX_A
-			    "\"}}",
-		       "invalid JSON");
+	expect_refused(
+		HEAD "\"tools\":[],\"links\":[],\"files\":{\"/a\xe9\":\"" HEX_A
+		     "\"}}",
+		"invalid JSON");
 	/* "/abc" in base64: UTF-8 names are written as they are. */
-	expect_refused(HEAD "\"tools\":[],\"links\":[],\"files\":{\"base64:L2FiYw==\":\"" HEX_A
-			    "\"}}",
-		       "not the base64 of a name that is not UTF-8");
-	expect_refused(HEAD "\"tools\":[],\"links\":[{\"path\":\"base64:!!!!\",\"target\":\"/a\"}],\"files\":{}}",
-		       "links[0].path");
+	expect_refused(
+		HEAD
+		"\"tools\":[],\"links\":[],\"files\":{\"base64:L2FiYw==\":\"" HEX_A
+		"\"}}",
+		"not the base64 of a name that is not UTF-8");
+	expect_refused(
+		HEAD
+		"\"tools\":[],\"links\":[{\"path\":\"base64:!!!!\",\"target\":\"/a\"}],\"files\":{}}",
+		"links[0].path");
 
 	/* Text that is not a path is refused rather than written raw. */
-	assert_int_equal(vm_manifest_set_info(m, "r", "x86_64", 0, "l\xff",
-					      "g"),
-			 0);
+	assert_int_equal(
+		vm_manifest_set_info(m, "r", "x86_64", 0, "l\xff", "g"), 0);
 	assert_int_equal(vm_manifest_serialize(m, &json, &len, &err), -EILSEQ);
 	assert_non_null(strstr(err.msg, "label is not UTF-8"));
 }

@@ -418,9 +418,8 @@ static void test_never_through_a_link_into_the_disk(void **state)
 	/* The link of an earlier run in place: the check refuses first. */
 	assert_int_equal(mkdir(P("root/lib"), 0755), 0);
 	assert_int_equal(mkdir(P("root/lib/modules"), 0755), 0);
-	assert_int_equal(symlink(P("mnt/lib/modules/R"),
-				 P("root/lib/modules/R")),
-			 0);
+	assert_int_equal(
+		symlink(P("mnt/lib/modules/R"), P("root/lib/modules/R")), 0);
 	vm_error_clear(&err);
 	assert_int_equal(vm_links_check(&p, &guard, &err), -EEXIST);
 	assert_non_null(strstr(err.msg, "root/lib/modules/R is a link into"));
