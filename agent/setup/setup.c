@@ -168,7 +168,20 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	for (char *p = c->mountpoint; (p = strstr(p, "//"));)
 		memmove(p, p + 1, strlen(p));
 	c->guard.owner = c->mountpoint;
-	if (o->state_file)
+	if (o->state_file && o->state_file[0] != '/') {
+		/* Absolute: its lock is reached by a walk from / too. */
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return vm_error_errno(err, errno,
+					      "cannot use --state-file %s",
+					      o->state_file);
+		if (snprintf(c->state_file, sizeof(c->state_file), "%s/%s", cwd,
+			     o->state_file) >= (int)sizeof(c->state_file))
+			return vm_error_set(err, ENAMETOOLONG,
+					    "--state-file %s is too long",
+					    o->state_file);
+	} else if (o->state_file)
 		snprintf(c->state_file, sizeof(c->state_file), "%s",
 			 o->state_file);
 	else

@@ -31,13 +31,14 @@ int vm_setup_lock(struct vm_setup_ctx *c, struct vm_journal *j,
 	c->lock_fd = c->lock_dir = -1;
 	for (;;) {
 		_cleanup_close_ int dfd = -1, fd = -1;
+		struct vm_error e = { 0 };
 		struct stat held, there;
 
-		dfd = vm_safe_parent(path, &c->guard, j, &last, err);
+		dfd = vm_safe_parent(path, &c->guard, j, &last, &e);
 		if (dfd == -ENOENT && !j)
 			return 0; /* undo with no state directory: no state */
 		if (dfd < 0)
-			return dfd;
+			return vm_error_set(err, e.code, "%s", e.msg);
 		fd = openat(dfd, last,
 			    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
 				    O_NOCTTY | O_NONBLOCK,
