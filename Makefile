@@ -85,7 +85,9 @@ PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 # kernel-config/vmtools.config as a C string: the checker's one source.
 KCONFIG_H := $(BUILD)/gen/kconfig_fragment.h
-GENERATED := $(PROTO_H) $(SKELS) $(KCONFIG_H)
+# agent/encode/flame.js as a C string: the script inside every SVG.
+FLAME_JS_H := $(BUILD)/gen/flame_js.h
+GENERATED := $(PROTO_H) $(SKELS) $(KCONFIG_H) $(FLAME_JS_H)
 
 COMMON_LIB := $(BUILD)/libvmcommon.a
 IMAGE_LIB := $(BUILD)/libvmimage.a
@@ -124,6 +126,15 @@ $(KCONFIG_H): kernel-config/vmtools.config
 	{ echo '/* Generated from $< by the Makefile; do not edit. */'; \
 	  echo 'static const char vm_kconfig_fragment_text[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } >$@
+
+# Its comment lines stay out of the SVGs: they are for the reader of the
+# source.
+$(FLAME_JS_H): agent/encode/flame.js
+	@mkdir -p $(@D)
+	{ echo '/* Generated from $< by the Makefile; do not edit. */'; \
+	  echo 'static const char vm_flame_js[] ='; \
+	  sed -e '/^\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
 	  echo ';'; } >$@
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)

@@ -15,8 +15,7 @@
 
 #include "common/cleanup.h"
 
-/* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
-static void vm_frame_fallback_name(const struct vm_symbolized *y,
+void vm_frame_fallback_name(const struct vm_symbolized *y,
 				   const struct vm_sym_frame *f, char *buf,
 				   size_t size)
 {

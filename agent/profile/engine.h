@@ -42,7 +42,13 @@ enum vm_profiler {
 enum vm_format {
 	VM_FORMAT_PPROF,
 	VM_FORMAT_FOLDED,
+	VM_FORMAT_SVG,
 };
+
+/* The formats by name, as the API and the command line take them. */
+#define VM_FORMAT_NAMES "pprof, folded or svg"
+/* The format called name; -EINVAL when none is. */
+int vm_format_from_name(const char *name, enum vm_format *out);
 
 struct vm_profile_request {
 	enum vm_profiler profiler;

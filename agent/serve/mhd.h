@@ -17,6 +17,8 @@
 /* X(name) for every libmicrohttpd function the agent calls. */
 #define VM_MHD_FUNCTIONS(X)                \
 	X(MHD_add_response_header)         \
+	X(MHD_basic_auth_get_username_password) \
+	X(MHD_free)                        \
 	X(MHD_create_response_from_buffer) \
 	X(MHD_destroy_response)            \
 	X(MHD_get_connection_info)         \

@@ -261,18 +261,12 @@ static int parse_format(struct json_object *v, enum vm_format *out,
 			struct vm_error *err)
 {
 	char buf[GOT_MAX + 4];
-	const char *s = json_object_get_string(v);
 
-	if (json_object_is_type(v, json_type_string) && !strcmp(s, "pprof"))
-		*out = VM_FORMAT_PPROF;
-	else if (json_object_is_type(v, json_type_string) &&
-		 !strcmp(s, "folded"))
-		*out = VM_FORMAT_FOLDED;
-	else
-		return vm_error_set(
-			err, EINVAL,
-			"format must be \"pprof\" or \"folded\"; got %s",
-			got(v, buf));
+	if (!json_object_is_type(v, json_type_string) ||
+	    vm_format_from_name(json_object_get_string(v), out) < 0)
+		return vm_error_set(err, EINVAL,
+				    "format must be " VM_FORMAT_NAMES "; got %s",
+				    got(v, buf));
 	return 0;
 }
 

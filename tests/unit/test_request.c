@@ -148,8 +148,8 @@ static void test_wrong_types(void **state)
 	assert_422("{\"timeout_seconds\": null}", "got null");
 	assert_422("{\"archive\": \"yes\"}", "archive must be true or false");
 	assert_422("{\"archive\": 1}", "archive");
-	assert_422("{\"format\": \"svg\"}",
-		   "format must be \"pprof\" or \"folded\"");
+	assert_422("{\"format\": \"png\"}",
+		   "format must be pprof, folded or svg; got \"png\"");
 	assert_422("{\"format\": 1}", "format");
 	assert_422("[1, 2]", "must be a JSON object");
 	assert_422("\"hello\"", "must be a JSON object");
