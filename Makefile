@@ -197,7 +197,7 @@ tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 # tarball is checked against the integrity the npm registry published for
 # that version (sha512, pinned here): a changed tarball fails the build.
 # build/ui gets our page (ui/) and speedscope's release (its LICENSE kept,
-# its demo profile and the JFR importer's WebAssembly left out), as `make
+# its demo profile left out), as `make
 # install` puts it under DATADIR/ui and `vmtools-image build --ui-dir` on
 # the tools disk.
 SPEEDSCOPE_VERSION := 1.25.0
@@ -219,7 +219,7 @@ $(UI_STAMP): $(SPEEDSCOPE_TGZ) $(UI_SRCS)
 	rm -rf $(UI_DIR) $(UI_DIR).tmp
 	mkdir -p $(UI_DIR).tmp/speedscope
 	tar -xzf $(SPEEDSCOPE_TGZ) -C $(UI_DIR).tmp/speedscope --strip-components=3 \
-		--exclude='*.wasm' --exclude='perf-vertx-*' --exclude='file-format-schema.json' \
+		--exclude='perf-vertx-*' --exclude='file-format-schema.json' \
 		package/dist/release
 	tar -xzf $(SPEEDSCOPE_TGZ) -C $(UI_DIR).tmp/speedscope --strip-components=1 package/LICENSE
 	install -m 0644 $(UI_SRCS) $(UI_DIR).tmp/

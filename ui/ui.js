@@ -41,11 +41,14 @@
 		$('download').href = blobURL;
 		$('download').download = title.replace(/[^A-Za-z0-9_.-]+/g, '_') + '.pb.gz';
 		$('links').hidden = false;
-		var viewer = $('viewer');
-		viewer.hidden = false;
+		// A new frame each time: speedscope reads its #profileURL once.
+		var old = $('viewer'), viewer = document.createElement('iframe');
+		viewer.id = 'viewer';
+		viewer.title = 'speedscope';
 		viewer.src = '/ui/speedscope/index.html#profileURL=' +
 			encodeURIComponent(blobURL) + '&title=' +
 			encodeURIComponent(title) + '&view=left-heavy';
+		old.parentNode.replaceChild(viewer, old);
 	}
 
 	async function open(url, options, title) {

@@ -8,8 +8,10 @@
  * Every file goes out with a Content-Security-Policy that lets the page
  * load nothing but the agent's own files: scripts and styles from 'self'
  * (speedscope sets style attributes, hence 'unsafe-inline' for styles
- * only), profiles fetched from 'self' and handed to speedscope as blob:
- * URLs, frames of 'self' only.  Files whose names carry a hash of their
+ * only, and compiles its importer of Java Flight Recordings from its own
+ * WebAssembly file at start, hence 'wasm-unsafe-eval', which allows no
+ * eval of JavaScript), profiles fetched from 'self' and handed to
+ * speedscope as blob: URLs, frames of 'self' only.  Files whose names carry a hash of their
  * content are cached for good, the rest revalidated every time.  Behind
  * --auth-token-file, the token was checked before this runs, like any
  * path's.
@@ -24,7 +26,8 @@
 #include "common/log.h"
 
 #define CSP                                                                   \
-	"default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " \
+	"default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "                   \
+	"style-src 'self' 'unsafe-inline'; "                                          \
 	"img-src 'self' data: blob:; font-src 'self'; connect-src 'self' blob:; "   \
 	"frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
 

@@ -67,6 +67,7 @@ static const struct {
 	{ ".png", "image/png" },
 	{ ".ico", "image/x-icon" },
 	{ ".woff2", "font/woff2" },
+	{ ".wasm", "application/wasm" },
 	{ ".txt", "text/plain; charset=utf-8" },
 	{ ".md", "text/plain; charset=utf-8" },
 };
