@@ -205,7 +205,7 @@ SPEEDSCOPE_INTEGRITY := sha512-cpf9HWTZf1ijLXBJrk87Ve/54tnYx6rlf0gUThvn3ook6h63h
 SPEEDSCOPE_TGZ := $(BUILD)/npm/speedscope-$(SPEEDSCOPE_VERSION).tgz
 UI_SRCS := $(wildcard ui/*.html ui/*.js ui/*.css)
 UI_DIR := $(BUILD)/ui
-UI_STAMP := $(UI_DIR)/.built
+UI_STAMP := $(BUILD)/.ui-built
 
 $(SPEEDSCOPE_TGZ):
 	@mkdir -p $(@D)
@@ -223,8 +223,8 @@ $(UI_STAMP): $(SPEEDSCOPE_TGZ) $(UI_SRCS)
 		package/dist/release
 	tar -xzf $(SPEEDSCOPE_TGZ) -C $(UI_DIR).tmp/speedscope --strip-components=1 package/LICENSE
 	install -m 0644 $(UI_SRCS) $(UI_DIR).tmp/
-	touch $(UI_DIR).tmp/.built
 	mv $(UI_DIR).tmp $(UI_DIR)
+	touch $@
 
 ui: $(UI_STAMP)
 
@@ -241,7 +241,7 @@ fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
 # tests/run.sh, which prints the one summary line CI reads.
 
 deps:
-	@bash ci/install-deps.sh
+	@BUILD=$(BUILD) bash ci/install-deps.sh
 
 check: deps
 	@$(MAKE) --no-print-directory tests
@@ -293,7 +293,7 @@ install: all
 	install -m 0644 kernel-config/vmtools.config $(DESTDIR)$(DATADIR)/
 	rm -rf $(DESTDIR)$(DATADIR)/ui
 	install -d $(DESTDIR)$(DATADIR)/ui/speedscope
-	cd $(UI_DIR) && find . -type f ! -name .built -exec install -m 0644 -D {} $(DESTDIR)$(DATADIR)/ui/{} \;
+	cd $(UI_DIR) && find . -type f -exec install -m 0644 -D {} $(DESTDIR)$(DATADIR)/ui/{} \;
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vmtools-image $(DESTDIR)$(BINDIR)/vmtools-agent

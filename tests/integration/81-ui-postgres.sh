@@ -53,7 +53,7 @@ check "a Content-Security-Policy with default-src 'none' and nothing from elsewh
 	bash -c "grep -q \"default-src 'none'\" <<<\"\$1\" && ! grep -qE 'https?:|\\*' <<<\"\$1\"" _ "$csp"
 check "X-Content-Type-Options: nosniff" \
 	test "$(header "$AGENT_URL/ui/ui.css" X-Content-Type-Options)" = nosniff
-for p in /ui/../etc/passwd /ui/%2e%2e/%2e%2e/etc/passwd /ui/.built \
+for p in /ui/../etc/passwd /ui/%2e%2e/%2e%2e/etc/passwd /ui/.hidden.js \
 	/ui/speedscope/../../../etc/passwd /ui//etc/passwd /ui/speedscope/LICENSE; do
 	check "GET $p: 404" test "$(code "$AGENT_URL$p")" = 404
 done
