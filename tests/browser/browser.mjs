@@ -81,6 +81,7 @@ export async function pngStats(browser, png) {
 export async function screenshot(browser, target, name, desc) {
 	const dir = process.env.SCREENSHOT_DIR;
 	const png = await target.screenshot();
+	name = `${process.env.SCREENSHOT_PREFIX || ''}${name}`;
 	let where = '';
 	if (dir) {
 		mkdirSync(dir, { recursive: true });
