@@ -125,8 +125,9 @@ static int on_option(int c, char *arg, void *ctx)
 		r = vm_format_from_name(arg, &req->format);
 		if (r < 0)
 			fprintf(stderr,
-				WHO ": --format '%s' is not known: use " VM_FORMAT_NAMES
-				    "\n",
+				WHO
+				": --format '%s' is not known: use " VM_FORMAT_NAMES
+				"\n",
 				arg);
 		break;
 	case 'c':

@@ -81,7 +81,8 @@ static void usage(FILE *out)
 		"                          the tools disk's, else perf on PATH)\n"
 		"  --ui-dir DIR            serve the web UI at /ui/ from DIR (default:\n"
 		"                          %s if there, else the tools\n"
-		"                          disk's MOUNTPOINT/" VM_UI_IMAGE_DIR ")\n"
+		"                          disk's MOUNTPOINT/" VM_UI_IMAGE_DIR
+		")\n"
 		"  --verify                re-hash every file of the disk at setup\n"
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
@@ -90,8 +91,8 @@ static void usage(FILE *out)
 		"                          (default %d)\n"
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
-		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT, UI_INSTALLED,
-		VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
+		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
+		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
 		VM_HTTP_IDLE_TIMEOUT);
 }
 

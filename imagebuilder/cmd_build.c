@@ -45,8 +45,10 @@ static void usage(FILE *out)
 		"  --source-date-epoch N   timestamp of everything (default: $SOURCE_DATE_EPOCH,\n"
 		"                          else the newest mtime in DIR)\n"
 		"  --keep-owner            keep the staged uid/gid (default 0:0)\n"
-		"  --ui-dir DIR            the agent's web UI to pack at /" VM_UI_IMAGE_DIR "\n"
-		"                          (default: " UI_INSTALLED " when there)\n"
+		"  --ui-dir DIR            the agent's web UI to pack at /" VM_UI_IMAGE_DIR
+		"\n"
+		"                          (default: " UI_INSTALLED
+		" when there)\n"
 		"  --no-ui                 pack no web UI\n"
 		"  -h, --help              show this help\n");
 }

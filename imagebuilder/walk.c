@@ -385,9 +385,10 @@ int vm_walk_into(const char *dir, const char *image_path,
 	node = vm_tree_lookup(t, image_path, 1, err);
 	if (!node || node->type != VM_NODE_DIR) {
 		close(fd);
-		return node ? vm_error_set(err, ENOTDIR,
-					   "%s is not a directory in the image, so %s cannot go there",
-					   image_path, dir) :
+		return node ? vm_error_set(
+				      err, ENOTDIR,
+				      "%s is not a directory in the image, so %s cannot go there",
+				      image_path, dir) :
 			      -EINVAL;
 	}
 	r = walk_dir(&w, fd, dir, node);

@@ -83,8 +83,8 @@ static int make_path(const struct vm_symbolized *y, struct vm_flame *f,
 	if (!p->steps)
 		return -ENOMEM;
 	p->weight = vm_flame_stack_weight(st);
-	p->steps[p->n].name =
-		st->sample->comm[0] ? st->sample->comm : "[unknown]";
+	p->steps[p->n].name = st->sample->comm[0] ? st->sample->comm :
+						    "[unknown]";
 	p->steps[p->n++].kind = VM_FLAME_PROCESS;
 	if (st->n_frames == 0) {
 		p->steps[p->n].name = "[no stack]";

@@ -37,7 +37,8 @@ struct vm_flame_frame {
 };
 
 struct vm_flame {
-	struct vm_flame_frame *frames; /* pre-order: a parent before its children */
+	struct vm_flame_frame
+		*frames; /* pre-order: a parent before its children */
 	size_t n;
 	uint64_t total; /* the root's weight */
 	uint32_t max_depth;

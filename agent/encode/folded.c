@@ -16,8 +16,8 @@
 #include "common/cleanup.h"
 
 void vm_frame_fallback_name(const struct vm_symbolized *y,
-				   const struct vm_sym_frame *f, char *buf,
-				   size_t size)
+			    const struct vm_sym_frame *f, char *buf,
+			    size_t size)
 {
 	const struct vm_sym_mapping *m;
 	const char *base;

@@ -35,7 +35,8 @@
 #define BOTTOM 24 /* the line that names the frame under the pointer */
 #define FONT_SIZE 12
 #define CHAR_WIDTH 7.0 /* of FONT_SIZE px monospace, for cutting names */
-#define MIN_WIDTH 0.1 /* px: narrower frames are left out, as flamegraph.pl does */
+#define MIN_WIDTH \
+	0.1 /* px: narrower frames are left out, as flamegraph.pl does */
 
 /*
  * Bytes of the character at s when it is well-formed UTF-8 that XML 1.0
@@ -194,14 +195,13 @@ static void put_fill(FILE *f, const struct vm_flame_frame *fr)
 }
 
 static const char *const kind_class[] = {
-	[VM_FLAME_ROOT] = "r",	 [VM_FLAME_PROCESS] = "p",
-	[VM_FLAME_USER] = "u",	 [VM_FLAME_KERNEL] = "k",
+	[VM_FLAME_ROOT] = "r", [VM_FLAME_PROCESS] = "p",
+	[VM_FLAME_USER] = "u", [VM_FLAME_KERNEL] = "k",
 	[VM_FLAME_LOST] = "l",
 };
 
 static void put_frame(FILE *f, const struct vm_flame *g,
-		      const struct vm_flame_frame *fr, double scale,
-		      int height)
+		      const struct vm_flame_frame *fr, double scale, int height)
 {
 	double x = PAD + (double)fr->offset * scale;
 	double w = (double)fr->weight * scale;
@@ -254,8 +254,9 @@ static void put_head(FILE *f, const struct vm_symbolized *y,
 	fprintf(f, " at %" PRIu32 " Hz over %.1f s", s->frequency,
 		(double)s->duration_nanos / 1e9);
 	if (s->lost_stacks || s->lost_samples)
-		fprintf(f, "; %" PRIu64 " stacks lost, %" PRIu64
-			   " samples not recorded",
+		fprintf(f,
+			"; %" PRIu64 " stacks lost, %" PRIu64
+			" samples not recorded",
 			s->lost_stacks, s->lost_samples);
 	fputs("</text>\n", f);
 	/* The legend: what the colours say. */
@@ -306,8 +307,9 @@ int vm_svg_encode(const struct vm_symbolized *y, void **out, size_t *len,
 
 	r = vm_flame_build(y, &g);
 	if (r < 0)
-		return vm_error_set(err, ENOMEM,
-				    "out of memory while laying out the flame graph");
+		return vm_error_set(
+			err, ENOMEM,
+			"out of memory while laying out the flame graph");
 	f = open_memstream(&text, &tlen);
 	if (!f) {
 		vm_flame_free(&g);

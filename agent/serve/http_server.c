@@ -64,11 +64,10 @@ static bool authorized(struct vm_http_exchange *x, const char *token)
 	char *user, *password = NULL;
 	bool ok;
 
-	if (vm_http_check_bearer(
-		    sym_MHD_lookup_connection_value(
-			    x->conn, MHD_HEADER_KIND,
-			    MHD_HTTP_HEADER_AUTHORIZATION),
-		    token))
+	if (vm_http_check_bearer(sym_MHD_lookup_connection_value(
+					 x->conn, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_AUTHORIZATION),
+				 token))
 		return true;
 	user = sym_MHD_basic_auth_get_username_password(x->conn, &password);
 	ok = user && vm_http_check_password(password, token);

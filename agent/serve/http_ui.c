@@ -25,10 +25,10 @@
 #include "agent/serve/ui_files.h"
 #include "common/log.h"
 
-#define CSP                                                                   \
-	"default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "                   \
-	"style-src 'self' 'unsafe-inline'; "                                          \
-	"img-src 'self' data: blob:; font-src 'self'; connect-src 'self' blob:; "   \
+#define CSP                                                                       \
+	"default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; "              \
+	"style-src 'self' 'unsafe-inline'; "                                      \
+	"img-src 'self' data: blob:; font-src 'self'; connect-src 'self' blob:; " \
 	"frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'"
 
 static const char *const security_headers[] = {
@@ -57,13 +57,13 @@ enum MHD_Result vm_http_ui(struct vm_http_exchange *x)
 	if (*rel == '/')
 		rel++;
 	/* x->path holds sizeof(path) - 1 bytes: a longer one was cut. */
-	if (strlen(x->path) >= sizeof(x->path) - 1 || !vm_ui_path_allowed(rel) ||
-	    !vm_ui_content_type(rel))
-		return vm_http_reply_error(x, 404,
-					   "the web UI has no file %s; it starts at /ui/",
-					   x->path);
-	r = vm_ui_open_dir(cfg->ui_dir, cfg->ui_installed, cfg->mountpoint,
-			   &fd, &err);
+	if (strlen(x->path) >= sizeof(x->path) - 1 ||
+	    !vm_ui_path_allowed(rel) || !vm_ui_content_type(rel))
+		return vm_http_reply_error(
+			x, 404, "the web UI has no file %s; it starts at /ui/",
+			x->path);
+	r = vm_ui_open_dir(cfg->ui_dir, cfg->ui_installed, cfg->mountpoint, &fd,
+			   &err);
 	if (r == 0) {
 		r = vm_ui_read(fd, rel, &data, &len, &err);
 		close(fd);

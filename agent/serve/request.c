@@ -265,7 +265,8 @@ static int parse_format(struct json_object *v, enum vm_format *out,
 	if (!json_object_is_type(v, json_type_string) ||
 	    vm_format_from_name(json_object_get_string(v), out) < 0)
 		return vm_error_set(err, EINVAL,
-				    "format must be " VM_FORMAT_NAMES "; got %s",
+				    "format must be " VM_FORMAT_NAMES
+				    "; got %s",
 				    got(v, buf));
 	return 0;
 }

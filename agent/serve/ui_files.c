@@ -198,8 +198,8 @@ int vm_ui_read(int dirfd, const char *rel, void **data, size_t *len,
 	int r;
 
 	if (!vm_ui_path_allowed(rel) || !vm_ui_content_type(rel))
-		return vm_error_set(err, ENOENT,
-				    "the web UI has no file %s", rel);
+		return vm_error_set(err, ENOENT, "the web UI has no file %s",
+				    rel);
 	fd = open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK);
 	if (fd == -ENOMEM)
 		return vm_error_set(err, ENOMEM, "out of memory");
@@ -224,8 +224,8 @@ int vm_ui_read(int dirfd, const char *rel, void **data, size_t *len,
 	if (r == -ENOMEM)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	if (r < 0)
-		return vm_error_set(
-			err, ENOENT,
-			"the web UI's %s changed while it was read", name);
+		return vm_error_set(err, ENOENT,
+				    "the web UI's %s changed while it was read",
+				    name);
 	return 0;
 }

@@ -134,7 +134,8 @@ static void test_layout(void **state)
 	assert_int_equal(g.total, 7);
 	assert_string_equal(g.frames[0].name, "all");
 	assert_int_equal(g.frames[0].weight, 7);
-	assert_int_equal(g.max_depth, 5); /* all;prog;main;d;entry;do_sys_read */
+	assert_int_equal(g.max_depth,
+			 5); /* all;prog;main;d;entry;do_sys_read */
 	children = calloc(g.n, sizeof(*children));
 	assert_non_null(children);
 	for (size_t i = 1; i < g.n; i++) {
@@ -322,12 +323,13 @@ static void test_svg_hostile_names(void **state)
 		frames,
 		"<title>&lt;script&gt;alert(&quot;&amp;amp;&quot;)&lt;/script&gt; ("));
 	assert_non_null(strstr(frames, "<title>bad\\xff\\xfe utf8 ("));
-	assert_non_null(
-		strstr(frames,
-		       "overlong\\xc0\\xaf and surrogate \\xed\\xa0\\x80 and \\xef\\xbf\\xbf ("));
+	assert_non_null(strstr(
+		frames,
+		"overlong\\xc0\\xaf and surrogate \\xed\\xa0\\x80 and \\xef\\xbf\\xbf ("));
 	assert_non_null(strstr(frames, "ctl\\x01\\x1b[31m ("));
 	assert_non_null(strstr(frames, "]]&gt;&lt;/script&gt;"));
-	assert_non_null(strstr(frames, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 ("));
+	assert_non_null(
+		strstr(frames, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 ("));
 	/* Only the script's own CDATA section ends the document's. */
 	assert_ptr_equal(strstr(svg, "]]>"), strrchr(svg, ']') - 1);
 	free(svg);
