@@ -92,7 +92,7 @@ bool vm_ui_immutable(const char *rel)
 	const char *p;
 
 	/* NAME-XXXXXXXX.EXT, X an upper-case letter or a digit. */
-	if (!dot || dot - rel < 9 || dot[-9] != '-')
+	if (!dot || dot - rel < 10 || dot[-9] != '-')
 		return false;
 	for (p = dot - 8; p < dot; p++)
 		if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
