@@ -144,10 +144,11 @@
 		}
 	});
 	document.getElementById('frames').addEventListener('mouseover', function (e) {
-		var t = e.target.parentNode && e.target.parentNode.getElementsByTagName('title')[0];
+		var g = e.target.parentNode;
 
-		if (t)
-			document.getElementById('hover').textContent = t.textContent;
+		if (g && g.parentNode && g.parentNode.id === 'frames')
+			document.getElementById('hover').textContent =
+				g.getElementsByTagName('title')[0].textContent;
 	});
 	document.getElementById('reset').addEventListener('click', reset);
 	var box = document.getElementById('search');
