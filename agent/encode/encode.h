@@ -8,6 +8,7 @@
 #ifndef VMTOOLS_AGENT_ENCODE_H
 #define VMTOOLS_AGENT_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,16 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
  */
 int vm_svg_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		  struct vm_error *err);
+
+/*
+ * What one sample weighs where a stack gets one number (folded text, the
+ * flame graph's widths), and whether that number is a time in nanoseconds
+ * (a profile kind that measures time) rather than a count of samples.
+ * Written once here for both encoders (folded.c).
+ */
+uint64_t vm_sample_weight(const struct vm_samples *s,
+			  const struct vm_sample *x);
+bool vm_weight_is_time(const struct vm_samples *s);
 
 /* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
 void vm_frame_fallback_name(const struct vm_symbolized *y,

@@ -28,11 +28,6 @@ struct path {
 	uint64_t weight;
 };
 
-uint64_t vm_flame_stack_weight(const struct vm_sym_stack *st)
-{
-	return st->sample->count;
-}
-
 static int cmp_path(const void *a, const void *b)
 {
 	const struct path *x = a, *y = b;
@@ -82,7 +77,7 @@ static int make_path(const struct vm_symbolized *y, struct vm_flame *f,
 	p->steps = calloc(st->n_frames + 2, sizeof(*p->steps));
 	if (!p->steps)
 		return -ENOMEM;
-	p->weight = vm_flame_stack_weight(st);
+	p->weight = vm_sample_weight(y->samples, st->sample);
 	p->steps[p->n].name = st->sample->comm[0] ? st->sample->comm :
 						    "[unknown]";
 	p->steps[p->n++].kind = VM_FLAME_PROCESS;

@@ -9,7 +9,9 @@
  * A stack reads, from the root up: "all", the thread's command name, the
  * user frames outermost first, then the kernel frames (as the folded
  * format writes them).  Siblings are ordered by name, so the same profile
- * always gives the same picture.
+ * always gives the same picture.  A frame weighs what its stacks weigh
+ * (vm_sample_weight, encode.h: samples, or nanoseconds for a profile kind
+ * that measures time).
  */
 #ifndef VMTOOLS_AGENT_FLAME_H
 #define VMTOOLS_AGENT_FLAME_H
@@ -45,13 +47,6 @@ struct vm_flame {
 	char **names; /* names made here (addresses), freed with it */
 	size_t n_names, cap_names;
 };
-
-/*
- * What a stack weighs, the unit a frame's width measures: the samples
- * taken in it.  The one place to change for profiles whose samples carry
- * a time instead (off-CPU, wall clock): svg.c says the unit from here.
- */
-uint64_t vm_flame_stack_weight(const struct vm_sym_stack *st);
 
 /* -ENOMEM or 0; f is empty (n == 0) only when y is. */
 int vm_flame_build(const struct vm_symbolized *y, struct vm_flame *f);

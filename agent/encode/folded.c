@@ -37,6 +37,18 @@ void vm_frame_fallback_name(const struct vm_symbolized *y,
 		 f->addr - m->start + m->pgoff);
 }
 
+uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
+{
+	(void)s;
+	return x->count;
+}
+
+bool vm_weight_is_time(const struct vm_samples *s)
+{
+	(void)s;
+	return false;
+}
+
 struct line {
 	char *text; /* without the count */
 	uint64_t count;
@@ -108,7 +120,8 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 			r = -ENOMEM;
 			goto out;
 		}
-		lines[n++].count = y->stacks[i].sample->count;
+		lines[n++].count =
+			vm_sample_weight(y->samples, y->stacks[i].sample);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 

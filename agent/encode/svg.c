@@ -146,10 +146,25 @@ static void put_label(FILE *f, const char *name, double w)
 	fputs("..", f);
 }
 
-/* "412 samples": the unit vm_flame_stack_weight() counts in. */
-static void put_weight(FILE *f, uint64_t w)
+/* "412 samples", or for a weight in nanoseconds "1.25 s", "310 ms". */
+static void put_weight(FILE *f, uint64_t w, bool time)
 {
-	fprintf(f, "%" PRIu64 " sample%s", w, w == 1 ? "" : "s");
+	static const struct {
+		double ns;
+		const char *unit;
+	} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
+
+	if (!time) {
+		fprintf(f, "%" PRIu64 " sample%s", w, w == 1 ? "" : "s");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if ((double)w >= units[i].ns) {
+			fprintf(f, "%.3g %s", (double)w / units[i].ns,
+				units[i].unit);
+			return;
+		}
+	fprintf(f, "%" PRIu64 " ns", w);
 }
 
 static void put_share(FILE *f, uint64_t w, uint64_t total)
@@ -201,7 +216,8 @@ static const char *const kind_class[] = {
 };
 
 static void put_frame(FILE *f, const struct vm_flame *g,
-		      const struct vm_flame_frame *fr, double scale, int height)
+		      const struct vm_flame_frame *fr, double scale, int height,
+		      bool time)
 {
 	double x = PAD + (double)fr->offset * scale;
 	double w = (double)fr->weight * scale;
@@ -211,7 +227,7 @@ static void put_frame(FILE *f, const struct vm_flame *g,
 		kind_class[fr->kind], fr->depth);
 	put_xml(f, fr->name, SIZE_MAX);
 	fputs(" (", f);
-	put_weight(f, fr->weight);
+	put_weight(f, fr->weight, time);
 	fputs(", ", f);
 	put_share(f, fr->weight, g->total);
 	fprintf(f,
@@ -250,9 +266,10 @@ static void put_head(FILE *f, const struct vm_symbolized *y,
 		"<text id=\"reset\" x=\"%d\" y=\"22\">Reset zoom</text>\n",
 		WIDTH / 2, PAD);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"44\">", PAD);
-	put_weight(f, g->total);
-	fprintf(f, " at %" PRIu32 " Hz over %.1f s", s->frequency,
-		(double)s->duration_nanos / 1e9);
+	put_weight(f, g->total, vm_weight_is_time(s));
+	if (!vm_weight_is_time(s))
+		fprintf(f, " at %" PRIu32 " Hz", s->frequency);
+	fprintf(f, " over %.1f s", (double)s->duration_nanos / 1e9);
 	if (s->lost_stacks || s->lost_samples)
 		fprintf(f,
 			"; %" PRIu64 " stacks lost, %" PRIu64
@@ -285,7 +302,8 @@ static int write_svg(FILE *f, const struct vm_symbolized *y,
 
 		if (i > 0 && (double)fr->weight * scale < MIN_WIDTH)
 			continue;
-		put_frame(f, g, fr, scale, height);
+		put_frame(f, g, fr, scale, height,
+			  vm_weight_is_time(y->samples));
 	}
 	fputs("</g>\n", f);
 	fprintf(f, "<text id=\"hover\" x=\"%d\" y=\"%d\"> </text>\n", PAD,

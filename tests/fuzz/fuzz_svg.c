@@ -100,9 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frames[st - stacks][st->n_frames] = (struct vm_sym_frame){
 			.addr = 0x1000 + (unsigned char)line[0],
 			.mapping = ((unsigned char)line[0] & 0x80) ? 2 :
-				   (line[0] & 0x40) ? 0 : 1,
+				   (line[0] & 0x40)		   ? 0 :
+								     1,
 			.function = line[1] || (line[0] & 0x20) ? line + 1 :
-								 NULL,
+								  NULL,
 		};
 		st->n_frames++;
 		n++;
@@ -112,7 +113,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		check_utf8(s, len);
 		check_titles(s);
-		if (!strstr(s, "]]>") || strstr(s, "]]>") != strrchr(s, ']') - 1)
+		if (!strstr(s, "]]>") ||
+		    strstr(s, "]]>") != strrchr(s, ']') - 1)
 			abort();
 		free(svg);
 	}

@@ -27,13 +27,29 @@
 static void test_paths(void **state)
 {
 	static const char *const allowed[] = {
-		"", "index.html", "ui.js", "speedscope/index.html",
-		"speedscope/speedscope-Y2522XSH.js", "a/b/c/d.css",
+		"",
+		"index.html",
+		"ui.js",
+		"speedscope/index.html",
+		"speedscope/speedscope-Y2522XSH.js",
+		"a/b/c/d.css",
 	};
 	static const char *const refused[] = {
-		"..", "../etc/passwd", "speedscope/../../x.js", ".built",
-		"speedscope/.x.js", "/index.html", "a//b.js", "a/", "a/b/c/d/e.js",
-		"a b.js", "a%2e.js", "a\\b.js", "\xc3\xa9.js", "a:b.js", "./a.js",
+		"..",
+		"../etc/passwd",
+		"speedscope/../../x.js",
+		".built",
+		"speedscope/.x.js",
+		"/index.html",
+		"a//b.js",
+		"a/",
+		"a/b/c/d/e.js",
+		"a b.js",
+		"a%2e.js",
+		"a\\b.js",
+		"\xc3\xa9.js",
+		"a:b.js",
+		"./a.js",
 	};
 	char longname[260];
 
@@ -153,14 +169,14 @@ static void test_read_hostile_dir(void **state)
 	close(fd);
 
 	/* Below a mountpoint: found at usr/share/vmtools/ui... */
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p %s/mnt/usr/share/vmtools && cp -r %s/ui %s/mnt/usr/share/vmtools/ && mkdir -p %s/mnt2/usr/share && ln -s %s/mnt/usr/share/vmtools %s/mnt2/usr/share/vmtools",
-		 dir, dir, dir, dir, dir, dir);
+	snprintf(
+		cmd, sizeof(cmd),
+		"mkdir -p %s/mnt/usr/share/vmtools && cp -r %s/ui %s/mnt/usr/share/vmtools/ && mkdir -p %s/mnt2/usr/share && ln -s %s/mnt/usr/share/vmtools %s/mnt2/usr/share/vmtools",
+		dir, dir, dir, dir, dir, dir);
 	assert_int_equal(system(cmd), 0);
 	snprintf(path, sizeof(path), "%s/mnt", dir);
-	assert_int_equal(vm_ui_open_dir(NULL, "/nonexistent/ui", path, &fd,
-					&err),
-			 0);
+	assert_int_equal(
+		vm_ui_open_dir(NULL, "/nonexistent/ui", path, &fd, &err), 0);
 	assert_int_equal(read_rel(fd, "index.html", &text), 0);
 	free(text);
 	close(fd);
