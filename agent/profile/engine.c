@@ -261,6 +261,13 @@ static const struct format {
 			    "profile.svg", "profile.svg.gz" },
 };
 
+const char *vm_format_name(enum vm_format f)
+{
+	if ((size_t)f < sizeof(formats) / sizeof(formats[0]))
+		return formats[f].name;
+	return "unknown";
+}
+
 int vm_format_from_name(const char *name, enum vm_format *out)
 {
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
@@ -271,9 +278,9 @@ int vm_format_from_name(const char *name, enum vm_format *out)
 	return -EINVAL;
 }
 
-static int encode(const struct vm_symbolized *y, enum vm_format format,
-		  bool gzip, struct vm_profile_output *out,
-		  struct vm_error *err)
+int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
+		      bool gzip, struct vm_profile_output *out,
+		      struct vm_error *err)
 {
 	const struct format *fmt = &formats[format];
 	void *data = NULL, *gz = NULL;
@@ -331,7 +338,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 
 	r = vm_symbolize(&samples, &y, err);
 	if (r == 0) {
-		r = encode(&y, s->req.format, s->req.gzip, out, err);
+		r = vm_encode_profile(&y, s->req.format, s->req.gzip, out, err);
 		vm_symbolized_free(&y);
 	}
 	out->samples = total;
