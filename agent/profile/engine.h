@@ -88,6 +88,7 @@ struct vm_session_status {
 };
 
 struct vm_session;
+struct vm_symbolized;
 
 int vm_session_start(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg,
