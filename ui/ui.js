@@ -110,7 +110,8 @@
 		return td;
 	}
 
-	// GET /profile/cpu/history: shown only when the agent profiles all the time.
+	// GET /profile/cpu/history: shown only when the agent profiles all the
+	// time, and read again as each window is sealed.
 	async function loadHistory() {
 		var resp, h;
 
@@ -147,6 +148,7 @@
 			cell(row, '').appendChild(button);
 			body.appendChild(row);
 		});
+		setTimeout(loadHistory, Math.max(2, h.interval_seconds || 10) * 1000);
 	}
 
 	async function loadHealth() {

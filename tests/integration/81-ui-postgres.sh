@@ -28,7 +28,7 @@ pg_bench_bg 300 -c 2 -j 2 -S
 # Continuous profiling, when this agent has it: its history is in the UI.
 cont=()
 if "$VMTOOLS_AGENT" serve --help 2>&1 | grep -q -- --continuous; then
-	cont=(--continuous --continuous-interval 2)
+	cont=(--continuous --continuous-interval 2 --continuous-frequency 99)
 fi
 start_agent ui --no-setup --ui-dir "$UI" "${cont[@]}"
 
