@@ -18,9 +18,14 @@ const [url, token] = process.argv.slice(2);
 const browser = await launch();
 const viewport = { width: 1400, height: 900 };
 
-// speedscope in the page's frame, once it shows a profile.
-async function speedscope(page) {
-	const el = await page.waitForSelector('#viewer[src*="profileURL="]', { timeout: 90000 });
+// speedscope in the page's frame, once it shows a profile (another than
+// the one at previous, the frame's src before).
+async function speedscope(page, previous = '') {
+	await page.waitForFunction((prev) => {
+		const v = document.getElementById('viewer');
+		return v && v.src.includes('profileURL=') && v.src !== prev;
+	}, previous, { timeout: 90000 });
+	const el = await page.$('#viewer');
 	const frame = await el.contentFrame();
 	await frame.waitForSelector('text=Sandwich', { timeout: 30000 });
 	return { el, frame };
@@ -38,8 +43,8 @@ async function sandwichLists(frame, name) {
 	}
 }
 
-async function openedProfile(browser, page, what, shot) {
-	const { el, frame } = await speedscope(page);
+async function openedProfile(browser, page, what, shot, previous = '') {
+	const { el, frame } = await speedscope(page, previous);
 	const src = await el.getAttribute('src');
 	tap(/[#&]view=left-heavy(&|$)/.test(src) && src.includes('profileURL=blob%3A'),
 		`${what} opens in speedscope on its left-heavy view, from a blob: URL`, src);
@@ -71,9 +76,10 @@ async function withoutToken() {
 		return r.ok ? r.json() : { continuous: false, status: r.status };
 	});
 	if (history.continuous) {
+		const previous = await page.$eval('#viewer', (v) => v.src);
 		await page.waitForSelector('button.open-window', { timeout: 30000 });
 		await page.click('button.open-window');
-		await openedProfile(browser, page, 'the newest window of the history', 'ui-history');
+		await openedProfile(browser, page, 'the newest window of the history', 'ui-history', previous);
 	} else {
 		console.log('ok - a window of the continuous history opens in speedscope # SKIP ' +
 			`this agent keeps no history (GET /profile/cpu/history: ${JSON.stringify(history)})`);
