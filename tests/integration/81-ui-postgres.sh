@@ -30,7 +30,7 @@ cont=()
 if "$VMTOOLS_AGENT" serve --help 2>&1 | grep -q -- --continuous; then
 	cont=(--continuous --continuous-interval 2 --continuous-frequency 99)
 fi
-start_agent ui --no-setup --ui-dir "$UI" "${cont[@]}"
+start_agent ui --no-setup --ui-dir "$UI"
 
 # header URL NAME: the value of response header NAME of GET URL.
 header() {
@@ -99,7 +99,7 @@ else
 		grep -q "web UI is not installed" <(curl -s "$AGENT_URL/ui/")
 fi
 
-start_agent ui2 --no-setup --ui-dir "$UI"
+start_agent ui2 --no-setup --ui-dir "$UI" "${cont[@]}"
 st=$(curl -s -X POST -H 'Content-Type: application/json' \
 	-d '{"timeout_seconds": 2, "format": "svg"}' \
 	-D "$T/svg.h" -o "$T/pg.svg" -w '%{http_code}' "$AGENT_URL/profile/cpu")
