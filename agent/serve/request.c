@@ -369,6 +369,23 @@ int vm_request_parse_json(const char *body, size_t len,
 	return 0;
 }
 
+int vm_request_pprof_format(const char *format, struct vm_api_request *out,
+			    struct vm_error *err)
+{
+	enum vm_format f;
+
+	if (!format)
+		return 0;
+	if (vm_format_from_name(format, &f) < 0)
+		return vm_error_set(err, EINVAL,
+				    "format must be " VM_FORMAT_NAMES
+				    "; got \"%.*s\"",
+				    GOT_MAX, format);
+	out->req.format = f;
+	out->req.gzip = f == VM_FORMAT_PPROF;
+	return 0;
+}
+
 int vm_request_from_pprof_query(const char *seconds,
 				const struct vm_request_limits *limits,
 				struct vm_api_request *out,

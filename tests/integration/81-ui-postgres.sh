@@ -108,6 +108,12 @@ check "POST format svg: 200, image/svg+xml" \
 check "xmllint --noout the PostgreSQL SVG" xmllint --noout "$T/pg.svg"
 check "the PostgreSQL SVG has a PostgresMain frame" \
 	grep -q '<title>PostgresMain (' "$T/pg.svg"
+st=$(curl -s -D "$T/go.h" -o "$T/go.svg" -w '%{http_code}' \
+	"$AGENT_URL/debug/pprof/profile?seconds=1&format=svg")
+check "GET /debug/pprof/profile?seconds=1&format=svg: 200, image/svg+xml, xmllint passes" \
+	bash -c "[ $st = 200 ] && grep -qi '^Content-Type: image/svg+xml' '$T/go.h' && xmllint --noout '$T/go.svg'"
+check "GET /debug/pprof/profile?format=png: 422 naming the formats" \
+	grep -q 'format must be pprof, folded or svg' <(curl -s "$AGENT_URL/debug/pprof/profile?seconds=1&format=png")
 
 run_browser ui.mjs "$AGENT_URL"
 
