@@ -21,6 +21,7 @@
 
 #include "common/cleanup.h"
 #include "common/manifest.h"
+#include "common/ui.h"
 #include "imagebuilder/bundle.h"
 #include "imagebuilder/depmod.h"
 #include "imagebuilder/elfdeps.h"
@@ -350,6 +351,8 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 	    (perf = vm_bundle_default_perf(root)))
 		r = vm_bundle_add(t, perf, m, err);
 	free(perf);
+	if (r == 0 && o->ui_dir)
+		r = vm_walk_into(o->ui_dir, "/" VM_UI_IMAGE_DIR, &wo, t, err);
 	if (r == 0 && !vm_node_child(t->root, "lost+found")) {
 		/* e2fsck expects it; mke2fs makes it the same way. */
 		struct vm_node *lf =

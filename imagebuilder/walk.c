@@ -446,7 +446,8 @@ static int add_entry(struct walk *w, struct stack *s, const char *name)
 	}
 }
 
-static int walk_tree(struct walk *w, int fd, const char *root)
+static int walk_tree(struct walk *w, int fd, const char *root,
+		     struct vm_node *top)
 {
 	struct stack s = { .fd = -1 };
 	char *host = strdup(root);
@@ -456,7 +457,7 @@ static int walk_tree(struct walk *w, int fd, const char *root)
 		close(fd);
 		return vm_error_set(w->err, ENOMEM, "out of memory");
 	}
-	r = push(w, &s, fd, w->t->root, host);
+	r = push(w, &s, fd, top, host);
 	while (r == 0 && s.n > 0) {
 		struct frame *f = &s.v[s.n - 1];
 
@@ -470,6 +471,50 @@ static int walk_tree(struct walk *w, int fd, const char *root)
 	free(s.v);
 	if (s.fd >= 0)
 		close(s.fd);
+	return r;
+}
+
+/* Hardlinked files (same device and inode) become one inode. */
+static void link_hardlinks(struct walk *w)
+{
+	if (!w->n_links)
+		return;
+	qsort(w->links, w->n_links, sizeof(*w->links), cmp_hardlink);
+	for (size_t i = 1; i < w->n_links; i++)
+		if (w->links[i].dev == w->links[i - 1].dev &&
+		    w->links[i].ino == w->links[i - 1].ino)
+			w->links[i].node->link_to =
+				w->links[i - 1].node->link_to ?
+					w->links[i - 1].node->link_to :
+					w->links[i - 1].node;
+}
+
+int vm_walk_into(const char *dir, const char *image_path,
+		 const struct vm_walk_opts *opts, struct vm_tree *t,
+		 struct vm_error *err)
+{
+	struct walk w = { .opts = opts, .t = t, .err = err };
+	struct vm_node *node;
+	int fd, r;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return vm_error_errno(err, errno,
+				      "cannot open the directory %s", dir);
+	node = vm_tree_lookup(t, image_path, 1, err);
+	if (!node || node->type != VM_NODE_DIR) {
+		close(fd);
+		return node ? vm_error_set(
+				      err, ENOTDIR,
+				      "%s is not a directory in the image, so %s cannot go there",
+				      image_path, dir) :
+			      -EINVAL;
+	}
+	w.root_len = strlen(dir);
+	r = walk_tree(&w, fd, dir, node);
+	if (r == 0)
+		link_hardlinks(&w);
+	free(w.links);
 	return r;
 }
 
@@ -496,17 +541,9 @@ int vm_walk(const char *root, const struct vm_walk_opts *opts,
 		t->root->gid = st.st_gid;
 	}
 	w.root_len = strlen(root);
-	r = walk_tree(&w, fd, root);
-	if (r == 0 && w.n_links) {
-		qsort(w.links, w.n_links, sizeof(*w.links), cmp_hardlink);
-		for (size_t i = 1; i < w.n_links; i++)
-			if (w.links[i].dev == w.links[i - 1].dev &&
-			    w.links[i].ino == w.links[i - 1].ino)
-				w.links[i].node->link_to =
-					w.links[i - 1].node->link_to ?
-						w.links[i - 1].node->link_to :
-						w.links[i - 1].node;
-	}
+	r = walk_tree(&w, fd, root, t->root);
+	if (r == 0)
+		link_hardlinks(&w);
 	free(w.links);
 	return r;
 }
