@@ -10,7 +10,9 @@
  *                    session manager's answers
  *   http_history.c   the continuous profile's history
  *   http_response.c  JSON and binary responses
- *   http_auth.c      the Bearer token, compared in constant time
+ *   http_ui.c        GET /ui/...: the web UI's files (ui_files.c reads them)
+ *   http_auth.c      the token, as Bearer or as a browser's Basic password,
+ *                    compared in constant time
  *   http_addr.c      the --listen ADDR:PORT argument
  *
  * The handlers call the session manager (service.h), the metrics
@@ -49,6 +51,10 @@ struct vm_http_config {
 	struct vm_service *service;
 	const struct vm_health_config *health;
 	struct vm_continuous *continuous; /* NULL without --continuous */
+	/* Where the web UI is (ui_files.h): --ui-dir, else these two. */
+	const char *ui_dir;
+	const char *ui_installed; /* DATADIR/ui */
+	const char *mountpoint; /* the tools disk's, for its copy */
 };
 
 struct vm_http_server;
@@ -75,5 +81,11 @@ int vm_http_load_token(const char *path, char **token, bool *loose_mode,
 		       struct vm_error *err);
 /* Whether an Authorization header value carries the token. */
 bool vm_http_check_bearer(const char *header, const char *token);
+/*
+ * Whether the password of a Basic Authorization (the user name is not
+ * looked at) is the token: what a browser sends once its login dialog has
+ * been given the token.  NULL password: none was sent.
+ */
+bool vm_http_check_password(const char *password, const char *token);
 
 #endif

@@ -134,7 +134,7 @@ static int parse_query(struct vm_http_exchange *x, uint32_t interval,
 	if (format && vm_format_from_name(format, &q->format) < 0)
 		return vm_error_set(
 			err, EINVAL,
-			"format '%.32s' is not known: use pprof or folded",
+			"format '%.32s' is not known: use pprof, folded or svg",
 			format);
 	if (archive && strcmp(archive, "true") && strcmp(archive, "false"))
 		return vm_error_set(err, EINVAL,

@@ -58,6 +58,15 @@ enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 				   char *text, size_t len,
 				   const char *content_type);
 
+/*
+ * A file of the web UI (takes ownership of data), with its cache policy
+ * and further headers as a NULL-terminated list of name, value pairs.
+ */
+enum MHD_Result vm_http_reply_file(struct vm_http_exchange *x, void *data,
+				   size_t len, const char *content_type,
+				   const char *cache_control,
+				   const char *const *headers);
+
 /* Answer a complete request (body read, token checked). */
 enum MHD_Result vm_http_route(struct vm_http_exchange *x);
 
@@ -71,6 +80,8 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
 /* The "continuous" of /healthz. */
 struct json_object *vm_http_continuous_health(struct vm_continuous *c);
+/* GET /ui/...: the web UI's files (http_ui.c). */
+enum MHD_Result vm_http_ui(struct vm_http_exchange *x);
 /* GET /profile/cpu's document, also the "profile" of /healthz. */
 struct json_object *vm_http_profile_status(struct vm_service *svc);
 

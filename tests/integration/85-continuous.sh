@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/80-continuous.sh - `serve --continuous` with the real
+# tests/integration/85-continuous.sh - `serve --continuous` with the real
 # agent (eBPF), real curl and `go tool pprof`, the 3:1 burner as the
 # workload under a command name of its own (so no other PostgreSQL on the
 # machine is sampled): the history's index as the contract has it,
@@ -20,7 +20,7 @@ pprof_home
 COMM=c15burn
 # A prime like the default 19 Hz, five times as many samples: the counts
 # are checked within 10%, and on a busy machine 19 Hz x 30 s is too few
-# for that to be more than noise.  81-continuous-push.sh and the VM test
+# for that to be more than noise.  86-continuous-push.sh and the VM test
 # run the default.
 FREQ=97
 HIST=$T/hist
@@ -136,6 +136,10 @@ sys.exit(0 if len(w)>=15 and all(w[i]['end']==w[i+1]['start'] for i in range(len
 	and sum(x['samples'] for x in w)>0 else 1)"
 check "format=folded&archive=true: gzipped folded stacks" \
 	bash -c "curl -s '$AGENT_URL/profile/cpu/history/profile?from=-1h&format=folded&archive=true' | gzip -dc | grep -q 'burn_hot_a'"
+
+check "format=svg: a flame graph, image/svg+xml, with the burner in it" \
+	bash -c "curl -s -D '$T/svg.h' -o '$T/h.svg' '$AGENT_URL/profile/cpu/history/profile?from=-1h&format=svg' &&
+		grep -qi '^Content-Type: image/svg+xml' '$T/svg.h' && grep -q 'burn_hot_a' '$T/h.svg'"
 
 # The query's errors.
 for q in "from=yesterday" "from=-5x" "until=2026-13-01T00:00:00Z" "format=png" "archive=yes" "from=now&until=-1m"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/81-continuous-push.sh - `serve --continuous --push-url`
+# tests/integration/86-continuous-push.sh - `serve --continuous --push-url`
 # against tests/lib/pyroscope-standin.py, a stand-in written for this test
 # that enforces what Pyroscope's ingest handler checks (path, name with
 # labels, from/until, the multipart field profile) and answers as told;
