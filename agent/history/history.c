@@ -703,10 +703,18 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 	return 0;
 }
 
+/*
+ * Whether w overlaps [from, until), w taken to the second as the index
+ * shows it: a query with a window's start and end from the index gets
+ * that window, not a sliver of its neighbours too.
+ */
 static bool overlaps(const struct vm_history_window *w, uint64_t from,
 		     uint64_t until)
 {
-	return w->start_ns < until && w->end_ns > from;
+	uint64_t start = w->start_ns / 1000000000u * 1000000000u;
+	uint64_t end = w->end_ns / 1000000000u * 1000000000u;
+
+	return start < until && end > from;
 }
 
 int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,

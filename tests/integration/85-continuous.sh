@@ -134,6 +134,11 @@ check "the index's windows follow each other without gap or overlap, samples add
 	python3 -c "import json,sys; w=json.load(open('$T/idx.json'))['windows'];
 sys.exit(0 if len(w)>=15 and all(w[i]['end']==w[i+1]['start'] for i in range(len(w)-1))
 	and sum(x['samples'] for x in w)>0 else 1)"
+mid=$(python3 -c "import json; w=json.load(open('$T/idx.json'))['windows']; m=w[len(w)//2]; print(m['start'], m['end'], m['samples'])")
+read -r ws we wn <<<"$mid"
+curl -s -o "$T/one.pb" "$AGENT_URL/profile/cpu/history/profile?from=$ws&until=$we"
+check "from and until of one window in the index give that window alone ($wn samples)" \
+	test "$(total "$T/one.pb")" = "$wn"
 check "format=folded&archive=true: gzipped folded stacks" \
 	bash -c "curl -s '$AGENT_URL/profile/cpu/history/profile?from=-1h&format=folded&archive=true' | gzip -dc | grep -q 'burn_hot_a'"
 

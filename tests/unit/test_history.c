@@ -150,6 +150,31 @@ static void test_merge(void **state)
 					  &s, &err),
 			 0);
 	assert_int_equal(s.total, 21 + 2);
+	/* Windows as the index shows them, to the second: just that one. */
+	{
+		struct vm_history *h2;
+		struct vm_history_window
+			w1 = { .start_ns = T0 + NS / 3,
+			       .end_ns = T0 + 2 * NS + NS / 3 },
+			w2 = { .start_ns = T0 + 2 * NS + NS / 3,
+			       .end_ns = T0 + 4 * NS + NS / 3 },
+			w3 = { .start_ns = T0 + 4 * NS + NS / 3,
+			       .end_ns = T0 + 6 * NS + NS / 3 };
+		struct fake f;
+
+		assert_int_equal(vm_history_new(&cfg, &h2, &err), 0);
+		fake_window(&f, 1, 1, 1);
+		assert_int_equal(vm_history_add(h2, &w1, &f.y, &err), 0);
+		fake_window(&f, 1, 10, 1);
+		assert_int_equal(vm_history_add(h2, &w2, &f.y, &err), 0);
+		fake_window(&f, 1, 100, 1);
+		assert_int_equal(vm_history_add(h2, &w3, &f.y, &err), 0);
+		assert_int_equal(vm_history_merge(h2, T0 + 2 * NS, T0 + 4 * NS,
+						  look, &s, &err),
+				 0);
+		assert_int_equal(s.total, 10);
+		vm_history_free(h2);
+	}
 	/* A window ending at from is not in [from, until). */
 	assert_int_equal(vm_history_merge(h, T0 + 30 * NS, T0 + 40 * NS, look,
 					  &s, &err),
