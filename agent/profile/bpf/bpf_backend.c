@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 #include <linux/types.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -760,9 +761,11 @@ static uint64_t stat_window(struct bpf_state *st, uint32_t idx)
 
 /*
  * The window's processes, copied: the state keeps them (and the files
- * they map) for the windows after.  Processes that exited are then
- * forgotten, and so is their pid in `seen`, so that a new process with
- * the same pid is announced again.
+ * they map) for the windows after.  A process gone is forgotten one window
+ * after it was found gone, and unsampled in that window too: samples it
+ * left in the window that follows still find its mappings.  Its pid leaves
+ * `seen` with it, so that a new process with the same pid is announced.
+ * Without this, an hour of short-lived backends would pile up here.
  */
 static int window_processes(struct bpf_state *st, struct vm_samples *out)
 {
@@ -771,12 +774,15 @@ static int window_processes(struct bpf_state *st, struct vm_samples *out)
 
 	for (size_t i = 0; i < st->samples.n_procs; i++) {
 		struct vm_process *p = &st->samples.procs[i], *q;
-		bool sampled = false;
+		bool sampled = false, was_gone = p->exited;
 
 		for (size_t j = 0; j < out->n && !sampled; j++)
 			sampled = out->v[j].pid == p->pid;
 		if (sampled && !p->exited)
 			refresh_title(p);
+		else if (!p->exited && kill((pid_t)p->pid, 0) < 0 &&
+			 errno == ESRCH)
+			p->exited = true;
 		if (sampled) {
 			q = vm_samples_get_process(out, p->pid);
 			if (!q)
@@ -788,7 +794,7 @@ static int window_processes(struct bpf_state *st, struct vm_samples *out)
 				if (vm_process_add_mapping(q, &p->maps[m]) < 0)
 					return -ENOMEM;
 		}
-		if (p->exited) {
+		if (was_gone && !sampled) {
 			bpf_map_delete_elem(seen_fd, &p->pid);
 			vm_process_clear(p);
 			continue;
