@@ -706,7 +706,8 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 /*
  * Whether w overlaps [from, until), w taken to the second as the index
  * shows it: a query with a window's start and end from the index gets
- * that window, not a sliver of its neighbours too.
+ * that window, not a sliver of its neighbours too.  A window shorter than
+ * that (the last one, sealed at shutdown) counts as its whole second.
  */
 static bool overlaps(const struct vm_history_window *w, uint64_t from,
 		     uint64_t until)
@@ -714,6 +715,8 @@ static bool overlaps(const struct vm_history_window *w, uint64_t from,
 	uint64_t start = w->start_ns / 1000000000u * 1000000000u;
 	uint64_t end = w->end_ns / 1000000000u * 1000000000u;
 
+	if (end <= start)
+		end = start + 1000000000u;
 	return start < until && end > from;
 }
 

@@ -173,6 +173,15 @@ static void test_merge(void **state)
 						  look, &s, &err),
 				 0);
 		assert_int_equal(s.total, 10);
+		/* A window within one second still has that second. */
+		w1.start_ns = T0 + 10 * NS + NS / 4;
+		w1.end_ns = T0 + 10 * NS + NS / 2;
+		fake_window(&f, 1, 1000, 1);
+		assert_int_equal(vm_history_add(h2, &w1, &f.y, &err), 0);
+		assert_int_equal(vm_history_merge(h2, T0 + 10 * NS,
+						  T0 + 11 * NS, look, &s, &err),
+				 0);
+		assert_int_equal(s.total, 1000);
 		vm_history_free(h2);
 	}
 	/* A window ending at from is not in [from, until). */
