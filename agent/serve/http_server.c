@@ -257,6 +257,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			how, sizeof(how),
 			" (closed: the request did not arrive whole within %u s)",
 			srv->cfg.idle_timeout);
+	else if (!x->method && toe == MHD_REQUEST_TERMINATED_WITH_ERROR)
+		snprintf(how, sizeof(how),
+			 " (its head was refused by libmicrohttpd)");
+	else if (!x->method)
+		snprintf(how, sizeof(how),
+			 " (closed before its head was whole)");
 	else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		snprintf(how, sizeof(how),
 			 " (connection closed before the response was sent)");
