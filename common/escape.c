@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * escape.c - outside bytes written as \xHH where they are unsafe (see
- * escape.h).  UTF-8 is checked here rather than with a library: neither
- * binary links one that exports a validator, and RFC 3629's table is
- * short.
+ * escape.h), walking the text a character at a time with common/utf8.h.
  */
 #include "common/escape.h"
 
@@ -11,46 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t vm_utf8_char(const unsigned char *s, size_t len, unsigned *cp)
-{
-	/* The smallest code point each length may encode. */
-	static const unsigned min[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	size_t n;
-	unsigned c;
-
-	if (len == 0)
-		return 0;
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		c = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		c = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len < n)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
+#include "common/utf8.h"
 
 /* Whether a code point is written as its bytes' escapes in a log. */
-static bool unsafe_in_log(unsigned cp)
+static bool unsafe_in_log(uint32_t cp)
 {
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
 	       cp == 0x2029;
@@ -91,13 +53,13 @@ size_t vm_escape(char *out, size_t size, const char *s, size_t len,
 {
 	const unsigned char *u = (const unsigned char *)s;
 	struct sink k = { .out = out, .size = size };
-	unsigned cp;
+	uint32_t cp;
 	size_t n;
 
 	if (size > 0)
 		out[0] = '\0';
 	for (size_t i = 0; i < len; i += n) {
-		n = vm_utf8_char(u + i, len - i, &cp);
+		n = vm_utf8_char(s + i, len - i, &cp);
 		if (n == 0) {
 			n = 1;
 			put_hex(&k, u + i, 1, mode);

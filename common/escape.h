@@ -46,11 +46,4 @@ enum vm_escape_mode {
 size_t vm_escape(char *out, size_t size, const char *s, size_t len,
 		 enum vm_escape_mode mode);
 
-/*
- * The length of the well-formed UTF-8 sequence (RFC 3629: no overlong
- * forms, no surrogates, nothing beyond U+10FFFF) at the start of s[0..len),
- * 1 to 4, its code point in *cp; 0 when it is not one.
- */
-size_t vm_utf8_char(const unsigned char *s, size_t len, unsigned *cp);
-
 #endif

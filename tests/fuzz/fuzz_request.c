@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_request.c - libFuzzer target for what the agent reads from a
- * client: the body of POST /profile/cpu and the `seconds` query argument
- * of /debug/pprof/profile (agent/serve/request.c, request_strict.c), and
- * the same bytes as a request head: a target line, then "Name: value"
- * lines (agent/serve/http_framing.c).  Beyond not crashing: a request that
- * parses is within the contract's ranges; a head that passes frames its
- * body one way only and has no control byte where the checks forbid one;
- * every refusal is one line of UTF-8 text (what a client sent is quoted
- * escaped), and so is every log field escaped from the input.
+ * client: the body of POST /profile/cpu and the `seconds` and `format`
+ * query arguments of /debug/pprof/profile (agent/serve/request.c,
+ * request_strict.c), and the same bytes as a request head: a target line,
+ * then "Name: value" lines (agent/serve/http_framing.c).  Beyond not
+ * crashing: a request that parses is within the contract's ranges; a head
+ * that passes frames its body one way only and has no control byte where
+ * the checks forbid one; every refusal is one line of UTF-8 text (what a
+ * client sent is quoted escaped), and so is every log field escaped from
+ * the input.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,17 +21,18 @@
 #include "agent/serve/http_framing.h"
 #include "agent/serve/request.h"
 #include "common/escape.h"
+#include "common/utf8.h"
 
 #define MAX_HEADERS 64
 
 /* Valid UTF-8 without a control character: one line of text. */
 static bool one_line(const char *s, size_t len)
 {
-	unsigned cp;
+	uint32_t cp;
 	size_t n;
 
 	for (size_t i = 0; i < len; i += n) {
-		n = vm_utf8_char((const unsigned char *)s + i, len - i, &cp);
+		n = vm_utf8_char(s + i, len - i, &cp);
 		if (n == 0 || cp < 0x20 || cp == 0x7f)
 			return false;
 	}
@@ -71,6 +73,14 @@ static void check_body(const uint8_t *data, size_t size)
 	vm_error_clear(&err);
 	rc = vm_request_from_pprof_query(query, &limits, &r, &err);
 	if (rc == 0 && (r.req.seconds < 1 || r.req.seconds > 60))
+		abort();
+	/* The same bytes as its format argument. */
+	vm_error_clear(&err);
+	rc = vm_request_pprof_format(query, &r, &err);
+	if ((rc == 0 && r.req.format != VM_FORMAT_PPROF &&
+	     r.req.format != VM_FORMAT_FOLDED &&
+	     r.req.format != VM_FORMAT_SVG) ||
+	    (rc < 0 && (rc != -EINVAL || err.msg[0] == '\0')))
 		abort();
 	free(query);
 }
