@@ -15,29 +15,6 @@
 
 #include "common/cleanup.h"
 
-/* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
-static void vm_frame_fallback_name(const struct vm_symbolized *y,
-				   const struct vm_sym_frame *f, char *buf,
-				   size_t size)
-{
-	const struct vm_sym_mapping *m;
-	const char *base;
-
-	if (!f->mapping || f->mapping > y->n_mappings) {
-		snprintf(buf, size, "[unknown]");
-		return;
-	}
-	m = &y->mappings[f->mapping - 1];
-	if (m->kernel) {
-		snprintf(buf, size, "[unknown]");
-		return;
-	}
-	base = strrchr(m->file, '/');
-	base = base ? base + 1 : m->file;
-	snprintf(buf, size, "%s+0x%" PRIx64, base,
-		 f->addr - m->start + m->pgoff);
-}
-
 struct line {
 	char *text; /* without the count */
 	uint64_t count;
@@ -62,7 +39,7 @@ static void put_name(FILE *f, const char *name)
 static char *stack_text(const struct vm_symbolized *y,
 			const struct vm_sym_stack *st)
 {
-	char *text = NULL, buf[512];
+	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	const char *comm;
@@ -77,12 +54,8 @@ static char *stack_text(const struct vm_symbolized *y,
 		const struct vm_sym_frame *fr = &st->frames[i];
 
 		fputc(';', f);
-		if (fr->function) {
-			put_name(f, fr->function);
-		} else {
-			vm_frame_fallback_name(y, fr, buf, sizeof(buf));
-			put_name(f, buf);
-		}
+		/* The symbolizer names every frame (symbolize.h). */
+		put_name(f, fr->function ? fr->function : "[unknown]");
 	}
 	if (fclose(f)) {
 		free(text);

@@ -150,7 +150,7 @@ static bool try_debug_file(struct vm_symfile *f, const char *path,
 	    (!f->info.build_id_len || !dbg.build_id_len ||
 	     (dbg.build_id_len == f->info.build_id_len &&
 	      !memcmp(dbg.build_id, f->info.build_id, dbg.build_id_len)))) {
-		ok = vm_elf_merge_symbols(&f->info, &dbg) == 0;
+		ok = vm_elf_merge_symbols(&f->info, &dbg, true) == 0;
 		if (ok)
 			f->debug_path = strdup(path);
 	}
