@@ -13,6 +13,7 @@ BUILD_PKGS=(
 	libbpf-dev libelf-dev         # loading BPF; reading ELF symbols
 	liblzma-dev                   # .gnu_debugdata (MiniDebugInfo) symbols
 	libmicrohttpd-dev             # the REST service
+	libdebuginfod-dev             # debug files from debuginfod servers
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
 	zlib1g-dev                    # gzip of profiles
 	libjson-c-dev                 # JSON requests and the manifest
@@ -31,6 +32,7 @@ TEST_PKGS=(
 	bpfcc-tools                     # bcc, checked against the linked headers
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
+	debuginfod                      # a real debuginfod server (symbols test)
 )
 
 missing=()

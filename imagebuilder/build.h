@@ -14,6 +14,8 @@
 
 #define VM_DEFAULT_LABEL "vm-tools"
 #define VM_LABEL_MAX 16
+/* Where --debug-dir's files go: where the agent and gdb look by build id. */
+#define VM_DEBUG_BUILD_ID "/usr/lib/debug/.build-id"
 
 struct vm_build_opts {
 	const char *root;
@@ -22,6 +24,8 @@ struct vm_build_opts {
 	const char *output;
 	const char **binaries;
 	size_t n_binaries;
+	const char **debug_dirs; /* each DIR/.build-id -> VM_DEBUG_BUILD_ID */
+	size_t n_debug_dirs;
 	int no_default_perf; /* do not add perf when no --binary is given */
 	int keep_owner;
 	uint64_t size_bytes; /* 0: auto */

@@ -32,6 +32,7 @@ struct walk {
 	struct vm_error *err;
 	struct hardlink *links;
 	size_t n_links, cap_links;
+	int merge_dirs; /* a directory already there takes the entries */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -177,10 +178,15 @@ static int insert_node(struct walk *w, struct vm_node *dir, const char *name,
 		       const char *path, const struct stat *st,
 		       struct vm_node **out)
 {
-	struct vm_node *n =
-		vm_node_new(name, node_type(st->st_mode), st->st_mode);
+	struct vm_node *n, *old;
 	int r;
 
+	if (w->merge_dirs && S_ISDIR(st->st_mode) &&
+	    (old = vm_node_child(dir, name)) && old->type == VM_NODE_DIR) {
+		*out = old;
+		return 0;
+	}
+	n = vm_node_new(name, node_type(st->st_mode), st->st_mode);
 	if (!n)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
 	if (w->opts && w->opts->keep_owner) {
@@ -190,6 +196,15 @@ static int insert_node(struct walk *w, struct vm_node *dir, const char *name,
 	n->rdev = st->st_rdev;
 	n->mtime = st->st_mtim.tv_sec;
 	r = vm_tree_insert(w->t, dir, n);
+	if (r == -EEXIST) {
+		_cleanup_free_ char *at = vm_node_path(dir);
+
+		vm_node_free(n);
+		return vm_error_set(
+			w->err, EEXIST,
+			"cannot add %s: the image already has %s/%s; give each file once",
+			path, at && strcmp(at, "/") ? at : "", name);
+	}
 	if (r < 0) {
 		vm_node_free(n);
 		return vm_error_set(w->err, r, "cannot add %s", path);
@@ -355,6 +370,21 @@ out:
 	return r;
 }
 
+/* Names of one host inode (same device and inode) become one image inode. */
+static void join_hardlinks(struct walk *w)
+{
+	if (!w->n_links)
+		return;
+	qsort(w->links, w->n_links, sizeof(*w->links), cmp_hardlink);
+	for (size_t i = 1; i < w->n_links; i++)
+		if (w->links[i].dev == w->links[i - 1].dev &&
+		    w->links[i].ino == w->links[i - 1].ino)
+			w->links[i].node->link_to =
+				w->links[i - 1].node->link_to ?
+					w->links[i - 1].node->link_to :
+					w->links[i - 1].node;
+}
+
 int vm_walk(const char *root, const struct vm_walk_opts *opts,
 	    struct vm_tree *t, struct vm_error *err)
 {
@@ -378,16 +408,26 @@ int vm_walk(const char *root, const struct vm_walk_opts *opts,
 		t->root->gid = st.st_gid;
 	}
 	r = walk_dir(&w, fd, root, t->root);
-	if (r == 0 && w.n_links) {
-		qsort(w.links, w.n_links, sizeof(*w.links), cmp_hardlink);
-		for (size_t i = 1; i < w.n_links; i++)
-			if (w.links[i].dev == w.links[i - 1].dev &&
-			    w.links[i].ino == w.links[i - 1].ino)
-				w.links[i].node->link_to =
-					w.links[i - 1].node->link_to ?
-						w.links[i - 1].node->link_to :
-						w.links[i - 1].node;
-	}
+	if (r == 0)
+		join_hardlinks(&w);
+	free(w.links);
+	return r;
+}
+
+int vm_walk_into(const char *host_dir, struct vm_node *dir,
+		 const struct vm_walk_opts *opts, struct vm_tree *t,
+		 struct vm_error *err)
+{
+	struct walk w = { .opts = opts, .t = t, .err = err, .merge_dirs = 1 };
+	int fd, r;
+
+	fd = open(host_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return vm_error_errno(err, errno,
+				      "cannot open the directory %s", host_dir);
+	r = walk_dir(&w, fd, host_dir, dir);
+	if (r == 0)
+		join_hardlinks(&w);
 	free(w.links);
 	return r;
 }

@@ -21,4 +21,14 @@ struct vm_walk_opts {
 int vm_walk(const char *root, const struct vm_walk_opts *opts,
 	    struct vm_tree *t, struct vm_error *err);
 
+/*
+ * The same for everything under host_dir, into the image directory dir
+ * (e.g. a --debug-dir's .build-id/ under /usr/lib/debug/.build-id):
+ * directories already there take the new entries, a file already there is
+ * an error naming it.
+ */
+int vm_walk_into(const char *host_dir, struct vm_node *dir,
+		 const struct vm_walk_opts *opts, struct vm_tree *t,
+		 struct vm_error *err);
+
 #endif

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
 #include "agent/symbolize/symcache.h"
@@ -461,6 +462,8 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
 	out->n_stacks = s->n;
+	/* Debug files still on their way: a little while, no more. */
+	vm_debuginfod_wait(VM_DEBUGINFOD_WAIT_MS);
 	vm_symcache_lock();
 	r = symbolize_locked(s, out, memos);
 	vm_symcache_unlock();
