@@ -23,6 +23,10 @@
  *	stacks_capture(ctx, r);
  *	if (stacks_submit(r)) count the loss;
  * The object's user side sizes `stack_records` before load.
+ *
+ * The scratch record is one per CPU: two programs of one object that can
+ * interrupt each other on a CPU (a tracepoint's and a perf_event's) must
+ * not both fill it; give them separate objects, or a second scratch map.
  */
 #ifndef VMTOOLS_BPF_STACKS_BPF_H
 #define VMTOOLS_BPF_STACKS_BPF_H

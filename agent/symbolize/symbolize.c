@@ -358,17 +358,24 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 			return r;
 	}
 	first = n; /* the innermost real frame is the leaf */
-	for (size_t j = 0; j < x->n_kernel; j++, n++) {
+	/* A 0 is no frame: a frame-pointer walk can store one as it ends. */
+	for (size_t j = 0; j < x->n_kernel; j++) {
+		if (!x->kernel_ips[j])
+			continue;
 		r = kernel_frame(y, k, x->kernel_ips[j], n == first,
 				 &st->frames[n]);
 		if (r)
 			return r;
+		n++;
 	}
-	for (size_t j = 0; j < x->n_user; j++, n++) {
+	for (size_t j = 0; j < x->n_user; j++) {
+		if (!x->user_ips[j])
+			continue;
 		r = user_frame(y, pm, x->user_ips[j], n == first,
 			       &st->frames[n]);
 		if (r)
 			return r;
+		n++;
 	}
 	if (x->lost & VM_SAMPLE_LOST_USER) {
 		r = lost_frame(y, "[lost user stack]", &st->frames[n++]);

@@ -71,6 +71,7 @@ static void test_counts(void **state)
 	assert_int_equal(s.v[3].n_user, 2);
 	assert_int_equal(s.v[3].n_kernel, 3);
 	vm_samples_free(&s);
+
 	vm_stack_counts_free(&c);
 }
 

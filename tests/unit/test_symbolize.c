@@ -251,6 +251,30 @@ static void test_pprof(void **state)
 	vm_proc_files_free(&files);
 }
 
+/* A 0 in a stack, where a frame-pointer walk stopped, is no frame. */
+static void test_zero_is_no_frame(void **state)
+{
+	uint64_t ips[3] = {
+		(uint64_t)(uintptr_t)vmtest_inner_function + 4,
+		0,
+		(uint64_t)(uintptr_t)vmtest_outer_function + 5,
+	};
+	uint64_t kips[1] = { 0 };
+	struct vm_samples s = { 0 };
+	struct vm_symbolized y;
+
+	(void)state;
+	assert_int_equal(vm_samples_add(&s, 424243, 424243, "zero", 1, ips, 3,
+					kips, 1),
+			 0);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(y.stacks[0].n_frames, 2);
+	assert_int_equal(y.stacks[0].frames[0].addr, ips[0]);
+	assert_int_equal(y.stacks[0].frames[1].addr, ips[2]);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+}
+
 static void test_folded_and_gzip(void **state)
 {
 	struct vm_samples s;
@@ -301,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize_and_cache),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_folded_and_gzip),
+		cmocka_unit_test(test_zero_is_no_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -512,8 +512,6 @@ int pd_model_sample(struct pd_model *m, const struct pd_sample *s)
 							  SKIP; /* hv, guest */
 			continue;
 		}
-		if (ip == 0)
-			continue; /* padding of a cut chain: no frame */
 		switch (ctx == NONE ? mode : ctx) {
 		case KERNEL:
 			if (nk < MAX_FRAMES)
