@@ -9,6 +9,12 @@
 
 struct vm_walk_opts {
 	int keep_owner; /* keep the staged uid/gid instead of 0:0 */
+	/*
+	 * vm_walk_into(): a directory already in the image takes the entries
+	 * of the host's directory of that name (a file already there is still
+	 * an error naming it), so several --debug-dir trees join.
+	 */
+	int merge_dirs;
 };
 
 /*
@@ -22,12 +28,11 @@ int vm_walk(const char *root, const struct vm_walk_opts *opts,
 	    struct vm_tree *t, struct vm_error *err);
 
 /*
- * The same for everything under host_dir, into the image directory dir
- * (e.g. a --debug-dir's .build-id/ under /usr/lib/debug/.build-id):
- * directories already there take the new entries, a file already there is
- * an error naming it.
+ * Read everything under the host directory dir into the image at
+ * image_path (made, with its parents, when missing), as vm_walk() reads
+ * a root: how the web UI joins the tools disk.
  */
-int vm_walk_into(const char *host_dir, struct vm_node *dir,
+int vm_walk_into(const char *dir, const char *image_path,
 		 const struct vm_walk_opts *opts, struct vm_tree *t,
 		 struct vm_error *err);
 

@@ -15,6 +15,40 @@
 
 #include "common/cleanup.h"
 
+void vm_frame_fallback_name(const struct vm_symbolized *y,
+			    const struct vm_sym_frame *f, char *buf,
+			    size_t size)
+{
+	const struct vm_sym_mapping *m;
+	const char *base;
+
+	if (!f->mapping || f->mapping > y->n_mappings) {
+		snprintf(buf, size, "[unknown]");
+		return;
+	}
+	m = &y->mappings[f->mapping - 1];
+	if (m->kernel) {
+		snprintf(buf, size, "[unknown]");
+		return;
+	}
+	base = strrchr(m->file, '/');
+	base = base ? base + 1 : m->file;
+	snprintf(buf, size, "%s+0x%" PRIx64, base,
+		 f->addr - m->start + m->pgoff);
+}
+
+uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
+{
+	(void)s;
+	return x->count;
+}
+
+bool vm_weight_is_time(const struct vm_samples *s)
+{
+	(void)s;
+	return false;
+}
+
 struct line {
 	char *text; /* without the count */
 	uint64_t count;
@@ -82,7 +116,8 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 			r = -ENOMEM;
 			goto out;
 		}
-		lines[n++].count = y->stacks[i].sample->count;
+		lines[n++].count =
+			vm_sample_weight(y->samples, y->stacks[i].sample);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 

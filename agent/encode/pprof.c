@@ -3,8 +3,8 @@
  * pprof.c - a symbolized profile as pprof's profile.proto, packed with
  * protobuf-c (docs/profiler.md, "The pprof we emit"):
  *
- *   sample_type [samples/count, cpu/nanoseconds], period cpu/nanoseconds
- *   = 1e9 / frequency; one Sample per stack (leaf first) labelled pid, tid,
+ *   sample_type [samples/count, cpu/nanoseconds], default_sample_type cpu,
+ *   period cpu/nanoseconds = 1e9 / frequency; one Sample per stack (leaf first) labelled pid, tid,
  *   comm and PostgreSQL's backend_type; one Location per (mapping, address,
  *   function); Mappings with file, offsets and build id; Functions by name.
  *
@@ -495,6 +495,12 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	prof->duration_nanos = s->duration_nanos;
 	prof->period_type = &vt[2];
 	prof->period = period;
+	/*
+	 * The time, not the count, is what a viewer should show first
+	 * (speedscope, pprof -http take it; without it speedscope picks the
+	 * last type and pprof the first).
+	 */
+	prof->default_sample_type = vt[1].type;
 	return 0;
 }
 
