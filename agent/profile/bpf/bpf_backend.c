@@ -3,12 +3,13 @@
  * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
  * skeleton, opens a CPU-clock perf event on every online CPU and attaches
  * the sampling program to each, follows forks and execs with raw
- * tracepoints, and at the end reads the counted stacks into a struct
+ * tracepoints, and at the end hands the counted stacks over as a struct
  * vm_samples.
  *
- * While the profile runs, a thread reads the program's announcements
- * (first sample of a process, exec of a target) from the ring buffer and
- * captures each new process from /proc (proc.c) before it can exit.  The
+ * While the profile runs, a thread reads two ring buffers: the samples
+ * with their stacks, counted as they come (bpf_read.c), and the program's
+ * announcements (first sample of a process, exec of a target), capturing
+ * each new process from /proc (proc.c) before it can exit.  The
  * links and file descriptors are released in collect() and destroy(), and
  * the kernel drops everything when the agent exits, so nothing stays
  * attached whatever happens.
@@ -33,7 +34,6 @@
 #include <bpf/libbpf.h>
 
 #include "agent/profile/backend.h"
-#include "agent/profile/bpf/bpf_premaps.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
@@ -58,7 +58,8 @@ struct bpf_state {
 	struct bpf_link **links;
 	size_t n_cpus;
 	int possible_cpus;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* events and stack_records */
+	struct vm_stack_counts counts; /* the reader thread's, then collect's */
 	pthread_t thread;
 	bool thread_started;
 	int stop_fd;
@@ -198,6 +199,21 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A sample with its stacks: counted, whatever else happens. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_state *st = ctx;
+
+	vm_stack_counts_add(&st->counts, data, size);
+	return 0;
+}
+
+/*
+ * How often the thread drains the stack records when no wakeup comes: the
+ * program wakes it only once a quarter of the ring buffer is used.
+ */
+#define DRAIN_MS 100
+
 static void *event_thread(void *arg)
 {
 	struct bpf_state *st = arg;
@@ -232,7 +248,7 @@ static void *event_thread(void *arg)
 		}
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, DRAIN_MS) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
@@ -315,6 +331,7 @@ static void bpf_destroy(void *state)
 	if (st->stop_fd >= 0)
 		close(st->stop_fd);
 	vm_samples_free(&st->samples);
+	vm_stack_counts_free(&st->counts);
 	vm_proc_files_free(&st->files);
 	free(st->forks);
 	free(st->execed);
@@ -396,9 +413,8 @@ static int open_skeleton(struct bpf_state *st,
 	st->skel->rodata->filter_comm = req->n_comms > 0;
 	st->skel->rodata->filter_pid = req->n_pids > 0;
 	st->skel->rodata->self_tgid = getpid();
-	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
+	bpf_map__set_max_entries(st->skel->maps.stack_records, sz.records_ring);
+	vm_stack_counts_init(&st->counts, sz.counts_bytes);
 	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
 	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
 	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
@@ -414,10 +430,6 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r;
 
-	vm_bpf_premake_maps(
-		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
-					   st->skel->maps.kernel_stacks },
-		2);
 	r = profile_bpf__load(st->skel);
 	if (!r)
 		return 0;
@@ -440,7 +452,9 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	st->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, st,
 				  NULL);
-	if (st->stop_fd < 0 || !st->rb)
+	if (st->stop_fd < 0 || !st->rb ||
+	    ring_buffer__add(st->rb, bpf_map__fd(skel->maps.stack_records),
+			     on_record, st) < 0)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
@@ -602,61 +616,16 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		       struct vm_error *err)
 {
 	struct bpf_state *st = state;
-	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
-	_cleanup_free_ struct vm_bpf_count *counts = NULL;
-	size_t n_counts = 0;
-	int r;
 
 	detach(st);
-	/* Announcements still queued: the thread has stopped. */
+	/* Records and announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
-			       bpf_map__max_entries(st->skel->maps.counts),
-			       &counts, &n_counts);
-	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "cannot read the BPF profiler's counts");
-	if (vm_stack_cache_init(
-		    &ucache, bpf_map__max_entries(st->skel->maps.user_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(st->skel->maps.user_stacks)) ||
-	    vm_stack_cache_init(
-		    &kcache, bpf_map__max_entries(st->skel->maps.kernel_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(
-			    st->skel->maps.kernel_stacks))) {
-		r = vm_error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n_counts; i++) {
-		const struct profile_key *key = &counts[i].key;
-		const uint64_t *uips, *kips;
-		uint32_t nu, nk;
-
-		if (vm_stack_cache_get(&ucache, key->user_stack_id, &uips,
-				       &nu) ||
-		    vm_stack_cache_get(&kcache, key->kernel_stack_id, &kips,
-				       &nk) ||
-		    vm_samples_add(&st->samples, key->pid, key->tid, key->comm,
-				   counts[i].count, uips, nu, kips, nk)) {
-			r = vm_error_set(err, ENOMEM, "out of memory");
-			goto out;
-		}
-		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
-		if (key->user_stack_id == -EEXIST ||
-		    key->user_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_USER;
-		if (key->kernel_stack_id == -EEXIST ||
-		    key->kernel_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_KERNEL;
-	}
-
-	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
-				  stat_sum(st, PROFILE_STAT_STACK_FULL);
-	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL);
+	if (vm_stack_counts_to_samples(&st->counts, &st->samples))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	/* Never more than the ring buffer or the counts' bound lost. */
+	st->samples.lost_samples =
+		stat_sum(st, PROFILE_STAT_RECORDS_LOST) + st->counts.dropped;
 	complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)
@@ -664,11 +633,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 
 	*out = st->samples;
 	memset(&st->samples, 0, sizeof(st->samples));
-	r = 0;
-out:
-	vm_stack_cache_free(&ucache);
-	vm_stack_cache_free(&kcache);
-	return r;
+	return 0;
 }
 
 const struct vm_backend_ops vm_bpf_backend = {
