@@ -28,6 +28,8 @@
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
 #include "agent/setup/setup.h"
+#include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/symcache.h"
 #include "common/log.h"
 #include "common/subcommand.h"
 #include "common/ui.h"
@@ -67,6 +69,7 @@ struct serve_options {
 	const char *push_name;
 	const char *push_token_file;
 	const char *push_tenant;
+	struct vm_debuginfod_options debuginfod;
 };
 
 static void usage(FILE *out)
@@ -100,8 +103,9 @@ static void usage(FILE *out)
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
 		"                          %d per client address)\n"
-		"  --idle-timeout S        close a connection silent for S seconds\n"
-		"                          (default %d)\n"
+		"  --idle-timeout S        close a connection silent for S seconds,\n"
+		"                          or whose request has not arrived whole\n"
+		"                          within S seconds (default %d)\n" VM_DEBUGINFOD_USAGE
 		"\n"
 		"Continuous profiling (GET /profile/cpu/history):\n"
 		"  --continuous            profile the targets all the time with the\n"
@@ -141,6 +145,8 @@ enum {
 	OPT_VERIFY,
 	OPT_MISMATCH,
 	OPT_PERF,
+	OPT_DEBUGINFOD_URL,
+	OPT_DEBUGINFOD_CACHE,
 	OPT_UI_DIR,
 	OPT_CONTINUOUS,
 	OPT_CONT_FREQUENCY,
@@ -232,6 +238,7 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 static int on_option(int c, char *arg, void *ctx)
 {
 	struct serve_options *o = ctx;
+	struct vm_error err = { 0 };
 	struct vm_range seconds;
 
 	switch (c) {
@@ -294,6 +301,15 @@ static int on_option(int c, char *arg, void *ctx)
 		}
 		o->perf = arg;
 		break;
+	case OPT_DEBUGINFOD_URL:
+		if (vm_debuginfod_add_url(&o->debuginfod, arg, &err) < 0) {
+			fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+			return -EINVAL;
+		}
+		break;
+	case OPT_DEBUGINFOD_CACHE:
+		o->debuginfod.cache = arg;
+		break;
 	default:
 		return on_continuous_option(c, arg, o);
 	}
@@ -315,6 +331,10 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
 		{ "perf", required_argument, NULL, OPT_PERF },
+		{ "debuginfod-url", required_argument, NULL,
+		  OPT_DEBUGINFOD_URL },
+		{ "debuginfod-cache", required_argument, NULL,
+		  OPT_DEBUGINFOD_CACHE },
 		{ "ui-dir", required_argument, NULL, OPT_UI_DIR },
 		{ "continuous", no_argument, NULL, OPT_CONTINUOUS },
 		{ "continuous-frequency", required_argument, NULL,
@@ -475,6 +495,21 @@ static void block_signals(sigset_t *sigs)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Where debug files come from besides the machine's own: the tools disk,
+ * and debuginfod servers; a server that cannot be used costs names only
+ * (/healthz says why).
+ */
+static void start_symbol_sources(const struct serve_options *o)
+{
+	struct vm_error err = { 0 };
+
+	vm_symcache_set_tools_dir(o->mountpoint);
+	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
+		vm_log("warning: no debuginfod lookups: %s",
+		       vm_error_str(&err));
+}
+
 /* The tools disk, the perf to run, and the service that takes profiles. */
 static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
@@ -486,6 +521,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 			  sizeof(sv->setup_err));
 	sv->perf_path = find_perf(o);
 	sv->health.perf_path = sv->perf_path;
+	start_symbol_sources(o);
 
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.limits.max_seconds = o->max_seconds;
@@ -606,6 +642,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	free(sv->push_token);
+	vm_debuginfod_shutdown();
 	if (sv->health.setup_ran)
 		vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * profile.bpf.c - the CPU profiler: a perf_event program attached to a
- * CPU-clock event on every CPU, counting samples per {pid, tid, user stack,
- * kernel stack} of the target processes, and raw tracepoints that follow
- * the forks and execs of the target processes.
+ * CPU-clock event on every CPU, sending each sample of the target
+ * processes with its user and kernel stacks to user space (stacks.bpf.h),
+ * and raw tracepoints that follow the forks and execs of the target
+ * processes.
  *
  * Targets are selected in the kernel: a process is sampled when its command
  * name is in `target_comms` or its thread group id is in `target_pids`.  A
@@ -28,91 +29,12 @@
 #include <bpf/bpf_helpers.h>
 
 #include "bpf/profile.h"
+#include "bpf/stacks.bpf.h"
 
 /* Set by user space before load. */
 const volatile bool filter_comm = false; /* match target_comms */
 const volatile bool filter_pid = false; /* match target_pids */
 const volatile __u32 self_tgid = 0; /* the agent: never sampled */
-
-/*
- * Which of the two sets of maps (counts, user_stacks, kernel_stacks, or
- * their _b twins) samples go to.  A continuous profile seals a window by
- * flipping it from user space, waiting for the programs that still run on
- * the old set (see sync_outer), then reading and emptying that set while
- * sampling goes on into the other: no gap, no overlap, no reload.  An
- * on-demand profile never flips it, and its _b maps have one entry.
- */
-volatile __u32 window_set = 0;
-
-/*
- * Sizes are set by user space from frequency x CPUs x seconds.  User and
- * kernel stacks go to separate maps: a stack map loses a stack whenever
- * its hash slot is taken, so each map holding half the stacks halves the
- * collisions.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} user_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} kernel_stacks SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-	__uint(max_entries, 16384);
-} counts SEC(".maps");
-
-/* The second set, see window_set; sized like the first by user space. */
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 1);
-} user_stacks_b SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 1);
-} kernel_stacks_b SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-	__uint(max_entries, 1);
-} counts_b SEC(".maps");
-
-/*
- * Never read by the programs: updating a map-in-map from user space
- * returns only after an RCU grace period, by which time every program
- * that read the old window_set has finished.
- */
-struct sync_inner {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, 1);
-} sync_inner SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__type(key, __u32);
-	__uint(max_entries, 1);
-	__array(values, struct sync_inner);
-} sync_outer SEC(".maps") = {
-	.values = { [0] = &sync_inner },
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -122,8 +44,8 @@ struct {
 } target_comms SEC(".maps");
 
 /*
- * Pids given, and the children they fork while the profile runs.  This and
- * the next two maps are sized by user space too
+ * Pids given, and the children they fork while the profile runs.  This,
+ * the next two maps and stack_records are sized by user space
  * (agent/profile/bpf/bpf_sizing.c).
  */
 struct {
@@ -223,78 +145,36 @@ static __always_inline void announce(__u32 kind, __u32 pid, __u32 ppid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline void count_stack_error(long id)
-{
-	if (id >= 0)
-		return;
-	if (id == -EEXIST)
-		/* Another stack hashed to the same slot: this one is lost. */
-		stat_inc(PROFILE_STAT_STACK_COLLISION);
-	else if (id == -ENOMEM)
-		/* Every entry of the stack map is taken. */
-		stat_inc(PROFILE_STAT_STACK_FULL);
-	else
-		/* -EFAULT: nothing to walk (e.g. no user context). */
-		stat_inc(PROFILE_STAT_STACK_FAULT);
-}
-
-/* Count one sample of key in one set of maps (see window_set). */
-static __always_inline void record(struct bpf_perf_event_data *ctx,
-				   struct profile_key *key, void *counts_map,
-				   void *ustacks, void *kstacks)
-{
-	__u64 one = 1, *val;
-	long r;
-
-	key->kernel_stack_id = bpf_get_stackid(ctx, kstacks, 0);
-	count_stack_error(key->kernel_stack_id);
-	key->user_stack_id = bpf_get_stackid(ctx, ustacks, BPF_F_USER_STACK);
-	count_stack_error(key->user_stack_id);
-
-	val = bpf_map_lookup_elem(counts_map, key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		r = bpf_map_update_elem(counts_map, key, &one, BPF_NOEXIST);
-		if (r == -EEXIST) {
-			/* Another CPU inserted the same key meanwhile. */
-			val = bpf_map_lookup_elem(counts_map, key);
-			if (val)
-				__sync_fetch_and_add(val, 1);
-		} else if (r) {
-			/* -E2BIG: the counts map is full. */
-			stat_inc(PROFILE_STAT_COUNTS_FULL);
-		}
-	}
-}
-
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct profile_key key = {};
+	struct stack_record *r = stacks_scratch();
+	__u32 pid = id >> 32;
 	__u8 yes = 1;
 
-	key.pid = id >> 32;
-	key.tid = (__u32)id;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!is_target(key.pid, key.comm) && !join_as_child(key.pid))
+	if (!r)
+		return 0;
+	r->pid = pid;
+	r->tid = (__u32)id;
+	r->weight = 1;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	if (!is_target(pid, r->comm) && !join_as_child(pid))
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
-	if (window_set & 1)
-		record(ctx, &key, &counts_b, &user_stacks_b, &kernel_stacks_b);
-	else
-		record(ctx, &key, &counts, &user_stacks, &kernel_stacks);
+	stacks_capture(ctx, r);
+	if (stacks_submit(r))
+		/* The reader is a whole ring buffer behind. */
+		stat_inc(PROFILE_STAT_RECORDS_LOST);
 
-	if (!bpf_map_lookup_elem(&seen, &key.pid)) {
+	if (!bpf_map_lookup_elem(&seen, &pid)) {
 		__u64 task = bpf_get_current_task();
 		struct child_info *ci = bpf_map_lookup_elem(&children, &task);
 
-		bpf_map_update_elem(&seen, &key.pid, &yes, BPF_ANY);
+		bpf_map_update_elem(&seen, &pid, &yes, BPF_ANY);
 		/* The parent, whose mappings a child that exits soon had. */
-		announce(PROFILE_EVENT_FIRST_SAMPLE, key.pid,
-			 ci ? ci->ppid : 0);
+		announce(PROFILE_EVENT_FIRST_SAMPLE, pid, ci ? ci->ppid : 0);
 	}
 	return 0;
 }

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/symbolize/debuginfod.h"
+
 enum vm_outcome {
 	VM_OUTCOME_COMPLETED, /* ran for its whole time */
 	VM_OUTCOME_STOPPED, /* ended early by DELETE */
@@ -39,6 +41,7 @@ struct vm_metrics_snapshot {
 	bool running;
 	uint64_t http[VM_METRICS_CODES + 1];
 	double start_time_seconds;
+	struct vm_debuginfod_stats debuginfod; /* read at snapshot time */
 };
 
 struct vm_metrics {

@@ -14,6 +14,7 @@
  * and a sentence; the HTTP layer answers and logs them.
  */
 #include "agent/serve/service.h"
+#include "agent/symbolize/symbolize.h"
 #include "common/clock.h"
 
 #include <errno.h>
@@ -42,6 +43,8 @@ struct vm_service {
 	uint64_t started_unix_ms;
 	uint64_t started_mono_ms;
 	struct vm_session_status last; /* as the session ended */
+	pthread_t warm; /* reads kallsyms at start, see warm_up() */
+	bool warm_started;
 };
 
 struct watch {
@@ -56,6 +59,13 @@ static uint64_t now_ms(void)
 	return vm_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
+static void *warm_up(void *arg)
+{
+	(void)arg;
+	vm_symbolize_prefetch_kernel();
+	return NULL;
+}
+
 int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 		   struct vm_error *err)
 {
@@ -67,6 +77,13 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 	vm_metrics_init(&svc->metrics);
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->idle, NULL);
+	/*
+	 * The kernel takes ~80 ms of CPU to format /proc/kallsyms: read it
+	 * now, beside the HTTP start, so the first profile costs what the
+	 * others do (the cache keeps it until /proc/modules changes).
+	 */
+	svc->warm_started = pthread_create(&svc->warm, NULL, warm_up, NULL) ==
+			    0;
 	*out = svc;
 	return 0;
 }
@@ -75,6 +92,8 @@ void vm_service_free(struct vm_service *svc)
 {
 	if (!svc)
 		return;
+	if (svc->warm_started)
+		pthread_join(svc->warm, NULL);
 	pthread_mutex_destroy(&svc->lock);
 	pthread_cond_destroy(&svc->idle);
 	pthread_mutex_destroy(&svc->metrics.lock);
@@ -160,6 +179,19 @@ static void *watch_client(void *arg)
 	return NULL;
 }
 
+/*
+ * Whether the client has already hung up: a request that waited for a
+ * connection slot may be read only after its client gave up, and nobody
+ * would receive its profile.
+ */
+static bool client_has_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&p, 1, 0) > 0 &&
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Claim the slot, or say why not; called with the lock held. */
 static int claim(struct vm_service *svc, const struct vm_profile_request *req,
 		 struct vm_error *err)
@@ -240,6 +272,12 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 
 	memset(res, 0, sizeof(*res));
 	res->outcome = VM_OUTCOME_FAILED;
+	if (client_has_gone(client_fd)) {
+		/* Not a session: nothing started, nobody lost anything. */
+		res->outcome = VM_OUTCOME_CLIENT_GONE;
+		res->client_gone = true;
+		return 0;
+	}
 	pthread_mutex_lock(&svc->lock);
 	r = claim(svc, req, &res->err);
 	pthread_mutex_unlock(&svc->lock);

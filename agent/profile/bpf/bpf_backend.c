@@ -3,12 +3,13 @@
  * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
  * skeleton, opens a CPU-clock perf event on every online CPU and attaches
  * the sampling program to each, follows forks and execs with raw
- * tracepoints, and at the end reads the counted stacks into a struct
+ * tracepoints, and at the end hands the counted stacks over as a struct
  * vm_samples.
  *
- * While the profile runs, a thread reads the program's announcements
- * (first sample of a process, exec of a target) from the ring buffer and
- * captures each new process from /proc (proc.c) before it can exit.  The
+ * While the profile runs, a thread reads two ring buffers: the samples
+ * with their stacks, counted as they come (bpf_read.c), and the program's
+ * announcements (first sample of a process, exec of a target), capturing
+ * each new process from /proc (proc.c) before it can exit.  The
  * links and file descriptors are released in collect() and destroy(), and
  * the kernel drops everything when the agent exits, so nothing stays
  * attached whatever happens.
@@ -34,7 +35,6 @@
 #include <bpf/libbpf.h>
 
 #include "agent/profile/backend.h"
-#include "agent/profile/bpf/bpf_premaps.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
@@ -59,7 +59,8 @@ struct bpf_state {
 	struct bpf_link **links;
 	size_t n_cpus;
 	int possible_cpus;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* events and stack_records */
+	struct vm_stack_counts counts; /* the reader thread's, then collect's */
 	pthread_t thread;
 	bool thread_started;
 	int stop_fd;
@@ -73,8 +74,16 @@ struct bpf_state {
 	bool detached;
 	pthread_t releaser; /* detaches the tracepoints, see detach() */
 	bool releaser_started;
-	/* Continuous sessions: the set of maps being sampled into. */
-	uint32_t window_set;
+	/*
+	 * Continuous sessions (bpf_seal): the reader thread cuts a window
+	 * when seal_fd is written, right after draining the ring buffer, and
+	 * leaves it in `sealed` with seal_done raised (under lock).
+	 */
+	int seal_fd;
+	pthread_cond_t sealed_cond;
+	uint64_t seal_asked, seal_done;
+	struct vm_stack_counts sealed;
+	size_t counts_bytes; /* the bound of each window's counts */
 	uint64_t stats_sealed[PROFILE_STAT_NR]; /* stats at the last seal */
 	/* The session's request: it outlives this state (engine.c). */
 	struct vm_profile_request req;
@@ -202,12 +211,49 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A sample with its stacks: counted, whatever else happens. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_state *st = ctx;
+
+	vm_stack_counts_add(&st->counts, data, size);
+	return 0;
+}
+
+/*
+ * How often the thread drains the stack records when no wakeup comes: the
+ * program wakes it only once a quarter of the ring buffer is used.
+ */
+#define DRAIN_MS 100
+
+/*
+ * Cut a window (continuous sessions): what the ring buffer holds now is
+ * counted first, so the window holds every sample taken before the cut
+ * and none after; the next one starts empty.
+ */
+static void cut_window(struct bpf_state *st)
+{
+	uint64_t n;
+
+	if (read(st->seal_fd, &n, sizeof(n)) < 0)
+		return;
+	ring_buffer__consume(st->rb);
+	pthread_mutex_lock(&st->lock);
+	vm_stack_counts_free(&st->sealed);
+	st->sealed = st->counts;
+	vm_stack_counts_init(&st->counts, st->counts_bytes);
+	st->seal_done = st->seal_asked;
+	pthread_cond_broadcast(&st->sealed_cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
 static void *event_thread(void *arg)
 {
 	struct bpf_state *st = arg;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = ring_buffer__epoll_fd(st->rb), .events = POLLIN },
 		{ .fd = st->stop_fd, .events = POLLIN },
+		{ .fd = st->seal_fd, .events = POLLIN },
 	};
 
 	_cleanup_free_ uint32_t *pids = NULL;
@@ -236,10 +282,13 @@ static void *event_thread(void *arg)
 		}
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, st->seal_fd >= 0 ? 3 : 2, DRAIN_MS) < 0 &&
+		    errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
+		if (st->seal_fd >= 0 && pfd[2].revents)
+			cut_window(st);
 		ring_buffer__consume(st->rb);
 	}
 	return NULL;
@@ -319,6 +368,11 @@ static void bpf_destroy(void *state)
 	if (st->stop_fd >= 0)
 		close(st->stop_fd);
 	vm_samples_free(&st->samples);
+	vm_stack_counts_free(&st->counts);
+	vm_stack_counts_free(&st->sealed);
+	if (st->seal_fd >= 0)
+		close(st->seal_fd);
+	pthread_cond_destroy(&st->sealed_cond);
 	vm_proc_files_free(&st->files);
 	free(st->forks);
 	free(st->execed);
@@ -369,9 +423,11 @@ static int new_state(const struct vm_profile_request *req,
 	if (!st)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
+	st->seal_fd = -1;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_cond_init(&st->sealed_cond, NULL);
 	*state = st;
 	return 0;
 }
@@ -400,16 +456,14 @@ static int open_skeleton(struct bpf_state *st,
 	st->skel->rodata->filter_comm = req->n_comms > 0;
 	st->skel->rodata->filter_pid = req->n_pids > 0;
 	st->skel->rodata->self_tgid = getpid();
-	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
+	bpf_map__set_max_entries(st->skel->maps.stack_records, sz.records_ring);
+	vm_stack_counts_init(&st->counts, sz.counts_bytes);
+	st->counts_bytes = sz.counts_bytes;
 	if (req->continuous) {
-		/* The second set of windows (profile.bpf.c, window_set). */
-		bpf_map__set_max_entries(st->skel->maps.user_stacks_b,
-					 sz.stacks);
-		bpf_map__set_max_entries(st->skel->maps.kernel_stacks_b,
-					 sz.stacks);
-		bpf_map__set_max_entries(st->skel->maps.counts_b, sz.counts);
+		st->seal_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (st->seal_fd < 0)
+			return vm_error_errno(err, errno,
+					      "cannot create an eventfd");
 	}
 	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
 	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
@@ -426,12 +480,6 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r;
 
-	vm_bpf_premake_maps(
-		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
-					   st->skel->maps.kernel_stacks,
-					   st->skel->maps.user_stacks_b,
-					   st->skel->maps.kernel_stacks_b },
-		st->req.continuous ? 4 : 2);
 	r = profile_bpf__load(st->skel);
 	if (!r)
 		return 0;
@@ -454,7 +502,9 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	st->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, st,
 				  NULL);
-	if (st->stop_fd < 0 || !st->rb)
+	if (st->stop_fd < 0 || !st->rb ||
+	    ring_buffer__add(st->rb, bpf_map__fd(skel->maps.stack_records),
+			     on_record, st) < 0)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
@@ -612,103 +662,20 @@ static void complete_processes(struct bpf_state *st)
 	}
 }
 
-/* One set of maps (profile.bpf.c, window_set): counts and stacks. */
-struct map_set {
-	struct bpf_map *counts, *user_stacks, *kernel_stacks;
-};
-
-static struct map_set map_set(struct bpf_state *st, uint32_t set)
-{
-	struct profile_bpf *k = st->skel;
-
-	if (set & 1)
-		return (struct map_set){ k->maps.counts_b,
-					 k->maps.user_stacks_b,
-					 k->maps.kernel_stacks_b };
-	return (struct map_set){ k->maps.counts, k->maps.user_stacks,
-				 k->maps.kernel_stacks };
-}
-
-/* The counted stacks of one set of maps, appended to st->samples. */
-static int read_set(struct bpf_state *st, const struct map_set *m,
-		    struct vm_bpf_count **counts_out, size_t *n_out,
-		    struct vm_error *err)
-{
-	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
-	struct vm_bpf_count *counts = NULL;
-	size_t n_counts = 0;
-	int r;
-
-	r = vm_bpf_read_counts(bpf_map__fd(m->counts),
-			       bpf_map__max_entries(m->counts), &counts,
-			       &n_counts);
-	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "cannot read the BPF profiler's counts");
-	if (vm_stack_cache_init(&ucache, bpf_map__max_entries(m->user_stacks),
-				vm_bpf_read_stack,
-				(void *)(intptr_t)bpf_map__fd(m->user_stacks)) ||
-	    vm_stack_cache_init(
-		    &kcache, bpf_map__max_entries(m->kernel_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(m->kernel_stacks))) {
-		r = vm_error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n_counts; i++) {
-		const struct profile_key *key = &counts[i].key;
-		const uint64_t *uips, *kips;
-		uint32_t nu, nk;
-
-		if (vm_stack_cache_get(&ucache, key->user_stack_id, &uips,
-				       &nu) ||
-		    vm_stack_cache_get(&kcache, key->kernel_stack_id, &kips,
-				       &nk) ||
-		    vm_samples_add(&st->samples, key->pid, key->tid, key->comm,
-				   counts[i].count, uips, nu, kips, nk)) {
-			r = vm_error_set(err, ENOMEM, "out of memory");
-			goto out;
-		}
-		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
-		if (key->user_stack_id == -EEXIST ||
-		    key->user_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_USER;
-		if (key->kernel_stack_id == -EEXIST ||
-		    key->kernel_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_KERNEL;
-	}
-	r = 0;
-out:
-	vm_stack_cache_free(&ucache);
-	vm_stack_cache_free(&kcache);
-	if (r == 0 && counts_out) {
-		*counts_out = counts;
-		*n_out = n_counts;
-	} else {
-		free(counts);
-	}
-	return r;
-}
-
 static int bpf_collect(void *state, struct vm_samples *out,
 		       struct vm_error *err)
 {
 	struct bpf_state *st = state;
-	struct map_set m = map_set(st, st->window_set);
-	int r;
 
 	detach(st);
-	/* Announcements still queued: the thread has stopped. */
+	/* Records and announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	r = read_set(st, &m, NULL, NULL, err);
-	if (r < 0)
-		return r;
-	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
-				  stat_sum(st, PROFILE_STAT_STACK_FULL);
-	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL);
+	if (vm_stack_counts_to_samples(&st->counts, &st->samples))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	/* Never more than the ring buffer or the counts' bound lost. */
+	st->samples.lost_samples =
+		stat_sum(st, PROFILE_STAT_RECORDS_LOST) + st->counts.dropped;
 	complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)
@@ -717,37 +684,6 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	*out = st->samples;
 	memset(&st->samples, 0, sizeof(st->samples));
 	return 0;
-}
-
-/*
- * Wait until no program still counts into the set it read before
- * window_set changed: a map-in-map update returns after an RCU grace
- * period, and the programs run inside RCU read-side sections.
- */
-static int wait_for_programs(struct bpf_state *st)
-{
-	int inner = bpf_map__fd(st->skel->maps.sync_inner);
-	uint32_t zero = 0;
-
-	if (bpf_map_update_elem(bpf_map__fd(st->skel->maps.sync_outer), &zero,
-				&inner, BPF_ANY) == 0)
-		return 0;
-	/* Not expected; a program runs for microseconds. */
-	usleep(20000);
-	return 0;
-}
-
-/* Empty a map of the set just read, for its next window. */
-static void clear_map(struct bpf_map *map, size_t key_size)
-{
-	int fd = bpf_map__fd(map);
-	char key[64];
-
-	if (key_size > sizeof(key))
-		return;
-	while (bpf_map_get_next_key(fd, NULL, key) == 0)
-		if (bpf_map_delete_elem(fd, key) < 0)
-			break;
 }
 
 /* This window's share of a per-CPU counter. */
@@ -807,23 +743,35 @@ static int window_processes(struct bpf_state *st, struct vm_samples *out)
 	return 0;
 }
 
+/*
+ * A continuous session's window: the reader thread cuts it (cut_window)
+ * while sampling goes on, so each sample is in exactly one window and the
+ * program is never reloaded.
+ */
 static int bpf_seal(void *state, struct vm_samples *out, struct vm_error *err)
 {
 	struct bpf_state *st = state;
-	struct map_set m = map_set(st, st->window_set);
-	struct vm_bpf_count *counts = NULL;
-	size_t n_counts = 0;
-	int r;
+	struct vm_stack_counts cut;
+	uint64_t one = 1, asked;
+	int r = 0;
 
 	memset(out, 0, sizeof(*out));
-	st->window_set ^= 1;
-	__atomic_store_n(&st->skel->bss->window_set, st->window_set,
-			 __ATOMIC_RELEASE);
-	wait_for_programs(st);
-
+	if (st->seal_fd < 0 || !st->thread_started)
+		return vm_error_set(err, EINVAL,
+				    "this profile does not cut windows");
 	pthread_mutex_lock(&st->lock);
-	r = read_set(st, &m, &counts, &n_counts, err);
-	if (r == 0) {
+	asked = ++st->seal_asked;
+	pthread_mutex_unlock(&st->lock);
+	if (write(st->seal_fd, &one, sizeof(one)) < 0)
+		return vm_error_errno(err, errno, "cannot ask for a window");
+	pthread_mutex_lock(&st->lock);
+	while (st->seal_done < asked)
+		pthread_cond_wait(&st->sealed_cond, &st->lock);
+	cut = st->sealed;
+	memset(&st->sealed, 0, sizeof(st->sealed));
+	if (vm_stack_counts_to_samples(&cut, &st->samples)) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+	} else {
 		complete_processes(st);
 		/* The samples move to out; the processes are copied. */
 		out->v = st->samples.v;
@@ -835,13 +783,9 @@ static int bpf_seal(void *state, struct vm_samples *out, struct vm_error *err)
 			r = vm_error_set(err, ENOMEM, "out of memory");
 	}
 	pthread_mutex_unlock(&st->lock);
-	clear_map(m.counts, sizeof(struct profile_key));
-	clear_map(m.user_stacks, sizeof(uint32_t));
-	clear_map(m.kernel_stacks, sizeof(uint32_t));
-	free(counts);
-	out->lost_stacks = stat_window(st, PROFILE_STAT_STACK_COLLISION) +
-			   stat_window(st, PROFILE_STAT_STACK_FULL);
-	out->lost_samples = stat_window(st, PROFILE_STAT_COUNTS_FULL);
+	out->lost_samples =
+		stat_window(st, PROFILE_STAT_RECORDS_LOST) + cut.dropped;
+	vm_stack_counts_free(&cut);
 	return r;
 }
 
