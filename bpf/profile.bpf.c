@@ -155,10 +155,8 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	if (!r)
 		return 0;
-	r->pid = pid;
-	r->tid = (__u32)id;
+	stacks_task(r, id);
 	r->weight = 1;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	if (!is_target(pid, r->comm) && !join_as_child(pid))
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);

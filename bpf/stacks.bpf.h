@@ -19,7 +19,8 @@
  * Use:
  *	struct stack_record *r = stacks_scratch();
  *	if (!r) return 0;
- *	... r->pid, r->tid, r->comm, r->weight ...
+ *	stacks_task(r, bpf_get_current_pid_tgid());
+ *	... r->weight, whether to keep the sample ...
  *	stacks_capture(ctx, r);
  *	if (stacks_submit(r)) count the loss;
  * The object's user side sizes `stack_records` before load.
@@ -51,6 +52,21 @@ static __always_inline struct stack_record *stacks_scratch(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&stack_scratch, &zero);
+}
+
+/*
+ * The current task into r: pid, tid and its command name padded with
+ * zeroes.  bpf_get_current_comm copies with strscpy, which leaves the
+ * bytes after the name as they were: in a scratch record reused by every
+ * sample they would be a longer name's tail ("postgres\0agent"), so the
+ * name would match no target_comms key and split identical samples.
+ */
+static __always_inline void stacks_task(struct stack_record *r, __u64 id)
+{
+	r->pid = id >> 32;
+	r->tid = (__u32)id;
+	__builtin_memset(r->comm, 0, sizeof(r->comm));
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
 }
 
 /*
