@@ -29,6 +29,25 @@ check_folded_gzip bpf
 check_pid_follows_forks bpf
 check_cli_refusals bpf
 
+# --- 1b. a target taking turns on one CPU with a longer-named process ----
+# The program fills one record per CPU for every sample: a command name
+# shorter than the previous sample's must still match its target.
+SHORT=b$(($$ % 10000))
+taskset -c 0 "$BURN" --comm "$SHORT" --threads 1 --seconds 4 >/dev/null &
+SHORT_PID=$!
+at_exit "kill -9 $SHORT_PID"
+taskset -c 0 "$BURN" --comm "longer-name$(($$ % 10000))" --threads 1 --seconds 4 >/dev/null &
+at_exit "kill -9 $!"
+"$VMTOOLS_AGENT" profile --seconds 3 --frequency $FREQ --comm "$SHORT" --output "$T/short.pb" 2>"$T/short.err"
+n=$(go tool pprof -sample_index=samples -top "$T/short.pb" 2>/dev/null | sed -n 's/.*Total samples = \([0-9]*\).*/\1/p')
+n=${n:-0}
+# Half of CPU 0 for 3 s at FREQ is ~750; a third of that is plenty of room.
+if [ "$n" -ge $((3 * FREQ / 6)) ]; then
+	ok "a target sharing its CPU with a longer-named process keeps its samples ($n in 3 s at $FREQ Hz)"
+else
+	not_ok "a target sharing its CPU with a longer-named process: $n samples in 3 s at $FREQ Hz, expected about $((3 * FREQ / 2))"
+fi
+
 # --- 2. nothing stays loaded ------------------------------------------------
 # A command name no process has, within the 15 characters a name may have.
 "$VMTOOLS_AGENT" profile --seconds 2 --comm "nocomm$(($$ % 100000))" --output "$T/empty.pb" 2>/dev/null &
