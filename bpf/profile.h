@@ -8,6 +8,9 @@
  * counters (enum profile_stat) say what could not be recorded.  Events
  * (struct profile_event) on the ring buffer tell user space about target
  * processes to capture /proc state of while they live.
+ *
+ * The off-CPU profiler (offcpu.bpf.c, offcpu.h) uses the same key, stack
+ * maps, counters and events; targets.bpf.h holds what both programs share.
  */
 #ifndef VMTOOLS_BPF_PROFILE_H
 #define VMTOOLS_BPF_PROFILE_H
@@ -22,6 +25,10 @@ struct profile_key {
 	__s32 user_stack_id; /* negative: -errno from bpf_get_stackid */
 	__s32 kernel_stack_id;
 	char comm[PROFILE_COMM_LEN];
+	/* PostgreSQL's, read from the backend (pg.h); 0 when none */
+	__u32 wait_event; /* wait_event_info, class in the top byte */
+	__u32 pad;
+	__u64 query_id; /* st_query_id of the backend's status entry */
 };
 
 /* Indexes of the per-CPU `stats` array. */
@@ -33,6 +40,8 @@ enum profile_stat {
 	PROFILE_STAT_COUNTS_FULL, /* counts map full: sample not recorded */
 	PROFILE_STAT_EVENTS_LOST, /* ring buffer full: process not announced */
 	PROFILE_STAT_FORKS, /* samples of children of --pid targets joining */
+	PROFILE_STAT_SWITCHES, /* off-CPU: switches out of target threads */
+	PROFILE_STAT_BLOCKED_FULL, /* off-CPU: `blocked` full, block lost */
 	PROFILE_STAT_NR,
 };
 

@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "agent/profile/limits.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 enum vm_profiler {
@@ -45,6 +46,7 @@ enum vm_format {
 };
 
 struct vm_profile_request {
+	enum vm_profile_kind kind; /* cpu, offcpu or wall */
 	enum vm_profiler profiler;
 	uint32_t frequency; /* Hz; the rules are in limits.h */
 	uint32_t seconds;
@@ -54,6 +56,8 @@ struct vm_profile_request {
 	size_t n_pids;
 	enum vm_format format;
 	bool gzip;
+	/* off-CPU blocks shorter than this are left out (offcpu only) */
+	uint32_t min_block_us;
 };
 
 /* Fixed when the agent starts; never taken from a request. */
@@ -71,6 +75,7 @@ struct vm_profile_output {
 };
 
 struct vm_session_status {
+	enum vm_profile_kind kind;
 	enum vm_profiler profiler;
 	uint32_t frequency;
 	uint32_t seconds; /* requested */
