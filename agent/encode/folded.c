@@ -3,7 +3,9 @@
  * folded.c - the folded-stack text format flame graph tools read
  * (flamegraph.pl, speedscope, inferno): one line per distinct stack,
  * "comm;outermost;...;innermost count", user frames then kernel frames.
- * Samples that differ only by thread are merged.
+ * Samples that differ only by thread are merged.  A CPU profile counts
+ * samples; off-CPU and wall-clock profiles count nanoseconds, so that
+ * blocks and samples weigh what they lasted.
  */
 #include "agent/encode/encode.h"
 
@@ -91,6 +93,15 @@ static char *stack_text(const struct vm_symbolized *y,
 	return text;
 }
 
+static uint64_t weight(const struct vm_samples *s, const struct vm_sample *x)
+{
+	if (s->kind == VM_KIND_CPU)
+		return x->count;
+	if (x->state == VM_STATE_BLOCKED)
+		return x->value;
+	return x->count * (1000000000ULL / (s->frequency ? s->frequency : 1));
+}
+
 int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		     struct vm_error *err)
 {
@@ -109,7 +120,7 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 			r = -ENOMEM;
 			goto out;
 		}
-		lines[n++].count = y->stacks[i].sample->count;
+		lines[n++].count = weight(y->samples, y->stacks[i].sample);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 

@@ -20,6 +20,7 @@
 
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
+#include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -286,6 +287,21 @@ static struct proc_memo *stack_process(const struct vm_samples *s,
 	return pm;
 }
 
+/* PostgreSQL's name of the sample's wait event, in its version's words. */
+static int wait_event_label(struct vm_symbolized *y, const struct vm_sample *x,
+			    struct vm_sym_stack *st)
+{
+	char name[128];
+
+	st->wait_event = NULL;
+	if (!x->wait_event || !st->proc ||
+	    !vm_pg_wait_event_name(vm_pg_layout(st->proc->pg_major),
+				   x->wait_event, name, sizeof(name)))
+		return 0;
+	st->wait_event = vm_symbolized_intern(y, name);
+	return st->wait_event ? 0 : -ENOMEM;
+}
+
 /* A lost stack keeps its place, named, never dropped. */
 static int lost_frame(struct vm_symbolized *y, const char *name,
 		      struct vm_sym_frame *f)
@@ -347,6 +363,9 @@ static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
 
 	st->sample = x;
 	pm = stack_process(s, memos, x, st);
+	r = wait_event_label(y, x, st);
+	if (r)
+		return r;
 	r = name_frames(y, k, pm ? pm : &none, x, st);
 	if (r)
 		return r;

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
- * skeleton, opens a CPU-clock perf event on every online CPU and attaches
- * the sampling program to each, follows forks and execs with raw
- * tracepoints, and at the end reads the counted stacks into a struct
- * vm_samples.
+ * bpf_backend.c - the eBPF backend: for a CPU profile, loads
+ * bpf/profile.bpf.c through its skeleton, opens a CPU-clock perf event on
+ * every online CPU and attaches the sampling program to each; for an
+ * off-CPU profile, loads bpf/offcpu.bpf.c and attaches it to the
+ * sched_switch raw tracepoint; for a wall-clock profile, both.  Each
+ * object follows forks and execs with raw tracepoints of its own, and at
+ * the end the counted stacks are read into one struct vm_samples: CPU
+ * samples as running, off-CPU blocks as blocked (bpf_offcpu.c).
+ *
+ * Every process captured that is PostgreSQL of a known version is told
+ * to the programs (bpf_pg.c), which then read its wait event and query
+ * id at every sample and switch.
  *
  * While the profile runs, a thread reads the program's announcements
  * (first sample of a process, exec of a target) from the ring buffer and
@@ -33,14 +40,18 @@
 #include <bpf/libbpf.h>
 
 #include "agent/profile/backend.h"
+#include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_premaps.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
 #include "bpf/profile.h"
+#include "bpf/offcpu.skel.h"
 #include "bpf/profile.skel.h"
 #include "common/array.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 /* The BPF side's filter holds every command name a request may give. */
 _Static_assert(PROFILE_MAX_COMMS >= VM_MAX_TARGETS,
@@ -52,8 +63,17 @@ struct fork_rec {
 	uint32_t pid, ppid;
 };
 
+/* The objects a profile of any kind loads: at most both programs. */
+#define MAX_OBJS 2
+
 struct bpf_state {
-	struct profile_bpf *skel;
+	struct profile_bpf *skel; /* the CPU profiler; NULL for offcpu */
+	struct offcpu_bpf *off; /* the off-CPU profiler; NULL for cpu */
+	struct bpf_object *objs[MAX_OBJS]; /* those loaded, either way */
+	size_t n_objs;
+	struct bpf_link **tp_links; /* their raw tracepoints */
+	size_t n_tp_links;
+	struct vm_pg_cache pg; /* the postgres executable last read */
 	int *perf_fds;
 	struct bpf_link **links;
 	size_t n_cpus;
@@ -165,6 +185,23 @@ static void refresh_title(struct vm_process *p)
 	}
 }
 
+/*
+ * Tell every program where PostgreSQL process pid keeps its labels (its
+ * children inherit it in the kernel); called with the lock held.
+ */
+static void register_pg(struct bpf_state *st, uint32_t pid)
+{
+	struct vm_process *p = vm_samples_find_process(&st->samples, pid);
+	struct pg_proc pp;
+
+	if (!p || p->pg_major || vm_bpf_pg_locate(&st->pg, "/proc", p, &pp))
+		return;
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(
+					    st->objs[i], "pg_procs")),
+				    &pid, &pp, BPF_ANY);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct bpf_state *st = ctx;
@@ -186,10 +223,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		 */
 		record_exec(st, e.pid);
 		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+		register_pg(st, e.pid);
 	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
 		refresh_title(p);
 	} else if (vm_proc_capture(&st->samples, &st->files, e.pid, "/proc",
 				   NULL) == 0) {
+		register_pg(st, e.pid);
 		p = vm_samples_find_process(&st->samples, e.pid);
 		if (p)
 			st->seen(p);
@@ -225,6 +264,7 @@ static void *event_thread(void *arg)
 			if (!p || !p->n_maps)
 				vm_proc_capture(&st->samples, &st->files,
 						pids[i], "/proc", NULL);
+			register_pg(st, pids[i]);
 			p = vm_samples_find_process(&st->samples, pids[i]);
 			if (p)
 				st->seen(p);
@@ -257,14 +297,12 @@ static int open_cpu_event(int cpu, uint32_t freq)
 
 static void *release_tracepoints(void *arg)
 {
-	struct profile_bpf *skel = arg;
+	struct bpf_state *st = arg;
 
-	bpf_link__destroy(skel->links.on_fork);
-	skel->links.on_fork = NULL;
-	bpf_link__destroy(skel->links.on_exec);
-	skel->links.on_exec = NULL;
-	bpf_link__destroy(skel->links.on_exit);
-	skel->links.on_exit = NULL;
+	for (size_t i = 0; i < st->n_tp_links; i++) {
+		bpf_link__destroy(st->tp_links[i]);
+		st->tp_links[i] = NULL;
+	}
 	return NULL;
 }
 
@@ -284,11 +322,10 @@ static void detach(struct bpf_state *st)
 		else if (st->perf_fds && st->perf_fds[i] >= 0)
 			close(st->perf_fds[i]);
 	}
-	if (st->skel && pthread_create(&st->releaser, NULL, release_tracepoints,
-				       st->skel) == 0)
+	if (pthread_create(&st->releaser, NULL, release_tracepoints, st) == 0)
 		st->releaser_started = true;
-	else if (st->skel)
-		release_tracepoints(st->skel);
+	else
+		release_tracepoints(st);
 	if (st->thread_started) {
 		uint64_t one = 1;
 
@@ -309,7 +346,10 @@ static void bpf_destroy(void *state)
 	if (st->releaser_started)
 		pthread_join(st->releaser, NULL);
 	ring_buffer__free(st->rb);
+	free(st->tp_links);
 	profile_bpf__destroy(st->skel);
+	offcpu_bpf__destroy(st->off);
+	vm_pg_cache_free(&st->pg);
 	free(st->perf_fds);
 	free(st->links);
 	if (st->stop_fd >= 0)
@@ -322,12 +362,18 @@ static void bpf_destroy(void *state)
 	free(st);
 }
 
-static int fill_targets(struct bpf_state *st,
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+/* What the target filter of one object matches (targets.bpf.h). */
+static int fill_targets(struct bpf_object *obj,
 			const struct vm_profile_request *req,
 			struct vm_error *err)
 {
-	int fd_comms = bpf_map__fd(st->skel->maps.target_comms);
-	int fd_pids = bpf_map__fd(st->skel->maps.target_pids);
+	int fd_comms = map_fd(obj, "target_comms");
+	int fd_pids = map_fd(obj, "target_pids");
 	uint8_t yes = 1;
 
 	for (size_t i = 0; i < req->n_comms; i++) {
@@ -372,9 +418,35 @@ static int new_state(const struct vm_profile_request *req,
 	return 0;
 }
 
+/* What the target filter of every program sees (targets.bpf.h). */
+#define SET_FILTER(skel, req)                                     \
+	do {                                                      \
+		(skel)->rodata->filter_comm = (req)->n_comms > 0; \
+		(skel)->rodata->filter_pid = (req)->n_pids > 0;   \
+		(skel)->rodata->self_tgid = getpid();             \
+	} while (0)
+
+static void set_size(struct bpf_object *obj, const char *name, uint32_t n)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, name), n);
+}
+
+/* The maps targets.bpf.h and stacks.bpf.h give every program. */
+static void size_shared_maps(struct bpf_object *obj,
+			     const struct vm_bpf_sizes *sz)
+{
+	set_size(obj, "user_stacks", sz->stacks);
+	set_size(obj, "kernel_stacks", sz->stacks);
+	set_size(obj, "counts", sz->counts);
+	set_size(obj, "seen", sz->seen);
+	set_size(obj, "target_pids", sz->pids);
+	set_size(obj, "children", sz->children);
+}
+
 /*
- * The skeleton opened, not loaded: what the program filters on goes into
- * its rodata, and its maps are sized for this profile (bpf_sizing.c).
+ * The skeletons the kind needs opened, not loaded: what the programs
+ * filter on goes into their rodata, and their maps are sized for this
+ * profile (bpf_sizing.c).
  */
 static int open_skeleton(struct bpf_state *st,
 			 const struct vm_profile_request *req, size_t n_online,
@@ -389,19 +461,32 @@ static int open_skeleton(struct bpf_state *st,
 	vm_bpf_map_sizes(req->frequency, n_online, req->seconds,
 			 req->n_pids > 0, &sz);
 
-	st->skel = profile_bpf__open();
-	if (!st->skel)
-		return vm_error_errno(err, errno,
-				      "cannot open the BPF profiler object");
-	st->skel->rodata->filter_comm = req->n_comms > 0;
-	st->skel->rodata->filter_pid = req->n_pids > 0;
-	st->skel->rodata->self_tgid = getpid();
-	bpf_map__set_max_entries(st->skel->maps.user_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.kernel_stacks, sz.stacks);
-	bpf_map__set_max_entries(st->skel->maps.counts, sz.counts);
-	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
-	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
-	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
+	if (req->kind != VM_KIND_OFFCPU) {
+		st->skel = profile_bpf__open();
+		if (!st->skel)
+			return vm_error_errno(
+				err, errno,
+				"cannot open the BPF profiler object");
+		SET_FILTER(st->skel, req);
+		st->objs[st->n_objs++] = st->skel->obj;
+		size_shared_maps(st->skel->obj, &sz);
+	}
+	if (req->kind != VM_KIND_CPU) {
+		st->off = offcpu_bpf__open();
+		if (!st->off)
+			return vm_error_errno(
+				err, errno,
+				"cannot open the BPF off-CPU profiler object");
+		SET_FILTER(st->off, req);
+		/* A wall-clock profile counts every block: the time adds up. */
+		st->off->rodata->min_block_ns =
+			req->kind == VM_KIND_OFFCPU ?
+				(uint64_t)req->min_block_us * 1000 :
+				0;
+		st->objs[st->n_objs++] = st->off->obj;
+		size_shared_maps(st->off->obj, &sz);
+		set_size(st->off->obj, "blocked", sz.blocked);
+	}
 	return 0;
 }
 
@@ -412,13 +497,20 @@ static int open_skeleton(struct bpf_state *st,
  */
 static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
-	int r;
+	int r = 0;
 
-	vm_bpf_premake_maps(
-		(struct bpf_map *const[]){ st->skel->maps.user_stacks,
-					   st->skel->maps.kernel_stacks },
-		2);
-	r = profile_bpf__load(st->skel);
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_premake_maps(
+			(struct bpf_map *const[]){
+				bpf_object__find_map_by_name(st->objs[i],
+							     "user_stacks"),
+				bpf_object__find_map_by_name(st->objs[i],
+							     "kernel_stacks") },
+			2);
+	if (st->skel)
+		r = profile_bpf__load(st->skel);
+	if (!r && st->off)
+		r = offcpu_bpf__load(st->off);
 	if (!r)
 		return 0;
 	r = errno ? errno : -r;
@@ -429,31 +521,52 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 }
 
 /*
- * The ring buffer the announcements arrive in and the eventfd that stops
- * the thread reading it, then the raw tracepoints that follow execs,
- * forks and exits.
+ * The ring buffer the announcements of every program arrive in and the
+ * eventfd that stops the thread reading it, then the raw tracepoints:
+ * execs, forks and exits, and for the off-CPU profiler context switches
+ * and freed tasks.  Every program but the perf_event one is a raw
+ * tracepoint libbpf attaches by its section name.
  */
 static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 {
-	struct profile_bpf *skel = st->skel;
+	struct bpf_program *prog;
+	size_t n = 0;
 
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	st->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, st,
+	st->rb = ring_buffer__new(map_fd(st->objs[0], "events"), on_event, st,
 				  NULL);
+	for (size_t i = 1; st->rb && i < st->n_objs; i++)
+		if (ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
+				     on_event, st))
+			return vm_error_errno(
+				err, errno,
+				"cannot set up the BPF event ring buffer");
 	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
-	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
-	if (!skel->links.on_exec)
-		return vm_error_errno(
-			err, errno,
-			"cannot attach to the sched_process_exec tracepoint");
-	skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
-	skel->links.on_exit = bpf_program__attach(skel->progs.on_exit);
-	if (!skel->links.on_fork || !skel->links.on_exit)
-		return vm_error_errno(
-			err, errno,
-			"cannot attach to the sched_process_fork/exit tracepoints");
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_object__for_each_program(prog, st->objs[i])
+			n++;
+	st->tp_links = calloc(n ? n : 1, sizeof(*st->tp_links));
+	if (!st->tp_links)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_object__for_each_program(prog, st->objs[i]) {
+			const char *sec = bpf_program__section_name(prog);
+			struct bpf_link *l;
+
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+				continue;
+			l = bpf_program__attach(prog);
+			if (!l)
+				return vm_error_errno(
+					err, errno,
+					"cannot attach to the %s tracepoint",
+					strchr(sec, '/') ?
+						strchr(sec, '/') + 1 :
+						sec);
+			st->tp_links[st->n_tp_links++] = l;
+		}
 	return 0;
 }
 
@@ -465,6 +578,8 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 static int attach_cpus(struct bpf_state *st, const int *cpus, size_t n_online,
 		       uint32_t freq, struct vm_error *err)
 {
+	if (!st->skel)
+		return 0; /* an off-CPU profile samples nothing */
 	st->perf_fds = calloc(n_online, sizeof(int));
 	st->links = calloc(n_online, sizeof(*st->links));
 	if (!st->perf_fds || !st->links)
@@ -528,9 +643,8 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (r < 0)
 		return r;
 	r = load_skeleton(st, err);
-	if (r < 0)
-		return r;
-	r = fill_targets(st, req, err);
+	for (size_t i = 0; r >= 0 && i < st->n_objs; i++)
+		r = fill_targets(st->objs[i], req, err);
 	if (r < 0)
 		return r;
 	r = attach_tracepoints(st, err);
@@ -542,27 +656,31 @@ static int bpf_start(const struct vm_profile_request *req,
 	return start_event_thread(st, err);
 }
 
-/* Per-CPU counter idx summed over CPUs. */
+/* Per-CPU counter idx summed over CPUs and programs. */
 static uint64_t stat_sum(struct bpf_state *st, uint32_t idx)
 {
 	uint64_t *v, sum = 0;
 
-	if (!st->skel)
-		return 0;
-	v = calloc(st->possible_cpus, sizeof(uint64_t));
+	v = calloc(st->possible_cpus > 0 ? st->possible_cpus : 1,
+		   sizeof(uint64_t));
 	if (!v)
 		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.stats), &idx, v) ==
-	    0)
-		for (int i = 0; i < st->possible_cpus; i++)
-			sum += v[i];
+	for (size_t o = 0; o < st->n_objs; o++)
+		if (bpf_map_lookup_elem(map_fd(st->objs[o], "stats"), &idx,
+					v) == 0)
+			for (int i = 0; i < st->possible_cpus; i++)
+				sum += v[i];
 	free(v);
 	return sum;
 }
 
+/* Samples, or switches out for an off-CPU profile. */
 static uint64_t bpf_samples_so_far(void *state)
 {
-	return state ? stat_sum(state, PROFILE_STAT_SAMPLES) : 0;
+	if (!state)
+		return 0;
+	return stat_sum(state, PROFILE_STAT_SAMPLES) +
+	       stat_sum(state, PROFILE_STAT_SWITCHES);
 }
 
 /* Processes sampled but never captured: now, or from their parent. */
@@ -593,70 +711,138 @@ static void complete_processes(struct bpf_state *st)
 			/* A child runs its parent's mappings until it execs. */
 			for (size_t m = 0; parent && m < parent->n_maps; m++)
 				vm_process_add_mapping(p, &parent->maps[m]);
+			/* And the labels' layout it inherited in the kernel. */
+			if (parent)
+				p->pg_major = parent->pg_major;
 			break;
 		}
 	}
+}
+
+/* The stacks of one program, each read once (bpf_read.c). */
+struct stack_caches {
+	struct vm_stack_cache user, kernel;
+};
+
+static int caches_init(struct stack_caches *c, struct bpf_object *obj)
+{
+	struct bpf_map *u = bpf_object__find_map_by_name(obj, "user_stacks");
+	struct bpf_map *k = bpf_object__find_map_by_name(obj, "kernel_stacks");
+
+	memset(c, 0, sizeof(*c));
+	if (vm_stack_cache_init(&c->user, bpf_map__max_entries(u),
+				vm_bpf_read_stack,
+				(void *)(intptr_t)bpf_map__fd(u)) ||
+	    vm_stack_cache_init(&c->kernel, bpf_map__max_entries(k),
+				vm_bpf_read_stack,
+				(void *)(intptr_t)bpf_map__fd(k)))
+		return -ENOMEM;
+	return 0;
+}
+
+static void caches_free(struct stack_caches *c)
+{
+	vm_stack_cache_free(&c->user);
+	vm_stack_cache_free(&c->kernel);
+}
+
+/* One sample of key: its stacks, count, time and labels.  -ENOMEM. */
+static int add_sample(struct bpf_state *st, struct stack_caches *c,
+		      const struct profile_key *key, uint64_t count,
+		      uint64_t value, enum vm_thread_state state)
+{
+	const uint64_t *uips, *kips;
+	struct vm_sample *x;
+	uint32_t nu, nk;
+
+	if (vm_stack_cache_get(&c->user, key->user_stack_id, &uips, &nu) ||
+	    vm_stack_cache_get(&c->kernel, key->kernel_stack_id, &kips, &nk) ||
+	    vm_samples_add(&st->samples, key->pid, key->tid, key->comm, count,
+			   uips, nu, kips, nk))
+		return -ENOMEM;
+	x = &st->samples.v[st->samples.n - 1];
+	/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
+	if (key->user_stack_id == -EEXIST || key->user_stack_id == -ENOMEM)
+		x->lost |= VM_SAMPLE_LOST_USER;
+	if (key->kernel_stack_id == -EEXIST || key->kernel_stack_id == -ENOMEM)
+		x->lost |= VM_SAMPLE_LOST_KERNEL;
+	x->value = value;
+	x->state = state;
+	x->wait_event = key->wait_event;
+	x->query_id = key->query_id;
+	return 0;
+}
+
+/* The CPU profiler's samples, each worth the sampling period. */
+static int collect_cpu(struct bpf_state *st, struct vm_error *err)
+{
+	_cleanup_free_ struct vm_bpf_count *counts = NULL;
+	struct stack_caches c;
+	size_t n = 0;
+	int r;
+
+	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
+			       bpf_map__max_entries(st->skel->maps.counts),
+			       &counts, &n);
+	if (r < 0)
+		return vm_error_errno(err, -r,
+				      "cannot read the BPF profiler's counts");
+	r = caches_init(&c, st->skel->obj);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = add_sample(st, &c, &counts[i].key, counts[i].count, 0,
+			       VM_STATE_RUNNING);
+	caches_free(&c);
+	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
+}
+
+/* The off-CPU profiler's blocks, those still going ending at end_ns. */
+static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
+			  struct vm_error *err)
+{
+	_cleanup_free_ struct vm_bpf_block *blocks = NULL;
+	struct stack_caches c;
+	size_t n = 0;
+	int r;
+
+	r = vm_bpf_read_blocks(bpf_map__fd(st->off->maps.counts),
+			       bpf_map__fd(st->off->maps.blocked), end_ns,
+			       st->off->rodata->min_block_ns, "/proc", &blocks,
+			       &n);
+	if (r < 0)
+		return vm_error_errno(
+			err, -r, "cannot read the BPF off-CPU profiler's maps");
+	r = caches_init(&c, st->off->obj);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = add_sample(st, &c, &blocks[i].key, blocks[i].switches,
+			       blocks[i].ns, VM_STATE_BLOCKED);
+	caches_free(&c);
+	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
 static int bpf_collect(void *state, struct vm_samples *out,
 		       struct vm_error *err)
 {
 	struct bpf_state *st = state;
-	struct vm_stack_cache ucache = { 0 }, kcache = { 0 };
-	_cleanup_free_ struct vm_bpf_count *counts = NULL;
-	size_t n_counts = 0;
-	int r;
+	uint64_t end_ns;
+	int r = 0;
 
 	detach(st);
+	/* Blocks still going end with the profile, which ends now. */
+	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	/* Announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
-			       bpf_map__max_entries(st->skel->maps.counts),
-			       &counts, &n_counts);
+	if (st->skel)
+		r = collect_cpu(st, err);
+	if (r == 0 && st->off)
+		r = collect_offcpu(st, end_ns, err);
 	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "cannot read the BPF profiler's counts");
-	if (vm_stack_cache_init(
-		    &ucache, bpf_map__max_entries(st->skel->maps.user_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(st->skel->maps.user_stacks)) ||
-	    vm_stack_cache_init(
-		    &kcache, bpf_map__max_entries(st->skel->maps.kernel_stacks),
-		    vm_bpf_read_stack,
-		    (void *)(intptr_t)bpf_map__fd(
-			    st->skel->maps.kernel_stacks))) {
-		r = vm_error_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n_counts; i++) {
-		const struct profile_key *key = &counts[i].key;
-		const uint64_t *uips, *kips;
-		uint32_t nu, nk;
-
-		if (vm_stack_cache_get(&ucache, key->user_stack_id, &uips,
-				       &nu) ||
-		    vm_stack_cache_get(&kcache, key->kernel_stack_id, &kips,
-				       &nk) ||
-		    vm_samples_add(&st->samples, key->pid, key->tid, key->comm,
-				   counts[i].count, uips, nu, kips, nk)) {
-			r = vm_error_set(err, ENOMEM, "out of memory");
-			goto out;
-		}
-		/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
-		if (key->user_stack_id == -EEXIST ||
-		    key->user_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_USER;
-		if (key->kernel_stack_id == -EEXIST ||
-		    key->kernel_stack_id == -ENOMEM)
-			st->samples.v[st->samples.n - 1].lost |=
-				VM_SAMPLE_LOST_KERNEL;
-	}
+		return r;
 
 	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
 				  stat_sum(st, PROFILE_STAT_STACK_FULL);
-	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL);
+	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL) +
+				   stat_sum(st, PROFILE_STAT_BLOCKED_FULL);
 	complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)
@@ -664,11 +850,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 
 	*out = st->samples;
 	memset(&st->samples, 0, sizeof(st->samples));
-	r = 0;
-out:
-	vm_stack_cache_free(&ucache);
-	vm_stack_cache_free(&kcache);
-	return r;
+	return 0;
 }
 
 const struct vm_backend_ops vm_bpf_backend = {

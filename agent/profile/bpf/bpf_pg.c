@@ -94,7 +94,8 @@ static int read_globals(struct vm_pg_cache *c, int fd)
 				   (uint64_t)st.st_mtim.tv_nsec)
 		return 0;
 	c->valid = false;
-	if (!c->objects && !(c->objects = malloc(sizeof(struct vm_elf_objects))))
+	if (!c->objects &&
+	    !(c->objects = malloc(sizeof(struct vm_elf_objects))))
 		return -ENOMEM;
 	if (vm_elf_objects_fd(fd, names, 2, values, c->objects) < 0 ||
 	    !values[0])

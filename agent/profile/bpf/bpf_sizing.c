@@ -17,7 +17,8 @@
  * the samples (it is an LRU: beyond, a process is only announced again).
  * `target_pids` is read only with --pid targets: one entry otherwise.
  * `children` holds the children of targets (threads included) from their
- * fork until they exit.
+ * fork until they exit.  `blocked` holds every target thread switched
+ * out at once, which is every thread of the targets at most.
  */
 #include "agent/profile/bpf/bpf_sizing.h"
 
@@ -33,6 +34,7 @@
 #define SEEN_MAX 16384u
 #define PIDS_MAX 65536u /* --pid targets and every child they fork */
 #define CHILDREN_MAX 16384u
+#define BLOCKED_MAX 16384u /* threads of targets switched out at once */
 
 static uint32_t pow2_clamp(uint64_t want, uint32_t lo, uint32_t hi)
 {
@@ -54,6 +56,7 @@ void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
 	out->seen = pow2_clamp(expected, SEEN_MIN, SEEN_MAX);
 	out->pids = by_pid ? PIDS_MAX : 1;
 	out->children = CHILDREN_MAX;
+	out->blocked = BLOCKED_MAX;
 }
 
 int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n)

@@ -17,6 +17,7 @@ struct vm_bpf_sizes {
 	uint32_t seen; /* processes announced (LRU) */
 	uint32_t pids; /* target_pids: given pids and their children */
 	uint32_t children; /* children of targets alive at once */
+	uint32_t blocked; /* off-CPU: target threads switched out at once */
 	uint64_t expected_samples; /* frequency x CPUs x seconds */
 };
 
