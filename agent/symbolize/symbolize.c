@@ -311,6 +311,35 @@ static int lost_frame(struct vm_symbolized *y, const char *name,
 }
 
 /*
+ * A stack taken by a program on a tracepoint (the off-CPU profiler's)
+ * starts in the program and the kernel's glue that ran it: leave those
+ * out, so that the stack starts where the traced thread was.  frames
+ * [first, n) are the kernel frames; returns the new n.
+ */
+static size_t drop_profiler_frames(struct vm_sym_frame *frames, size_t first,
+				   size_t n)
+{
+	static const char *const glue[] = { "bpf_prog_", "bpf_trace_run",
+					    "__bpf_trace_" };
+	size_t drop = 0;
+
+	for (size_t i = first; i < n && frames[i].function; i++) {
+		bool is_glue = false;
+
+		for (size_t g = 0; g < sizeof(glue) / sizeof(glue[0]); g++)
+			is_glue |= !strncmp(frames[i].function, glue[g],
+					    strlen(glue[g]));
+		if (!is_glue)
+			break;
+		drop++;
+	}
+	if (drop)
+		memmove(&frames[first], &frames[first + drop],
+			(n - first - drop) * sizeof(*frames));
+	return n - drop;
+}
+
+/*
  * The frames of sample x, innermost first: kernel, then user, a lost
  * stack named where its frames would have been.
  */
@@ -336,6 +365,7 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 		if (r)
 			return r;
 	}
+	n = drop_profiler_frames(st->frames, first, n);
 	for (size_t j = 0; j < x->n_user; j++, n++) {
 		r = user_frame(y, pm, x->user_ips[j], n == first,
 			       &st->frames[n]);
