@@ -255,7 +255,12 @@ static void *event_thread(void *arg)
 	 */
 	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
 				 st->req.n_comms, st->req.pids, st->req.n_pids,
-				 &pids, &n_pids, NULL) == 0)
+				 &pids, &n_pids, NULL) == 0) {
+		/*
+		 * Every target captured and its PostgreSQL labels told to the
+		 * programs first (quick), then the symbols read (slow): a
+		 * backend forked meanwhile inherits its labels' layout.
+		 */
 		for (size_t i = 0; i < n_pids; i++) {
 			struct vm_process *p;
 
@@ -265,11 +270,18 @@ static void *event_thread(void *arg)
 				vm_proc_capture(&st->samples, &st->files,
 						pids[i], "/proc", NULL);
 			register_pg(st, pids[i]);
+			pthread_mutex_unlock(&st->lock);
+		}
+		for (size_t i = 0; i < n_pids; i++) {
+			struct vm_process *p;
+
+			pthread_mutex_lock(&st->lock);
 			p = vm_samples_find_process(&st->samples, pids[i]);
 			if (p)
 				st->seen(p);
 			pthread_mutex_unlock(&st->lock);
 		}
+	}
 
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
