@@ -73,8 +73,8 @@ static void usage(FILE *out)
 		"  -h, --help             show this help\n",
 		VM_MIN_BLOCK_US_MIN, VM_MIN_BLOCK_US_MAX,
 		VM_MIN_BLOCK_US_DEFAULT, VM_SECONDS_MIN, VM_SECONDS_CEILING,
-		VM_SECONDS_DEFAULT,
-		VM_FREQUENCY_MIN, VM_FREQUENCY_MAX, VM_FREQUENCY_DEFAULT);
+		VM_SECONDS_DEFAULT, VM_FREQUENCY_MIN, VM_FREQUENCY_MAX,
+		VM_FREQUENCY_DEFAULT);
 }
 
 /*
@@ -128,7 +128,8 @@ static int on_option(int c, char *arg, void *ctx)
 		if (vm_kind_parse(arg, &req->kind) == 0)
 			return 0;
 		fprintf(stderr,
-			WHO ": --kind '%s' is not known: use cpu, offcpu or wall\n",
+			WHO
+			": --kind '%s' is not known: use cpu, offcpu or wall\n",
 			arg);
 		return -EINVAL;
 	case 'B':
@@ -198,8 +199,8 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 
 	memset(o, 0, sizeof(*o));
 	vm_request_defaults(&o->req);
-	return vm_subcommand_parse(WHO, argc, argv, "s:F:k:p:c:f:zo:h", longopts,
-				   usage, on_option, o);
+	return vm_subcommand_parse(WHO, argc, argv, "s:F:k:p:c:f:zo:h",
+				   longopts, usage, on_option, o);
 }
 
 /*
@@ -236,8 +237,9 @@ static int validate(const struct profile_options *o)
 			o->req.comms[b.index]);
 		break;
 	case VM_RULE_KIND_PROFILER:
-		fprintf(stderr, WHO ": --kind %s " VM_KIND_PROFILER_RULE
-				    "; leave out --profiler perf\n",
+		fprintf(stderr,
+			WHO ": --kind %s " VM_KIND_PROFILER_RULE
+			    "; leave out --profiler perf\n",
 			vm_kind_name(o->req.kind));
 		break;
 	case VM_RULE_PID:

@@ -105,8 +105,7 @@ const char *vm_kind_name(enum vm_profile_kind kind)
 
 int vm_kind_parse(const char *name, enum vm_profile_kind *kind)
 {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]);
-	     i++)
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
 		if (name && !strcmp(name, kind_names[i])) {
 			*kind = (enum vm_profile_kind)i;
 			return 0;

@@ -93,9 +93,8 @@ static struct json_object *postgresql_json(void)
 	struct json_object *o = json_object_new_object();
 	char note[256];
 
-	json_object_object_add(
-		o, "label_versions",
-		json_object_new_string(vm_pg_known_versions()));
+	json_object_object_add(o, "label_versions",
+			       json_object_new_string(vm_pg_known_versions()));
 	vm_pg_labels_note(note, sizeof(note));
 	if (note[0])
 		json_object_object_add(o, "error",

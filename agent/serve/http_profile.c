@@ -45,7 +45,8 @@ static const struct answer answers[] = {
 	{ ESRCH, 422, NULL }, /* a pid in targets is not running */
 	{ EBUSY, 409,
 	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu or /profile/wall)" },
-	{ ENXIO, 412, "start one with POST /profile/cpu, /profile/offcpu or /profile/wall" },
+	{ ENXIO, 412,
+	  "start one with POST /profile/cpu, /profile/offcpu or /profile/wall" },
 	/* The backend is unavailable: no perf, BPF refused, ... */
 	{ ENODEV, 503, NULL },
 	{ ENOENT, 503, NULL },
@@ -153,10 +154,9 @@ static void log_session(const struct vm_profile_request *req, int r,
 	vm_log("session kind=%s profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%" PRIu64
 	       " lost=%" PRIu64 " duration_ms=%" PRIu64 "%s%s",
 	       vm_kind_name(req->kind), vm_profiler_name(req->profiler),
-	       req->frequency, req->seconds,
-	       vm_outcome_name(res->outcome), status, res->samples, res->lost,
-	       res->duration_ms, r < 0 ? " error=" : "",
-	       r < 0 ? vm_error_str(&res->err) : "");
+	       req->frequency, req->seconds, vm_outcome_name(res->outcome),
+	       status, res->samples, res->lost, res->duration_ms,
+	       r < 0 ? " error=" : "", r < 0 ? vm_error_str(&res->err) : "");
 }
 
 static int client_fd(struct vm_http_exchange *x)

@@ -352,8 +352,7 @@ static int check_kind(const struct vm_api_request *out, struct vm_error *err)
 int vm_request_parse_json_kind(const char *body, size_t len,
 			       enum vm_profile_kind kind,
 			       const struct vm_request_limits *limits,
-			       struct vm_api_request *out,
-			       struct vm_error *err)
+			       struct vm_api_request *out, struct vm_error *err)
 {
 	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
