@@ -63,15 +63,16 @@ read_raw() { # PB: -raw into PB.raw; fails on a warning or an error
 # --- a backend waiting for an advisory lock held for the whole profile ---
 mkfifo "$T/holder.in" "$T/waiter.in"
 chmod 666 "$T/holder.in" "$T/waiter.in"
-pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q postgres <"$T/holder.in" >/dev/null 2>&1 &
+pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/holder.in" >"$T/holder.out" 2>&1 &
 exec 5>"$T/holder.in"
 pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/waiter.in" >"$T/waiter.out" 2>&1 &
 exec 6>"$T/waiter.in"
 at_exit "exec 5>&- 6>&-"
-echo "SELECT pg_advisory_lock(42);" >&5
+echo "SELECT pg_backend_pid(); SELECT pg_advisory_lock(42);" >&5
 echo "SELECT pg_backend_pid();" >&6
-for _ in $(seq 100); do [ -s "$T/waiter.out" ] && break; sleep 0.05; done
+for _ in $(seq 100); do [ -s "$T/waiter.out" ] && [ -s "$T/holder.out" ] && break; sleep 0.05; done
 waiter=$(head -n 1 "$T/waiter.out")
+holder=$(head -n 1 "$T/holder.out")
 check "the waiting session has a backend ($waiter)" test -n "$waiter"
 
 check "POST /profile/offcpu starts" post offcpu 3 "$T/lock.pb"
@@ -92,6 +93,11 @@ advisory=$(raw_sum "$T/lock.pb.raw" "$waiter" 'wait_event:[Lock:advisory]')
 diag <<<"waiter $waiter: blocked ${blocked} ns, Lock:advisory ${advisory} ns"
 check "the waiter was blocked 3 s (within 5%)" within "$blocked" 3000000000 5
 check "at least 95% of it labelled wait_event=Lock:advisory" at_least "$advisory" "$blocked" 95
+idle=$(raw_sum "$T/lock.pb.raw" "$holder" 'wait_event:[Client:ClientRead]')
+dur_ns=$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/lock.pb.raw")
+diag <<<"idle session $holder: ${idle} ns under Client:ClientRead of $dur_ns"
+check "an idle session, blocked since before the profile, is blocked all of it (Client:ClientRead)" \
+	within "$idle" "$dur_ns" 5
 go tool pprof -traces -sample_index=offcpu -tagfocus wait_event=Lock:advisory \
 	"$T/lock.pb" >"$T/lock.traces" 2>"$T/lock.traces.err"
 check "-tagfocus wait_event=Lock:advisory without a warning" test ! -s "$T/lock.traces.err"

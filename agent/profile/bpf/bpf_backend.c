@@ -74,6 +74,10 @@ struct bpf_state {
 	struct bpf_link **tp_links; /* their raw tracepoints */
 	size_t n_tp_links;
 	struct vm_pg_cache pg; /* the postgres executable last read */
+	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
+	/* off-CPU: the targets' threads as the profile started */
+	struct vm_thread_switches *threads;
+	size_t n_threads, cap_threads;
 	int *perf_fds;
 	struct bpf_link **links;
 	size_t n_cpus;
@@ -272,6 +276,13 @@ static void *event_thread(void *arg)
 			register_pg(st, pids[i]);
 			pthread_mutex_unlock(&st->lock);
 		}
+		if (st->off) {
+			pthread_mutex_lock(&st->lock);
+			vm_bpf_snapshot_threads("/proc", pids, n_pids,
+						&st->threads, &st->n_threads,
+						&st->cap_threads);
+			pthread_mutex_unlock(&st->lock);
+		}
 		for (size_t i = 0; i < n_pids; i++) {
 			struct vm_process *p;
 
@@ -370,6 +381,7 @@ static void bpf_destroy(void *state)
 	vm_proc_files_free(&st->files);
 	free(st->forks);
 	free(st->execed);
+	free(st->threads);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -665,6 +677,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	r = attach_cpus(st, cpus, n_online, req->frequency, err);
 	if (r < 0)
 		return r;
+	st->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	return start_event_thread(st, err);
 }
 
@@ -807,13 +820,48 @@ static int collect_cpu(struct bpf_state *st, struct vm_error *err)
 	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
+/*
+ * Threads blocked since before the start that never ran: the program saw
+ * no switch of theirs, so no stack; their wait event is read now, which
+ * is the one they had all along.  Samples from index first on are the
+ * off-CPU program's.
+ */
+static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
+{
+	int fd = map_fd(st->off->obj, "pg_procs");
+
+	for (size_t i = 0; i < st->n_threads; i++) {
+		const struct vm_thread_switches *t = &st->threads[i];
+		const struct vm_process *p;
+		struct vm_sample *x;
+		struct pg_proc pp;
+		bool seen = false;
+
+		for (size_t j = first; j < st->samples.n && !seen; j++)
+			seen = st->samples.v[j].tid == t->tid;
+		if (seen || !vm_bpf_slept_throughout("/proc", t))
+			continue;
+		p = vm_samples_find_process(&st->samples, t->pid);
+		if (vm_samples_add(&st->samples, t->pid, t->tid,
+				   p ? p->comm : NULL, 1, NULL, 0, NULL, 0))
+			return -ENOMEM;
+		x = &st->samples.v[st->samples.n - 1];
+		x->state = VM_STATE_BLOCKED;
+		x->value = end_ns - st->start_ns;
+		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
+			x->wait_event = vm_bpf_pg_read_wait_event(
+				t->pid, pp.wait_event_ptr);
+	}
+	return 0;
+}
+
 /* The off-CPU profiler's blocks, those still going ending at end_ns. */
 static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 			  struct vm_error *err)
 {
 	_cleanup_free_ struct vm_bpf_block *blocks = NULL;
 	struct stack_caches c;
-	size_t n = 0;
+	size_t n = 0, first;
 	int r;
 
 	r = vm_bpf_read_blocks(bpf_map__fd(st->off->maps.counts),
@@ -823,11 +871,14 @@ static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 	if (r < 0)
 		return vm_error_errno(
 			err, -r, "cannot read the BPF off-CPU profiler's maps");
+	first = st->samples.n;
 	r = caches_init(&c, st->off->obj);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = add_sample(st, &c, &blocks[i].key, blocks[i].switches,
 			       blocks[i].ns, VM_STATE_BLOCKED);
 	caches_free(&c);
+	if (r == 0)
+		r = add_sleepers(st, first, end_ns);
 	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
