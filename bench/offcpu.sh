@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# bench/offcpu.sh - the off-CPU profiler against bcc's offcputime, the tool
+# a user would otherwise run, with PostgreSQL 15 under `pgbench -S`
+# saturating both cores (tens of thousands of context switches a second,
+# the program running on each):
+#
+#   (a) BPF program run time per context switch, from the kernel's own
+#       accounting (kernel.bpf_stats_enabled=1 while the bench runs, then
+#       put back): run_time_ns / run_cnt of our sched_switch program
+#       (`vmtools-agent profile --kind offcpu`) vs bcc's finish_task_switch
+#       kprobe (`offcputime-bpfcc -u`), read with bpftool while each runs
+#   (b) pgbench -S TPS for 5 s alone, while our off-CPU profile runs, and
+#       while offcputime-bpfcc runs (started 1.5 s before pgbench, ending
+#       after it: their sampling only, not their start-up)
+#
+# Runs are interleaved (one of each per round), medians reported with
+# ratios against ours, as a markdown table.  bcc compiles against Debian's
+# 6.1 headers (bench/lib/measure.sh's bcc_command).
+#
+# usage: BUILD=build bash bench/offcpu.sh   (ROUNDS=5 TPS_ROUNDS=3)
+. "$(dirname "$0")/lib/measure.sh"
+bench_prepare
+[ -z "$(need_cmd bpftool)" ] || { echo "bench/offcpu.sh: cannot run: needs bpftool" >&2; exit 1; }
+
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
+sysctl -q kernel.bpf_stats_enabled=1
+
+BCC5=$(bcc_command offcputime-bpfcc -u -f 5)
+BCC8=$(bcc_command offcputime-bpfcc -u -f 8)
+
+# per_switch NAME PROG CMD: run CMD (a profile of about 5 s) in the
+# background and, 4 s in, append "run_time_ns run_cnt" of BPF program
+# PROG (as bpftool names it) to $T/NAME.
+per_switch() {
+	local pid
+	sh -c "$3" >/dev/null 2>&1 &
+	pid=$!
+	sleep 4
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ns = cnt = 0
+for p in json.load(sys.stdin):
+    if p.get("name") == sys.argv[1]:
+        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
+print(ns, cnt)' "$2" >>"$T/$1"
+	wait "$pid"
+}
+
+pg_bench_bg $((ROUNDS * 15 + 30)) -S -c 2 -j 2
+sleep 2
+for ((i = 0; i < ROUNDS; i++)); do
+	per_switch ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 5 --output $T/ours.pb"
+	[ -n "$BCC5" ] && per_switch bcc oncpu "$BCC5"
+done
+kill "$PG_BENCH_PID" 2>/dev/null
+wait "$PG_BENCH_PID" 2>/dev/null
+
+for ((i = 0; i < TPS_ROUNDS; i++)); do
+	tps "" 1.5 >>"$T/tps.none"
+	tps "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/t.pb" 1.5 >>"$T/tps.ours"
+	[ -n "$BCC8" ] && tps "$BCC8" 1.5 >>"$T/tps.bcc"
+done
+
+python3 - "$T" "$ROUNDS" "$TPS_ROUNDS" <<'PY'
+import os, statistics as st, sys
+T, rounds, tps_rounds = sys.argv[1:4]
+def per_switch(name):
+    p = os.path.join(T, name)
+    if not os.path.exists(p):
+        return None
+    v = [l.split() for l in open(p) if l.strip()]
+    return st.median(float(ns) / max(float(c), 1) for ns, c in v), st.median(float(c) / 4 for ns, c in v)
+def tps(name):
+    p = os.path.join(T, "tps." + name)
+    return st.median(float(l) for l in open(p) if l.strip()) if os.path.exists(p) else None
+rows = (("vmtools-agent profile --kind offcpu (sched_switch raw tracepoint)", "ours"),
+        ("bcc offcputime-bpfcc -u (finish_task_switch kprobe)", "bcc"))
+ours = per_switch("ours")
+print("| off-CPU profile, pgbench -S -c 2 -j 2 (median of %s interleaved runs) | BPF time per switch | vs ours | switches/s |" % rounds)
+print("|---|---|---|---|")
+for label, name in rows:
+    r = per_switch(name)
+    if r is None:
+        print("| %s | not run | | |" % label)
+        continue
+    print("| %s | %.0f ns | %.1fx | %.0f |" % (label, r[0], r[0] / max(ours[0], 1), r[1]))
+print()
+none = tps("none")
+print("| pgbench -S TPS (median of %s interleaved 5-s runs) | TPS | lost |" % tps_rounds)
+print("|---|---|---|")
+print("| no profiler | %.0f | |" % none)
+for label, name in rows:
+    t = tps(name)
+    if t is None:
+        print("| %s | not run | |" % label)
+    else:
+        print("| %s | %.0f | %.1f%% |" % (label, t, 100 * (none - t) / none))
+PY
