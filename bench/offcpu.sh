@@ -8,10 +8,12 @@
 #       accounting (kernel.bpf_stats_enabled=1 while the bench runs, then
 #       put back): run_time_ns / run_cnt of our sched_switch program
 #       (`vmtools-agent profile --kind offcpu`) vs bcc's finish_task_switch
-#       kprobe (`offcputime-bpfcc -u`), read with bpftool while each runs
+#       kprobe (`offcputime-bpfcc -u`), read with bpftool over 3 s while
+#       each runs (bcc's once it has compiled)
 #   (b) pgbench -S TPS for 5 s alone, while our off-CPU profile runs, and
 #       while offcputime-bpfcc runs (started 1.5 s before pgbench, ending
-#       after it: their sampling only, not their start-up)
+#       after it: our sampling only; bcc may still be compiling for part
+#       of the window, which the table says)
 #
 # Runs are interleaved (one of each per round), medians reported with
 # ratios against ours, as a markdown table.  bcc compiles against Debian's
@@ -26,32 +28,45 @@ STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
 sysctl -q kernel.bpf_stats_enabled=1
 
-BCC5=$(bcc_command offcputime-bpfcc -u -f 5)
-BCC8=$(bcc_command offcputime-bpfcc -u -f 8)
+BCC=$(bcc_command offcputime-bpfcc -u -f 8)
 
-# per_switch NAME PROG CMD: run CMD (a profile of about 5 s) in the
-# background and, 4 s in, append "run_time_ns run_cnt" of BPF program
-# PROG (as bpftool names it) to $T/NAME.
-per_switch() {
-	local pid
-	sh -c "$3" >/dev/null 2>&1 &
-	pid=$!
-	sleep 4
+# prog_stats PROG: "run_time_ns run_cnt" of the BPF programs bpftool names
+# PROG, summed.
+prog_stats() {
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 ns = cnt = 0
 for p in json.load(sys.stdin):
     if p.get("name") == sys.argv[1]:
         ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
-print(ns, cnt)' "$2" >>"$T/$1"
+print(ns, cnt)' "$1"
+}
+
+# per_switch NAME PROG CMD: run CMD (a profile of 8 s once loaded) in the
+# background; once BPF program PROG is loaded (bcc compiles first), append
+# the "run_time_ns run_cnt" it adds over 3 s to $T/NAME.
+per_switch() {
+	local pid a b
+	sh -c "$3" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do
+		a=$(prog_stats "$2")
+		[ "${a#* }" != 0 ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	a=$(prog_stats "$2")
+	sleep 3
+	b=$(prog_stats "$2")
+	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
 	wait "$pid"
 }
 
-pg_bench_bg $((ROUNDS * 15 + 30)) -S -c 2 -j 2
+pg_bench_bg $((ROUNDS * 30 + 30)) -S -c 2 -j 2
 sleep 2
 for ((i = 0; i < ROUNDS; i++)); do
-	per_switch ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 5 --output $T/ours.pb"
-	[ -n "$BCC5" ] && per_switch bcc oncpu "$BCC5"
+	per_switch ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/ours.pb"
+	[ -n "$BCC" ] && per_switch bcc oncpu "$BCC"
 done
 kill "$PG_BENCH_PID" 2>/dev/null
 wait "$PG_BENCH_PID" 2>/dev/null
@@ -59,7 +74,7 @@ wait "$PG_BENCH_PID" 2>/dev/null
 for ((i = 0; i < TPS_ROUNDS; i++)); do
 	tps "" 1.5 >>"$T/tps.none"
 	tps "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/t.pb" 1.5 >>"$T/tps.ours"
-	[ -n "$BCC8" ] && tps "$BCC8" 1.5 >>"$T/tps.bcc"
+	[ -n "$BCC" ] && tps "$BCC" 1.5 >>"$T/tps.bcc"
 done
 
 python3 - "$T" "$ROUNDS" "$TPS_ROUNDS" <<'PY'
@@ -70,7 +85,7 @@ def per_switch(name):
     if not os.path.exists(p):
         return None
     v = [l.split() for l in open(p) if l.strip()]
-    return st.median(float(ns) / max(float(c), 1) for ns, c in v), st.median(float(c) / 4 for ns, c in v)
+    return st.median(float(ns) / max(float(c), 1) for ns, c in v), st.median(float(c) / 3 for ns, c in v)
 def tps(name):
     p = os.path.join(T, "tps." + name)
     return st.median(float(l) for l in open(p) if l.strip()) if os.path.exists(p) else None
