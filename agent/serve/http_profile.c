@@ -151,11 +151,11 @@ struct json_object *vm_http_profile_status(struct vm_service *svc)
 static void log_session(const struct vm_profile_request *req, int r,
 			const struct vm_service_result *res, unsigned status)
 {
-	vm_log("session kind=%s profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%" PRIu64
-	       " lost=%" PRIu64 " duration_ms=%" PRIu64 "%s%s",
-	       vm_kind_name(req->kind), vm_profiler_name(req->profiler),
-	       req->frequency, req->seconds, vm_outcome_name(res->outcome),
-	       status, res->samples, res->lost, res->duration_ms,
+	vm_log("session profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%" PRIu64
+	       " lost=%" PRIu64 " duration_ms=%" PRIu64 " kind=%s%s%s",
+	       vm_profiler_name(req->profiler), req->frequency, req->seconds,
+	       vm_outcome_name(res->outcome), status, res->samples, res->lost,
+	       res->duration_ms, vm_kind_name(req->kind),
 	       r < 0 ? " error=" : "", r < 0 ? vm_error_str(&res->err) : "");
 }
 
