@@ -496,6 +496,14 @@ static int open_skeleton(struct bpf_state *st,
 		size_shared_maps(st->skel->obj, &sz);
 	}
 	if (req->kind != VM_KIND_CPU) {
+		/*
+		 * Blocks come at the rate threads switch, not at the sampling
+		 * frequency, which an off-CPU profile does not use: its maps
+		 * are never sized for less than the default frequency.
+		 */
+		if (req->frequency < VM_FREQUENCY_DEFAULT)
+			vm_bpf_map_sizes(VM_FREQUENCY_DEFAULT, n_online,
+					 req->seconds, req->n_pids > 0, &sz);
 		st->off = offcpu_bpf__open();
 		if (!st->off)
 			return vm_error_errno(
