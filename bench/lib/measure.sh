@@ -18,7 +18,8 @@
 #                         against Debian's 6.1 headers (the running kernel
 #                         has none here: tests/lib/fetch-kernel.sh's are
 #                         overlaid in a private mount namespace and given
-#                         with BCC_KERNEL_SOURCE, the host is not
+#                         with BCC_KERNEL_SOURCE, debugfs mounted there too
+#                         for bcc's kprobe blacklist, the host is not
 #                         modified); prints nothing and says why on stderr
 #                         when it cannot
 
@@ -75,5 +76,5 @@ bcc_command() {
 	hdr=$KERNEL_ROOT/usr/src/linux-headers-$KERNEL_RELEASE
 	common=$(ls -d "$KERNEL_ROOT"/usr/src/linux-headers-*-common | head -n 1)
 	mkdir -p "$T/kernel-src"
-	echo "unshare -m sh -c 'mount --make-rprivate / && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec $tool $* >$T/bcc.out 2>$T/bcc.err'"
+	echo "unshare -m sh -c 'mount --make-rprivate / && { mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug; } && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec $tool $* >$T/bcc.out 2>$T/bcc.err'"
 }

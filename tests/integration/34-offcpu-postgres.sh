@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/33-offcpu-postgres.sh - off-CPU and wall-clock profiles
+# tests/integration/34-offcpu-postgres.sh - off-CPU and wall-clock profiles
 # of a real PostgreSQL 15 through the REST API, and PostgreSQL's wait_event
 # and query_id labels checked against what pg_stat_activity says: a
 # backend waiting for an advisory lock, one in pg_sleep, backends under
