@@ -189,6 +189,11 @@ static void refresh_title(struct vm_process *p)
 	}
 }
 
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
 /*
  * Tell every program where PostgreSQL process pid keeps its labels (its
  * children inherit it in the kernel); called with the lock held.
@@ -201,9 +206,8 @@ static void register_pg(struct bpf_state *st, uint32_t pid)
 	if (!p || p->pg_major || vm_bpf_pg_locate(&st->pg, "/proc", p, &pp))
 		return;
 	for (size_t i = 0; i < st->n_objs; i++)
-		bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(
-					    st->objs[i], "pg_procs")),
-				    &pid, &pp, BPF_ANY);
+		bpf_map_update_elem(map_fd(st->objs[i], "pg_procs"), &pid, &pp,
+				    BPF_ANY);
 }
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -241,6 +245,49 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/*
+ * The targets that already run: each captured and its PostgreSQL labels
+ * told to the programs first (quick), so that a backend forked meanwhile
+ * inherits its labels' layout; for an off-CPU profile, how often their
+ * threads have been switched so far; then their symbols read (slow).
+ */
+static void capture_running(struct bpf_state *st)
+{
+	_cleanup_free_ uint32_t *pids = NULL;
+	size_t n_pids = 0;
+
+	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
+				 st->req.n_comms, st->req.pids, st->req.n_pids,
+				 &pids, &n_pids, NULL) < 0)
+		return;
+	for (size_t i = 0; i < n_pids; i++) {
+		struct vm_process *p;
+
+		pthread_mutex_lock(&st->lock);
+		p = vm_samples_find_process(&st->samples, pids[i]);
+		if (!p || !p->n_maps)
+			vm_proc_capture(&st->samples, &st->files, pids[i],
+					"/proc", NULL);
+		register_pg(st, pids[i]);
+		pthread_mutex_unlock(&st->lock);
+	}
+	if (st->off) {
+		pthread_mutex_lock(&st->lock);
+		vm_bpf_snapshot_threads("/proc", pids, n_pids, &st->threads,
+					&st->n_threads, &st->cap_threads);
+		pthread_mutex_unlock(&st->lock);
+	}
+	for (size_t i = 0; i < n_pids; i++) {
+		struct vm_process *p;
+
+		pthread_mutex_lock(&st->lock);
+		p = vm_samples_find_process(&st->samples, pids[i]);
+		if (p)
+			st->seen(p);
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
 static void *event_thread(void *arg)
 {
 	struct bpf_state *st = arg;
@@ -249,50 +296,12 @@ static void *event_thread(void *arg)
 		{ .fd = st->stop_fd, .events = POLLIN },
 	};
 
-	_cleanup_free_ uint32_t *pids = NULL;
-	size_t n_pids = 0;
-
 	/*
 	 * Off the start path: capture the targets that already run, and read
 	 * their symbols, while they are being sampled.  Announcements queue
 	 * in the ring buffer meanwhile.
 	 */
-	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
-				 st->req.n_comms, st->req.pids, st->req.n_pids,
-				 &pids, &n_pids, NULL) == 0) {
-		/*
-		 * Every target captured and its PostgreSQL labels told to the
-		 * programs first (quick), then the symbols read (slow): a
-		 * backend forked meanwhile inherits its labels' layout.
-		 */
-		for (size_t i = 0; i < n_pids; i++) {
-			struct vm_process *p;
-
-			pthread_mutex_lock(&st->lock);
-			p = vm_samples_find_process(&st->samples, pids[i]);
-			if (!p || !p->n_maps)
-				vm_proc_capture(&st->samples, &st->files,
-						pids[i], "/proc", NULL);
-			register_pg(st, pids[i]);
-			pthread_mutex_unlock(&st->lock);
-		}
-		if (st->off) {
-			pthread_mutex_lock(&st->lock);
-			vm_bpf_snapshot_threads("/proc", pids, n_pids,
-						&st->threads, &st->n_threads,
-						&st->cap_threads);
-			pthread_mutex_unlock(&st->lock);
-		}
-		for (size_t i = 0; i < n_pids; i++) {
-			struct vm_process *p;
-
-			pthread_mutex_lock(&st->lock);
-			p = vm_samples_find_process(&st->samples, pids[i]);
-			if (p)
-				st->seen(p);
-			pthread_mutex_unlock(&st->lock);
-		}
-	}
+	capture_running(st);
 
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -384,11 +393,6 @@ static void bpf_destroy(void *state)
 	free(st->threads);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
-}
-
-static int map_fd(struct bpf_object *obj, const char *name)
-{
-	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
 }
 
 /* What the target filter of one object matches (targets.bpf.h). */
