@@ -75,6 +75,8 @@ struct bpf_state {
 	size_t n_tp_links;
 	struct vm_pg_cache pg; /* the postgres executable last read */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
+	uint32_t *running; /* the targets running as the profile starts */
+	size_t n_running;
 	/* off-CPU: the targets' threads as the profile started */
 	struct vm_thread_switches *threads;
 	size_t n_threads, cap_threads;
@@ -246,20 +248,17 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 /*
- * The targets that already run: each captured and its PostgreSQL labels
- * told to the programs first (quick), so that a backend forked meanwhile
- * inherits its labels' layout; for an off-CPU profile, how often their
- * threads have been switched so far; then their symbols read (slow).
+ * The targets already running (found before the programs attached, see
+ * find_running): each captured and its PostgreSQL labels told to the
+ * programs (again, now with its version kept for naming); for an off-CPU
+ * profile, how often their threads have been switched so far; then their
+ * symbols read (slow).
  */
 static void capture_running(struct bpf_state *st)
 {
-	_cleanup_free_ uint32_t *pids = NULL;
-	size_t n_pids = 0;
+	const uint32_t *pids = st->running;
+	size_t n_pids = st->n_running;
 
-	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
-				 st->req.n_comms, st->req.pids, st->req.n_pids,
-				 &pids, &n_pids, NULL) < 0)
-		return;
 	for (size_t i = 0; i < n_pids; i++) {
 		struct vm_process *p;
 
@@ -297,7 +296,7 @@ static void *event_thread(void *arg)
 	};
 
 	/*
-	 * Off the start path: capture the targets that already run, and read
+	 * Off the start path: capture the targets that already ran, and read
 	 * their symbols, while they are being sampled.  Announcements queue
 	 * in the ring buffer meanwhile.
 	 */
@@ -391,6 +390,7 @@ static void bpf_destroy(void *state)
 	free(st->forks);
 	free(st->execed);
 	free(st->threads);
+	free(st->running);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
@@ -644,6 +644,31 @@ static int attach_cpus(struct bpf_state *st, const int *cpus, size_t n_online,
 	return 0;
 }
 
+/*
+ * The targets running now, and where each PostgreSQL one keeps its labels
+ * told to the programs before they attach, so that the first sample or
+ * switch of every backend is labelled: the backend waiting on a lock when
+ * the profile starts is switched out once.  Capturing them (slow) is left
+ * to the event thread.
+ */
+static void find_running(struct bpf_state *st)
+{
+	/* Without a list of /proc, only the announcements find targets. */
+	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
+				 st->req.n_comms, st->req.pids, st->req.n_pids,
+				 &st->running, &st->n_running, NULL) < 0)
+		return;
+	for (size_t i = 0; i < st->n_running; i++) {
+		struct pg_proc pp;
+
+		if (vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i], &pp))
+			continue;
+		for (size_t o = 0; o < st->n_objs; o++)
+			bpf_map_update_elem(map_fd(st->objs[o], "pg_procs"),
+					    &st->running[i], &pp, BPF_ANY);
+	}
+}
+
 /* Last: capturing must not slow attaching down (see the thread). */
 static int start_event_thread(struct bpf_state *st, struct vm_error *err)
 {
@@ -683,6 +708,7 @@ static int bpf_start(const struct vm_profile_request *req,
 		r = fill_targets(st->objs[i], req, err);
 	if (r < 0)
 		return r;
+	find_running(st);
 	r = attach_tracepoints(st, err);
 	if (r < 0)
 		return r;

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/samples/proc.h"
 #include "agent/symbolize/elf_objects.h"
 #include "agent/symbolize/pgwait.h"
 #include "common/cleanup.h"
@@ -110,63 +111,123 @@ static int read_globals(struct vm_pg_cache *c, int fd)
 	return 0;
 }
 
+/* The path of pid's executable into exe; false when unknown. */
+static bool exe_path(const char *proc_root, uint32_t pid, char *exe,
+		     size_t size)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
+	n = readlink(path, exe, size - 1);
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	return true;
+}
+
 /* The mapping of the executable among p's: the first one with its path. */
 static const struct vm_mapping *exe_mapping(const char *proc_root,
 					    const struct vm_process *p)
 {
-	char path[64], exe[4096];
-	ssize_t n;
+	char exe[4096];
 
-	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, p->pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (!exe_path(proc_root, p->pid, exe, sizeof(exe)))
 		return NULL;
-	exe[n] = '\0';
 	for (size_t i = 0; i < p->n_maps; i++)
 		if (p->maps[i].path && !strcmp(p->maps[i].path, exe))
 			return &p->maps[i];
 	return NULL;
 }
 
-int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
-		     struct vm_process *p, struct pg_proc *out)
+/* The same from /proc/PID/maps, for a process not captured yet. */
+static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
+			       struct vm_mapping *m)
+{
+	char exe[4096], path[64], *line = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	bool found = false;
+	size_t cap = 0;
+	uint64_t dev, ino;
+
+	if (!exe_path(proc_root, pid, exe, sizeof(exe)))
+		return false;
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
+	f = fopen(path, "re");
+	while (f && !found && getline(&line, &cap, f) > 0)
+		found = vm_proc_parse_maps_line(line, m, &dev, &ino) == 1 &&
+			m->path && !strcmp(m->path, exe);
+	free(line); /* m->path points into it: not used past here */
+	return found;
+}
+
+/*
+ * pid's labels, its executable mapped at start from file offset pgoff;
+ * *major its version.
+ */
+static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
+		  uint64_t start, uint64_t pgoff, struct pg_proc *out,
+		  unsigned *major)
 {
 	const struct vm_pg_layout *l;
-	const struct vm_mapping *m;
 	_cleanup_close_ int fd = -1;
 	char path[64];
-	unsigned major;
 	uint64_t addr;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	major = read_major(proc_root, p->pid);
-	if (!major || !(m = exe_mapping(proc_root, p)))
+	*major = read_major(proc_root, pid);
+	if (!*major)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, p->pid);
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -ENOENT;
 	r = read_globals(c, fd);
 	if (r < 0)
 		return r;
-	l = vm_pg_layout(major);
+	l = vm_pg_layout(*major);
 	if (!l) {
-		set_note(major, p->pid);
+		set_note(*major, pid);
 		return -EOPNOTSUPP;
 	}
-	if (!vm_elf_objects_runtime(c->objects, m->start, m->pgoff,
+	if (!vm_elf_objects_runtime(c->objects, start, pgoff,
 				    c->wait_event_vaddr, &addr))
 		return -ENOENT;
 	out->wait_event_ptr = addr;
 	if (l->query_id_offset && c->be_entry_vaddr &&
-	    vm_elf_objects_runtime(c->objects, m->start, m->pgoff,
-				   c->be_entry_vaddr, &addr)) {
+	    vm_elf_objects_runtime(c->objects, start, pgoff, c->be_entry_vaddr,
+				   &addr)) {
 		out->be_entry_ptr = addr;
 		out->query_id_off = l->query_id_offset;
 	}
-	p->pg_major = major;
 	return 0;
+}
+
+int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
+		     struct vm_process *p, struct pg_proc *out)
+{
+	const struct vm_mapping *m = exe_mapping(proc_root, p);
+	unsigned major;
+	int r;
+
+	if (!m)
+		return -ENOENT;
+	r = locate(c, proc_root, p->pid, m->start, m->pgoff, out, &major);
+	if (r == 0)
+		p->pg_major = major;
+	return r;
+}
+
+int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
+			 uint32_t pid, struct pg_proc *out)
+{
+	struct vm_mapping m;
+	unsigned major;
+
+	if (!exe_mapping_of_pid(proc_root, pid, &m))
+		return -ENOENT;
+	return locate(c, proc_root, pid, m.start, m.pgoff, out, &major);
 }
 
 void vm_pg_cache_free(struct vm_pg_cache *c)

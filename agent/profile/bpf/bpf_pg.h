@@ -34,6 +34,13 @@ struct vm_pg_cache {
 int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
 		     struct vm_process *p, struct pg_proc *out);
 
+/*
+ * The same for a process not captured yet, its executable's mapping read
+ * from /proc/PID/maps: quick enough for before the programs attach.
+ */
+int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
+			 uint32_t pid, struct pg_proc *out);
+
 void vm_pg_cache_free(struct vm_pg_cache *c);
 
 /*
