@@ -4,7 +4,7 @@
  * target threads spend switched out, added to the stacks (and PostgreSQL
  * wait event and query id) they were switched out in (offcpu.h).
  *
- * One raw tracepoint, sched_switch(preempt, prev, next[, prev_state]):
+ * One raw tracepoint, sched_switch(preempt, prev, next, prev_state):
  * at that instant the current task is still `prev`, so its pid, command
  * name, stacks and memory are the current task's, and `next` is only a
  * pointer -- which is all that is needed to find it again: the thread
@@ -13,6 +13,12 @@
  * switch out counts, a preemption included: time spent runnable but
  * waiting for a CPU is time the thread did not run, which a wall-clock
  * profile needs to add up.
+ *
+ * prev_state (Linux 5.18 and later; on_switch_compat before, where the
+ * state is unknown) tells a thread preempted, still runnable, from one
+ * sleeping; a thread switched out for the last time (TASK_DEAD) is not
+ * recorded.  Its values are those the tracepoint's format prints, not a
+ * struct's layout.
  *
  * Blocks shorter than `min_block_ns` are not counted (the switch-in still
  * clears the thread's entry).  A task_struct freed is forgotten
@@ -85,8 +91,25 @@ static __always_inline void switch_in(__u64 next, __u64 now)
 	bpf_map_delete_elem(&blocked, &next);
 }
 
+/* prev_state's bits, as include/linux/sched.h has had them since 4.14. */
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD 0x0080
+
+static __always_inline __u32 sched_state(bool preempt, __u64 prev_state)
+{
+	if (preempt || prev_state == 0)
+		return PROFILE_SCHED_RUNNABLE;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return PROFILE_SCHED_UNINTERRUPTIBLE;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return PROFILE_SCHED_SLEEPING;
+	return PROFILE_SCHED_UNKNOWN;
+}
+
 /* The current task, `prev`, stops running: remember where. */
-static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now)
+static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
+				       __u32 state)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct offcpu_start s = {};
@@ -99,6 +122,7 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now)
 	stat_inc(PROFILE_STAT_SWITCHES);
 	take_stacks(ctx, &s.key);
 	pg_labels(s.key.pid, &s.key.wait_event, &s.key.query_id);
+	s.key.sched_state = state;
 	s.ns = now;
 	if (bpf_map_update_elem(&blocked, &prev, &s, BPF_ANY))
 		/* -E2BIG: more threads switched out at once than room. */
@@ -112,7 +136,22 @@ int on_switch(unsigned long long *ctx)
 	__u64 now = bpf_ktime_get_ns();
 
 	switch_in(ctx[2], now);
-	switch_out(ctx, ctx[1], now);
+	if (!(!ctx[0] && (ctx[3] & TASK_DEAD)))
+		switch_out(ctx, ctx[1], now, sched_state(ctx[0], ctx[3]));
+	return 0;
+}
+
+/*
+ * Before Linux 5.18 the tracepoint has no prev_state, and a program that
+ * reads it is refused at attach: user space attaches this one instead.
+ */
+SEC("raw_tp/sched_switch")
+int on_switch_compat(unsigned long long *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_in(ctx[2], now);
+	switch_out(ctx, ctx[1], now, PROFILE_SCHED_UNKNOWN);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ struct profile_key {
 	char comm[PROFILE_COMM_LEN];
 	/* PostgreSQL's, read from the backend (pg.h); 0 when none */
 	__u32 wait_event; /* wait_event_info, class in the top byte */
-	__u32 pad;
+	__u32 sched_state; /* off-CPU: enum profile_sched_state */
 	__u64 query_id; /* st_query_id of the backend's status entry */
 };
 
@@ -43,6 +43,17 @@ enum profile_stat {
 	PROFILE_STAT_SWITCHES, /* off-CPU: switches out of target threads */
 	PROFILE_STAT_BLOCKED_FULL, /* off-CPU: `blocked` full, block lost */
 	PROFILE_STAT_NR,
+};
+
+/*
+ * What a thread switched out was doing (the off-CPU program; 0 for CPU
+ * samples, and where the kernel does not say, before Linux 5.18).
+ */
+enum profile_sched_state {
+	PROFILE_SCHED_UNKNOWN,
+	PROFILE_SCHED_RUNNABLE, /* preempted: waiting for a CPU only */
+	PROFILE_SCHED_SLEEPING, /* waiting for an event (S) */
+	PROFILE_SCHED_UNINTERRUPTIBLE, /* waiting, uninterruptibly (D) */
 };
 
 enum profile_event_kind {

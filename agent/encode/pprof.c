@@ -9,7 +9,8 @@
  *   for wall [samples/count, wall/nanoseconds], on-CPU samples worth the
  *   period and off-CPU blocks their time; one Sample per stack (leaf
  *   first) labelled pid, tid, comm, PostgreSQL's backend_type, wait_event
- *   and query_id, and in a wall profile thread_state; one Location per
+ *   and query_id, off-CPU blocks sched_state, and in a wall profile
+ *   thread_state; one Location per
  *   (mapping, address, function); Mappings with file, offsets and build
  *   id; Functions by name.
  *
@@ -38,7 +39,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
-#define MAX_LABELS 7
+#define MAX_LABELS 8
 
 struct str_node {
 	const char *s;
@@ -234,7 +235,9 @@ static void packed_free(struct packed *p)
 /* The string-table indices of the label keys every sample carries. */
 struct label_keys {
 	int64_t pid, tid, comm, backend_type, thread_state, wait_event,
-		query_id;
+		query_id, sched_state;
+	/* sched_state's values, by enum vm_sched_state */
+	int64_t sched_states[VM_SCHED_UNINTERRUPTIBLE + 1];
 	int64_t running, blocked; /* thread_state's values */
 	bool wall; /* thread_state is given */
 };
@@ -271,12 +274,20 @@ static int intern_fixed(struct enc *e, const struct kind_types *kt,
 	k->thread_state = str_idx(e, "thread_state");
 	k->wait_event = str_idx(e, "wait_event");
 	k->query_id = str_idx(e, "query_id");
+	k->sched_state = str_idx(e, "sched_state");
+	k->sched_states[VM_SCHED_RUNNABLE] = str_idx(e, "runnable");
+	k->sched_states[VM_SCHED_SLEEPING] = str_idx(e, "sleeping");
+	k->sched_states[VM_SCHED_UNINTERRUPTIBLE] =
+		str_idx(e, "uninterruptible");
 	k->running = str_idx(e, "running");
 	k->blocked = str_idx(e, "blocked");
 	if (vt[0].type < 0 || vt[0].unit < 0 || vt[1].type < 0 ||
 	    vt[1].unit < 0 || k->pid < 0 || k->tid < 0 || k->comm < 0 ||
 	    k->backend_type < 0 || k->thread_state < 0 || k->wait_event < 0 ||
-	    k->query_id < 0 || k->running < 0 || k->blocked < 0)
+	    k->query_id < 0 || k->running < 0 || k->blocked < 0 ||
+	    k->sched_state < 0 || k->sched_states[VM_SCHED_RUNNABLE] < 0 ||
+	    k->sched_states[VM_SCHED_SLEEPING] < 0 ||
+	    k->sched_states[VM_SCHED_UNINTERRUPTIBLE] < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -392,6 +403,11 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 		l[nl++].str = st->sample->state == VM_STATE_BLOCKED ?
 				      k->blocked :
 				      k->running;
+	}
+	if (st->sample->sched_state &&
+	    st->sample->sched_state <= VM_SCHED_UNINTERRUPTIBLE) {
+		l[nl].key = k->sched_state;
+		l[nl++].str = k->sched_states[st->sample->sched_state];
 	}
 	if (st->wait_event) {
 		l[nl].key = k->wait_event;

@@ -33,6 +33,14 @@ enum vm_profile_kind {
 	VM_KIND_WALL,
 };
 
+/* What an off-CPU block waited for: a CPU, an event, uninterruptibly. */
+enum vm_sched_state {
+	VM_SCHED_UNKNOWN,
+	VM_SCHED_RUNNABLE,
+	VM_SCHED_SLEEPING,
+	VM_SCHED_UNINTERRUPTIBLE,
+};
+
 /* A sample's thread state in a wall-clock profile. */
 enum vm_thread_state {
 	VM_STATE_RUNNING, /* an on-CPU sample */
@@ -53,6 +61,11 @@ struct vm_sample {
 	/* VM_SAMPLE_LOST_*: a stack that was there but could not be kept */
 	uint8_t lost;
 	uint8_t state; /* enum vm_thread_state */
+	/*
+	 * Off-CPU blocks: VM_SCHED_*, what the thread was doing when switched
+	 * out; 0 when not known.
+	 */
+	uint8_t sched_state;
 	/*
 	 * Nanoseconds the count is worth: off-CPU blocks' total time; 0 for
 	 * CPU samples, each worth the sampling period.

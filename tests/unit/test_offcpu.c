@@ -55,6 +55,7 @@ static void test_slept_throughout(void **state)
 	uint32_t self = (uint32_t)getpid();
 	pthread_t t;
 	bool found_sleeper = false;
+	char st;
 
 	(void)state;
 	assert_int_equal(pipe(wake_fd), 0);
@@ -67,14 +68,15 @@ static void test_slept_throughout(void **state)
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].tid == self)
 			continue; /* this thread runs: it is reading /proc */
-		found_sleeper |= vm_bpf_slept_throughout("/proc", &v[i]);
+		found_sleeper |= vm_bpf_slept_throughout("/proc", &v[i], &st);
 	}
 	assert_true(found_sleeper);
 	assert_int_equal(write(wake_fd[1], "x", 1), 1);
 	pthread_join(t, NULL);
 	for (size_t i = 0; i < n; i++)
 		if (v[i].tid != self)
-			assert_false(vm_bpf_slept_throughout("/proc", &v[i]));
+			assert_false(
+				vm_bpf_slept_throughout("/proc", &v[i], &st));
 	free(v);
 }
 

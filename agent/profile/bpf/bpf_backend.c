@@ -58,6 +58,11 @@ _Static_assert(PROFILE_MAX_COMMS >= VM_MAX_TARGETS,
 	       "target_comms is smaller than VM_MAX_TARGETS");
 _Static_assert(PROFILE_COMM_LEN == VM_COMM_LEN,
 	       "the BPF side's command names are not VM_COMM_LEN long");
+_Static_assert((int)PROFILE_SCHED_RUNNABLE == (int)VM_SCHED_RUNNABLE &&
+		       (int)PROFILE_SCHED_SLEEPING == (int)VM_SCHED_SLEEPING &&
+		       (int)PROFILE_SCHED_UNINTERRUPTIBLE ==
+			       (int)VM_SCHED_UNINTERRUPTIBLE,
+	       "the BPF side's scheduler states are not the sample model's");
 
 struct fork_rec {
 	uint32_t pid, ppid;
@@ -591,9 +596,17 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 			const char *sec = bpf_program__section_name(prog);
 			struct bpf_link *l;
 
-			if (bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+			if (bpf_program__type(prog) ==
+				    BPF_PROG_TYPE_PERF_EVENT ||
+			    !strcmp(bpf_program__name(prog),
+				    "on_switch_compat"))
 				continue;
 			l = bpf_program__attach(prog);
+			/* A kernel before 5.18: no prev_state. */
+			if (!l && errno == EINVAL && st->off &&
+			    prog == st->off->progs.on_switch)
+				l = bpf_program__attach(
+					st->off->progs.on_switch_compat);
 			if (!l)
 				return vm_error_errno(
 					err, errno,
@@ -831,6 +844,7 @@ static int add_sample(struct bpf_state *st, struct stack_caches *c,
 		x->lost |= VM_SAMPLE_LOST_KERNEL;
 	x->value = value;
 	x->state = state;
+	x->sched_state = (uint8_t)key->sched_state;
 	x->wait_event = key->wait_event;
 	x->query_id = key->query_id;
 	return 0;
@@ -874,10 +888,11 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 		struct vm_sample *x;
 		struct pg_proc pp;
 		bool seen = false;
+		char task_state;
 
 		for (size_t j = first; j < st->samples.n && !seen; j++)
 			seen = st->samples.v[j].tid == t->tid;
-		if (seen || !vm_bpf_slept_throughout("/proc", t))
+		if (seen || !vm_bpf_slept_throughout("/proc", t, &task_state))
 			continue;
 		p = vm_samples_find_process(&st->samples, t->pid);
 		if (vm_samples_add(&st->samples, t->pid, t->tid,
@@ -885,6 +900,8 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 			return -ENOMEM;
 		x = &st->samples.v[st->samples.n - 1];
 		x->state = VM_STATE_BLOCKED;
+		x->sched_state = task_state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
+						     VM_SCHED_SLEEPING;
 		x->value = end_ns - st->start_ns;
 		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
 			x->wait_event = vm_bpf_pg_read_wait_event(

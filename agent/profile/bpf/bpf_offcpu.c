@@ -162,13 +162,12 @@ int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
 }
 
 bool vm_bpf_slept_throughout(const char *proc_root,
-			     const struct vm_thread_switches *t)
+			     const struct vm_thread_switches *t, char *state)
 {
 	uint64_t switches;
-	char state;
 
-	return read_task(proc_root, t->pid, t->tid, &state, &switches) == 0 &&
-	       switches == t->switches && state != 'R';
+	return read_task(proc_root, t->pid, t->tid, state, &switches) == 0 &&
+	       switches == t->switches && *state != 'R';
 }
 
 uint32_t vm_bpf_pg_read_wait_event(uint32_t pid, uint64_t wait_event_ptr)

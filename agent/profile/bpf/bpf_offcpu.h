@@ -55,9 +55,12 @@ int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
 			    size_t n_pids, struct vm_thread_switches **v,
 			    size_t *n, size_t *cap);
 
-/* Whether t has not been switched since its snapshot and is not running. */
+/*
+ * Whether t has not been switched since its snapshot and is not running;
+ * *state its state letter then ('S', 'D', ...).
+ */
 bool vm_bpf_slept_throughout(const char *proc_root,
-			     const struct vm_thread_switches *t);
+			     const struct vm_thread_switches *t, char *state);
 
 /*
  * From the text of /proc/PID/task/TID/status: the state letter ('R',
