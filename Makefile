@@ -11,6 +11,8 @@
 #   bpf/*.bpf.c    BPF programs: clang -target bpf, then bpftool gen skeleton
 #   tests/unit/test_*.c    cmocka unit tests, one binary each
 #   tests/fuzz/fuzz_*.c    libFuzzer targets, built with clang
+#   ui/            the agent's web UI page; with speedscope (fetched with
+#                  npm, pinned by version and checksum) assembled in build/ui
 # Everything generated goes under $(BUILD); nothing generated is committed.
 
 VERSION := 0.1.0
@@ -85,7 +87,9 @@ PROTO_OBJ := $(BUILD)/obj/proto/profile.pb-c.o
 SKELS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.skel.h,$(BPF_SRCS))
 # kernel-config/vmtools.config as a C string: the checker's one source.
 KCONFIG_H := $(BUILD)/gen/kconfig_fragment.h
-GENERATED := $(PROTO_H) $(SKELS) $(KCONFIG_H)
+# agent/encode/flame.js as a C string: the script inside every SVG.
+FLAME_JS_H := $(BUILD)/gen/flame_js.h
+GENERATED := $(PROTO_H) $(SKELS) $(KCONFIG_H) $(FLAME_JS_H)
 
 COMMON_LIB := $(BUILD)/libvmcommon.a
 IMAGE_LIB := $(BUILD)/libvmimage.a
@@ -96,13 +100,13 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS))
 
-.PHONY: all check check-asan check-fuzz check-unit check-integration check-vm \
+.PHONY: ui all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
 .DELETE_ON_ERROR:
 # Keep intermediate files (the BPF object) so rebuilds stay incremental.
 .SECONDARY:
 
-all: $(IMAGE_BIN) $(AGENT_BIN)
+all: $(IMAGE_BIN) $(AGENT_BIN) ui
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
@@ -124,6 +128,15 @@ $(KCONFIG_H): kernel-config/vmtools.config
 	{ echo '/* Generated from $< by the Makefile; do not edit. */'; \
 	  echo 'static const char vm_kconfig_fragment_text[] ='; \
 	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+	  echo ';'; } >$@
+
+# Its comment lines stay out of the SVGs: they are for the reader of the
+# source.
+$(FLAME_JS_H): agent/encode/flame.js
+	@mkdir -p $(@D)
+	{ echo '/* Generated from $< by the Makefile; do not edit. */'; \
+	  echo 'static const char vm_flame_js[] ='; \
+	  sed -e '/^\/\//d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
 	  echo ';'; } >$@
 
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
@@ -176,8 +189,45 @@ $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
 $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
+$(call obj,common/base64.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
+
+# --- the web UI ---------------------------------------------------------------
+# speedscope (MIT) is fetched at build time with npm by version, and the
+# tarball is checked against the integrity the npm registry published for
+# that version (sha512, pinned here): a changed tarball fails the build.
+# build/ui gets our page (ui/) and speedscope's release (its LICENSE kept,
+# its demo profile left out), as `make
+# install` puts it under DATADIR/ui and `vmtools-image build --ui-dir` on
+# the tools disk.
+SPEEDSCOPE_VERSION := 1.25.0
+SPEEDSCOPE_INTEGRITY := sha512-cpf9HWTZf1ijLXBJrk87Ve/54tnYx6rlf0gUThvn3ook6h63hLXVOQiMf44PT+XoV503cPfvfiT5gP5vojp6Ag==
+SPEEDSCOPE_TGZ := $(BUILD)/npm/speedscope-$(SPEEDSCOPE_VERSION).tgz
+UI_SRCS := $(wildcard ui/*.html ui/*.js ui/*.css)
+UI_DIR := $(BUILD)/ui
+UI_STAMP := $(BUILD)/.ui-built
+
+$(SPEEDSCOPE_TGZ):
+	@mkdir -p $(@D)
+	cd $(@D) && npm pack --silent --ignore-scripts speedscope@$(SPEEDSCOPE_VERSION) >/dev/null
+	@got="sha512-$$(sha512sum $@ | cut -c1-128 | tr a-f A-F | basenc --base16 -d | base64 -w0)"; \
+	if [ "$$got" != "$(SPEEDSCOPE_INTEGRITY)" ]; then \
+		echo "speedscope $(SPEEDSCOPE_VERSION): the tarball's checksum $$got is not the pinned $(SPEEDSCOPE_INTEGRITY); not using it" >&2; \
+		rm -f $@; exit 1; fi
+
+$(UI_STAMP): $(SPEEDSCOPE_TGZ) $(UI_SRCS)
+	rm -rf $(UI_DIR) $(UI_DIR).tmp
+	mkdir -p $(UI_DIR).tmp/speedscope
+	tar -xzf $(SPEEDSCOPE_TGZ) -C $(UI_DIR).tmp/speedscope --strip-components=3 \
+		--exclude='perf-vertx-*' --exclude='file-format-schema.json' \
+		package/dist/release
+	tar -xzf $(SPEEDSCOPE_TGZ) -C $(UI_DIR).tmp/speedscope --strip-components=1 package/LICENSE
+	install -m 0644 $(UI_SRCS) $(UI_DIR).tmp/
+	mv $(UI_DIR).tmp $(UI_DIR)
+	touch $@
+
+ui: $(UI_STAMP)
 
 FUZZ_SEEDS := $(patsubst tests/fuzz/seeds/%.sh,$(BUILD)/fuzz-seeds/%.made,$(FUZZ_SEED_GENS))
 $(BUILD)/fuzz-seeds/%.made: tests/fuzz/seeds/%.sh tests/lib/elf.sh
@@ -192,7 +242,7 @@ fuzz-bins: $(FUZZ_BINS) $(FUZZ_SEEDS)
 # tests/run.sh, which prints the one summary line CI reads.
 
 deps:
-	@bash ci/install-deps.sh
+	@BUILD=$(BUILD) bash ci/install-deps.sh
 
 check: deps
 	@$(MAKE) --no-print-directory tests
@@ -242,6 +292,9 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
 	install -m 0755 $(IMAGE_BIN) $(AGENT_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 0644 kernel-config/vmtools.config $(DESTDIR)$(DATADIR)/
+	rm -rf $(DESTDIR)$(DATADIR)/ui
+	install -d $(DESTDIR)$(DATADIR)/ui/speedscope
+	cd $(UI_DIR) && find . -type f -exec install -m 0644 -D {} $(DESTDIR)$(DATADIR)/ui/{} \;
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/vmtools-image $(DESTDIR)$(BINDIR)/vmtools-agent

@@ -65,7 +65,7 @@ static void usage(FILE *out)
 		")\n"
 		"      --pid PID          profile this process and the children it forks;\n"
 		"                         repeatable\n"
-		"  -f, --format FORMAT    pprof (default) or folded\n"
+		"  -f, --format FORMAT    pprof (default), folded or svg (a flame graph)\n"
 		"  -z, --gzip             gzip the output\n"
 		"  -o, --output FILE      where to write the profile\n"
 		"      --perf PATH        the perf binary for --profiler perf (default:\n"
@@ -140,8 +140,13 @@ static int on_option(int c, char *arg, void *ctx)
 		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
 		break;
 	case 'f':
-		r = one_of("--format", arg, "pprof", "folded");
-		req->format = r == 1 ? VM_FORMAT_FOLDED : VM_FORMAT_PPROF;
+		r = vm_format_from_name(arg, &req->format);
+		if (r < 0)
+			fprintf(stderr,
+				WHO
+				": --format '%s' is not known: use " VM_FORMAT_NAMES
+				"\n",
+				arg);
 		break;
 	case 'c':
 		r = room("--comm", req->n_comms);

@@ -28,6 +28,7 @@
 #include "agent/setup/setup.h"
 #include "common/log.h"
 #include "common/subcommand.h"
+#include "common/ui.h"
 
 /*
  * Bounds of a shutdown: the running session's client is answered within
@@ -35,6 +36,8 @@
  */
 #define STOP_MS 700
 #define DRAIN_MS 250
+/* The web UI as `make install` puts it. */
+#define UI_INSTALLED VMTOOLS_DATADIR "/ui"
 
 struct serve_options {
 	const char *listen;
@@ -42,6 +45,7 @@ struct serve_options {
 	const char *mountpoint;
 	const char *token_file;
 	const char *perf;
+	const char *ui_dir;
 	bool no_setup;
 	bool verify;
 	bool allow_kernel_mismatch;
@@ -58,7 +62,8 @@ static void usage(FILE *out)
 		"Usage: vmtools-agent serve [OPTION]...\n"
 		"\n"
 		"Serve the profiling REST API: POST/GET/DELETE /profile/cpu,\n"
-		"GET /debug/pprof/profile, GET /healthz, GET /metrics.\n"
+		"GET /debug/pprof/profile, GET /healthz, GET /metrics, and the web UI\n"
+		"at GET /ui/.\n"
 		"\n"
 		"  --listen ADDR:PORT      where to listen (default %s); listening\n"
 		"                          beyond loopback wants --auth-token-file\n"
@@ -74,6 +79,10 @@ static void usage(FILE *out)
 		"  --no-setup              do not mount the disk or link the tools\n"
 		"  --perf PATH             the perf the Perf backend runs (default:\n"
 		"                          the tools disk's, else perf on PATH)\n"
+		"  --ui-dir DIR            serve the web UI at /ui/ from DIR (default:\n"
+		"                          %s if there, else the tools\n"
+		"                          disk's MOUNTPOINT/" VM_UI_IMAGE_DIR
+		")\n"
 		"  --verify                re-hash every file of the disk at setup\n"
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
@@ -83,7 +92,7 @@ static void usage(FILE *out)
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
-		VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
+		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
 		VM_HTTP_IDLE_TIMEOUT);
 }
 
@@ -102,6 +111,7 @@ enum {
 	OPT_VERIFY,
 	OPT_MISMATCH,
 	OPT_PERF,
+	OPT_UI_DIR,
 };
 
 static int on_option(int c, char *arg, void *ctx)
@@ -157,6 +167,9 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_MISMATCH:
 		o->allow_kernel_mismatch = true;
 		break;
+	case OPT_UI_DIR:
+		o->ui_dir = arg;
+		break;
 	case OPT_PERF:
 		if (arg[0] != '/') {
 			fprintf(stderr,
@@ -187,6 +200,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
 		{ "perf", required_argument, NULL, OPT_PERF },
+		{ "ui-dir", required_argument, NULL, OPT_UI_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -279,6 +293,9 @@ static int configure_http(const struct serve_options *o, struct server *sv,
 		.idle_timeout = o->idle_timeout,
 		.body_limit = VM_REQUEST_MAX_BODY,
 		.health = &sv->health,
+		.ui_dir = o->ui_dir,
+		.ui_installed = UI_INSTALLED,
+		.mountpoint = o->mountpoint,
 	};
 	r = vm_http_parse_listen(o->listen, &sv->hcfg.addr, &sv->hcfg.addr_len,
 				 err);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ci/install-deps.sh - installs the Debian 12 packages vmtools needs to build
-# and test, and nothing else.  Idempotent: when everything is present it
-# returns at once without touching apt.  Run by `make check` and `make demo`.
+# and test, and the one npm package its browser tests drive Chromium with
+# (playwright-core, pinned with its checksum in tests/browser/
+# package-lock.json, installed with npm ci into $BUILD/npm/browser).
+# Idempotent: when everything is present it returns at once without
+# touching apt or npm.  Run by `make check` and `make demo`.
 set -euo pipefail
 
 # Build: compilers, BPF toolchain, libraries (each found with pkg-config).
@@ -21,6 +24,7 @@ BUILD_PKGS=(
 	linux-libc-dev                # UAPI headers for the BPF program
 	libcmocka-dev                 # unit tests
 	clang-format                  # make format-check
+	coreutils                     # sha512sum, basenc: speedscope's checksum
 )
 # Tests: the real programs the tests drive.
 TEST_PKGS=(
@@ -31,16 +35,38 @@ TEST_PKGS=(
 	bpfcc-tools                     # bcc, checked against the linked headers
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
+	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
 )
+# npm fetches speedscope (the web UI) at build time and playwright-core for
+# the tests: Node.js's npm, from Debian unless a Node.js is there already
+# (a NodeSource nodejs carries its own npm and conflicts with Debian's).
+NODE_PKGS=()
+command -v npm >/dev/null 2>&1 || NODE_PKGS=(nodejs npm)
+
+# playwright-core into $BUILD/npm/browser, again only when the lock changed.
+install_playwright() {
+	local dir=${BUILD:-build}/npm/browser lock=tests/browser/package-lock.json
+	if [ -d "$dir/node_modules/playwright-core" ] && cmp -s "$lock" "$dir/package-lock.json"; then
+		return 0
+	fi
+	echo "ci/install-deps.sh: npm ci playwright-core into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp tests/browser/package.json "$lock" "$dir/"
+	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+}
 
 missing=()
-for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}"; do
+for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${NODE_PKGS[@]}"; do
 	case $p in \#*) continue ;; esac
 	if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+	install_playwright
+	exit 0
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "ci/install-deps.sh: missing Debian packages: ${missing[*]}" >&2
@@ -51,3 +77,4 @@ echo "ci/install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_playwright

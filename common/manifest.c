@@ -9,6 +9,7 @@
 #include "common/manifest.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -17,7 +18,13 @@
 #include <unistd.h>
 
 #include "common/array.h"
+#include "common/base64.h"
 #include "common/cleanup.h"
+#include "common/utf8.h"
+
+/* How a path that is not UTF-8 is written: this, then its base64. */
+#define BASE64_PREFIX "base64:"
+#define BASE64_PREFIX_LEN 7
 
 static void json_putp(json_object **o)
 {
@@ -235,19 +242,64 @@ static int get_string(json_object *obj, const char *key, const char *where,
 	return 0;
 }
 
-static int get_path(json_object *obj, const char *key, const char *where,
-		    const char **out, struct vm_error *err)
+/*
+ * A path as the manifest spells it: itself, or BASE64_PREFIX and the
+ * base64 of its bytes when they are not UTF-8 (only then: one spelling
+ * per path).  *out is malloc'ed.
+ */
+static int decode_path(const char *s, size_t len, const char *where,
+		       const char *key, char **out, struct vm_error *err)
 {
-	int r = get_string(obj, key, where, out, err);
+	size_t n;
+	int r;
 
+	*out = NULL;
+	if (strncmp(s, BASE64_PREFIX, BASE64_PREFIX_LEN)) {
+		*out = strndup(s, len);
+		return *out ? 0 : vm_error_set(err, ENOMEM, "out of memory");
+	}
+	r = vm_base64_decode(s + BASE64_PREFIX_LEN, len - BASE64_PREFIX_LEN,
+			     out, &n);
+	if (r == -ENOMEM)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	if (r == -ENOENT)
+		return vm_error_set(
+			err, ENOENT,
+			"manifest: %s%s is in base64 and libcrypto cannot be loaded to read it; install libssl3",
+			where, key);
+	if (r == 0 && (memchr(*out, '\0', n) || vm_utf8_valid(*out, n))) {
+		free(*out);
+		*out = NULL;
+		r = -EINVAL;
+	}
 	if (r < 0)
-		return r;
-	if (!vm_manifest_path_valid(*out))
 		return vm_error_set(
 			err, EINVAL,
-			"manifest: %s%s \"%.200s\" is not an absolute path without . or .. components",
-			where, key, *out);
+			"manifest: %s%s \"%.200s\" is not the base64 of a name that is not UTF-8; the image is damaged",
+			where, key, s);
 	return 0;
+}
+
+/* A path member: decoded (decode_path), absolute, no . or .. in it. */
+static int get_path(json_object *obj, const char *key, const char *where,
+		    char **out, struct vm_error *err)
+{
+	const char *s;
+	int r = get_string(obj, key, where, &s, err);
+
+	if (r == 0)
+		r = decode_path(s, strlen(s), where, key, out, err);
+	if (r < 0)
+		return r;
+	if (!vm_manifest_path_valid(*out)) {
+		r = vm_error_set(
+			err, EINVAL,
+			"manifest: %s%s \"%.200s\" is not an absolute path without . or .. components",
+			where, key, s);
+		free(*out);
+		*out = NULL;
+	}
+	return r;
 }
 
 static int get_array(json_object *obj, const char *key, json_object **out,
@@ -260,66 +312,90 @@ static int get_array(json_object *obj, const char *key, json_object **out,
 	return 0;
 }
 
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int parse_tool(struct vm_manifest *m, json_object *t, size_t i,
+		      struct vm_error *err)
+{
+	_cleanup_free_ char *path = NULL, *binary = NULL;
+	char **lv = NULL;
+	json_object *libs;
+	const char *name;
+	char where[64];
+	size_t n = 0;
+	int r;
+
+	snprintf(where, sizeof(where), "tools[%zu].", i);
+	if (!json_object_is_type(t, json_type_object))
+		return vm_error_set(err, EINVAL,
+				    "manifest: tools[%zu] must be an object",
+				    i);
+	if ((r = get_string(t, "name", where, &name, err)) < 0 ||
+	    (r = get_path(t, "path", where, &path, err)) < 0 ||
+	    (r = get_path(t, "binary", where, &binary, err)) < 0)
+		return r;
+	if (!name[0] || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, ".."))
+		return vm_error_set(
+			err, EINVAL,
+			"manifest: %sname \"%.100s\" must be a plain file name",
+			where, name);
+	if (!json_object_object_get_ex(t, "libraries", &libs) ||
+	    !json_object_is_type(libs, json_type_array))
+		return vm_error_set(err, EINVAL,
+				    "manifest: %slibraries must be an array",
+				    where);
+	lv = calloc(json_object_array_length(libs) + 1, sizeof(*lv));
+	if (!lv)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	for (; n < json_object_array_length(libs); n++) {
+		json_object *l = json_object_array_get_idx(libs, n);
+		char lw[96];
+
+		snprintf(lw, sizeof(lw), "%slibraries[%zu]", where, n);
+		if (!json_object_is_type(l, json_type_string) ||
+		    strlen(json_object_get_string(l)) !=
+			    (size_t)json_object_get_string_len(l)) {
+			r = vm_error_set(
+				err, EINVAL,
+				"manifest: %s must be an absolute path", lw);
+			break;
+		}
+		r = decode_path(json_object_get_string(l),
+				(size_t)json_object_get_string_len(l), lw, "",
+				&lv[n], err);
+		if (r == 0 && !vm_manifest_path_valid(lv[n]))
+			r = vm_error_set(
+				err, EINVAL,
+				"manifest: %s must be an absolute path", lw);
+		if (r < 0)
+			break;
+	}
+	if (r == 0) {
+		r = vm_manifest_add_tool(m, name, path, binary,
+					 (const char *const *)lv, n);
+		if (r < 0)
+			r = vm_error_set(err, r, "manifest: %s: out of memory",
+					 where);
+	}
+	free_strv(lv, n + 1);
+	return r;
+}
+
 static int parse_tools(struct vm_manifest *m, json_object *root,
 		       struct vm_error *err)
 {
 	json_object *arr;
 	int r = get_array(root, "tools", &arr, err);
 
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < json_object_array_length(arr); i++) {
-		json_object *t = json_object_array_get_idx(arr, i), *libs;
-		const char *name, *path, *binary;
-		_cleanup_free_ const char **lv = NULL;
-		char where[64];
-		size_t n;
-
-		snprintf(where, sizeof(where), "tools[%zu].", i);
-		if (!json_object_is_type(t, json_type_object))
-			return vm_error_set(
-				err, EINVAL,
-				"manifest: tools[%zu] must be an object", i);
-		if ((r = get_string(t, "name", where, &name, err)) < 0 ||
-		    (r = get_path(t, "path", where, &path, err)) < 0 ||
-		    (r = get_path(t, "binary", where, &binary, err)) < 0)
-			return r;
-		if (!name[0] || strchr(name, '/') || !strcmp(name, ".") ||
-		    !strcmp(name, ".."))
-			return vm_error_set(
-				err, EINVAL,
-				"manifest: %sname \"%.100s\" must be a plain file name",
-				where, name);
-		if (!json_object_object_get_ex(t, "libraries", &libs) ||
-		    !json_object_is_type(libs, json_type_array))
-			return vm_error_set(
-				err, EINVAL,
-				"manifest: %slibraries must be an array",
-				where);
-		n = json_object_array_length(libs);
-		lv = calloc(n + 1, sizeof(*lv));
-		if (!lv)
-			return -ENOMEM;
-		for (size_t j = 0; j < n; j++) {
-			json_object *l = json_object_array_get_idx(libs, j);
-
-			if (!json_object_is_type(l, json_type_string) ||
-			    !vm_manifest_path_valid(
-				    json_object_get_string(l)) ||
-			    strlen(json_object_get_string(l)) !=
-				    (size_t)json_object_get_string_len(l))
-				return vm_error_set(
-					err, EINVAL,
-					"manifest: %slibraries[%zu] must be an absolute path",
-					where, j);
-			lv[j] = json_object_get_string(l);
-		}
-		r = vm_manifest_add_tool(m, name, path, binary, lv, n);
-		if (r < 0)
-			return vm_error_set(
-				err, r, "manifest: %s: out of memory", where);
-	}
-	return 0;
+	for (size_t i = 0; r == 0 && i < json_object_array_length(arr); i++)
+		r = parse_tool(m, json_object_array_get_idx(arr, i), i, err);
+	return r;
 }
 
 static int parse_links(struct vm_manifest *m, json_object *root,
@@ -332,7 +408,7 @@ static int parse_links(struct vm_manifest *m, json_object *root,
 		return r;
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		json_object *l = json_object_array_get_idx(arr, i);
-		const char *path, *target;
+		_cleanup_free_ char *path = NULL, *target = NULL;
 		char where[64];
 
 		snprintf(where, sizeof(where), "links[%zu].", i);
@@ -372,22 +448,30 @@ static int parse_files(struct vm_manifest *m, json_object *root,
 	json_object_object_foreach(files, key, val)
 	{
 		const char *hex;
+		char *path;
+		int r = decode_path(key, strlen(key), "files key ", "", &path,
+				    err);
 
-		if (!vm_manifest_path_valid(key))
+		if (r < 0)
+			return r;
+		if (!vm_manifest_path_valid(path)) {
+			free(path);
 			return vm_error_set(
 				err, EINVAL,
 				"manifest: files key \"%.200s\" is not an absolute path without . or .. components",
 				key);
+		}
+		m->files[m->n_files].path = path;
 		if (!json_object_is_type(val, json_type_string) ||
 		    !vm_manifest_sha256_valid(
-			    hex = json_object_get_string(val)))
+			    hex = json_object_get_string(val))) {
+			free(path);
+			m->files[m->n_files].path = NULL;
 			return vm_error_set(
 				err, EINVAL,
 				"manifest: files[\"%.200s\"] must be a sha256 of 64 lowercase hex digits",
 				key);
-		m->files[m->n_files].path = strdup(key);
-		if (!m->files[m->n_files].path)
-			return -ENOMEM;
+		}
 		memcpy(m->files[m->n_files].sha256, hex, VM_SHA256_HEX_LEN);
 		m->n_files++;
 	}
@@ -416,6 +500,8 @@ int vm_manifest_parse(const char *data, size_t len, struct vm_manifest **out,
 	if (!tok)
 		return vm_error_set(err, ENOMEM,
 				    "out of memory parsing manifest");
+	/* The writer never writes other bytes (names: base64). */
+	json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 	root = json_tokener_parse_ex(tok, data, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -546,20 +632,41 @@ static int append(json_object *arr, json_object *val)
 	return 0;
 }
 
+/* A path as the manifest writes it (decode_path reads it back). */
+static char *encode_path(const char *path)
+{
+	_cleanup_free_ char *b = NULL;
+	char *s;
+
+	if (vm_utf8_valid(path, strlen(path)))
+		return strdup(path);
+	if (vm_base64_encode(path, strlen(path), &b) < 0 ||
+	    asprintf(&s, BASE64_PREFIX "%s", b) < 0)
+		return NULL;
+	return s;
+}
+
+static json_object *path_json(const char *path)
+{
+	_cleanup_free_ char *s = encode_path(path);
+
+	return s ? json_object_new_string(s) : NULL;
+}
+
 static json_object *tool_json(const struct vm_manifest_tool *t)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 	json_object *libs;
 
 	if (!o || add(o, "name", json_object_new_string(t->name)) < 0 ||
-	    add(o, "path", json_object_new_string(t->path)) < 0 ||
-	    add(o, "binary", json_object_new_string(t->binary)) < 0)
+	    add(o, "path", path_json(t->path)) < 0 ||
+	    add(o, "binary", path_json(t->binary)) < 0)
 		return NULL;
 	libs = json_object_new_array();
 	if (add(o, "libraries", libs) < 0)
 		return NULL;
 	for (size_t i = 0; i < t->n_libraries; i++)
-		if (append(libs, json_object_new_string(t->libraries[i])) < 0)
+		if (append(libs, path_json(t->libraries[i])) < 0)
 			return NULL;
 	return TAKE_PTR(o);
 }
@@ -568,8 +675,8 @@ static json_object *link_json(const struct vm_manifest_link *l)
 {
 	_cleanup_json_ json_object *o = json_object_new_object();
 
-	if (!o || add(o, "path", json_object_new_string(l->path)) < 0 ||
-	    add(o, "target", json_object_new_string(l->target)) < 0)
+	if (!o || add(o, "path", path_json(l->path)) < 0 ||
+	    add(o, "target", path_json(l->target)) < 0)
 		return NULL;
 	return TAKE_PTR(o);
 }
@@ -578,9 +685,37 @@ size_t vm_manifest_escaped_len(const char *s)
 {
 	size_t n = 0;
 
+	if (!vm_utf8_valid(s, strlen(s)))
+		return BASE64_PREFIX_LEN + (strlen(s) + 2) / 3 * 4;
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		n += strchr("\"\\\b\f\n\r\t", *p) ? 2 : *p < 0x20 ? 6 : 1;
 	return n;
+}
+
+/*
+ * The strings that are not paths are written as they are: refuse one that
+ * is not UTF-8 rather than write JSON no parser takes.
+ */
+static int check_text(const struct vm_manifest *m, struct vm_error *err)
+{
+	const char *fields[] = { m->kernel_release, m->arch, m->label,
+				 m->generator };
+	const char *names[] = { "kernel_release", "arch", "label",
+				"generator" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (fields[i] && !vm_utf8_valid(fields[i], strlen(fields[i])))
+			return vm_error_set(
+				err, EILSEQ,
+				"the manifest's %s is not UTF-8; use a name in UTF-8",
+				names[i]);
+	for (size_t i = 0; i < m->n_tools; i++)
+		if (!vm_utf8_valid(m->tools[i].name, strlen(m->tools[i].name)))
+			return vm_error_set(
+				err, EILSEQ,
+				"the tool %s of the manifest has a name that is not UTF-8; rename the binary",
+				m->tools[i].path);
+	return 0;
 }
 
 /* A file's line: `    "PATH": "SHA256",` and a newline. */
@@ -611,6 +746,8 @@ int vm_manifest_serialize(struct vm_manifest *m, char **out, size_t *len,
 
 	*out = NULL;
 	r = sort_files(m, err);
+	if (r == 0)
+		r = check_text(m, err);
 	if (r < 0)
 		return r;
 	if (!root ||
@@ -647,13 +784,21 @@ int vm_manifest_serialize(struct vm_manifest *m, char **out, size_t *len,
 	 * freed: no lookup and no copy of a key per file.
 	 */
 	for (size_t i = 0; i < m->n_files; i++) {
+		const char *path = m->files[i].path;
 		json_object *v = json_object_new_string_len(
 			m->files[i].sha256, VM_SHA256_HEX_LEN - 1);
+		_cleanup_free_ char *key = NULL;
+		unsigned flags = JSON_C_OBJECT_ADD_KEY_IS_NEW |
+				 JSON_C_OBJECT_ADD_CONSTANT_KEY;
 
-		if (!v || json_object_object_add_ex(
-				  files, m->files[i].path, v,
-				  JSON_C_OBJECT_ADD_KEY_IS_NEW |
-					  JSON_C_OBJECT_ADD_CONSTANT_KEY) < 0) {
+		if (!vm_utf8_valid(path, strlen(path))) {
+			/* json-c copies a key that is not constant. */
+			key = encode_path(path);
+			path = key;
+			flags = JSON_C_OBJECT_ADD_KEY_IS_NEW;
+		}
+		if (!v || !path ||
+		    json_object_object_add_ex(files, path, v, flags) < 0) {
 			json_object_put(v);
 			goto oom;
 		}

@@ -21,22 +21,12 @@
 
 #include "common/cleanup.h"
 #include "common/manifest.h"
+#include "common/ui.h"
 #include "imagebuilder/bundle.h"
 #include "imagebuilder/depmod.h"
 #include "imagebuilder/elfdeps.h"
 #include "imagebuilder/links.h"
 #include "imagebuilder/walk.h"
-
-/* "vm-tools" or the label, checked: at most 16 bytes. */
-static int vm_label_valid(const char *label, struct vm_error *err)
-{
-	if (strlen(label) > VM_LABEL_MAX)
-		return vm_error_set(
-			err, EINVAL,
-			"label \"%s\" is %zu bytes; ext4 labels hold at most %d",
-			label, strlen(label), VM_LABEL_MAX);
-	return 0;
-}
 
 /* Looks at the host directory: the release must be known before the walk
  * so that depmod can run while the rest is read. */
@@ -361,6 +351,8 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 	    (perf = vm_bundle_default_perf(root)))
 		r = vm_bundle_add(t, perf, m, err);
 	free(perf);
+	if (r == 0 && o->ui_dir)
+		r = vm_walk_into(o->ui_dir, "/" VM_UI_IMAGE_DIR, &wo, t, err);
 	if (r == 0 && !vm_node_child(t->root, "lost+found")) {
 		/* e2fsck expects it; mke2fs makes it the same way. */
 		struct vm_node *lf =
@@ -510,6 +502,7 @@ static int write_image(const struct vm_build_opts *o, const char *tmp,
 	if (r < 0)
 		return r;
 	wo->label = label_of(o);
+	wo->name = o->output;
 	wo->epoch = epoch;
 	wo->size_bytes = o->size_bytes;
 	wo->late = late;
@@ -562,7 +555,7 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	memset(res, 0, sizeof(*res));
 	if (!m)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	r = vm_label_valid(label_of(o), err);
+	r = vm_label_check(label_of(o), "--label", err);
 	if (r == 0 && (!o->root || !o->output))
 		r = vm_error_set(err, EINVAL,
 				 "--root and --output are required");

@@ -10,10 +10,8 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/label.h"
 #include "imagebuilder/writer.h"
-
-#define VM_DEFAULT_LABEL "vm-tools"
-#define VM_LABEL_MAX 16
 
 struct vm_build_opts {
 	const char *root;
@@ -27,6 +25,7 @@ struct vm_build_opts {
 	uint64_t size_bytes; /* 0: auto */
 	int64_t epoch; /* < 0: SOURCE_DATE_EPOCH, else newest staged mtime */
 	const char *depmod; /* depmod program, default "depmod" on PATH */
+	const char *ui_dir; /* the agent's web UI, put at VM_UI_IMAGE_DIR */
 };
 
 struct vm_build_result {

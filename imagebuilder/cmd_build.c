@@ -13,12 +13,16 @@
 #include "common/cleanup.h"
 #include "common/kconfig.h"
 #include "common/subcommand.h"
+#include "common/ui.h"
 #include "imagebuilder/build.h"
 #include "imagebuilder/commands.h"
 #include "imagebuilder/sizing.h"
 #include "imagebuilder/tree.h"
 
 #define WHO "vmtools-image build"
+/* The agent's web UI as `make install` puts it. */
+#define UI_INSTALLED VMTOOLS_DATADIR "/ui"
+static const char NO_UI[] = "";
 
 static void usage(FILE *out)
 {
@@ -41,6 +45,11 @@ static void usage(FILE *out)
 		"  --source-date-epoch N   timestamp of everything (default: $SOURCE_DATE_EPOCH,\n"
 		"                          else the newest mtime in DIR)\n"
 		"  --keep-owner            keep the staged uid/gid (default 0:0)\n"
+		"  --ui-dir DIR            the agent's web UI to pack at /" VM_UI_IMAGE_DIR
+		"\n"
+		"                          (default: " UI_INSTALLED
+		" when there)\n"
+		"  --no-ui                 pack no web UI\n"
 		"  -h, --help              show this help\n");
 }
 
@@ -90,6 +99,8 @@ enum {
 	OPT_SIZE,
 	OPT_EPOCH,
 	OPT_KEEP_OWNER,
+	OPT_UI_DIR,
+	OPT_NO_UI,
 };
 
 static int on_option(int c, char *arg, void *ctx)
@@ -125,6 +136,14 @@ static int on_option(int c, char *arg, void *ctx)
 				arg);
 			return -EINVAL;
 		}
+		/* 0 would be read as auto: say so rather than guess. */
+		if (!o->size_bytes && strcmp(arg, "auto")) {
+			fprintf(stderr,
+				WHO
+				": --size %s is no size; pass --size auto (or leave it out) for the smallest image that fits\n",
+				arg);
+			return -EINVAL;
+		}
 		break;
 	case OPT_EPOCH:
 		/* Seconds that fit ext4's 32-bit timestamps. */
@@ -135,6 +154,12 @@ static int on_option(int c, char *arg, void *ctx)
 		break;
 	case OPT_KEEP_OWNER:
 		o->keep_owner = 1;
+		break;
+	case OPT_UI_DIR:
+		o->ui_dir = arg;
+		break;
+	case OPT_NO_UI:
+		o->ui_dir = NO_UI;
 		break;
 	default:
 		return -EINVAL;
@@ -154,6 +179,8 @@ int cmd_build(int argc, char **argv)
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "source-date-epoch", required_argument, NULL, OPT_EPOCH },
 		{ "keep-owner", no_argument, NULL, OPT_KEEP_OWNER },
+		{ "ui-dir", required_argument, NULL, OPT_UI_DIR },
+		{ "no-ui", no_argument, NULL, OPT_NO_UI },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -176,6 +203,11 @@ int cmd_build(int argc, char **argv)
 			WHO ": --root and --output are required; see --help\n");
 		return 2;
 	}
+	/* The installed UI unless told otherwise; none when not installed. */
+	if (o.ui_dir == NO_UI)
+		o.ui_dir = NULL;
+	else if (!o.ui_dir && access(UI_INSTALLED "/index.html", R_OK) == 0)
+		o.ui_dir = UI_INSTALLED;
 	if (vm_build(&o, &res, &err) < 0) {
 		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
 		if (vm_interrupted)

@@ -25,6 +25,7 @@ int vm_dw_open(struct vm_datawrite *dw, const char *path, size_t block_size,
 	       struct vm_error *err)
 {
 	memset(dw, 0, sizeof(*dw));
+	dw->name = path;
 	dw->block_size = block_size;
 	dw->fd = open(path, O_WRONLY | O_CLOEXEC | O_DIRECT);
 	if (dw->fd < 0 && errno == EINVAL) /* tmpfs and the like */
@@ -51,7 +52,8 @@ static int write_all(struct vm_datawrite *dw, struct iovec *iov, int n,
 			continue;
 		if (r <= 0)
 			return vm_error_errno(err, r < 0 ? errno : EIO,
-					      "cannot write to the image");
+					      "cannot write to the image %s",
+					      dw->name);
 		off += r;
 		while (n > 0 && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;

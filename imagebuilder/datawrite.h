@@ -27,6 +27,7 @@ struct vm_datawrite {
 	/* Called after each write: referenced data may be reused now. */
 	void (*written)(void *ctx);
 	void *ctx;
+	const char *name; /* the image, as messages call it: path, or set */
 };
 
 /* Open `path` for writing data, with direct I/O where the filesystem has it. */

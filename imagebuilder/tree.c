@@ -32,18 +32,27 @@ struct vm_node *vm_node_new(const char *name, enum vm_node_type type,
 	return n;
 }
 
-void vm_node_free(struct vm_node *n)
+/* Without recursion: a tree may be thousands of levels deep. */
+void vm_node_free(struct vm_node *top)
 {
-	if (!n)
-		return;
-	for (size_t i = 0; i < n->n_children; i++)
-		vm_node_free(n->children[i]);
-	free(n->children);
-	free(n->name);
-	free(n->source);
-	free(n->target);
-	free(n->segs);
-	free(n);
+	struct vm_node *n = top;
+
+	while (n) {
+		struct vm_node *up;
+
+		if (n->n_children) { /* the last child first */
+			n = n->children[--n->n_children];
+			continue;
+		}
+		up = n == top ? NULL : n->parent;
+		free(n->children);
+		free(n->name);
+		free(n->source);
+		free(n->target);
+		free(n->segs);
+		free(n);
+		n = up;
+	}
 }
 
 int vm_tree_init(struct vm_tree *t)
@@ -295,17 +304,38 @@ int vm_tree_resolve(struct vm_tree *t, const struct vm_node *from_dir,
 	return resolve(t, from_dir, path, 1, &hops, out, err);
 }
 
-int vm_tree_walk(struct vm_node *n, int (*fn)(struct vm_node *, void *),
+/*
+ * Pre-order without recursion: down to the first child, else on to the
+ * next sibling of the nearest ancestor that has one (found by its name:
+ * children are sorted).
+ */
+int vm_tree_walk(struct vm_node *top, int (*fn)(struct vm_node *, void *),
 		 void *ctx)
 {
-	int r = fn(n, ctx);
+	struct vm_node *n = top;
 
-	if (r)
-		return r;
-	for (size_t i = 0; i < n->n_children; i++) {
-		r = vm_tree_walk(n->children[i], fn, ctx);
+	for (;;) {
+		int r = fn(n, ctx);
+
 		if (r)
 			return r;
+		if (n->n_children) {
+			n = n->children[0];
+			continue;
+		}
+		for (;;) {
+			struct vm_node *up;
+			size_t i;
+
+			if (n == top)
+				return 0;
+			up = n->parent;
+			i = child_pos(up, n->name) + 1;
+			if (i < up->n_children) {
+				n = up->children[i];
+				break;
+			}
+			n = up;
+		}
 	}
-	return 0;
 }

@@ -22,6 +22,12 @@
 /* ext4 limits the image must respect. */
 #define VM_NAME_MAX 255
 #define VM_SYMLINK_MAX 4095
+/*
+ * The longest path in the image: the guest opens <mountpoint><path>
+ * within PATH_MAX (4096 with its NUL); 256 bytes are left for the
+ * mountpoint (/run/vm-tools by default).
+ */
+#define VM_IMAGE_PATH_MAX (4096 - 1 - 256)
 /* Symlinks followed while resolving one path, as Linux's MAXSYMLINKS. */
 #define VM_SYMLINK_HOPS 40
 

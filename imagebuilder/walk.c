@@ -4,7 +4,9 @@
  *
  * One directory at a time, through directory file descriptors (openat,
  * fstatat with AT_SYMLINK_NOFOLLOW), so nothing outside the root is ever
- * followed.  Entries are sorted with strcmp before they are inserted; the
+ * followed.  The walk keeps its own stack, not the C stack, and one
+ * descriptor: the tree's depth costs memory only, and a path deeper than
+ * the guest can open is refused.  Entries are sorted with strcmp before they are inserted; the
  * host's readdir order, atime and ctime never reach the image.
  */
 #include "imagebuilder/walk.h"
@@ -32,6 +34,7 @@ struct walk {
 	struct vm_error *err;
 	struct hardlink *links;
 	size_t n_links, cap_links;
+	size_t root_len; /* of the host path of the root */
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -119,9 +122,6 @@ static int cmp_hardlink(const void *a, const void *b)
 		return x->ino < y->ino ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
-
-static int walk_dir(struct walk *w, int dfd, const char *host,
-		    struct vm_node *dir);
 
 /* "dir/name", without printf's cost: it runs once per file of the root. */
 static char *join(const char *dir, const char *name)
@@ -249,69 +249,40 @@ static int add_regular(struct walk *w, int dfd, const char *name,
 	return 0;
 }
 
-static int enter_dir(struct walk *w, int dfd, const char *name,
-		     const char *path, struct vm_node *n)
-{
-	_cleanup_close_ int sub = openat(
-		dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (sub < 0)
-		return vm_error_errno(w->err, errno, "cannot open directory %s",
-				      path);
-	return walk_dir(w, TAKE_FD(sub), path, n);
-}
-
 /*
- * One entry of the directory open at dfd (the host's `host`) into dir;
- * a directory is read whole, depth first, so inode order follows the walk.
+ * A directory being read: its node, host path and sorted names, the next
+ * to add, and its device and inode, to check the way back up ("..").
  */
-static int add_entry(struct walk *w, int dfd, const char *host,
-		     struct vm_node *dir, const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	struct vm_node *n = NULL;
-	struct stat st;
-	int r;
+struct frame {
+	struct vm_node *dir;
+	char *host;
+	char **names;
+	size_t n, next;
+	dev_t dev;
+	ino_t ino;
+};
 
-	if (vm_interrupted)
-		return vm_error_set(w->err, EINTR, "interrupted by signal %d",
-				    (int)vm_interrupted);
-	path = join(host, name);
-	if (!path)
-		return vm_error_set(w->err, ENOMEM, "out of memory");
-	r = stat_entry(w, dfd, name, path, &st);
-	if (r == 0)
-		r = insert_node(w, dir, name, path, &st, &n);
-	if (r < 0)
-		return r;
-	switch (n->type) {
-	case VM_NODE_SYMLINK:
-		return read_symlink(w, dfd, name, path, n);
-	case VM_NODE_REG:
-		/* The writer and the readers open the file by this path. */
-		n->source = TAKE_PTR(path);
-		return add_regular(w, dfd, name, &st, n);
-	case VM_NODE_DIR:
-		return enter_dir(w, dfd, name, path, n);
-	default:
-		return 0;
-	}
+static void frame_clear(struct frame *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->host);
 }
 
-/* Takes ownership of dfd. */
-static int walk_dir(struct walk *w, int dfd, const char *host,
-		    struct vm_node *dir)
+/* The names in the directory open at dfd, sorted with strcmp. */
+static int read_names(struct walk *w, int dfd, struct frame *f)
 {
-	_cleanup_closedir_ DIR *d = fdopendir(dfd);
-	_cleanup_free_ char **names = NULL;
-	size_t n = 0, cap = 0;
+	_cleanup_closedir_ DIR *d = NULL;
+	size_t cap = 0;
 	struct dirent *e;
-	int r = 0;
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (!d) {
-		close(dfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
 		return vm_error_errno(w->err, errno, "cannot read directory %s",
-				      host);
+				      f->host);
 	}
 	for (;;) {
 		errno = 0;
@@ -320,38 +291,230 @@ static int walk_dir(struct walk *w, int dfd, const char *host,
 			break;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (n == cap) {
+		if (f->n == cap) {
 			char **nn;
 
 			cap = cap ? 2 * cap : 32;
-			nn = realloc(names, cap * sizeof(*names));
-			if (!nn) {
-				r = -ENOMEM;
-				goto out;
-			}
-			names = nn;
+			nn = realloc(f->names, cap * sizeof(*f->names));
+			if (!nn)
+				return vm_error_set(w->err, ENOMEM,
+						    "out of memory reading %s",
+						    f->host);
+			f->names = nn;
 		}
-		names[n] = strdup(e->d_name);
-		if (!names[n]) {
-			r = -ENOMEM;
-			goto out;
+		f->names[f->n] = strdup(e->d_name);
+		if (!f->names[f->n])
+			return vm_error_set(w->err, ENOMEM,
+					    "out of memory reading %s",
+					    f->host);
+		f->n++;
+	}
+	if (errno)
+		return vm_error_errno(w->err, errno, "cannot read directory %s",
+				      f->host);
+	if (f->n > 1)
+		qsort(f->names, f->n, sizeof(*f->names), cmp_str);
+	return 0;
+}
+
+/*
+ * The walk: depth first, one directory open at a time (a 3,000-level
+ * tree needs neither 3,000 stack frames nor 3,000 descriptors); coming
+ * back up goes through ".." and checks it is the directory left.
+ */
+struct stack {
+	struct frame *v;
+	size_t n, cap;
+	int fd; /* the directory of the top frame */
+};
+
+static int push(struct walk *w, struct stack *s, int fd, struct vm_node *dir,
+		char *host)
+{
+	struct frame *f;
+	struct stat st;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		void *v = realloc(s->v, cap * sizeof(*s->v));
+
+		if (!v) {
+			close(fd);
+			free(host);
+			return vm_error_set(w->err, ENOMEM, "out of memory");
 		}
-		n++;
+		s->v = v;
+		s->cap = cap;
 	}
-	if (errno) {
-		r = vm_error_errno(w->err, errno, "cannot read directory %s",
-				   host);
-		goto out;
+	f = memset(&s->v[s->n++], 0, sizeof(*f));
+	f->dir = dir;
+	f->host = host;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = fd;
+	if (fstat(fd, &st) < 0)
+		return vm_error_errno(w->err, errno, "cannot stat %s", host);
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	return read_names(w, fd, f);
+}
+
+static int pop(struct walk *w, struct stack *s)
+{
+	struct frame *up;
+	struct stat st;
+	int fd;
+
+	frame_clear(&s->v[--s->n]);
+	if (s->n == 0)
+		return 0;
+	up = &s->v[s->n - 1];
+	fd = openat(s->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != up->dev ||
+	    st.st_ino != up->ino) {
+		if (fd >= 0)
+			close(fd);
+		return vm_error_set(
+			w->err, EAGAIN,
+			"%s changed while it was read (a directory was moved); build again",
+			up->host);
 	}
-	if (n > 1)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n && r == 0; i++)
-		r = add_entry(w, dirfd(d), host, dir, names[i]);
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	if (r == -ENOMEM)
-		vm_error_set(w->err, ENOMEM, "out of memory reading %s", host);
+	close(s->fd);
+	s->fd = fd;
+	return 0;
+}
+
+/* Refuse a path the guest could not open, with the mountpoint before it. */
+static int check_depth(struct walk *w, const char *path)
+{
+	size_t len = strlen(path) - w->root_len;
+
+	if (len > VM_IMAGE_PATH_MAX)
+		return vm_error_set(
+			w->err, ENAMETOOLONG,
+			"%.200s...: this path is %zu bytes long in the image; the guest opens paths of at most %d bytes (PATH_MAX, less room for the mountpoint): flatten the staged tree",
+			path, len, VM_IMAGE_PATH_MAX);
+	return 0;
+}
+
+/* One entry of the top directory into the tree; a directory is pushed. */
+static int add_entry(struct walk *w, struct stack *s, const char *name)
+{
+	struct frame *f = &s->v[s->n - 1];
+	_cleanup_free_ char *path = NULL;
+	struct vm_node *n = NULL;
+	struct stat st, dst;
+	int r, sub;
+
+	if (vm_interrupted)
+		return vm_error_set(w->err, EINTR, "interrupted by signal %d",
+				    (int)vm_interrupted);
+	path = join(f->host, name);
+	if (!path)
+		return vm_error_set(w->err, ENOMEM, "out of memory");
+	r = check_depth(w, path);
+	if (r == 0)
+		r = stat_entry(w, s->fd, name, path, &st);
+	if (r == 0)
+		r = insert_node(w, f->dir, name, path, &st, &n);
+	if (r < 0)
+		return r;
+	switch (n->type) {
+	case VM_NODE_SYMLINK:
+		return read_symlink(w, s->fd, name, path, n);
+	case VM_NODE_REG:
+		/* The writer and the readers open the file by this path. */
+		n->source = TAKE_PTR(path);
+		return add_regular(w, s->fd, name, &st, n);
+	case VM_NODE_DIR:
+		sub = openat(s->fd, name,
+			     O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (sub < 0)
+			return vm_error_errno(w->err, errno,
+					      "cannot open directory %s", path);
+		if (fstat(sub, &dst) < 0 || dst.st_ino != st.st_ino ||
+		    dst.st_dev != st.st_dev) {
+			close(sub);
+			return vm_error_set(
+				w->err, EAGAIN,
+				"%s changed while it was read; build again",
+				path);
+		}
+		return push(w, s, sub, n, TAKE_PTR(path));
+	default:
+		return 0;
+	}
+}
+
+static int walk_tree(struct walk *w, int fd, const char *root,
+		     struct vm_node *top)
+{
+	struct stack s = { .fd = -1 };
+	char *host = strdup(root);
+	int r;
+
+	if (!host) {
+		close(fd);
+		return vm_error_set(w->err, ENOMEM, "out of memory");
+	}
+	r = push(w, &s, fd, top, host);
+	while (r == 0 && s.n > 0) {
+		struct frame *f = &s.v[s.n - 1];
+
+		if (f->next == f->n)
+			r = pop(w, &s);
+		else
+			r = add_entry(w, &s, f->names[f->next++]);
+	}
+	while (s.n > 0)
+		frame_clear(&s.v[--s.n]);
+	free(s.v);
+	if (s.fd >= 0)
+		close(s.fd);
+	return r;
+}
+
+/* Hardlinked files (same device and inode) become one inode. */
+static void link_hardlinks(struct walk *w)
+{
+	if (!w->n_links)
+		return;
+	qsort(w->links, w->n_links, sizeof(*w->links), cmp_hardlink);
+	for (size_t i = 1; i < w->n_links; i++)
+		if (w->links[i].dev == w->links[i - 1].dev &&
+		    w->links[i].ino == w->links[i - 1].ino)
+			w->links[i].node->link_to =
+				w->links[i - 1].node->link_to ?
+					w->links[i - 1].node->link_to :
+					w->links[i - 1].node;
+}
+
+int vm_walk_into(const char *dir, const char *image_path,
+		 const struct vm_walk_opts *opts, struct vm_tree *t,
+		 struct vm_error *err)
+{
+	struct walk w = { .opts = opts, .t = t, .err = err };
+	struct vm_node *node;
+	int fd, r;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return vm_error_errno(err, errno,
+				      "cannot open the directory %s", dir);
+	node = vm_tree_lookup(t, image_path, 1, err);
+	if (!node || node->type != VM_NODE_DIR) {
+		close(fd);
+		return node ? vm_error_set(
+				      err, ENOTDIR,
+				      "%s is not a directory in the image, so %s cannot go there",
+				      image_path, dir) :
+			      -EINVAL;
+	}
+	w.root_len = strlen(dir);
+	r = walk_tree(&w, fd, dir, node);
+	if (r == 0)
+		link_hardlinks(&w);
+	free(w.links);
 	return r;
 }
 
@@ -377,17 +540,10 @@ int vm_walk(const char *root, const struct vm_walk_opts *opts,
 		t->root->uid = st.st_uid;
 		t->root->gid = st.st_gid;
 	}
-	r = walk_dir(&w, fd, root, t->root);
-	if (r == 0 && w.n_links) {
-		qsort(w.links, w.n_links, sizeof(*w.links), cmp_hardlink);
-		for (size_t i = 1; i < w.n_links; i++)
-			if (w.links[i].dev == w.links[i - 1].dev &&
-			    w.links[i].ino == w.links[i - 1].ino)
-				w.links[i].node->link_to =
-					w.links[i - 1].node->link_to ?
-						w.links[i - 1].node->link_to :
-						w.links[i - 1].node;
-	}
+	w.root_len = strlen(root);
+	r = walk_tree(&w, fd, root, t->root);
+	if (r == 0)
+		link_hardlinks(&w);
 	free(w.links);
 	return r;
 }

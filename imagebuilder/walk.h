@@ -21,4 +21,13 @@ struct vm_walk_opts {
 int vm_walk(const char *root, const struct vm_walk_opts *opts,
 	    struct vm_tree *t, struct vm_error *err);
 
+/*
+ * Read everything under the host directory dir into the image at
+ * image_path (made, with its parents, when missing), as vm_walk() reads
+ * a root: how the web UI joins the tools disk.
+ */
+int vm_walk_into(const char *dir, const char *image_path,
+		 const struct vm_walk_opts *opts, struct vm_tree *t,
+		 struct vm_error *err);
+
 #endif

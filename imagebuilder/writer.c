@@ -150,6 +150,29 @@ static int plan_count(struct vm_node *n, void *ctx)
 	return 0;
 }
 
+/*
+ * A file's link count is 16 bits on disk, and e2fsck takes no more than
+ * EXT2_LINK_MAX (65,000) for one that is not a directory (directories
+ * past it count 1, dir_nlink): more names than that cannot be written.
+ */
+static int find_many_links(struct vm_node *n, void *ctx)
+{
+	if (n->type == VM_NODE_DIR || n->link_to || n->nlink <= EXT2_LINK_MAX)
+		return 0;
+	*(struct vm_node **)ctx = n;
+	return 1;
+}
+
+static int many_links_error(const struct vm_node *n, struct vm_error *err)
+{
+	_cleanup_free_ char *path = vm_node_path(n);
+
+	return vm_error_set(
+		err, EMLINK,
+		"%s has %u names (hard links) in the staged tree; ext4 keeps at most %d for a file: copy it under some of the names instead of linking them all",
+		path ? path : n->name, n->nlink, EXT2_LINK_MAX);
+}
+
 static int seed_cb(struct vm_node *n, void *ctx)
 {
 	uint32_t meta[2] = { 0, htole32((uint32_t)n->type) };
@@ -197,8 +220,12 @@ static int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
 			  .inodes = VM_FIRST_INO - 1,
 			  .seed = seed };
 
+	struct vm_node *many = NULL;
+
 	vm_tree_walk(t->root, plan_node, &p);
 	vm_tree_walk(t->root, plan_count, &p);
+	if (vm_tree_walk(t->root, find_many_links, &many))
+		return many_links_error(many, err);
 	need->data_blocks = p.blocks;
 	need->inodes = p.inodes;
 	vm_size_auto(need, geo);
@@ -225,7 +252,7 @@ static int vm_writer_plan(struct vm_tree *t, const uint32_t seed[4],
 
 /* --- filesystem setup ---------------------------------------------------- */
 
-static int fs_create(struct writer *w, const char *path,
+static int fs_create(struct writer *w, const char *path, const char *name,
 		     const struct vm_geometry *geo)
 {
 	struct ext2_super_block param;
@@ -235,7 +262,10 @@ static int fs_create(struct writer *w, const char *path,
 	 * which is what the inode tables must start as. */
 	if (truncate(path, 0) < 0 ||
 	    truncate(path, (off_t)(geo->blocks * VM_BLOCK_SIZE)) < 0)
-		return vm_error_errno(w->err, errno, "cannot size %s", path);
+		return vm_error_errno(
+			w->err, errno,
+			"cannot make the image %s %llu bytes large (its filesystem's limit?)",
+			name, (unsigned long long)geo->blocks * VM_BLOCK_SIZE);
 	memset(&param, 0, sizeof(param));
 	ext2fs_blocks_count_set(&param, geo->blocks);
 	param.s_log_block_size = 2; /* 1024 << 2 = 4 KiB */
@@ -270,7 +300,7 @@ static int fs_create(struct writer *w, const char *path,
 				      &param, vm_wbio_manager, &w->fs);
 	if (e)
 		return lib_error(w->err, e, "cannot create the filesystem in",
-				 path);
+				 name);
 	w->fs->now = (time_t)w->opts->epoch;
 	/* The indexes are hashed with these: set before any directory. */
 	memcpy(w->fs->super->s_hash_seed, w->seed, 16);
@@ -280,7 +310,7 @@ static int fs_create(struct writer *w, const char *path,
 	e = ext2fs_allocate_tables(w->fs);
 	if (e)
 		return lib_error(w->err, e, "cannot lay out the metadata of",
-				 path);
+				 name);
 	return 0;
 }
 
@@ -914,6 +944,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	struct writer w = {
 		.t = t, .opts = opts, .err = err, .stats = stats, .dw.fd = -1
 	};
+	const char *name = opts->name ? opts->name : path;
 	struct vm_size_need need;
 	struct vm_geometry geo;
 	struct walk_ctx wc = { &w, 0 };
@@ -934,18 +965,19 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	r = fs_create(&w, path, &geo);
+	r = fs_create(&w, path, name, &geo);
 	if (r == 0)
 		r = vm_dw_open(&w.dw, path, VM_BLOCK_SIZE, err);
 	if (r < 0)
 		goto out;
+	w.dw.name = name;
 	w.dw.written = release_prefetched;
 	w.dw.ctx = &w;
 	if (ext2fs_free_blocks_count(w.fs->super) < need.data_blocks) {
 		r = vm_error_set(
 			err, ENOSPC,
 			"%s: %llu blocks of %llu are free for %llu blocks of content; use a larger --size",
-			path,
+			name,
 			(unsigned long long)ext2fs_free_blocks_count(
 				w.fs->super),
 			(unsigned long long)geo.blocks,
@@ -988,7 +1020,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	stats->inodes = w.fs->super->s_inodes_count;
 	e = ext2fs_close_free(&w.fs);
 	if (e)
-		r = lib_error(err, e, "cannot finish writing", path);
+		r = lib_error(err, e, "cannot finish writing", name);
 out:
 	if (w.fs)
 		ext2fs_free(w.fs);

@@ -16,6 +16,8 @@ struct vm_write_opts {
 	const char *label; /* at most 16 bytes */
 	int64_t epoch; /* every timestamp is this, or older (clamped mtime) */
 	uint64_t size_bytes; /* 0: auto */
+	/* What messages call the image (--output), NULL: the path written. */
+	const char *name;
 	/*
 	 * Called once everything else is written: `late` must give the
 	 * VM_LATE nodes their source and size (at most their reserve), then

@@ -2,11 +2,13 @@
 /*
  * encode.h - the output formats of a symbolized profile: pprof protobuf
  * (pprof.c, docs/profiler.md "The pprof we emit"), folded stacks for flame graph
- * tools (folded.c), and gzip (gzip.c).  Each returns a malloc'd buffer.
+ * tools (folded.c), an interactive flame graph (svg.c, laid out by
+ * flame.c), and gzip (gzip.c).  Each returns a malloc'd buffer.
  */
 #ifndef VMTOOLS_AGENT_ENCODE_H
 #define VMTOOLS_AGENT_ENCODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +21,29 @@ int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 /* "comm;outermost;...;innermost count\n", one line per distinct stack. */
 int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		     struct vm_error *err);
+
+/*
+ * One self-contained SVG flame graph: search, click to zoom, reset; each
+ * frame's <title> is "NAME (COUNT samples, SHARE%)".  Same profile, same
+ * bytes.
+ */
+int vm_svg_encode(const struct vm_symbolized *y, void **out, size_t *len,
+		  struct vm_error *err);
+
+/*
+ * What one sample weighs where a stack gets one number (folded text, the
+ * flame graph's widths), and whether that number is a time in nanoseconds
+ * (a profile kind that measures time) rather than a count of samples.
+ * Written once here for both encoders (folded.c).
+ */
+uint64_t vm_sample_weight(const struct vm_samples *s,
+			  const struct vm_sample *x);
+bool vm_weight_is_time(const struct vm_samples *s);
+
+/* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
+void vm_frame_fallback_name(const struct vm_symbolized *y,
+			    const struct vm_sym_frame *f, char *buf,
+			    size_t size);
 
 int vm_gzip(const void *in, size_t in_len, void **out, size_t *out_len,
 	    struct vm_error *err);

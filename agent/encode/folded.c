@@ -17,10 +17,9 @@
 
 #include "common/cleanup.h"
 
-/* How a frame without a function reads: "[unknown]", "libc.so.6+0x1234". */
-static void vm_frame_fallback_name(const struct vm_symbolized *y,
-				   const struct vm_sym_frame *f, char *buf,
-				   size_t size)
+void vm_frame_fallback_name(const struct vm_symbolized *y,
+			    const struct vm_sym_frame *f, char *buf,
+			    size_t size)
 {
 	const struct vm_sym_mapping *m;
 	const char *base;
@@ -38,6 +37,20 @@ static void vm_frame_fallback_name(const struct vm_symbolized *y,
 	base = base ? base + 1 : m->file;
 	snprintf(buf, size, "%s+0x%" PRIx64, base,
 		 f->addr - m->start + m->pgoff);
+}
+
+uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
+{
+	if (!vm_weight_is_time(s))
+		return x->count;
+	if (x->state == VM_STATE_BLOCKED)
+		return x->value;
+	return x->count * (1000000000ULL / (s->frequency ? s->frequency : 1));
+}
+
+bool vm_weight_is_time(const struct vm_samples *s)
+{
+	return s->kind != VM_KIND_CPU;
 }
 
 struct line {
@@ -93,15 +106,6 @@ static char *stack_text(const struct vm_symbolized *y,
 	return text;
 }
 
-static uint64_t weight(const struct vm_samples *s, const struct vm_sample *x)
-{
-	if (s->kind == VM_KIND_CPU)
-		return x->count;
-	if (x->state == VM_STATE_BLOCKED)
-		return x->value;
-	return x->count * (1000000000ULL / (s->frequency ? s->frequency : 1));
-}
-
 int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		     struct vm_error *err)
 {
@@ -120,7 +124,8 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 			r = -ENOMEM;
 			goto out;
 		}
-		lines[n++].count = weight(y->samples, y->stacks[i].sample);
+		lines[n++].count =
+			vm_sample_weight(y->samples, y->stacks[i].sample);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 

@@ -7,12 +7,12 @@
  *   [samples/count, cpu/nanoseconds], period cpu/nanoseconds = 1e9 /
  *   frequency; for offcpu [switches/count, offcpu/nanoseconds], period 1;
  *   for wall [samples/count, wall/nanoseconds], on-CPU samples worth the
- *   period and off-CPU blocks their time; one Sample per stack (leaf
- *   first) labelled pid, tid, comm, PostgreSQL's backend_type, wait_event
- *   and query_id, off-CPU blocks sched_state, and in a wall profile
- *   thread_state; one Location per
- *   (mapping, address, function); Mappings with file, offsets and build
- *   id; Functions by name.
+ *   period and off-CPU blocks their time; default_sample_type the time
+ *   (cpu, offcpu, wall); one Sample per stack (leaf first) labelled pid,
+ *   tid, comm, PostgreSQL's backend_type, wait_event and query_id,
+ *   off-CPU blocks sched_state, and in a wall profile thread_state; one
+ *   Location per (mapping, address, function); Mappings with file, offsets
+ *   and build id; Functions by name.
  *
  * Everything is first gathered into flat arrays (strings, functions and
  * locations deduplicated through tsearch trees), then pointed at by the
@@ -246,11 +246,10 @@ struct label_keys {
 static const struct kind_types {
 	const char *count, *value; /* units: count, nanoseconds */
 	bool per_sample_period; /* each CPU sample is worth the period */
-	bool default_is_value; /* default_sample_type names value */
 } kinds[] = {
-	[VM_KIND_CPU] = { "samples", "cpu", true, false },
-	[VM_KIND_OFFCPU] = { "switches", "offcpu", false, true },
-	[VM_KIND_WALL] = { "samples", "wall", true, true },
+	[VM_KIND_CPU] = { "samples", "cpu", true },
+	[VM_KIND_OFFCPU] = { "switches", "offcpu", false },
+	[VM_KIND_WALL] = { "samples", "wall", true },
 };
 
 /*
@@ -556,8 +555,12 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	prof->duration_nanos = s->duration_nanos;
 	prof->period_type = &vt[2];
 	prof->period = kt->per_sample_period ? period : 1;
-	if (kt->default_is_value)
-		prof->default_sample_type = vt[1].type;
+	/*
+	 * The time, not the count, is what a viewer should show first
+	 * (speedscope, pprof -http take it; without it speedscope picks the
+	 * last type and pprof the first).
+	 */
+	prof->default_sample_type = vt[1].type;
 	return 0;
 }
 

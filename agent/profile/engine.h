@@ -43,7 +43,14 @@ enum vm_profiler {
 enum vm_format {
 	VM_FORMAT_PPROF,
 	VM_FORMAT_FOLDED,
+	VM_FORMAT_SVG,
 };
+
+/* The formats by name, as the API and the command line take them. */
+#define VM_FORMAT_NAMES "pprof, folded or svg"
+/* "pprof", "folded", "svg": the names requests give; -EINVAL for another. */
+const char *vm_format_name(enum vm_format f);
+int vm_format_from_name(const char *name, enum vm_format *out);
 
 struct vm_profile_request {
 	enum vm_profile_kind kind; /* cpu, offcpu or wall */
@@ -86,6 +93,7 @@ struct vm_session_status {
 };
 
 struct vm_session;
+struct vm_symbolized;
 
 int vm_session_start(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg,
@@ -98,5 +106,14 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 void vm_session_free(struct vm_session *s);
 
 const char *vm_profiler_name(enum vm_profiler p); /* "BccProfile", "Perf" */
+
+/*
+ * A symbolized profile in one of the formats (gzipped when asked), with
+ * its content type and file name: what finish() does after symbolizing,
+ * for profiles made otherwise too.
+ */
+int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
+		      bool gzip, struct vm_profile_output *out,
+		      struct vm_error *err);
 
 #endif

@@ -78,7 +78,8 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	for (size_t i = 0; i < req->n_pids; i++)
 		if (!vm_rule_allows(VM_RULE_PID, req->pids[i], max_seconds))
 			return broke(brk, VM_RULE_PID, i, req->pids[i]);
-	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED)
+	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED &&
+	    req->format != VM_FORMAT_SVG)
 		return broke(brk, VM_RULE_FORMAT, 0, req->format);
 	if (!vm_kind_name(req->kind))
 		return broke(brk, VM_RULE_KIND, 0, req->kind);

@@ -9,7 +9,9 @@
  *   http_profile.c   the profiling routes: statuses and bodies of the
  *                    session manager's answers
  *   http_response.c  JSON and binary responses
- *   http_auth.c      the Bearer token, compared in constant time
+ *   http_ui.c        GET /ui/...: the web UI's files (ui_files.c reads them)
+ *   http_auth.c      the token, as Bearer or as a browser's Basic password,
+ *                    compared in constant time
  *   http_addr.c      the --listen ADDR:PORT argument
  *
  * The handlers call the session manager (service.h), the metrics
@@ -46,6 +48,10 @@ struct vm_http_config {
 	size_t body_limit; /* bytes of a request body; more is 413 */
 	struct vm_service *service;
 	const struct vm_health_config *health;
+	/* Where the web UI is (ui_files.h): --ui-dir, else these two. */
+	const char *ui_dir;
+	const char *ui_installed; /* DATADIR/ui */
+	const char *mountpoint; /* the tools disk's, for its copy */
 };
 
 struct vm_http_server;
@@ -72,5 +78,11 @@ int vm_http_load_token(const char *path, char **token, bool *loose_mode,
 		       struct vm_error *err);
 /* Whether an Authorization header value carries the token. */
 bool vm_http_check_bearer(const char *header, const char *token);
+/*
+ * Whether the password of a Basic Authorization (the user name is not
+ * looked at) is the token: what a browser sends once its login dialog has
+ * been given the token.  NULL password: none was sent.
+ */
+bool vm_http_check_password(const char *password, const char *token);
 
 #endif

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * http_auth.c - the Bearer token of --auth-token-file.
+ * http_auth.c - the token of --auth-token-file, sent as a Bearer token
+ * (API clients) or as the password of Basic authentication (a browser,
+ * once its login dialog was given it: the web UI).
  *
  * The token is read once at start-up (surrounding blanks and the final
  * newline trimmed).  A request's Authorization header is compared with it
@@ -78,9 +80,19 @@ int vm_http_load_token(const char *path, char **token, bool *loose_mode,
 	return 0;
 }
 
-bool vm_http_check_bearer(const char *header, const char *token)
+static bool token_equal(const char *given, const char *token)
 {
 	char want[VM_SHA256_HEX_LEN], have[VM_SHA256_HEX_LEN];
+
+	/* Refused when the digests cannot be computed (no libcrypto). */
+	if (vm_sha256_hex(token, strlen(token), want) < 0 ||
+	    vm_sha256_hex(given, strlen(given), have) < 0)
+		return false;
+	return vm_sha256_hex_equal(want, have) && *given != '\0';
+}
+
+bool vm_http_check_bearer(const char *header, const char *token)
+{
 	const char *given = "";
 
 	if (header && !strncasecmp(header, "Bearer ", 7)) {
@@ -88,9 +100,10 @@ bool vm_http_check_bearer(const char *header, const char *token)
 		while (*given == ' ')
 			given++;
 	}
-	/* Refused when the digests cannot be computed (no libcrypto). */
-	if (vm_sha256_hex(token, strlen(token), want) < 0 ||
-	    vm_sha256_hex(given, strlen(given), have) < 0)
-		return false;
-	return vm_sha256_hex_equal(want, have) && *given != '\0';
+	return token_equal(given, token);
+}
+
+bool vm_http_check_password(const char *password, const char *token)
+{
+	return token_equal(password ? password : "", token);
 }

@@ -58,6 +58,15 @@ enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 				   char *text, size_t len,
 				   const char *content_type);
 
+/*
+ * A file of the web UI (takes ownership of data), with its cache policy
+ * and further headers as a NULL-terminated list of name, value pairs.
+ */
+enum MHD_Result vm_http_reply_file(struct vm_http_exchange *x, void *data,
+				   size_t len, const char *content_type,
+				   const char *cache_control,
+				   const char *const *headers);
+
 /* Answer a complete request (body read, token checked). */
 enum MHD_Result vm_http_route(struct vm_http_exchange *x);
 
@@ -66,6 +75,8 @@ enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_delete_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x);
+/* GET /ui/...: the web UI's files (http_ui.c). */
+enum MHD_Result vm_http_ui(struct vm_http_exchange *x);
 /* GET /profile/cpu's document, also the "profile" of /healthz. */
 struct json_object *vm_http_profile_status(struct vm_service *svc);
 

@@ -8,6 +8,7 @@
  *   GET    /profile/KIND           what is running (of any kind)
  *   DELETE /profile/KIND           stop it; its POST gets what was collected
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention
+ *                                  (?format=svg|folded: that format instead)
  *
  * One on-demand profile at a time, whatever its kind (the service's rule).
  *
@@ -243,9 +244,15 @@ enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x)
 		x->conn, MHD_GET_ARGUMENT_KIND, "seconds");
 	rc = vm_request_from_pprof_query(
 		seconds, vm_service_limits(x->srv->cfg.service), &r, &err);
+	if (rc == 0)
+		rc = vm_request_pprof_format(
+			sym_MHD_lookup_connection_value(
+				x->conn, MHD_GET_ARGUMENT_KIND, "format"),
+			&r, &err);
 	if (rc < 0)
 		return reply_failure(x, answer_of(rc), &err);
-	return take_profile(x, &r.req, true);
+	/* Go's convention for its pprof; any other format as POST sends it. */
+	return take_profile(x, &r.req, r.req.format == VM_FORMAT_PPROF);
 }
 
 enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * http_response.c - building and queueing the service's responses: JSON
- * documents, {"error": "..."} bodies, and profiles.  Every response says
- * not to be cached; errors are sentences a person can act on.
+ * documents, {"error": "..."} bodies, profiles, and the web UI's files.
+ * Every response but the UI's says not to be cached; errors are sentences
+ * a person can act on.  A 401 offers Basic beside Bearer, so that a
+ * browser asks for the token (as the password) and sends it from then on.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,9 +13,10 @@
 
 #include "agent/serve/http_int.h"
 
-static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
-			     struct MHD_Response *resp,
-			     const char *content_type)
+static enum MHD_Result queue_as(struct vm_http_exchange *x, unsigned status,
+				struct MHD_Response *resp,
+				const char *content_type,
+				const char *cache_control)
 {
 	enum MHD_Result r;
 
@@ -22,11 +25,15 @@ static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
 	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 				    content_type);
 	sym_MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-				    "no-store");
-	if (status == 401)
+				    cache_control);
+	if (status == 401) {
 		sym_MHD_add_response_header(resp,
 					    MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					    "Bearer realm=\"vmtools\"");
+		sym_MHD_add_response_header(
+			resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			"Basic realm=\"vmtools\", charset=\"UTF-8\"");
+	}
 	if (status == 405) {
 		const char *allow = "GET, HEAD";
 
@@ -43,6 +50,13 @@ static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
 		x->status = status;
 	}
 	return r;
+}
+
+static enum MHD_Result queue(struct vm_http_exchange *x, unsigned status,
+			     struct MHD_Response *resp,
+			     const char *content_type)
+{
+	return queue_as(x, status, resp, content_type, "no-store");
 }
 
 enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
@@ -114,4 +128,22 @@ enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
 			resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
 	}
 	return queue(x, status, resp, content_type);
+}
+
+enum MHD_Result vm_http_reply_file(struct vm_http_exchange *x, void *data,
+				   size_t len, const char *content_type,
+				   const char *cache_control,
+				   const char *const *headers)
+{
+	struct MHD_Response *resp;
+
+	resp = sym_MHD_create_response_from_buffer(len, data,
+						   MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(data);
+		return MHD_NO;
+	}
+	for (; headers && headers[0]; headers += 2)
+		sym_MHD_add_response_header(resp, headers[0], headers[1]);
+	return queue_as(x, 200, resp, content_type, cache_control);
 }

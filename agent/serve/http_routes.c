@@ -11,6 +11,7 @@
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention (?seconds=N)
  *   GET    /healthz                disk, kernel, backends, what is running
  *   GET    /metrics                Prometheus text
+ *   GET    /ui/...                 the web UI (http_ui.c)
  *
  * The profiling routes are http_profile.c's.
  *
@@ -23,7 +24,7 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu and /profile/wall, GET /debug/pprof/profile, GET /healthz, GET /metrics";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu and /profile/wall, GET /debug/pprof/profile, GET /healthz, GET /metrics, GET /ui/";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -77,6 +78,15 @@ enum MHD_Result vm_http_route(struct vm_http_exchange *x)
 	/* libmicrohttpd leaves out the body of a HEAD answer. */
 	if (!strcmp(method, "HEAD") && strcmp(x->path, "/debug/pprof/profile"))
 		method = "GET";
+	/* The web UI: a tree of files under /ui/ (and /ui itself). */
+	if (!strncmp(x->path, "/ui", 3) &&
+	    (x->path[3] == '\0' || x->path[3] == '/')) {
+		if (!strcmp(method, "GET"))
+			return vm_http_ui(x);
+		return vm_http_reply_error(
+			x, 405, "%s is not allowed on %s; see the Allow header",
+			x->method, x->path);
+	}
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
 		if (strcmp(routes[i].path, x->path))
 			continue;

@@ -58,6 +58,28 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vm_log("libmicrohttpd: %s", msg);
 }
 
+/* The token as a Bearer token, or as a browser's Basic password. */
+static bool authorized(struct vm_http_exchange *x, const char *token)
+{
+	char *user, *password = NULL;
+	bool ok;
+
+	if (vm_http_check_bearer(sym_MHD_lookup_connection_value(
+					 x->conn, MHD_HEADER_KIND,
+					 MHD_HTTP_HEADER_AUTHORIZATION),
+				 token))
+		return true;
+	user = sym_MHD_basic_auth_get_username_password(x->conn, &password);
+	ok = user && vm_http_check_password(password, token);
+	if (password) {
+		explicit_bzero(password, strlen(password));
+		sym_MHD_free(password);
+	}
+	if (user)
+		sym_MHD_free(user);
+	return ok;
+}
+
 /* First call for a request: what can be refused before reading a body. */
 static enum MHD_Result on_headers(struct vm_http_exchange *x)
 {
@@ -66,14 +88,10 @@ static enum MHD_Result on_headers(struct vm_http_exchange *x)
 	char *end;
 	unsigned long long n;
 
-	if (srv->cfg.token &&
-	    !vm_http_check_bearer(sym_MHD_lookup_connection_value(
-					  x->conn, MHD_HEADER_KIND,
-					  MHD_HTTP_HEADER_AUTHORIZATION),
-				  srv->cfg.token))
+	if (srv->cfg.token && !authorized(x, srv->cfg.token))
 		return vm_http_reply_error(
 			x, 401,
-			"this agent requires a token: send the header 'Authorization: Bearer TOKEN' with the token of its --auth-token-file");
+			"this agent requires a token: send the header 'Authorization: Bearer TOKEN' with the token of its --auth-token-file (a browser asks for it: give the token as the password)");
 	v = sym_MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND,
 					    MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (v) {

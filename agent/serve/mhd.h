@@ -15,16 +15,18 @@
 #include "common/error.h"
 
 /* X(name) for every libmicrohttpd function the agent calls. */
-#define VM_MHD_FUNCTIONS(X)                \
-	X(MHD_add_response_header)         \
-	X(MHD_create_response_from_buffer) \
-	X(MHD_destroy_response)            \
-	X(MHD_get_connection_info)         \
-	X(MHD_get_daemon_info)             \
-	X(MHD_lookup_connection_value)     \
-	X(MHD_queue_response)              \
-	X(MHD_quiesce_daemon)              \
-	X(MHD_start_daemon)                \
+#define VM_MHD_FUNCTIONS(X)                     \
+	X(MHD_add_response_header)              \
+	X(MHD_basic_auth_get_username_password) \
+	X(MHD_free)                             \
+	X(MHD_create_response_from_buffer)      \
+	X(MHD_destroy_response)                 \
+	X(MHD_get_connection_info)              \
+	X(MHD_get_daemon_info)                  \
+	X(MHD_lookup_connection_value)          \
+	X(MHD_queue_response)                   \
+	X(MHD_quiesce_daemon)                   \
+	X(MHD_start_daemon)                     \
 	X(MHD_stop_daemon)
 
 #define VM_MHD_DECLARE(name) extern typeof(name) *sym_##name;

@@ -264,18 +264,13 @@ static int parse_format(struct json_object *v, enum vm_format *out,
 			struct vm_error *err)
 {
 	char buf[GOT_MAX + 4];
-	const char *s = json_object_get_string(v);
 
-	if (json_object_is_type(v, json_type_string) && !strcmp(s, "pprof"))
-		*out = VM_FORMAT_PPROF;
-	else if (json_object_is_type(v, json_type_string) &&
-		 !strcmp(s, "folded"))
-		*out = VM_FORMAT_FOLDED;
-	else
-		return vm_error_set(
-			err, EINVAL,
-			"format must be \"pprof\" or \"folded\"; got %s",
-			got(v, buf));
+	if (!json_object_is_type(v, json_type_string) ||
+	    vm_format_from_name(json_object_get_string(v), out) < 0)
+		return vm_error_set(err, EINVAL,
+				    "format must be " VM_FORMAT_NAMES
+				    "; got %s",
+				    got(v, buf));
 	return 0;
 }
 
@@ -410,6 +405,23 @@ int vm_request_parse_json_kind(const char *body, size_t len,
 			return r;
 	}
 	return check_kind(out, err);
+}
+
+int vm_request_pprof_format(const char *format, struct vm_api_request *out,
+			    struct vm_error *err)
+{
+	enum vm_format f;
+
+	if (!format)
+		return 0;
+	if (vm_format_from_name(format, &f) < 0)
+		return vm_error_set(err, EINVAL,
+				    "format must be " VM_FORMAT_NAMES
+				    "; got \"%.*s\"",
+				    GOT_MAX, format);
+	out->req.format = f;
+	out->req.gzip = f == VM_FORMAT_PPROF;
+	return 0;
 }
 
 int vm_request_from_pprof_query(const char *seconds,

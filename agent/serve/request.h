@@ -74,6 +74,15 @@ int vm_request_from_pprof_query(const char *seconds,
 				struct vm_api_request *out,
 				struct vm_error *err);
 
+/*
+ * The `format` query argument of GET /debug/pprof/profile, applied to a
+ * request built by vm_request_from_pprof_query (NULL: unchanged, the
+ * gzipped pprof of Go's convention).  Another format is sent as itself,
+ * not gzipped: an SVG flame graph opens in a browser from the URL.
+ */
+int vm_request_pprof_format(const char *format, struct vm_api_request *out,
+			    struct vm_error *err);
+
 /* The effective upper bound of timeout_seconds. */
 uint32_t vm_request_max_seconds(const struct vm_request_limits *limits);
 

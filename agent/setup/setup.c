@@ -22,6 +22,7 @@
 #include "agent/setup/setup_int.h"
 
 #include <errno.h>
+#include <json-c/linkhash.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,10 @@
 #include <unistd.h>
 
 #include "agent/setup/blockdev.h"
+#include "agent/setup/safe_path.h"
 #include "agent/setup/setup_state.h"
 #include "common/cleanup.h"
+#include "common/label.h"
 
 /* Guest paths the manifest may ask for; anything else is refused. */
 static const char *const allowed_link_prefixes[] = {
@@ -80,6 +83,52 @@ void vm_setup_set_str(char **dst, const char *src)
 	*dst = src ? strdup(src) : NULL;
 }
 
+/*
+ * The mountpoint as /proc/self/mountinfo will name it: its directories
+ * that exist resolved (Debian's /var/run -> /run), the rest (which setup
+ * creates as real directories) and its own name kept.  Without this a
+ * second run would not see the disk mounted and mount it again.
+ */
+static int canonical_mountpoint(const char *mnt, size_t n, char *out,
+				size_t size, struct vm_error *err)
+{
+	char dir[PATH_MAX];
+	const char *rest;
+	char *slash;
+
+	memcpy(dir, mnt, n);
+	dir[n] = '\0';
+	for (char *p = dir; (p = strstr(p, "/.")); p++)
+		if (p[2] == '\0' || p[2] == '/' ||
+		    (p[2] == '.' && (p[3] == '\0' || p[3] == '/')))
+			return vm_error_set(
+				err, EINVAL,
+				"--mountpoint %s has a . or .. component; name the directory plainly",
+				mnt);
+	slash = strrchr(dir, '/');
+	rest = mnt + (slash - dir);
+	for (;;) {
+		_cleanup_free_ char *real = NULL;
+
+		*slash = '\0';
+		real = realpath(dir[0] ? dir : "/", NULL);
+		if (real) {
+			if (snprintf(out, size, "%s%s",
+				     strcmp(real, "/") ? real : "",
+				     rest) >= (int)size)
+				break;
+			return 0;
+		}
+		if (errno != ENOENT)
+			return vm_error_errno(
+				err, errno, "cannot use --mountpoint %s", mnt);
+		slash = strrchr(dir, '/');
+		rest = mnt + (slash - dir);
+	}
+	return vm_error_set(err, ENAMETOOLONG, "--mountpoint %s is too long",
+			    mnt);
+}
+
 int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 		      struct vm_setup_result *res, struct vm_error *err)
 {
@@ -87,18 +136,19 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 					  VM_SETUP_DEFAULT_MOUNTPOINT;
 	size_t n;
 	struct utsname u;
+	int r;
 
 	memset(c, 0, sizeof(*c));
+	c->lock_fd = c->lock_dir = c->cache.fd = -1;
+	c->guard.cache = &c->cache;
 	c->o = o;
 	c->res = res;
 	c->label = o->label ? o->label : VM_SETUP_DEFAULT_LABEL;
 	c->bindir = o->bindir ? o->bindir : VM_SETUP_DEFAULT_BINDIR;
 	c->root = o->root ? o->root : "";
-	if (!c->label[0] || strlen(c->label) > 16)
-		return vm_error_set(
-			err, EINVAL,
-			"label '%s' cannot be an ext4 label: it must be 1 to 16 bytes",
-			c->label);
+	r = vm_label_check(c->label, "--label", err);
+	if (r < 0)
+		return r;
 	if (mnt[0] != '/' || c->bindir[0] != '/')
 		return vm_error_set(
 			err, EINVAL,
@@ -110,9 +160,28 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	if (n >= sizeof(c->mountpoint) || n <= 1)
 		return vm_error_set(err, EINVAL,
 				    "--mountpoint %s cannot be used", mnt);
-	memcpy(c->mountpoint, mnt, n);
-	c->mountpoint[n] = '\0';
-	if (o->state_file)
+	r = canonical_mountpoint(mnt, n, c->mountpoint, sizeof(c->mountpoint),
+				 err);
+	if (r < 0)
+		return r;
+	/* Collapse "//": the mountpoint is compared as text. */
+	for (char *p = c->mountpoint; (p = strstr(p, "//"));)
+		memmove(p, p + 1, strlen(p));
+	c->guard.owner = c->mountpoint;
+	if (o->state_file && o->state_file[0] != '/') {
+		/* Absolute: its lock is reached by a walk from / too. */
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)))
+			return vm_error_errno(err, errno,
+					      "cannot use --state-file %s",
+					      o->state_file);
+		if (snprintf(c->state_file, sizeof(c->state_file), "%s/%s", cwd,
+			     o->state_file) >= (int)sizeof(c->state_file))
+			return vm_error_set(err, ENAMETOOLONG,
+					    "--state-file %s is too long",
+					    o->state_file);
+	} else if (o->state_file)
 		snprintf(c->state_file, sizeof(c->state_file), "%s",
 			 o->state_file);
 	else
@@ -130,6 +199,12 @@ int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 	vm_setup_set_str(&res->mountpoint, c->mountpoint);
 	vm_setup_set_str(&res->running_release, c->release);
 	return 0;
+}
+
+void vm_setup_ctx_clear(struct vm_setup_ctx *c)
+{
+	vm_setup_unlock(c);
+	vm_walk_cache_clear(&c->cache);
 }
 
 /* The device: --device, else the only one carrying the label. */
@@ -301,15 +376,15 @@ static int drop_stale(struct vm_setup_ctx *c, const struct vm_setup_state *prev,
 	for (size_t i = 0; i < prev->n_links; i++) {
 		const struct vm_state_link *sl = &prev->links[i];
 		_cleanup_free_ char *cur = NULL;
-		bool planned = false;
+		int r;
 
-		for (size_t k = 0; k < p->n && !planned; k++)
-			planned = !strcmp(p->links[k].path, sl->path);
-		if (planned ||
-		    vm_link_is_ours(sl->path, c->mountpoint, &cur) != 1)
+		if ((p->index &&
+		     lh_table_lookup_ex(p->index, sl->path, NULL)) ||
+		    vm_link_is_ours(sl->path, &j->guard, &cur) != 1)
 			continue;
-		if (unlink(sl->path) < 0)
-			return vm_error_errno(err, errno,
+		r = vm_safe_unlink_link(sl->path, cur, &j->guard, err);
+		if (r < 0)
+			return vm_error_errno(err, -r,
 					      "cannot remove the stale link %s",
 					      sl->path);
 		if (vm_journal_add(j, VM_CHANGE_UNLINK, sl->path, NULL, cur) <
@@ -362,7 +437,7 @@ static int setup_mounted(struct vm_setup_ctx *c, struct vm_setup_state *state,
 	}
 	r = vm_setup_plan(c, m, true, &plan, err);
 	if (r == 0)
-		r = vm_links_check(&plan, c->mountpoint, err);
+		r = vm_links_check(&plan, &j->guard, err);
 	if (r == 0)
 		r = drop_stale(c, state, &plan, j, err);
 	if (r == 0)
@@ -390,26 +465,35 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	     struct vm_error *err)
 {
 	struct vm_setup_state state = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { 0 }, lock_dirs = { 0 };
 	_cleanup_free_ char *device = NULL;
 	struct vm_setup_ctx c;
 	int r;
 
 	r = vm_setup_ctx_init(&c, o, res, err);
-	if (r < 0)
+	if (r < 0) {
+		vm_setup_ctx_clear(&c);
 		return r;
+	}
+	j.guard = lock_dirs.guard = c.guard;
+	/* One run at a time: the state is read under the lock. */
+	r = vm_setup_lock(&c, &lock_dirs, err);
+	if (r < 0)
+		goto fail;
 	r = vm_setup_state_load(c.state_file, &state, err);
 	if (r < 0 && r != -ENOENT)
-		return r;
+		goto fail;
 	if (r == -ENOENT || strcmp(state.mountpoint, c.mountpoint)) {
 		vm_setup_state_clear(&state);
 		state.mountpoint = strdup(c.mountpoint);
-		if (!state.mountpoint)
-			return -ENOMEM;
+		if (!state.mountpoint) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	r = find_device(&c, &device, err);
 	if (r < 0)
-		goto out;
+		goto fail;
 	vm_setup_set_str(&res->device, device);
 	vm_setup_action(res, "found the tools disk %s (label %s)", device,
 			c.label);
@@ -420,24 +504,30 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 	r = setup_mounted(&c, &state, &j, err);
 	if (r < 0)
 		goto fail;
-	if (j.n > 0) {
+	if (j.n > 0 || lock_dirs.n > 0) {
 		vm_setup_set_str(&state.device, device);
-		r = vm_setup_state_merge(&state, &j);
+		r = vm_setup_state_merge(&state, &lock_dirs);
+		if (r == 0)
+			r = vm_setup_state_merge(&state, &j);
 		if (r == 0)
 			r = vm_setup_state_save(c.state_file, &state, err);
 		if (r < 0)
 			goto fail;
-	} else {
+	}
+	if (j.n == 0)
 		vm_setup_action(
 			res, "nothing to change: the guest was already set up");
-	}
-	vm_journal_clear(&j);
 	r = 0;
 	goto out;
 fail:
 	roll_back(&j, res);
+	/* The lock file first: it is in the directories made for it. */
+	vm_setup_lock_remove(&c);
+	roll_back(&lock_dirs, res);
 out:
+	vm_setup_ctx_clear(&c);
 	vm_journal_clear(&j);
+	vm_journal_clear(&lock_dirs);
 	vm_setup_state_clear(&state);
 	return r;
 }

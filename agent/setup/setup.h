@@ -20,8 +20,9 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/label.h"
 
-#define VM_SETUP_DEFAULT_LABEL "vm-tools"
+#define VM_SETUP_DEFAULT_LABEL VM_DEFAULT_LABEL
 #define VM_SETUP_DEFAULT_MOUNTPOINT "/run/vm-tools"
 #define VM_SETUP_DEFAULT_BINDIR "/usr/local/bin"
 

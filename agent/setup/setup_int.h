@@ -29,10 +29,30 @@ struct vm_setup_ctx {
 	char machine[65];
 	const struct vm_setup_options *o;
 	struct vm_setup_result *res;
+	/* What walks to guest paths must not enter (safe_path.h). */
+	struct vm_guard guard;
+	struct vm_walk_cache cache; /* guard's; vm_setup_ctx_clear() */
+	/* setup_lock.c: the lock held, and the directory it is in. */
+	int lock_fd, lock_dir;
+	char lock_name[NAME_MAX + 1];
+	bool lock_removed;
 };
 
 int vm_setup_ctx_init(struct vm_setup_ctx *c, const struct vm_setup_options *o,
 		      struct vm_setup_result *res, struct vm_error *err);
+/* Release the lock (if held) and what the walks keep open. */
+void vm_setup_ctx_clear(struct vm_setup_ctx *c);
+/*
+ * Wait for and take the lock of c->state_file (<state file>.lock), its
+ * missing directories made through j, or with j NULL (undo) no lock when
+ * the directory is missing.  vm_setup_lock_remove() removes the lock file
+ * (before the directories it is in), vm_setup_unlock() also releases.
+ */
+int vm_setup_lock(struct vm_setup_ctx *c, struct vm_journal *j,
+		  struct vm_error *err);
+void vm_setup_lock_remove(struct vm_setup_ctx *c);
+void vm_setup_unlock(struct vm_setup_ctx *c);
+
 /* Append one sentence to what the command prints. */
 void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -57,7 +77,10 @@ int vm_setup_mounted_at(const char *mnt, dev_t *dev);
 /* Mount device read-only at the mountpoint unless it already is. */
 int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
 		   struct vm_journal *j, struct vm_error *err);
-/* Unmount the mountpoint: 1 done, 0 nothing mounted, -errno. */
+/*
+ * Unmount the mountpoint, every mount of the disk stacked there: 1 done,
+ * 0 nothing mounted, -errno.
+ */
 int vm_setup_unmount(struct vm_setup_ctx *c, struct vm_error *err);
 
 /* Re-hash every file the manifest lists; err names the first that differs. */

@@ -14,27 +14,32 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "agent/setup/safe_path.h"
 #include "common/cleanup.h"
 
 int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
 		   const char *path, const char *target, const char *old)
 {
 	struct vm_change c = { .kind = kind };
-	void *n;
 
+	if (j->n == j->cap) {
+		size_t cap = j->cap ? 2 * j->cap : 16;
+		void *n = realloc(j->changes, cap * sizeof(c));
+
+		if (!n)
+			return -ENOMEM;
+		j->changes = n;
+		j->cap = cap;
+	}
 	c.path = strdup(path);
 	c.target = target ? strdup(target) : NULL;
 	c.old = old ? strdup(old) : NULL;
-	n = realloc(j->changes, (j->n + 1) * sizeof(c));
-	if (!c.path || (target && !c.target) || (old && !c.old) || !n) {
+	if (!c.path || (target && !c.target) || (old && !c.old)) {
 		free(c.path);
 		free(c.target);
 		free(c.old);
-		if (n)
-			j->changes = n;
 		return -ENOMEM;
 	}
-	j->changes = n;
 	j->changes[j->n++] = c;
 	return 0;
 }
@@ -48,66 +53,43 @@ void vm_journal_clear(struct vm_journal *j)
 	}
 	free(j->changes);
 	j->changes = NULL;
-	j->n = 0;
+	j->n = j->cap = 0;
 }
 
-int vm_symlink_replace(const char *target, const char *path)
+static int undo_one(const struct vm_journal *j, const struct vm_change *c,
+		    struct vm_error *err)
 {
-	_cleanup_free_ char *tmp = NULL;
-
-	if (asprintf(&tmp, "%s.vmtools-new.%d", path, (int)getpid()) < 0)
-		return -ENOMEM;
-	unlink(tmp);
-	if (symlink(target, tmp) < 0)
-		return -errno;
-	if (rename(tmp, path) < 0) {
-		int r = -errno;
-
-		unlink(tmp);
-		return r;
-	}
-	return 0;
-}
-
-/* Is path a symlink whose content is exactly target? */
-static int is_link_to(const char *path, const char *target)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return 0;
-	buf[n] = '\0';
-	return !strcmp(buf, target);
-}
-
-static int undo_one(const struct vm_change *c, struct vm_error *err)
-{
+	_cleanup_free_ char *cur = NULL;
 	int r;
 
 	switch (c->kind) {
 	case VM_CHANGE_MKDIR:
-		if (rmdir(c->path) < 0 && errno != ENOENT)
+		r = vm_safe_rmdir(c->path, &j->guard, NULL);
+		if (r < 0 && r != -ENOENT)
 			return vm_error_errno(
-				err, errno,
+				err, -r,
 				"rollback: cannot remove the directory %s that setup created",
 				c->path);
 		return 0;
 	case VM_CHANGE_SYMLINK:
-		if (!is_link_to(c->path, c->target))
-			return 0; /* no longer ours: leave it */
-		if (unlink(c->path) < 0)
+		r = vm_safe_unlink_link(c->path, c->target, &j->guard, NULL);
+		if (r < 0)
 			return vm_error_errno(
-				err, errno,
+				err, -r,
 				"rollback: cannot remove the link %s that setup created",
 				c->path);
 		return 0;
 	case VM_CHANGE_RETARGET:
 	case VM_CHANGE_UNLINK:
+		/* Only while it still is (RETARGET) or nothing is (UNLINK)
+		 * what this run left there. */
+		r = vm_safe_readlink(c->path, &j->guard, &cur, NULL);
 		if (c->kind == VM_CHANGE_RETARGET &&
-		    !is_link_to(c->path, c->target))
+		    (r != 1 || strcmp(cur, c->target)))
 			return 0;
-		r = vm_symlink_replace(c->old, c->path);
+		if (c->kind == VM_CHANGE_UNLINK && r != 0)
+			return 0;
+		r = vm_safe_symlink_replace(c->old, c->path, &j->guard, NULL);
 		if (r < 0)
 			return vm_error_errno(
 				err, -r,
@@ -115,7 +97,7 @@ static int undo_one(const struct vm_change *c, struct vm_error *err)
 				c->path, c->old);
 		return 0;
 	case VM_CHANGE_MOUNT:
-		if (umount2(c->path, 0) < 0 && errno != EINVAL)
+		if (umount2(c->path, UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
 			return vm_error_errno(
 				err, errno,
 				"rollback: cannot unmount the tools disk from %s",
@@ -130,7 +112,7 @@ int vm_journal_rollback(struct vm_journal *j, struct vm_error *err)
 	int first = 0;
 
 	for (size_t i = j->n; i-- > 0;) {
-		int r = undo_one(&j->changes[i], err);
+		int r = undo_one(j, &j->changes[i], err);
 
 		if (r < 0 && first == 0)
 			first = r;

@@ -7,7 +7,9 @@
 #ifndef VMTOOLS_AGENT_SETUP_JOURNAL_H
 #define VMTOOLS_AGENT_SETUP_JOURNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -26,9 +28,32 @@ struct vm_change {
 	char *old; /* RETARGET, UNLINK: the previous link target */
 };
 
+/*
+ * What a walk to a guest path must not enter (safe_path.h): links into
+ * owner (the mountpoint), and the filesystem dev of the disk mounted there.
+ */
+struct vm_guard {
+	const char *owner;
+	dev_t dev; /* when has_dev */
+	bool has_dev;
+	/* The directory the last walk reached, reused by the next walk to
+	 * the same one (a manifest lists thousands of links per directory);
+	 * NULL: none.  vm_walk_cache_clear() closes it. */
+	struct vm_walk_cache *cache;
+};
+
+struct vm_walk_cache {
+	char *dir; /* the path walked, without its last component */
+	int fd; /* O_PATH, as the walk opened it; -1 when empty */
+};
+
+void vm_walk_cache_clear(struct vm_walk_cache *c);
+
 struct vm_journal {
 	struct vm_change *changes;
-	size_t n;
+	size_t n, cap;
+	/* How rollback reaches the paths; set before the first change. */
+	struct vm_guard guard;
 };
 
 int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
@@ -41,8 +66,5 @@ void vm_journal_clear(struct vm_journal *j);
  * could not be restored (the guest then needs a look by hand).
  */
 int vm_journal_rollback(struct vm_journal *j, struct vm_error *err);
-
-/* Create a symlink at path atomically replacing whatever link is there. */
-int vm_symlink_replace(const char *target, const char *path);
 
 #endif

@@ -9,6 +9,8 @@
 #include "agent/setup/setup_links.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <json-c/linkhash.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,34 +18,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/setup/safe_path.h"
 #include "common/cleanup.h"
 
 int vm_link_plan_add(struct vm_link_plan *p, const char *path,
 		     const char *target, bool optional)
 {
 	struct vm_link l = { .optional = optional };
-	void *n;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (!strcmp(p->links[i].path, path))
-			return 0;
+	if (!p->index && !(p->index = lh_kchar_table_new(64, NULL)))
+		return -ENOMEM;
+	if (lh_table_lookup_ex(p->index, path, NULL))
+		return 0;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 16;
+		void *n = realloc(p->links, cap * sizeof(l));
+
+		if (!n)
+			return -ENOMEM;
+		p->links = n;
+		p->cap = cap;
+	}
 	l.path = strdup(path);
 	l.target = strdup(target);
-	n = realloc(p->links, (p->n + 1) * sizeof(l));
-	if (!l.path || !l.target || !n) {
+	/* The key is the entry's own copy, freed with the plan. */
+	if (!l.path || !l.target ||
+	    lh_table_insert(p->index, l.path, NULL) < 0) {
 		free(l.path);
 		free(l.target);
-		if (n)
-			p->links = n;
 		return -ENOMEM;
 	}
-	p->links = n;
 	p->links[p->n++] = l;
 	return 0;
 }
 
 void vm_link_plan_clear(struct vm_link_plan *p)
 {
+	if (p->index)
+		lh_table_free(p->index);
 	for (size_t i = 0; i < p->n; i++) {
 		free(p->links[i].path);
 		free(p->links[i].target);
@@ -51,8 +63,7 @@ void vm_link_plan_clear(struct vm_link_plan *p)
 		free(p->links[i].blocker);
 	}
 	free(p->links);
-	p->links = NULL;
-	p->n = 0;
+	memset(p, 0, sizeof(*p));
 }
 
 bool vm_path_is_under(const char *target, const char *owner)
@@ -65,32 +76,14 @@ bool vm_path_is_under(const char *target, const char *owner)
 	       (target[n] == '\0' || target[n] == '/');
 }
 
-static int read_link(const char *path, char **out)
-{
-	char buf[PATH_MAX];
-	ssize_t n = readlink(path, buf, sizeof(buf) - 1);
-
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	*out = strdup(buf);
-	return *out ? 0 : -ENOMEM;
-}
-
-int vm_link_is_ours(const char *path, const char *owner, char **current)
+int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current)
 {
 	_cleanup_free_ char *cur = NULL;
-	struct stat st;
-	int r;
+	int r = vm_safe_readlink(path, g, &cur, NULL);
 
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	if (!S_ISLNK(st.st_mode))
-		return 0;
-	r = read_link(path, &cur);
-	if (r < 0)
+	if (r <= 0)
 		return r;
-	if (!vm_path_is_under(cur, owner))
+	if (!vm_path_is_under(cur, g->owner))
 		return 0;
 	if (current)
 		*current = TAKE_PTR(cur);
@@ -108,86 +101,66 @@ static const char *kind_of(mode_t m)
 	return "a special file";
 }
 
-/*
- * For an absent path: the nearest existing ancestor must be a directory
- * (following symlinks, e.g. /lib -> usr/lib); NULL when fine, else what is
- * in the way.
- */
-static char *check_parents(const char *path)
+static int blocked(struct vm_link *l, const char *msg)
 {
-	_cleanup_free_ char *dir = strdup(path);
-	char *slash, *msg = NULL;
-	struct stat st;
-
-	if (!dir)
-		return NULL;
-	while ((slash = strrchr(dir, '/')) && slash != dir) {
-		*slash = '\0';
-		if (lstat(dir, &st) < 0) {
-			if (errno == ENOENT)
-				continue;
-			if (asprintf(&msg, "cannot look at %s: %s", dir,
-				     strerror(errno)) < 0)
-				msg = NULL;
-			return msg;
-		}
-		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-			return NULL;
-		if (asprintf(&msg, "%s, a parent of %s, is %s", dir, path,
-			     stat(dir, &st) < 0 ? "a dangling symlink" :
-						  kind_of(st.st_mode)) < 0)
-			msg = NULL;
-		return msg;
-	}
-	return NULL;
+	l->state = VM_LINK_BLOCKED;
+	l->blocker = strdup(msg);
+	return l->blocker ? 0 : -ENOMEM;
 }
 
-static int check_one(struct vm_link *l, const char *owner)
+static int check_one(struct vm_link *l, const struct vm_guard *g)
 {
-	_cleanup_free_ char *cur = NULL;
+	struct vm_error e = { 0 };
+	_cleanup_close_ int dfd = -1;
+	const char *last;
 	struct stat st;
-	int r;
+	ssize_t n;
+	char buf[PATH_MAX];
 
-	if (lstat(l->path, &st) < 0) {
-		if (errno != ENOENT && errno != ENOTDIR) {
-			if (asprintf(&l->blocker, "cannot look at %s: %s",
-				     l->path, strerror(errno)) < 0)
-				return -ENOMEM;
-			l->state = VM_LINK_BLOCKED;
-			return 0;
-		}
-		l->blocker = check_parents(l->path);
-		l->state = l->blocker ? VM_LINK_BLOCKED : VM_LINK_ABSENT;
+	dfd = vm_safe_parent(l->path, g, NULL, &last, &e);
+	if (dfd == -ENOENT) { /* a parent is missing: apply makes it */
+		l->state = VM_LINK_ABSENT;
 		return 0;
 	}
-	if (!S_ISLNK(st.st_mode)) {
-		l->state = VM_LINK_BLOCKED;
-		return asprintf(&l->blocker, "%s is %s", l->path,
-				kind_of(st.st_mode)) < 0 ?
-			       -ENOMEM :
-			       0;
+	if (dfd == -ENOMEM)
+		return -ENOMEM;
+	if (dfd < 0)
+		return blocked(l, e.msg);
+	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			l->state = VM_LINK_ABSENT;
+			return 0;
+		}
+		vm_error_errno(&e, errno, "cannot look at %s", l->path);
+		return blocked(l, e.msg);
 	}
-	r = read_link(l->path, &cur);
-	if (r < 0)
-		return r;
-	if (!strcmp(cur, l->target)) {
+	if (!S_ISLNK(st.st_mode)) {
+		vm_error_set(&e, EEXIST, "%s is %s", l->path,
+			     kind_of(st.st_mode));
+		return blocked(l, e.msg);
+	}
+	n = readlinkat(dfd, last, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		vm_error_errno(&e, errno, "cannot read %s", l->path);
+		return blocked(l, e.msg);
+	}
+	buf[n] = '\0';
+	if (!strcmp(buf, l->target)) {
 		l->state = VM_LINK_PRESENT;
 		return 0;
 	}
-	if (vm_path_is_under(cur, owner)) {
+	if (vm_path_is_under(buf, g->owner)) {
 		l->state = VM_LINK_STALE;
-		l->current = TAKE_PTR(cur);
-		return 0;
+		l->current = strdup(buf);
+		return l->current ? 0 : -ENOMEM;
 	}
-	l->state = VM_LINK_BLOCKED;
-	return asprintf(&l->blocker,
-			"%s is a symlink to %s, which setup did not make",
-			l->path, cur) < 0 ?
-		       -ENOMEM :
-		       0;
+	vm_error_set(&e, EEXIST,
+		     "%s is a symlink to %s, which setup did not make", l->path,
+		     buf);
+	return blocked(l, e.msg);
 }
 
-int vm_links_check(struct vm_link_plan *p, const char *owner,
+int vm_links_check(struct vm_link_plan *p, const struct vm_guard *g,
 		   struct vm_error *err)
 {
 	_cleanup_free_ char *msg = NULL;
@@ -201,20 +174,26 @@ int vm_links_check(struct vm_link_plan *p, const char *owner,
 		free(l->blocker);
 		free(l->current);
 		l->blocker = l->current = NULL;
-		r = check_one(l, owner);
+		r = check_one(l, g);
 		if (r < 0)
 			return vm_error_errno(err, -r, "cannot check %s",
 					      l->path);
 		if (l->state != VM_LINK_BLOCKED || l->optional)
 			continue;
+		if (++blocked > 20)
+			continue; /* counted, not listed */
 		if (asprintf(&n, "%s%s%s", msg ? msg : "", msg ? "; " : "",
 			     l->blocker) < 0)
 			return vm_error_errno(err, ENOMEM,
 					      "cannot check links");
 		free(msg);
 		msg = n;
-		blocked++;
 	}
+	if (blocked > 20)
+		return vm_error_set(
+			err, EEXIST,
+			"refusing to link the tools into place: %s; and %zu more. Setup never replaces a file, directory or link it did not make; move them away and run setup again",
+			msg, blocked - 20);
 	if (blocked)
 		return vm_error_set(
 			err, EEXIST,
@@ -226,53 +205,13 @@ int vm_links_check(struct vm_link_plan *p, const char *owner,
 int vm_mkdir_parents(const char *path, struct vm_journal *j,
 		     struct vm_error *err)
 {
-	_cleanup_free_ char *dir = strdup(path);
-	char *slash;
-	size_t i, n = 0;
-	struct stat st;
-	char *missing[64];
-	int r = 0;
+	const char *last;
+	int dfd = vm_safe_parent(path, &j->guard, j, &last, err);
 
-	if (!dir)
-		return vm_error_errno(err, ENOMEM, "cannot create %s", path);
-	while ((slash = strrchr(dir, '/')) && slash != dir) {
-		*slash = '\0';
-		if (lstat(dir, &st) == 0)
-			break;
-		if (n == ARRAY_SIZE(missing)) {
-			r = vm_error_set(err, ENAMETOOLONG,
-					 "%s is nested too deep", path);
-			goto out;
-		}
-		missing[n] = strdup(dir);
-		if (!missing[n]) {
-			r = vm_error_errno(err, ENOMEM, "cannot create %s",
-					   path);
-			goto out;
-		}
-		n++;
-	}
-	for (i = n; i-- > 0;) {
-		if (mkdir(missing[i], 0755) < 0) {
-			if (errno == EEXIST)
-				continue;
-			r = vm_error_errno(err, errno,
-					   "cannot create the directory %s",
-					   missing[i]);
-			goto out;
-		}
-		if (vm_journal_add(j, VM_CHANGE_MKDIR, missing[i], NULL, NULL) <
-		    0) {
-			rmdir(missing[i]);
-			r = vm_error_errno(err, ENOMEM, "cannot create %s",
-					   path);
-			goto out;
-		}
-	}
-out:
-	for (i = 0; i < n; i++)
-		free(missing[i]);
-	return r;
+	if (dfd < 0)
+		return dfd;
+	close(dfd);
+	return 0;
 }
 
 int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
@@ -288,30 +227,28 @@ int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 			break;
 		case VM_LINK_ABSENT:
 			r = vm_mkdir_parents(l->path, j, err);
+			if (r == 0)
+				r = vm_safe_symlink(l->target, l->path,
+						    &j->guard, err);
 			if (r < 0)
 				return r;
-			if (symlink(l->target, l->path) < 0)
-				return vm_error_errno(
-					err, errno,
-					"cannot create the link %s -> %s",
-					l->path, l->target);
 			if (vm_journal_add(j, VM_CHANGE_SYMLINK, l->path,
 					   l->target, NULL) < 0) {
-				unlink(l->path);
+				vm_safe_unlink_link(l->path, l->target,
+						    &j->guard, NULL);
 				return vm_error_errno(
 					err, ENOMEM, "cannot link %s", l->path);
 			}
 			break;
 		case VM_LINK_STALE:
-			r = vm_symlink_replace(l->target, l->path);
+			r = vm_safe_symlink_replace(l->target, l->path,
+						    &j->guard, err);
 			if (r < 0)
-				return vm_error_errno(
-					err, -r,
-					"cannot point the link %s at %s",
-					l->path, l->target);
+				return r;
 			if (vm_journal_add(j, VM_CHANGE_RETARGET, l->path,
 					   l->target, l->current) < 0) {
-				vm_symlink_replace(l->current, l->path);
+				vm_safe_symlink_replace(l->current, l->path,
+							&j->guard, NULL);
 				return vm_error_errno(
 					err, ENOMEM, "cannot link %s", l->path);
 			}

@@ -18,6 +18,8 @@
 #include "agent/setup/setup_journal.h"
 #include "common/error.h"
 
+struct lh_table;
+
 enum vm_link_state {
 	VM_LINK_ABSENT, /* nothing there: create it */
 	VM_LINK_PRESENT, /* already the right link: nothing to do */
@@ -37,38 +39,50 @@ struct vm_link {
 
 struct vm_link_plan {
 	struct vm_link *links;
-	size_t n;
+	size_t n, cap;
+	struct lh_table *index; /* path -> entry, for the check above */
 };
 
-/* Add path -> target; a second entry for the same path is ignored. */
+/*
+ * Add path -> target; a second entry for the same path is ignored (a
+ * hash lookup: manifests list 100,000 links).
+ */
 int vm_link_plan_add(struct vm_link_plan *p, const char *path,
 		     const char *target, bool optional);
 void vm_link_plan_clear(struct vm_link_plan *p);
 
 /*
- * Look at every path of the plan and set its state.  Returns -EEXIST when
- * a non-optional link is blocked, err listing every blocked path.
+ * Look at every path of the plan and set its state, reaching each without
+ * following a link into g->owner or entering g->dev (safe_path.h).
+ * Returns -EEXIST when a non-optional link is blocked, err listing every
+ * blocked path (at most the first 20).
  */
-int vm_links_check(struct vm_link_plan *p, const char *owner,
+int vm_links_check(struct vm_link_plan *p, const struct vm_guard *g,
 		   struct vm_error *err);
 
 /*
  * Create the absent links (and their missing parent directories) and
- * retarget the stale ones, journalling each change.  On failure returns
- * -errno naming the path; the caller rolls the journal back.
+ * retarget the stale ones, journalling each change, through j->guard's
+ * safe walk: a link whose way leads through a link setup made (an earlier
+ * link of the same plan) is refused.  On failure returns -errno naming
+ * the path; the caller rolls the journal back.
  */
 int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 		   struct vm_error *err);
 
-/* mkdir every missing ancestor of path, top-down, journalling each. */
+/*
+ * mkdir every missing ancestor of path, top-down, journalling each, by
+ * j->guard's safe walk.
+ */
 int vm_mkdir_parents(const char *path, struct vm_journal *j,
 		     struct vm_error *err);
 
 /*
- * Is path a symlink pointing at or below owner?  Returns 1 (and *current,
- * malloc'ed, when current is not NULL), 0, or -errno.
+ * Is path a symlink pointing at or below g->owner, reached safely?
+ * Returns 1 (and *current, malloc'ed, when current is not NULL), 0, or
+ * -errno (the way to it is refused).
  */
-int vm_link_is_ours(const char *path, const char *owner, char **current);
+int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current);
 
 /* Whether target is owner itself or below it ("/a/b" is under "/a"). */
 bool vm_path_is_under(const char *target, const char *owner);

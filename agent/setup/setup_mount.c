@@ -8,6 +8,7 @@
 #include "agent/setup/setup_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agent/setup/safe_path.h"
 #include "common/cleanup.h"
 
 static void unescape_mountinfo(char *s)
@@ -77,39 +79,52 @@ int vm_setup_mounted_at(const char *mnt, dev_t *dev)
 	return vm_mountinfo_find(text, mnt, dev);
 }
 
+/* The mountpoint, created (with its parents) when missing. */
+static int make_mountpoint(struct vm_setup_ctx *c, struct vm_journal *j,
+			   struct vm_error *err)
+{
+	const char *last;
+	_cleanup_close_ int dfd =
+		vm_safe_parent(c->mountpoint, &j->guard, j, &last, err);
+	struct stat st;
+
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			return vm_error_set(
+				err, ENOTDIR,
+				"the mountpoint %s exists and is not a directory; remove it or pass another --mountpoint",
+				c->mountpoint);
+		return 0;
+	}
+	if (errno != ENOENT)
+		return vm_error_errno(err, errno, "cannot use %s",
+				      c->mountpoint);
+	if (mkdirat(dfd, last, 0755) < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create the mountpoint %s",
+				      c->mountpoint);
+	if (vm_journal_add(j, VM_CHANGE_MKDIR, c->mountpoint, NULL, NULL) < 0) {
+		unlinkat(dfd, last, AT_REMOVEDIR);
+		return -ENOMEM;
+	}
+	vm_setup_action(c->res, "created the mountpoint %s", c->mountpoint);
+	return 0;
+}
+
 int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
 		   struct vm_journal *j, struct vm_error *err)
 {
-	struct stat st, dst;
+	struct stat dst;
 	dev_t there;
 	int r;
 
 	if (stat(device, &dst) < 0)
 		return vm_error_errno(err, errno, "cannot use %s", device);
-	if (lstat(c->mountpoint, &st) < 0) {
-		if (errno != ENOENT)
-			return vm_error_errno(err, errno, "cannot use %s",
-					      c->mountpoint);
-		r = vm_mkdir_parents(c->mountpoint, j, err);
-		if (r < 0)
-			return r;
-		if (mkdir(c->mountpoint, 0755) < 0)
-			return vm_error_errno(err, errno,
-					      "cannot create the mountpoint %s",
-					      c->mountpoint);
-		if (vm_journal_add(j, VM_CHANGE_MKDIR, c->mountpoint, NULL,
-				   NULL) < 0) {
-			rmdir(c->mountpoint);
-			return -ENOMEM;
-		}
-		vm_setup_action(c->res, "created the mountpoint %s",
-				c->mountpoint);
-	} else if (!S_ISDIR(st.st_mode)) {
-		return vm_error_set(
-			err, ENOTDIR,
-			"the mountpoint %s exists and is not a directory; remove it or pass another --mountpoint",
-			c->mountpoint);
-	}
+	r = make_mountpoint(c, j, err);
+	if (r < 0)
+		return r;
 	r = vm_setup_mounted_at(c->mountpoint, &there);
 	if (r < 0)
 		return vm_error_errno(err, -r,
@@ -117,7 +132,7 @@ int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
 	if (r == 1 && there == dst.st_rdev) {
 		vm_setup_action(c->res, "%s is already mounted at %s", device,
 				c->mountpoint);
-		return 0;
+		goto mounted;
 	}
 	if (r == 1)
 		return vm_error_set(
@@ -125,37 +140,54 @@ int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
 			"another filesystem (device %u:%u) is mounted at %s; if it is an earlier tools disk run 'vmtools-agent setup --undo' first, else unmount it or pass another --mountpoint",
 			major(there), minor(there), c->mountpoint);
 	if (mount(device, c->mountpoint, "ext4",
-		  MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0)
+		  MS_RDONLY | MS_NODEV | MS_NOSUID, NULL) < 0) {
+		if (errno == EBUSY)
+			return vm_error_set(
+				err, EBUSY,
+				"cannot mount %s at %s: the kernel says it is busy (the disk is mounted read-write elsewhere, or another mount of %s is being made); unmount it there (see /proc/self/mountinfo) or pass another --mountpoint",
+				device, c->mountpoint, c->mountpoint);
 		return vm_error_errno(
 			err, errno,
 			"cannot mount %s read-only at %s (is ext4 built into this kernel? see check-kernel)",
 			device, c->mountpoint);
+	}
 	if (vm_journal_add(j, VM_CHANGE_MOUNT, c->mountpoint, device, NULL) <
 	    0) {
-		umount2(c->mountpoint, 0);
+		umount2(c->mountpoint, UMOUNT_NOFOLLOW);
 		return -ENOMEM;
 	}
 	vm_setup_action(c->res, "mounted %s at %s (ro,nodev,nosuid)", device,
 			c->mountpoint);
+mounted:
+	/* From here no walk may enter the disk (safe_path.h). */
+	j->guard.dev = dst.st_rdev;
+	j->guard.has_dev = true;
 	return 0;
 }
 
 int vm_setup_unmount(struct vm_setup_ctx *c, struct vm_error *err)
 {
-	dev_t dev;
-	int r = vm_setup_mounted_at(c->mountpoint, &dev);
+	dev_t dev, first;
+	int r = vm_setup_mounted_at(c->mountpoint, &first);
 
 	if (r <= 0)
 		return r;
-	if (umount2(c->mountpoint, 0) < 0) {
-		if (errno == EBUSY)
-			return vm_error_errno(
-				err, errno,
-				"cannot unmount %s: a process still uses the tools disk (find it with: fuser -vm %s); stop it and run --undo again",
-				c->mountpoint, c->mountpoint);
-		return vm_error_errno(err, errno, "cannot unmount %s",
-				      c->mountpoint);
+	/* A mount stacked on another of the same disk goes too. */
+	for (dev = first; r == 1 && dev == first;
+	     r = vm_setup_mounted_at(c->mountpoint, &dev)) {
+		if (umount2(c->mountpoint, UMOUNT_NOFOLLOW) < 0) {
+			if (errno == EBUSY)
+				return vm_error_errno(
+					err, errno,
+					"cannot unmount %s: a process still uses the tools disk (find it with: fuser -vm %s); stop it and run --undo again",
+					c->mountpoint, c->mountpoint);
+			return vm_error_errno(err, errno, "cannot unmount %s",
+					      c->mountpoint);
+		}
 	}
+	if (r < 0)
+		return vm_error_errno(err, -r,
+				      "cannot read /proc/self/mountinfo");
 	vm_setup_action(c->res, "unmounted %s", c->mountpoint);
 	return 1;
 }

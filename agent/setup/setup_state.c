@@ -13,17 +13,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <json-c/linkhash.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
 
-#define STATE_MAX_BYTES (1u << 20)
-
 void vm_setup_state_clear(struct vm_setup_state *s)
 {
+	if (s->link_index)
+		lh_table_free(s->link_index);
+	if (s->dir_index)
+		lh_table_free(s->dir_index);
 	free(s->device);
 	free(s->mountpoint);
 	for (size_t i = 0; i < s->n_dirs; i++)
@@ -43,60 +48,109 @@ static void json_putp(json_object **o)
 		json_object_put(*o);
 }
 
+/* The position of key in an index, or SIZE_MAX. */
+static size_t find(struct lh_table **index, const char *key)
+{
+	void *v;
+
+	if (!*index || !lh_table_lookup_ex(*index, key, &v))
+		return SIZE_MAX;
+	return (size_t)(uintptr_t)v - 1;
+}
+
+static int index_put(struct lh_table **index, const char *key, size_t i)
+{
+	if (!*index && !(*index = lh_kchar_table_new(64, NULL)))
+		return -ENOMEM;
+	return lh_table_insert(*index, key, (void *)(uintptr_t)(i + 1)) < 0 ?
+		       -ENOMEM :
+		       0;
+}
+
 static int add_dir(struct vm_setup_state *s, const char *dir)
 {
 	void *n;
 
-	for (size_t i = 0; i < s->n_dirs; i++)
-		if (!strcmp(s->dirs[i], dir))
-			return 0;
+	if (find(&s->dir_index, dir) != SIZE_MAX)
+		return 0;
 	n = realloc(s->dirs, (s->n_dirs + 1) * sizeof(char *));
 	if (!n)
 		return -ENOMEM;
 	s->dirs = n;
 	s->dirs[s->n_dirs] = strdup(dir);
-	return s->dirs[s->n_dirs++] ? 0 : -ENOMEM;
+	if (!s->dirs[s->n_dirs] ||
+	    index_put(&s->dir_index, s->dirs[s->n_dirs], s->n_dirs) < 0) {
+		free(s->dirs[s->n_dirs]);
+		return -ENOMEM;
+	}
+	s->n_dirs++;
+	return 0;
 }
 
 static int set_link(struct vm_setup_state *s, const char *path,
 		    const char *target)
 {
 	char *t = strdup(target), *p;
-	void *n;
+	size_t i = find(&s->link_index, path);
 
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n_links; i++)
-		if (!strcmp(s->links[i].path, path)) {
-			free(s->links[i].target);
-			s->links[i].target = t;
-			return 0;
+	if (i != SIZE_MAX) {
+		free(s->links[i].target);
+		s->links[i].target = t;
+		return 0;
+	}
+	if (s->n_links == s->cap_links) {
+		size_t cap = s->cap_links ? 2 * s->cap_links : 16;
+		void *n = realloc(s->links, cap * sizeof(*s->links));
+
+		if (!n) {
+			free(t);
+			return -ENOMEM;
 		}
+		s->links = n;
+		s->cap_links = cap;
+	}
 	p = strdup(path);
-	n = realloc(s->links, (s->n_links + 1) * sizeof(*s->links));
-	if (!p || !n) {
+	if (!p || index_put(&s->link_index, p, s->n_links) < 0) {
 		free(t);
 		free(p);
-		if (n)
-			s->links = n;
 		return -ENOMEM;
 	}
-	s->links = n;
 	s->links[s->n_links++] = (struct vm_state_link){ p, t };
 	return 0;
 }
 
+/* Leaves a hole (path NULL) that compact() closes. */
 static void drop_link(struct vm_setup_state *s, const char *path)
 {
+	size_t i = find(&s->link_index, path);
+
+	if (i == SIZE_MAX)
+		return;
+	lh_table_delete(s->link_index, path);
+	free(s->links[i].path);
+	free(s->links[i].target);
+	s->links[i].path = s->links[i].target = NULL;
+}
+
+/* Close the holes, keeping the order (undo removes links last first). */
+static int compact(struct vm_setup_state *s)
+{
+	size_t w = 0;
+
 	for (size_t i = 0; i < s->n_links; i++)
-		if (!strcmp(s->links[i].path, path)) {
-			free(s->links[i].path);
-			free(s->links[i].target);
-			memmove(&s->links[i], &s->links[i + 1],
-				(s->n_links - i - 1) * sizeof(*s->links));
-			s->n_links--;
-			return;
-		}
+		if (s->links[i].path)
+			s->links[w++] = s->links[i];
+	if (w == s->n_links)
+		return 0;
+	s->n_links = w;
+	lh_table_free(s->link_index);
+	s->link_index = NULL;
+	for (size_t i = 0; i < s->n_links; i++)
+		if (index_put(&s->link_index, s->links[i].path, i) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 int vm_setup_state_merge(struct vm_setup_state *s, const struct vm_journal *j)
@@ -126,7 +180,7 @@ int vm_setup_state_merge(struct vm_setup_state *s, const struct vm_journal *j)
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return compact(s);
 }
 
 static const char *get_string(json_object *o, const char *key)
@@ -203,28 +257,44 @@ int vm_setup_state_load(const char *path, struct vm_setup_state *s,
 {
 	json_object *root __attribute__((cleanup(json_putp))) = NULL;
 	_cleanup_free_ char *buf = NULL;
-	_cleanup_fclose_ FILE *f = NULL;
-	size_t len;
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	size_t len = 0;
 	int r;
 
 	memset(s, 0, sizeof(*s));
-	f = fopen(path, "re");
-	if (!f) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	if (fd < 0) {
 		if (errno == ENOENT)
 			return -ENOENT;
 		return vm_error_errno(
 			err, errno, "cannot open setup's state file %s", path);
 	}
-	buf = malloc(STATE_MAX_BYTES + 1);
-	if (!buf)
-		return vm_error_errno(err, ENOMEM, "cannot read %s", path);
-	len = fread(buf, 1, STATE_MAX_BYTES + 1, f);
-	if (ferror(f))
-		return vm_error_errno(err, EIO, "cannot read %s", path);
-	if (len > STATE_MAX_BYTES)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return vm_error_set(
+			err, EINVAL,
+			"setup's state file %s is not a regular file; remove it",
+			path);
+	if ((uint64_t)st.st_size > VM_STATE_MAX_BYTES)
 		return vm_error_set(
 			err, EFBIG,
-			"setup's state file %s is too large; remove it", path);
+			"setup's state file %s is %lld bytes, more than setup ever writes (%u); remove it",
+			path, (long long)st.st_size, VM_STATE_MAX_BYTES);
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		return vm_error_errno(err, ENOMEM, "cannot read %s", path);
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return vm_error_errno(err, errno, "cannot read %s",
+					      path);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
 	buf[len] = '\0';
 	root = json_tokener_parse(buf);
 	r = root ? parse(root, s) : -EINVAL;
@@ -297,7 +367,14 @@ int vm_setup_state_save(const char *path, const struct vm_setup_state *s,
 	if (!text || asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
 		return vm_error_errno(err, ENOMEM, "cannot write %s", path);
 	len = strlen(text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (len >= VM_STATE_MAX_BYTES)
+		return vm_error_set(
+			err, EFBIG,
+			"setup's state file %s would be %zu bytes, more than --undo reads (%u); the manifest asks for too many links",
+			path, len, VM_STATE_MAX_BYTES);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
 	if (fd < 0)
 		return vm_error_errno(
 			err, errno, "cannot write setup's state file %s", tmp);

@@ -13,6 +13,8 @@
 #include "agent/setup/setup_journal.h"
 #include "common/error.h"
 
+struct lh_table;
+
 struct vm_state_link {
 	char *path;
 	char *target;
@@ -26,10 +28,20 @@ struct vm_setup_state {
 	char **dirs; /* directories setup created, parents first */
 	size_t n_dirs;
 	struct vm_state_link *links;
-	size_t n_links;
+	size_t n_links, cap_links;
+	/* path -> index + 1 in links, dirs (hash lookups: 100,000 links). */
+	struct lh_table *link_index, *dir_index;
 };
 
 void vm_setup_state_clear(struct vm_setup_state *s);
+
+/*
+ * The largest state file: what a manifest of VM_MANIFEST_MAX_BYTES can ask
+ * setup to make, each link's target longer by the mountpoint.  Saving a
+ * larger one fails (so setup rolls back rather than leave what undo could
+ * not read).
+ */
+#define VM_STATE_MAX_BYTES (256u << 20)
 
 /* -ENOENT (err untouched) when there is no state file. */
 int vm_setup_state_load(const char *path, struct vm_setup_state *s,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/setup/safe_path.h"
 #include "agent/setup/setup_state.h"
 #include "common/cleanup.h"
 
@@ -24,17 +25,16 @@ static int undo_with_state(struct vm_setup_ctx *c, struct vm_setup_state *s,
 	int r;
 
 	for (size_t i = s->n_links; i-- > 0;) {
-		_cleanup_free_ char *cur = NULL;
 		const struct vm_state_link *l = &s->links[i];
 
-		r = vm_link_is_ours(l->path, c->mountpoint, &cur);
-		if (r == 1 && !strcmp(cur, l->target)) {
-			if (unlink(l->path) < 0)
-				return vm_error_errno(err, errno,
-						      "cannot remove %s",
-						      l->path);
+		if (!vm_path_is_under(l->target, c->mountpoint))
+			continue; /* not a link setup would make */
+		r = vm_safe_unlink_link(l->path, l->target, &c->guard, err);
+		if (r < 0)
+			return r;
+		if (r == 1) {
 			vm_setup_action(c->res, "removed %s", l->path);
-		} else if (r >= 0) {
+		} else {
 			vm_setup_action(
 				c->res,
 				"left %s alone: it is no longer the link setup made",
@@ -58,22 +58,28 @@ static int undo_with_state(struct vm_setup_ctx *c, struct vm_setup_state *s,
 				"left %s mounted: setup did not mount it",
 				c->mountpoint);
 	}
-	if (s->created_mountpoint && rmdir(c->mountpoint) == 0)
+	c->guard.has_dev = false; /* unmounted */
+	if (s->created_mountpoint &&
+	    vm_safe_rmdir(c->mountpoint, &c->guard, NULL) == 0)
 		vm_setup_action(c->res, "removed the mountpoint %s",
 				c->mountpoint);
-	/* Before the directories: it may live in one setup created. */
+	/* Before the directories: they may be in one setup created. */
 	if (unlink(c->state_file) < 0 && errno != ENOENT)
 		return vm_error_errno(err, errno, "cannot remove %s",
 				      c->state_file);
+	vm_setup_lock_remove(c);
 	for (size_t i = s->n_dirs; i-- > 0;) {
-		if (rmdir(s->dirs[i]) == 0)
+		struct vm_error e = { 0 };
+
+		r = vm_safe_rmdir(s->dirs[i], &c->guard, &e);
+		if (r == 0)
 			vm_setup_action(c->res, "removed the directory %s",
 					s->dirs[i]);
-		else if (errno != ENOENT)
+		else if (r != -ENOENT)
 			vm_setup_action(
 				c->res,
 				"left the directory %s: %s (setup created it; it holds something else now)",
-				s->dirs[i], strerror(errno));
+				s->dirs[i], e.msg);
 	}
 	return 0;
 }
@@ -92,6 +98,8 @@ static int undo_without_state(struct vm_setup_ctx *c, struct vm_error *err)
 	if (r < 0)
 		return vm_error_errno(err, -r,
 				      "cannot read /proc/self/mountinfo");
+	c->guard.dev = dev;
+	c->guard.has_dev = r == 1;
 	if (r == 0) {
 		vm_setup_action(c->res,
 				"nothing to undo: nothing is mounted at %s",
@@ -102,13 +110,14 @@ static int undo_without_state(struct vm_setup_ctx *c, struct vm_error *err)
 	if (vm_manifest_load(path, &m, NULL) == 0 &&
 	    vm_setup_plan(c, m, true, &plan, NULL) == 0) {
 		for (size_t i = 0; i < plan.n; i++) {
-			if (vm_link_is_ours(plan.links[i].path, c->mountpoint,
-					    NULL) != 1)
+			_cleanup_free_ char *cur = NULL;
+
+			if (vm_link_is_ours(plan.links[i].path, &c->guard,
+					    &cur) != 1)
 				continue;
-			if (unlink(plan.links[i].path) < 0) {
-				r = vm_error_errno(err, errno,
-						   "cannot remove %s",
-						   plan.links[i].path);
+			r = vm_safe_unlink_link(plan.links[i].path, cur,
+						&c->guard, err);
+			if (r < 0) {
 				vm_link_plan_clear(&plan);
 				return r;
 			}
@@ -121,31 +130,51 @@ static int undo_without_state(struct vm_setup_ctx *c, struct vm_error *err)
 	return r < 0 ? r : 0;
 }
 
+static int undo_locked(struct vm_setup_ctx *c, struct vm_error *err)
+{
+	struct vm_setup_state s = { 0 };
+	dev_t dev;
+	int r;
+
+	r = vm_setup_state_load(c->state_file, &s, err);
+	if (r == -ENOENT)
+		return undo_without_state(c, err);
+	if (r < 0)
+		return r;
+	if (strcmp(s.mountpoint, c->mountpoint)) {
+		r = vm_error_set(
+			err, EINVAL,
+			"the state file %s belongs to the mountpoint %s, not %s; pass --mountpoint %s",
+			c->state_file, s.mountpoint, c->mountpoint,
+			s.mountpoint);
+		vm_setup_state_clear(&s);
+		return r;
+	}
+	vm_setup_set_str(&c->res->device, s.device);
+	r = vm_setup_mounted_at(c->mountpoint, &dev);
+	if (r < 0) {
+		vm_setup_state_clear(&s);
+		return vm_error_errno(err, -r,
+				      "cannot read /proc/self/mountinfo");
+	}
+	c->guard.dev = dev;
+	c->guard.has_dev = r == 1;
+	r = undo_with_state(c, &s, err);
+	vm_setup_state_clear(&s);
+	return r;
+}
+
 int vm_setup_undo(const struct vm_setup_options *o, struct vm_setup_result *res,
 		  struct vm_error *err)
 {
-	struct vm_setup_state s = { 0 };
 	struct vm_setup_ctx c;
 	int r;
 
 	r = vm_setup_ctx_init(&c, o, res, err);
-	if (r < 0)
-		return r;
-	r = vm_setup_state_load(c.state_file, &s, err);
-	if (r == -ENOENT)
-		return undo_without_state(&c, err);
-	if (r < 0)
-		return r;
-	if (strcmp(s.mountpoint, c.mountpoint)) {
-		r = vm_error_set(
-			err, EINVAL,
-			"the state file %s belongs to the mountpoint %s, not %s; pass --mountpoint %s",
-			c.state_file, s.mountpoint, c.mountpoint, s.mountpoint);
-		vm_setup_state_clear(&s);
-		return r;
-	}
-	vm_setup_set_str(&res->device, s.device);
-	r = undo_with_state(&c, &s, err);
-	vm_setup_state_clear(&s);
+	if (r == 0)
+		r = vm_setup_lock(&c, NULL, err);
+	if (r == 0)
+		r = undo_locked(&c, err);
+	vm_setup_ctx_clear(&c);
 	return r;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_request.c - libFuzzer target for agent/serve/request.c, the parser of
- * untrusted request bodies (POST /profile/cpu) and of the `seconds` query
- * argument of /debug/pprof/profile.  Beyond not crashing, a request that
- * parses must be within the contract's ranges.
+ * untrusted request bodies (POST /profile/cpu) and of the `seconds` and
+ * `format` query arguments of /debug/pprof/profile.  Beyond not crashing,
+ * a request that parses must be within the contract's ranges.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -46,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vm_error_clear(&err);
 	rc = vm_request_from_pprof_query(query, &limits, &r, &err);
 	if (rc == 0 && (r.req.seconds < 1 || r.req.seconds > 60))
+		abort();
+	/* The same bytes as its format argument. */
+	vm_error_clear(&err);
+	rc = vm_request_pprof_format(query, &r, &err);
+	if ((rc == 0 && r.req.format != VM_FORMAT_PPROF &&
+	     r.req.format != VM_FORMAT_FOLDED &&
+	     r.req.format != VM_FORMAT_SVG) ||
+	    (rc < 0 && (rc != -EINVAL || err.msg[0] == '\0')))
 		abort();
 	free(query);
 	return 0;

@@ -4,7 +4,11 @@
 # a loop mount compared with the source, byte-identical rebuilds whatever the
 # atime, locale or mke2fs.conf, a bundled binary run through its launcher
 # (also in a chroot of the image alone), and bad input refused with a clear
-# error and no file at --output.
+# error and no file at --output: labels setup would refuse, --size 0, a
+# size or a full disk the output cannot take (the output named), a
+# 3,000-level directory chain, 65,001 hard links to one file.  Also: a
+# 1,900-level chain and 65,000 hard links build clean (e2fsck -fn), and a
+# file name that is not UTF-8 keeps the manifest valid JSON.
 . "$(dirname "$0")/../lib/tap.sh"
 
 IMG=$VMTOOLS_IMAGE
@@ -203,10 +207,142 @@ else
 	not_ok "output in a missing directory"
 	diag "$T/err"
 fi
-refuse "label over 16 bytes" "at most 16" build --label 12345678901234567
+refuse "label over 16 bytes" "1 to 16 bytes" build --label 12345678901234567
+refuse "an empty label (setup could not find the disk)" "--label '' cannot be an ext4 label" build --label ''
+refuse "a label that is not UTF-8" "not UTF-8" build --label "$(printf 'vm\xfftools')"
+refuse "--size 0 (not taken as auto)" "pass --size auto" build --size 0
+# A size the output's filesystem cannot hold: the message names --output,
+# not the temporary file beside it.
+if build --size 16T --output "$T/huge.img" >"$T/err" 2>&1; then
+	skip "--size 16T fails naming the output" "this filesystem holds 16 TiB files"
+	rm -f "$T/huge.img"
+elif grep -q "$T/huge.img" "$T/err" && ! grep -q 'vmtools-image\.' "$T/err" &&
+	! ls -A "$T" | grep -q '^\.vmtools-image\.' && [ ! -e "$T/huge.img" ]; then
+	ok "--size 16T fails naming the output, nothing left behind"
+else
+	not_ok "--size 16T failure"
+	diag "$T/err"
+fi
+# A full disk: the message names the image.
+if [ -z "$(need_root)" ]; then
+	mkdir -p "$T/small"
+	mount -t tmpfs -o size=2m vmt-small "$T/small" && at_exit "umount '$T/small'"
+	if build --output "$T/small/x.img" >"$T/err" 2>&1; then
+		not_ok "a full disk (accepted)"
+	elif grep -q "$T/small/x.img" "$T/err" && grep -q 'No space left' "$T/err" &&
+		[ -z "$(ls -A "$T/small")" ]; then
+		ok "a full disk: the error names the image, nothing left behind ($(cat "$T/err"))"
+	else
+		not_ok "a full disk"
+		diag "$T/err"
+	fi
+else
+	skip "a full disk names the image" "$(need_root)"
+fi
 refuse "--binary that is not executable" "not an executable" build --binary "$T/mke2fs.conf"
 chmod +x "$T/mke2fs.conf"
 refuse "--binary that is not ELF" "not an ELF" build --binary "$T/mke2fs.conf"
+
+# Deep trees: 3,000 nested directories are refused with a sentence (the
+# guest could not open their paths), with no temporary image and no
+# depmod staging left; cut at 1,900 levels the same tree builds (no
+# recursion bounded by depth) and e2fsck takes it.
+D=$T/deep
+mkdir -p "$D/lib/modules/$REL" "$T/tmp"
+python3 - "$D" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+for _ in range(3000):
+    os.mkdir("d", dir_fd=fd)
+    sub = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = sub
+PY
+rm -f "$T/deep.img"
+TMPDIR=$T/tmp "$IMG" build --root "$D" --no-perf --output "$T/deep.img" >"$T/err" 2>&1
+st=$?
+if [ "$st" = 1 ] && grep -q 'flatten the staged tree' "$T/err" && [ ! -e "$T/deep.img" ] &&
+	! ls -A "$T" | grep -q '^\.vmtools-image\.' && [ -z "$(ls -A "$T/tmp")" ]; then
+	ok "a 3,000-level directory chain is refused with a sentence, nothing left behind"
+else
+	not_ok "a 3,000-level directory chain (exit $st)"
+	diag "$T/err"
+	ls -A "$T" "$T/tmp" | sed 's/^/# /'
+fi
+python3 - "$D" <<'PY'
+import os, sys
+top = os.open(sys.argv[1], os.O_RDONLY)
+fd = os.dup(top)
+for _ in range(1900):
+    sub = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = sub
+os.rename("d", "rest", src_dir_fd=fd, dst_dir_fd=top)
+PY
+if TMPDIR=$T/tmp "$IMG" build --root "$D" --no-perf --output "$T/deep.img" >"$T/err" 2>&1 &&
+	e2fsck -fn "$T/deep.img" >>"$T/err" 2>&1; then
+	ok "a 1,900-level directory chain builds and e2fsck -fn passes"
+else
+	not_ok "a 1,900-level directory chain"
+	diag "$T/err"
+fi
+rm -f "$T/deep.img"
+
+# Hard links: 65,000 names of one file are what ext4 keeps (e2fsck -fn
+# clean); one more is refused with a sentence instead of a wrapped count.
+# (The staged tree's filesystem must hold that many: ext4 does not, so
+# as root it is a tmpfs of its own.)
+H=$T/hard
+mkdir -p "$H"
+[ -z "$(need_root)" ] && mount -t tmpfs -o size=64m vmt-hard "$H" && at_exit "umount '$H'"
+mkdir -p "$H/lib/modules/$REL" "$H/l"
+echo shared >"$H/f"
+python3 - "$H" 64999 <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(int(sys.argv[2])):
+    os.link(d + "/f", "%s/l/%05d" % (d, i))
+PY
+if "$IMG" build --root "$H" --no-perf --output "$T/hard.img" >"$T/err" 2>&1 &&
+	e2fsck -fn "$T/hard.img" >>"$T/err" 2>&1; then
+	ok "65,000 hard links to one file: built, e2fsck -fn passes"
+else
+	not_ok "65,000 hard links to one file"
+	diag "$T/err"
+fi
+rm -f "$T/hard.img"
+if ln "$H/f" "$H/l/one-more" 2>"$T/err"; then
+	refuse "65,001 hard links to one file" "ext4 keeps at most 65000" "$IMG" build --root "$H" --no-perf
+else
+	skip "65,001 hard links to one file" "$(cat "$T/err")"
+fi
+rm -rf "${H:?}"/*
+
+# Names that are not UTF-8 (a Latin-1 "cafe" with an accent): the
+# manifest stays JSON any parser takes and keeps the name's bytes
+# (base64), and verify re-hashes the file by that name.
+N=$T/names
+mkdir -p "$N/lib/modules/$REL"
+echo latin1 >"$N/$(printf 'caf\xe9')"
+printf 'x' >"$N/$(printf 'new\nline')"
+cat >"$T/names.py" <<'PY'
+import base64, json, sys
+m = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+names = set()
+for k in m["files"]:
+    names.add(base64.b64decode(k[7:]) if k.startswith("base64:") else k.encode())
+assert b"/caf\xe9" in names, names
+assert b"/new\nline" in names, names
+PY
+if "$IMG" build --root "$N" --no-perf --output "$T/names.img" >"$T/err" 2>&1 &&
+	"$IMG" verify "$T/names.img" >>"$T/err" 2>&1 &&
+	debugfs -R "dump /.vmtools/manifest.json $T/names.json" "$T/names.img" >>"$T/err" 2>&1 &&
+	python3 "$T/names.py" "$T/names.json" >>"$T/err" 2>&1; then
+	ok "a file name that is not UTF-8: manifest.json is valid JSON, the name kept (base64), verify passes"
+else
+	not_ok "a file name that is not UTF-8"
+	diag "$T/err"
+fi
 
 # verify notices a changed byte.
 cp "$T/a.img" "$T/bad.img"

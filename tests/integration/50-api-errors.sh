@@ -61,7 +61,7 @@ done <<'ROWS'
 {"profiler": {"Perf": "/bin/sh"}}|never runs a binary named by a request
 {"profiler": {"BccProfile": "/tmp/x"}}|profiler.BccProfile must be null
 {"binary": "/bin/sh"}|unknown field \"binary\"
-{"format": "svg"}|format must be
+{"format": "png"}|format must be pprof, folded or svg
 {"targets": {"comm": ["a-very-long-command-name"]}}|targets.comm[0]
 {"targets": {"pids": [-5]}}|targets.pids[0]
 [1, 2, 3]|must be a JSON object

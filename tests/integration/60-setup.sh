@@ -19,7 +19,12 @@
 # exactly; refusals that change nothing: no disk with the label (exit 2),
 # two disks with the label (both named), a real directory in the way, an
 # image for another kernel, and a corrupted image under --verify (the file
-# named).
+# named); two setups at once (serialized, both succeed); a mountpoint under
+# a symlinked directory (the second run sees it mounted, undo unmounts); a
+# hostile disk whose manifest link would be made through the disk's own
+# symlink (refused, nothing written outside).  The directories removed by
+# hand are only those setup's state file says it made, so an empty
+# /lib/modules that was there before stays.
 . "$(dirname "$0")/../lib/tap.sh"
 
 # --- inside the private mount namespace -------------------------------------
@@ -92,16 +97,21 @@ if [ "${1:-}" = inside ]; then
 		    print("BIN/" + t["name"], t["path"])
 	EOF
 	echo "/lib/modules/$RUN /lib/modules/$REL" >>"$W/expected-links"
-	bad=0 n=0
-	while read -r path target; do
-		path=${path/#BIN/$BIN}
-		n=$((n + 1))
-		if [ "$(readlink "$path")" != "$MNT$target" ] || [ ! -e "$path" ]; then
-			echo "# $path -> $(readlink "$path"), expected $MNT$target"
-			bad=1
-		fi
-	done <"$W/expected-links"
-	check "all $n links point into the image and resolve" test "$bad" = 0
+	links_ok() { # every expected link points into the image and resolves
+		local path target bad=0
+		n=0
+		while read -r path target; do
+			path=${path/#BIN/$BIN}
+			n=$((n + 1))
+			if [ "$(readlink "$path")" != "$MNT$target" ] || [ ! -e "$path" ]; then
+				echo "# $path -> $(readlink "$path"), expected $MNT$target"
+				bad=1
+			fi
+		done <"$W/expected-links"
+		return $bad
+	}
+	links_ok
+	check "all $n links point into the image and resolve" test $? = 0
 	check "the manifest links the kernel's modules and headers" \
 		grep -q "^/lib/modules/$REL /lib/modules/$REL$" "$W/expected-links"
 	check "bcc finds build/include/generated/autoconf.h" \
@@ -173,6 +183,75 @@ if [ "${1:-}" = inside ]; then
 		check "$1: nothing changed" diff -u "$W/before" "$W/now"
 	}
 
+	# -- two runs at once (a boot script and a manual one): one waits for
+	# the other, both succeed, every link is in place and the state says
+	# mounted; undo then restores the guest.  Three rounds.
+	for round in 1 2 3; do
+		"$A" setup "${OPTS[@]}" >"$W/race1.out" 2>&1 &
+		p1=$!
+		"$A" setup "${OPTS[@]}" >"$W/race2.out" 2>&1 &
+		p2=$!
+		wait $p1
+		s1=$?
+		wait $p2
+		s2=$?
+		if [ "$s1" = 0 ] && [ "$s2" = 0 ] && links_ok >"$W/race.links" &&
+			python3 -c 'import json, sys; sys.exit(not json.load(open(sys.argv[1]))["mounted"])' "$MNT.setup.json"; then
+			ok "two setups at once, round $round: both succeed, all links there, the state says mounted"
+		else
+			not_ok "two setups at once, round $round (exits $s1 and $s2)"
+			diag "$W/race1.out"
+			diag "$W/race2.out"
+			diag "$W/race.links"
+		fi
+		"$A" setup --undo --mountpoint "$MNT" >"$W/race-undo.out" 2>&1
+		unchanged "two setups at once, round $round, after --undo"
+	done
+
+	# -- a mountpoint reached through a symlinked directory (Debian's
+	# /var/run -> /run): the second run sees the disk mounted, --undo
+	# unmounts it.
+	mkdir "$W/realrun"
+	ln -s realrun "$W/varrun"
+	SOPTS=(--label "$LABEL" --mountpoint "$W/varrun/vm-tools" --bindir "$BIN" --allow-kernel-mismatch)
+	"$A" setup "${SOPTS[@]}" >"$W/sym1.out" 2>&1
+	check_said $? 0 "$W/sym1.out" "setup with --mountpoint under a symlinked directory" \
+		"^mounted $LOOP at $W/realrun/vm-tools"
+	"$A" setup "${SOPTS[@]}" >"$W/sym2.out" 2>&1
+	check_said $? 0 "$W/sym2.out" "a second setup there sees the disk mounted (no EBUSY)" \
+		"is already mounted at $W/realrun/vm-tools" '^nothing to change'
+	"$A" setup --undo --mountpoint "$W/varrun/vm-tools" >"$W/sym-undo.out" 2>&1
+	st=$?
+	if [ "$st" = 0 ] && ! grep -q " $W/realrun/vm-tools " /proc/self/mountinfo && [ ! -e "$W/realrun/vm-tools" ]; then
+		ok "--undo through the symlinked directory unmounts and removes the mountpoint"
+	else
+		not_ok "--undo through the symlinked directory (exit $st) left the disk mounted"
+		diag "$W/sym-undo.out"
+		umount "$W/realrun/vm-tools" 2>/dev/null
+	fi
+	rm "$W/varrun"
+	rmdir "$W/realrun"
+	unchanged "a symlinked mountpoint directory, after --undo"
+
+	# -- a hostile disk: its tree has lib/modules/evil/cfg -> a directory
+	# outside (standing in for /etc) and its manifest asks for the link
+	# /lib/modules/RUN-evil (-> that tree) and then /lib/modules/RUN-evil/cfg/x,
+	# which would be made through the first.  Refused; nothing written
+	# outside; the guest as before.
+	mkdir -p "$W/evil/.vmtools" "$W/evil/lib/modules/evil" "$W/outside"
+	ln -s "$W/outside" "$W/evil/lib/modules/evil/cfg"
+	printf '{"format_version": 1, "kernel_release": "%s", "arch": "%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [{"path": "/lib/modules/%s-evil", "target": "/lib/modules/evil"}, {"path": "/lib/modules/%s-evil/cfg/x", "target": "/lib/modules/evil"}], "files": {}}\n' \
+		"$RUN" "$(uname -m)" "$RUN" "$RUN" >"$W/evil/.vmtools/manifest.json"
+	mke2fs -q -t ext4 -L "${LABEL}e" -d "$W/evil" "$W/evil.img" 4M >/dev/null 2>&1
+	attach "$W/evil.img"
+	"$A" setup "${OPTS[@]/#$LABEL/${LABEL}e}" >"$W/evil.out" 2>&1
+	check_said $? 1 "$W/evil.out" "a manifest link through the disk's own symlink: refused, named" \
+		"/lib/modules/$RUN-evil is a link into the tools disk"
+	check "nothing was written outside through the disk's symlink" \
+		test -z "$(ls -A "$W/outside")"
+	unchanged "a symlink escape refused"
+	losetup -d "$DEV"
+
 	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
 	check_said $? 2 "$W/nodisk.out" "no disk with the label: exit 2, a clear error" \
 		"no disk with the ext4 label 'vmt-none-$$'"
@@ -242,6 +321,7 @@ if [ "${1:-}" = inside ]; then
 	# Without its state file, --undo still removes the links into the
 	# mount and unmounts (the directories it cannot know it made stay).
 	"$A" setup "${OPTS[@]}" >"$W/setup3.out" 2>&1
+	cp "$MNT.setup.json" "$W/state3.json"
 	rm -f "$MNT.setup.json"
 	"$A" setup --undo --mountpoint "$MNT" --bindir "$BIN" >"$W/undo3.out" 2>&1
 	st=$?
@@ -252,7 +332,17 @@ if [ "${1:-}" = inside ]; then
 		not_ok "--undo without the state file (exit $st) left: $left"
 		diag "$W/undo3.out"
 	fi
-	rmdir /lib/modules "$BIN" "$MNT" "$W/run" 2>/dev/null
+	# Remove the directories that run made (its state file says which),
+	# and no other: an empty /lib/modules that was here before stays.
+	python3 - "$W/state3.json" >"$W/made-dirs" <<-'EOF'
+		import json, sys
+		s = json.load(open(sys.argv[1]))
+		if s.get("created_mountpoint"):
+		    print(s["mountpoint"])
+		for d in reversed(s["directories"]):
+		    print(d)
+	EOF
+	while read -r d; do rmdir "$d"; done <"$W/made-dirs"
 	unchanged "--undo without the state file, after removing the directories"
 
 	# Corrupt one byte of a module inside the image file.

@@ -70,6 +70,10 @@ cat <<EOF
 The VM is up after $(($(date +%s) - started))s: PostgreSQL 15 runs there under pgbench, and the
 agent's port 3080 is at $URL.
 
+See it in a browser: $URL/ui/
+(take a profile there and it opens in speedscope; the guest's agent serves
+the page from the tools disk)
+
 Take a 5-second CPU profile of the postgres processes and read it:
 
   curl -X POST -H 'Content-Type: application/json' \\
@@ -82,6 +86,7 @@ While a profile runs, see it, or stop it early:
   curl $URL/profile/cpu
   curl -X DELETE $URL/profile/cpu
 
+A flame graph to open from a file: add "format": "svg" to the body (profile.svg).
 Also: curl $URL/healthz ; go tool pprof -http=: $URL/debug/pprof/profile?seconds=10
 Perf instead of eBPF: "profiler": {"Perf": null}.  Guest console: $VM_LOG
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_http_auth.c - unit tests of agent/serve/http_auth.c: the Bearer
- * token check, and the token file (trimmed, too loose a mode noticed,
+ * token check, the Basic password check, and the token file (trimmed, too loose a mode noticed,
  * empty, malformed or missing files refused with their path).
  */
 #include <errno.h>
@@ -86,10 +86,22 @@ static void test_bearer(void **state)
 	assert_false(vm_http_check_bearer("s3cret", "s3cret"));
 }
 
+/* A browser's Basic password (libmicrohttpd decodes the header). */
+static void test_password(void **state)
+{
+	assert_true(vm_http_check_password("s3cret", "s3cret"));
+	assert_false(vm_http_check_password(NULL, "s3cret"));
+	assert_false(vm_http_check_password("", "s3cret"));
+	assert_false(vm_http_check_password("s3cre", "s3cret"));
+	assert_false(vm_http_check_password("s3cret ", "s3cret"));
+	assert_false(vm_http_check_password("S3CRET", "s3cret"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bearer),
+		cmocka_unit_test(test_password),
 		cmocka_unit_test(test_token_file),
 	};
 

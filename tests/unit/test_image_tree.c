@@ -4,6 +4,7 @@
  * handling (imagebuilder/tree.c, links.c, dirblocks.c, walk.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ext2fs/ext2_fs.h>
 #include <ext2fs/ext2fs.h>
 #include <limits.h>
@@ -341,6 +342,94 @@ static void test_walk_holes_and_hardlinks(void **state)
 	rmdir(dir);
 }
 
+static int count_nodes(struct vm_node *n, void *ctx)
+{
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+/*
+ * A chain a million directories deep (more than any stack holds frames
+ * for): walked in order and freed without recursion.
+ */
+static void test_deep_tree_without_recursion(void **state)
+{
+	struct vm_tree t;
+	struct vm_node *dir;
+	size_t count = 0;
+	const size_t depth = 1000000;
+
+	assert_int_equal(vm_tree_init(&t), 0);
+	dir = t.root;
+	for (size_t i = 0; i < depth; i++) {
+		struct vm_node *n = vm_node_new("d", VM_NODE_DIR, 0755);
+
+		assert_non_null(n);
+		assert_int_equal(vm_tree_insert(&t, dir, n), 0);
+		if (i == 10) { /* a sibling, reached after the whole chain */
+			struct vm_node *e = vm_node_new("e", VM_NODE_REG, 0644);
+
+			assert_int_equal(vm_tree_insert(&t, dir, e), 0);
+		}
+		dir = n;
+	}
+	assert_int_equal(vm_tree_walk(t.root, count_nodes, &count), 0);
+	assert_int_equal(count, depth + 2);
+	vm_tree_free(&t);
+}
+
+/*
+ * A staged chain deeper than the guest can open is refused with a
+ * sentence; one within the limit (1,900 levels) is read whole.
+ */
+static void test_walk_deep_chain(void **state)
+{
+	char dir[] = "/tmp/test_image_tree.XXXXXX";
+	struct vm_error err = { 0 };
+	struct vm_tree t;
+	char cmd[PATH_MAX];
+	int fd, top;
+	size_t count = 0;
+
+	assert_non_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	for (int i = 0; i < 3000; i++) {
+		int sub;
+
+		assert_int_equal(mkdirat(fd, "d", 0755), 0);
+		sub = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+		assert_true(sub >= 0);
+		close(fd);
+		fd = sub;
+	}
+	close(fd);
+	assert_int_equal(vm_tree_init(&t), 0);
+	assert_int_equal(vm_walk(dir, NULL, &t, &err), -ENAMETOOLONG);
+	assert_non_null(strstr(err.msg, "flatten the staged tree"));
+	vm_tree_free(&t);
+
+	/* Move what is below level 1,900 (3,800 bytes of path) to the top. */
+	top = open(dir, O_RDONLY | O_DIRECTORY);
+	fd = dup(top);
+	for (int i = 0; i < 1900; i++) {
+		int sub = openat(fd, "d", O_RDONLY | O_DIRECTORY);
+
+		close(fd);
+		fd = sub;
+	}
+	assert_int_equal(renameat(fd, "d", top, "rest"), 0);
+	close(fd);
+	close(top);
+	assert_int_equal(vm_tree_init(&t), 0);
+	vm_error_clear(&err);
+	assert_int_equal(vm_walk(dir, NULL, &t, &err), 0);
+	assert_int_equal(vm_tree_walk(t.root, count_nodes, &count), 0);
+	assert_int_equal(count, 3001); /* the root and 3,000 directories */
+	vm_tree_free(&t);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -352,6 +441,8 @@ int main(void)
 		cmocka_unit_test(test_dir_blocks),
 		cmocka_unit_test(test_htree_layout),
 		cmocka_unit_test(test_walk_holes_and_hardlinks),
+		cmocka_unit_test(test_deep_tree_without_recursion),
+		cmocka_unit_test(test_walk_deep_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "common/manifest.h"
+#include "common/utf8.h"
 
 #define HEX_A "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define HEX_B "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -163,6 +164,58 @@ static void test_load_missing_file_names_path(void **state)
  * are listed, and wastes at most 8 bytes a file and 65 more, whatever the
  * paths hold (quotes, backslashes and control characters are escaped).
  */
+/*
+ * A name that is not UTF-8 (Latin-1 "caf\xe9") is written as base64 and
+ * read back byte for byte; the JSON is UTF-8 throughout; a raw one, a
+ * base64 spelling of a UTF-8 name and bad base64 are refused.
+ */
+static void test_names_not_utf8(void **state)
+{
+	_cleanup_manifest_ struct vm_manifest *m = sample(), *back = NULL;
+	struct vm_error err = { 0 };
+	char *json = NULL;
+	size_t len, bound;
+
+	assert_int_equal(vm_manifest_add_file(m, "/lib/caf\xe9", HEX_A), 0);
+	assert_int_equal(vm_manifest_add_file(m, "/lib/ok-\xc3\xa9", HEX_B), 0);
+	assert_int_equal(
+		vm_manifest_add_link(m, "/usr/src/x\xff", "/usr/src/x\xff"), 0);
+	assert_int_equal(vm_manifest_serialized_bound(m, 0, 0, &bound, &err),
+			 0);
+	assert_int_equal(vm_manifest_serialize(m, &json, &len, &err), 0);
+	assert_true(len <= bound);
+	assert_true(vm_utf8_valid(json, len));
+	assert_non_null(strstr(json, "\"base64:L2xpYi9jYWbp\""));
+	assert_non_null(strstr(json, "\"/lib/ok-\xc3\xa9\""));
+	assert_int_equal(vm_manifest_parse(json, len, &back, &err), 0);
+	assert_non_null(vm_manifest_find_file(back, "/lib/caf\xe9"));
+	assert_string_equal(back->links[1].path, "/usr/src/x\xff");
+	assert_int_equal(vm_manifest_escaped_len("/lib/caf\xe9"),
+			 strlen("base64:L2xpYi9jYWbp"));
+	free(json);
+
+	expect_refused(
+		HEAD "\"tools\":[],\"links\":[],\"files\":{\"/a\xe9\":\"" HEX_A
+		     "\"}}",
+		"invalid JSON");
+	/* "/abc" in base64: UTF-8 names are written as they are. */
+	expect_refused(
+		HEAD
+		"\"tools\":[],\"links\":[],\"files\":{\"base64:L2FiYw==\":\"" HEX_A
+		"\"}}",
+		"not the base64 of a name that is not UTF-8");
+	expect_refused(
+		HEAD
+		"\"tools\":[],\"links\":[{\"path\":\"base64:!!!!\",\"target\":\"/a\"}],\"files\":{}}",
+		"links[0].path");
+
+	/* Text that is not a path is refused rather than written raw. */
+	assert_int_equal(
+		vm_manifest_set_info(m, "r", "x86_64", 0, "l\xff", "g"), 0);
+	assert_int_equal(vm_manifest_serialize(m, &json, &len, &err), -EILSEQ);
+	assert_non_null(strstr(err.msg, "label is not UTF-8"));
+}
+
 static void test_serialized_bound(void **state)
 {
 	static const char *paths[] = {
@@ -207,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_path_rules),
 		cmocka_unit_test(test_load_missing_file_names_path),
 		cmocka_unit_test(test_serialized_bound),
+		cmocka_unit_test(test_names_not_utf8),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -148,8 +148,8 @@ static void test_wrong_types(void **state)
 	assert_422("{\"timeout_seconds\": null}", "got null");
 	assert_422("{\"archive\": \"yes\"}", "archive must be true or false");
 	assert_422("{\"archive\": 1}", "archive");
-	assert_422("{\"format\": \"svg\"}",
-		   "format must be \"pprof\" or \"folded\"");
+	assert_422("{\"format\": \"png\"}",
+		   "format must be pprof, folded or svg; got \"png\"");
 	assert_422("{\"format\": 1}", "format");
 	assert_422("[1, 2]", "must be a JSON object");
 	assert_422("\"hello\"", "must be a JSON object");
@@ -233,6 +233,30 @@ static void test_max_seconds(void **state)
 	/* The default itself is capped. */
 	assert_int_equal(vm_request_parse_json("", 0, &limits, &r, &err), 0);
 	assert_int_equal(r.req.seconds, 3);
+}
+
+/* ?format= of /debug/pprof/profile: svg and folded as themselves. */
+static void test_pprof_format(void **state)
+{
+	struct vm_request_limits limits = { 0 };
+	struct vm_api_request r;
+	struct vm_error err = { 0 };
+
+	assert_int_equal(vm_request_from_pprof_query(NULL, &limits, &r, &err),
+			 0);
+	assert_int_equal(vm_request_pprof_format(NULL, &r, &err), 0);
+	assert_int_equal(r.req.format, VM_FORMAT_PPROF);
+	assert_true(r.req.gzip);
+	assert_int_equal(vm_request_pprof_format("svg", &r, &err), 0);
+	assert_int_equal(r.req.format, VM_FORMAT_SVG);
+	assert_false(r.req.gzip);
+	assert_int_equal(vm_request_pprof_format("folded", &r, &err), 0);
+	assert_int_equal(r.req.format, VM_FORMAT_FOLDED);
+	assert_int_equal(vm_request_pprof_format("pprof", &r, &err), 0);
+	assert_true(r.req.gzip);
+	assert_int_equal(vm_request_pprof_format("png", &r, &err), -EINVAL);
+	assert_non_null(strstr(
+		err.msg, "format must be pprof, folded or svg; got \"png\""));
 }
 
 static void test_pprof_query(void **state)
@@ -382,6 +406,7 @@ int main(void)
 		cmocka_unit_test(test_embedded_nul),
 		cmocka_unit_test(test_max_seconds),
 		cmocka_unit_test(test_pprof_query),
+		cmocka_unit_test(test_pprof_format),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_comm_rule),
 		cmocka_unit_test(test_kinds),

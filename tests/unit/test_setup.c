@@ -6,6 +6,7 @@
  * file, and finding a disk by label in a fake /sys/class/block whose
  * "devices" are files holding an ext4 superblock.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -22,17 +23,24 @@
 #include <cmocka.h>
 
 #include "agent/setup/blockdev.h"
+#include "agent/setup/safe_path.h"
 #include "agent/setup/setup_links.h"
 #include "agent/setup/setup_journal.h"
 #include "agent/setup/setup_int.h"
 #include "agent/setup/setup_state.h"
 
 static char base[64];
+/* The "mountpoint" of these tests, and the guard of walks to guest paths. */
+static char mnt[96];
+static struct vm_guard guard = { .owner = mnt };
 
 static int setup_dir(void **state)
 {
 	strcpy(base, "/tmp/vmtools-setup-XXXXXX");
-	return mkdtemp(base) ? 0 : -1;
+	if (!mkdtemp(base))
+		return -1;
+	snprintf(mnt, sizeof(mnt), "%s/mnt", base);
+	return 0;
 }
 
 static int teardown_dir(void **state)
@@ -83,7 +91,7 @@ static void make_guest(void)
 static void test_create_idempotent_and_rollback(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 	struct stat st;
 
@@ -94,7 +102,7 @@ static void test_create_idempotent_and_rollback(void **state)
 	vm_link_plan_add(&p, P("root/bin/perf"), P("mnt/other"), false);
 	assert_int_equal(p.n, 2);
 
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_ABSENT);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_string_equal(readlink_str(P("root/lib/modules/6.1")),
@@ -107,9 +115,9 @@ static void test_create_idempotent_and_rollback(void **state)
 
 	/* Second look: everything present, nothing to apply. */
 	{
-		struct vm_journal j2 = { 0 };
+		struct vm_journal j2 = { .guard = { .owner = mnt } };
 
-		assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+		assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 		assert_int_equal(p.links[0].state, VM_LINK_PRESENT);
 		assert_int_equal(p.links[1].state, VM_LINK_PRESENT);
 		assert_int_equal(vm_links_apply(&p, &j2, &err), 0);
@@ -127,7 +135,7 @@ static void test_create_idempotent_and_rollback(void **state)
 static void test_refuses_real_dir_and_foreign_link(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
@@ -139,7 +147,7 @@ static void test_refuses_real_dir_and_foreign_link(void **state)
 	vm_link_plan_add(&p, P("root/foreign"), P("mnt/lib"), false);
 	vm_link_plan_add(&p, P("root/file/below"), P("mnt/lib"), false);
 
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), -EEXIST);
+	assert_int_equal(vm_links_check(&p, &guard, &err), -EEXIST);
 	/* Every blocked path is named, and nothing was touched. */
 	assert_non_null(strstr(err.msg, "root/modules is a real directory"));
 	assert_non_null(strstr(
@@ -157,14 +165,14 @@ static void test_refuses_real_dir_and_foreign_link(void **state)
 static void test_optional_blocked_is_skipped(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
 	assert_int_equal(mkdir(P("root/running"), 0755), 0);
 	vm_link_plan_add(&p, P("root/running"), P("mnt/lib"), true);
 	vm_link_plan_add(&p, P("root/image"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_BLOCKED);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_int_equal(j.n, 1);
@@ -176,14 +184,14 @@ static void test_optional_blocked_is_skipped(void **state)
 static void test_stale_link_retargeted_and_restored(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	make_guest();
 	/* Ours (into the mountpoint), from an older image: dangling. */
 	assert_int_equal(symlink(P("mnt/lib/modules/6.1.0-1"), P("root/m")), 0);
 	vm_link_plan_add(&p, P("root/m"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	assert_int_equal(p.links[0].state, VM_LINK_STALE);
 	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
 	assert_string_equal(readlink_str(P("root/m")), P("mnt/lib"));
@@ -196,7 +204,7 @@ static void test_stale_link_retargeted_and_restored(void **state)
 static void test_apply_failure_is_rolled_back(void **state)
 {
 	struct vm_link_plan p = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 	struct stat st;
 
@@ -204,7 +212,7 @@ static void test_apply_failure_is_rolled_back(void **state)
 	assert_int_equal(mkdir(P("root/ro"), 0555), 0);
 	vm_link_plan_add(&p, P("root/new/a"), P("mnt/lib"), false);
 	vm_link_plan_add(&p, P("root/ro/b"), P("mnt/lib"), false);
-	assert_int_equal(vm_links_check(&p, P("mnt"), &err), 0);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
 	if (geteuid() == 0) {
 		/* root writes into 0555 directories: simulate with a file
 		 * appearing between check and apply instead. */
@@ -220,7 +228,7 @@ static void test_apply_failure_is_rolled_back(void **state)
 static void test_state_roundtrip_and_merge(void **state)
 {
 	struct vm_setup_state s = { 0 }, t = { 0 };
-	struct vm_journal j = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
 	struct vm_error err = { 0 };
 
 	assert_int_equal(vm_setup_state_load(P("none.json"), &s, &err),
@@ -371,6 +379,128 @@ static void test_mountinfo_find(void **state)
 	assert_int_equal(vm_mountinfo_find("", "/", &dev), 0);
 }
 
+/*
+ * The disk's tree has lib/modules/R/cfg -> etc (standing in for /etc) and
+ * the manifest asks for lib/modules/R and lib/modules/R/cfg/x: the second
+ * would be made through the first, a link into the disk.  Refused, rolled
+ * back, and nothing appears in etc; rollback and undo do not remove
+ * through such a link either.
+ */
+static void test_never_through_a_link_into_the_disk(void **state)
+{
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
+	struct vm_error err = { 0 };
+	struct stat st;
+	DIR *d;
+	int entries = 0;
+
+	make_guest();
+	assert_int_equal(mkdir(P("etc"), 0755), 0);
+	assert_int_equal(mkdir(P("mnt/lib/modules"), 0755), 0);
+	assert_int_equal(mkdir(P("mnt/lib/modules/R"), 0755), 0);
+	assert_int_equal(symlink(P("etc"), P("mnt/lib/modules/R/cfg")), 0);
+	vm_link_plan_add(&p, P("root/lib/modules/R"), P("mnt/lib/modules/R"),
+			 false);
+	vm_link_plan_add(&p, P("root/lib/modules/R/cfg/x"), P("mnt/x"), false);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
+	assert_true(vm_links_apply(&p, &j, &err) < 0);
+	assert_non_null(strstr(err.msg, "is a link into the tools disk"));
+	assert_int_equal(vm_journal_rollback(&j, NULL), 0);
+	assert_int_equal(lstat(P("root/lib"), &st), -1);
+	d = opendir(P("etc"));
+	assert_non_null(d);
+	while (readdir(d))
+		entries++;
+	closedir(d);
+	assert_int_equal(entries, 2); /* . and .. */
+
+	/* The link of an earlier run in place: the check refuses first. */
+	assert_int_equal(mkdir(P("root/lib"), 0755), 0);
+	assert_int_equal(mkdir(P("root/lib/modules"), 0755), 0);
+	assert_int_equal(
+		symlink(P("mnt/lib/modules/R"), P("root/lib/modules/R")), 0);
+	vm_error_clear(&err);
+	assert_int_equal(vm_links_check(&p, &guard, &err), -EEXIST);
+	assert_non_null(strstr(err.msg, "root/lib/modules/R is a link into"));
+	vm_link_plan_clear(&p);
+
+	/* Removing: a link that looks like ours, behind the disk's link. */
+	assert_int_equal(symlink(P("mnt/y"), P("etc/y")), 0);
+	assert_int_equal(mkdir(P("etc/sub"), 0755), 0);
+	assert_true(vm_safe_unlink_link(P("root/lib/modules/R/cfg/y"),
+					P("mnt/y"), &guard, NULL) < 0);
+	assert_true(vm_safe_rmdir(P("root/lib/modules/R/cfg/sub"), &guard,
+				  NULL) < 0);
+	assert_int_equal(vm_journal_add(&j, VM_CHANGE_SYMLINK,
+					P("root/lib/modules/R/cfg/y"),
+					P("mnt/y"), NULL),
+			 0);
+	assert_true(vm_journal_rollback(&j, NULL) < 0);
+	assert_string_equal(readlink_str(P("etc/y")), P("mnt/y"));
+	assert_int_equal(lstat(P("etc/sub"), &st), 0);
+	/* The guest's own links are followed: root/l -> lib. */
+	assert_int_equal(symlink("lib", P("root/l")), 0);
+	assert_int_equal(vm_safe_symlink(P("mnt/z"), P("root/l/modules/z"),
+					 &guard, NULL),
+			 0);
+	assert_string_equal(readlink_str(P("root/lib/modules/z")), P("mnt/z"));
+}
+
+/*
+ * 20,000 links: a state file over the old 1 MiB limit is written, read
+ * back, and --undo removes every link.
+ */
+static void test_many_links_state_and_undo(void **state)
+{
+	struct vm_setup_options o = { .mountpoint = mnt };
+	struct vm_setup_state s = { 0 }, t = { 0 };
+	struct vm_link_plan p = { 0 };
+	struct vm_journal j = { .guard = { .owner = mnt } };
+	struct vm_setup_result res = { 0 };
+	struct vm_error err = { 0 };
+	char path[256], target[256], sf[256];
+	struct stat st;
+	const int n = 20000;
+
+	make_guest();
+	snprintf(sf, sizeof(sf), "%s", P("state.json"));
+	o.state_file = sf;
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/lib/vmtools/d%d/link-%06d",
+			 P("root"), i % 100, i);
+		snprintf(target, sizeof(target),
+			 "%s/lib/a-longer-target-name-%06d", mnt, i);
+		assert_int_equal(vm_link_plan_add(&p, path, target, false), 0);
+	}
+	/* Duplicates are still ignored. */
+	assert_int_equal(vm_link_plan_add(&p, path, "/elsewhere", false), 0);
+	assert_int_equal(p.n, n);
+	assert_int_equal(vm_links_check(&p, &guard, &err), 0);
+	assert_int_equal(vm_links_apply(&p, &j, &err), 0);
+	s.mountpoint = strdup(mnt);
+	assert_int_equal(vm_setup_state_merge(&s, &j), 0);
+	assert_int_equal(s.n_links, n);
+	assert_int_equal(vm_setup_state_save(sf, &s, &err), 0);
+	assert_int_equal(stat(sf, &st), 0);
+	assert_true(st.st_size > (1 << 20));
+	assert_int_equal(vm_setup_state_load(sf, &t, &err), 0);
+	assert_int_equal(t.n_links, n);
+	assert_string_equal(t.links[n - 1].path, path);
+	vm_setup_state_clear(&t);
+	vm_setup_state_clear(&s);
+	vm_journal_clear(&j);
+	vm_link_plan_clear(&p);
+
+	assert_int_equal(vm_setup_undo(&o, &res, &err), 0);
+	assert_int_equal(lstat(path, &st), -1);
+	assert_int_equal(lstat(P("root/lib"), &st), -1);
+	assert_int_equal(lstat(sf, &st), -1);
+	/* No lock file is left beside the state file. */
+	assert_int_equal(lstat(P("state.json.lock"), &st), -1);
+	vm_setup_result_clear(&res);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -385,6 +515,8 @@ int main(void)
 		T(test_apply_failure_is_rolled_back),
 		T(test_state_roundtrip_and_merge),
 		T(test_find_by_label),
+		T(test_never_through_a_link_into_the_disk),
+		T(test_many_links_state_and_undo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

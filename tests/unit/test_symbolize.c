@@ -5,7 +5,8 @@
  * (proc.c), a sample of addresses of its own functions is symbolized
  * (elf.c, symcache.c, symbolize.c) and encoded; the pprof is unpacked
  * again with protobuf-c and checked field by field against docs/profiler.md's
- * "The pprof we emit"; the folded text and the gzip are checked too.
+ * "The pprof we emit" (default_sample_type included); the folded text and
+ * the gzip are checked too.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -187,6 +188,8 @@ static void test_pprof(void **state)
 	assert_string_equal(str(p, p->sample_type[1]->unit), "nanoseconds");
 	assert_string_equal(str(p, p->period_type->type), "cpu");
 	assert_string_equal(str(p, p->period_type->unit), "nanoseconds");
+	/* What viewers show first: the time (speedscope, pprof -http). */
+	assert_string_equal(str(p, p->default_sample_type), "cpu");
 	assert_int_equal(p->period, 10000000);
 	assert_int_equal(p->time_nanos, 1700000000000000000ll);
 	assert_int_equal(p->duration_nanos, 2000000000ll);

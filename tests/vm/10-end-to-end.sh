@@ -13,12 +13,14 @@
 # busybox, PostgreSQL or the built binaries.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
+. "$SRC/tests/lib/browser.sh"
 
 reason=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv file go)
 [ -x /bin/busybox ] || reason=${reason:-needs busybox-static}
 [ -x /usr/lib/postgresql/15/bin/postgres ] || reason=${reason:-needs postgresql-15}
 [ -x "$VMTOOLS_AGENT" ] || reason=${reason:-needs $VMTOOLS_AGENT (make all)}
 [ -x "$VMTOOLS_IMAGE" ] || reason=${reason:-needs $VMTOOLS_IMAGE (make all)}
+[ -f "$BUILD/ui/index.html" ] || reason=${reason:-needs $BUILD/ui (make all)}
 if [ -n "$reason" ]; then
 	skip "end-to-end VM test" "$reason"
 	exit 0
@@ -241,6 +243,21 @@ if [ "$(cat "$T/perf.code")" = 200 ]; then
 else
 	not_ok "the Perf backend in the guest: POST is $(cat "$T/perf.code")"
 	head -c 600 "$T/perf.pb" | diag
+fi
+
+# The web UI, which the guest's agent serves from the tools disk (no
+# --ui-dir there: MOUNTPOINT/usr/share/vmtools/ui), through the forwarded port.
+code=$(curl -s -o "$T/ui.html" -w '%{http_code}' --max-time 30 "$URL/ui/")
+if [ "$code" = 200 ] && cmp -s "$T/ui.html" "$BUILD/ui/index.html"; then
+	ok "the guest's agent serves the web UI from the tools disk at $URL/ui/"
+else
+	not_ok "GET $URL/ui/ from the guest: $code"
+	head -c 600 "$T/ui.html" | diag
+fi
+if [ -n "$(need_browser)" ]; then
+	skip "the guest's web UI in Chromium" "$(need_browser)"
+else
+	SCREENSHOT_PREFIX=vm- run_browser ui.mjs "$URL"
 fi
 
 if vm_alive; then

@@ -39,6 +39,7 @@ vm_missing() {
 	[ -x /bin/busybox ] || echo "needs busybox-static"
 	[ -x /usr/lib/postgresql/15/bin/postgres ] || echo "needs postgresql-15"
 	[ -x "$VMTOOLS_IMAGE" ] || echo "needs $VMTOOLS_IMAGE (make all)"
+	[ -f "$BUILD/ui/index.html" ] || echo "needs $BUILD/ui (make all)"
 	[ -x "$VMTOOLS_AGENT" ] || echo "needs $VMTOOLS_AGENT (make all)"
 	return 0
 }
@@ -55,10 +56,13 @@ vm_free_port() {
 	echo "$port"
 }
 
-# vm_tools_image: build the image once per (vmtools-image binary, kernel).
+# vm_tools_image: build the image once per (vmtools-image binary, kernel,
+# web UI), the UI of $BUILD/ui packed in it for the guest's agent to serve.
 vm_tools_image() {
 	local key
-	key=$( (sha256sum <"$VMTOOLS_IMAGE" && echo "$KERNEL_RELEASE") | sha256sum | cut -c1-16)
+	key=$( (sha256sum <"$VMTOOLS_IMAGE" && echo "$KERNEL_RELEASE" &&
+		cd "$BUILD/ui" && find . -type f | LC_ALL=C sort | xargs sha256sum) |
+		sha256sum | cut -c1-16)
 	VM_IMAGE=$VM_CACHE/tools-$KERNEL_RELEASE-$key.img
 	(
 		# One build at a time; a test that waited finds the image made.
@@ -68,7 +72,8 @@ vm_tools_image() {
 		[ -e "$VM_IMAGE" ] && touch "$VM_IMAGE" && exit 0
 		echo "# building the tools image for $KERNEL_RELEASE with vmtools-image build" >&2
 		"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --kernel-release "$KERNEL_RELEASE" \
-			--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --output "$VM_IMAGE.tmp" >&2 || exit 1
+			--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --ui-dir "$BUILD/ui" \
+			--output "$VM_IMAGE.tmp" >&2 || exit 1
 		mv "$VM_IMAGE.tmp" "$VM_IMAGE"
 		find "$VM_CACHE" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$VM_IMAGE")" -mmin +30 -delete
 	) 9>"$VM_CACHE/.tools-image.lock"
