@@ -39,7 +39,7 @@ MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -
 
 COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
-AGENT_PKGS := libbpf libelf libmicrohttpd libprotobuf-c zlib liblzma blkid $(COMMON_PKGS)
+AGENT_PKGS := libbpf libelf libmicrohttpd libdebuginfod libprotobuf-c zlib liblzma blkid $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 
@@ -48,14 +48,16 @@ ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
-# The agent opens libmicrohttpd (serve) and libcrypto (setup, serve) with
-# dlopen when it needs them (common/dl.h), by the soname of the development
-# library, instead of linking them: they cost every `profile` its start-up.
-DL_PKGS := libmicrohttpd libcrypto
+# The agent opens libmicrohttpd (serve), libcrypto (setup, serve) and
+# libdebuginfod (with --debuginfod-url; it brings libcurl) with dlopen when
+# it needs them (common/dl.h), by the soname of the development library,
+# instead of linking them: they cost every `profile` its start-up.
+DL_PKGS := libmicrohttpd libcrypto libdebuginfod
 AGENT_LIBS = $(eval AGENT_LIBS := $$(call pkg,--libs,$(filter-out $(DL_PKGS),$(AGENT_PKGS))))$(AGENT_LIBS)
 soname = $(shell objdump -p $(call pkg,--variable=libdir,$(1))/$(2).so | awk '$$1 == "SONAME" { print $$2 }')
 MHD_SONAME = $(eval MHD_SONAME := $$(call soname,libmicrohttpd,libmicrohttpd))$(MHD_SONAME)
 CRYPTO_SONAME = $(eval CRYPTO_SONAME := $$(call soname,libcrypto,libcrypto))$(CRYPTO_SONAME)
+DEBUGINFOD_SONAME = $(eval DEBUGINFOD_SONAME := $$(call soname,libdebuginfod,libdebuginfod))$(DEBUGINFOD_SONAME)
 TEST_LIBS = $(eval TEST_LIBS := $$(call pkg,--libs,$(ALL_PKGS)))$(TEST_LIBS)
 
 WARNINGS := -Wall -Wextra -Werror -Wno-unused-parameter
@@ -189,6 +191,7 @@ $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
 $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
+$(call obj,agent/symbolize/debuginfod.c): ALL_CFLAGS += -DVM_DEBUGINFOD_SONAME='"$(DEBUGINFOD_SONAME)"'
 $(call obj,common/base64.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)

@@ -24,6 +24,9 @@
 #include "agent/profile/engine.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
+#include "agent/setup/setup.h"
+#include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/symcache.h"
 #include "common/cleanup.h"
 #include "common/subcommand.h"
 
@@ -34,6 +37,7 @@ struct profile_options {
 	struct vm_profile_request req;
 	struct vm_engine_config cfg;
 	const char *output;
+	struct vm_debuginfod_options debuginfod;
 };
 
 static struct vm_session *volatile running;
@@ -69,7 +73,7 @@ static void usage(FILE *out)
 		"  -z, --gzip             gzip the output\n"
 		"  -o, --output FILE      where to write the profile\n"
 		"      --perf PATH        the perf binary for --profiler perf (default:\n"
-		"                         the tools disk's, else perf on PATH)\n"
+		"                         the tools disk's, else perf on PATH)\n" VM_DEBUGINFOD_USAGE
 		"  -h, --help             show this help\n",
 		VM_MIN_BLOCK_US_MIN, VM_MIN_BLOCK_US_MAX,
 		VM_MIN_BLOCK_US_DEFAULT, VM_SECONDS_MIN, VM_SECONDS_CEILING,
@@ -115,6 +119,7 @@ static int on_option(int c, char *arg, void *ctx)
 {
 	struct profile_options *o = ctx;
 	struct vm_profile_request *req = &o->req;
+	struct vm_error err = { 0 };
 	uint32_t pid;
 	int r = 0;
 
@@ -177,6 +182,14 @@ static int on_option(int c, char *arg, void *ctx)
 		}
 		o->cfg.perf_path = arg;
 		break;
+	case 'U':
+		r = vm_debuginfod_add_url(&o->debuginfod, arg, &err);
+		if (r < 0)
+			fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+		break;
+	case 'C':
+		o->debuginfod.cache = arg;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -198,6 +211,8 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 		{ "gzip", no_argument, NULL, 'z' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "perf", required_argument, NULL, 'E' },
+		{ "debuginfod-url", required_argument, NULL, 'U' },
+		{ "debuginfod-cache", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -344,6 +359,21 @@ static int take_profile(const struct profile_options *o, struct vm_session **s,
 	return r;
 }
 
+/*
+ * Where debug files come from besides the machine's own: the tools disk
+ * at its default mountpoint, and debuginfod servers; a server that cannot
+ * be used costs names only, so it is a warning.
+ */
+static void start_symbol_sources(struct profile_options *o)
+{
+	struct vm_error err = { 0 };
+
+	vm_symcache_set_tools_dir(VM_SETUP_DEFAULT_MOUNTPOINT);
+	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
+		fprintf(stderr, WHO ": warning: no debuginfod lookups: %s\n",
+			vm_error_str(&err));
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_options o;
@@ -357,7 +387,9 @@ int cmd_profile(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (validate(&o) < 0)
 		return 2;
+	start_symbol_sources(&o);
 	r = take_profile(&o, &s, &out, &err);
+	vm_debuginfod_shutdown();
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);

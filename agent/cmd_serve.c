@@ -26,6 +26,8 @@
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
 #include "agent/setup/setup.h"
+#include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/symcache.h"
 #include "common/log.h"
 #include "common/subcommand.h"
 #include "common/ui.h"
@@ -54,6 +56,7 @@ struct serve_options {
 	uint32_t max_seconds;
 	uint32_t max_connections;
 	uint32_t idle_timeout;
+	struct vm_debuginfod_options debuginfod;
 };
 
 static void usage(FILE *out)
@@ -88,7 +91,7 @@ static void usage(FILE *out)
 		"  --max-connections N     open connections at most (default %d;\n"
 		"                          %d per client address)\n"
 		"  --idle-timeout S        close a connection silent for S seconds\n"
-		"                          (default %d)\n"
+		"                          (default %d)\n" VM_DEBUGINFOD_USAGE
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
@@ -111,12 +114,15 @@ enum {
 	OPT_VERIFY,
 	OPT_MISMATCH,
 	OPT_PERF,
+	OPT_DEBUGINFOD_URL,
+	OPT_DEBUGINFOD_CACHE,
 	OPT_UI_DIR,
 };
 
 static int on_option(int c, char *arg, void *ctx)
 {
 	struct serve_options *o = ctx;
+	struct vm_error err = { 0 };
 	struct vm_range seconds;
 
 	switch (c) {
@@ -179,6 +185,15 @@ static int on_option(int c, char *arg, void *ctx)
 		}
 		o->perf = arg;
 		break;
+	case OPT_DEBUGINFOD_URL:
+		if (vm_debuginfod_add_url(&o->debuginfod, arg, &err) < 0) {
+			fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+			return -EINVAL;
+		}
+		break;
+	case OPT_DEBUGINFOD_CACHE:
+		o->debuginfod.cache = arg;
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -200,6 +215,10 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
 		{ "perf", required_argument, NULL, OPT_PERF },
+		{ "debuginfod-url", required_argument, NULL,
+		  OPT_DEBUGINFOD_URL },
+		{ "debuginfod-cache", required_argument, NULL,
+		  OPT_DEBUGINFOD_CACHE },
 		{ "ui-dir", required_argument, NULL, OPT_UI_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -326,6 +345,21 @@ static void block_signals(sigset_t *sigs)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Where debug files come from besides the machine's own: the tools disk,
+ * and debuginfod servers; a server that cannot be used costs names only
+ * (/healthz says why).
+ */
+static void start_symbol_sources(const struct serve_options *o)
+{
+	struct vm_error err = { 0 };
+
+	vm_symcache_set_tools_dir(o->mountpoint);
+	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
+		vm_log("warning: no debuginfod lookups: %s",
+		       vm_error_str(&err));
+}
+
 /* The tools disk, the perf to run, and the service that takes profiles. */
 static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
@@ -337,6 +371,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 			  sizeof(sv->setup_err));
 	sv->perf_path = find_perf(o);
 	sv->health.perf_path = sv->perf_path;
+	start_symbol_sources(o);
 
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.limits.max_seconds = o->max_seconds;
@@ -384,6 +419,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 {
 	vm_http_stop(sv->srv, drain_ms);
 	vm_service_free(sv->svc);
+	vm_debuginfod_shutdown();
 	if (sv->health.setup_ran)
 		vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * offcpu.bpf.c - the off-CPU profiler: on every context switch, the time
- * target threads spend switched out, added to the stacks (and PostgreSQL
- * wait event and query id) they were switched out in (offcpu.h).
+ * target threads spend switched out, sent to user space with the stacks
+ * (and PostgreSQL wait event and query id) they were switched out in, as
+ * the CPU profiler sends its samples (stacks.bpf.h, offcpu.h).
  *
  * One raw tracepoint, sched_switch(preempt, prev, next, prev_state):
  * at that instant the current task is still `prev`, so its pid, command
@@ -34,50 +35,31 @@
 
 #include "bpf/offcpu.h"
 #include "bpf/profile.h"
-#include "bpf/targets.bpf.h"
 #include "bpf/stacks.bpf.h"
+#include "bpf/targets.bpf.h"
 
 /* Set by user space before load. */
 const volatile __u64 min_block_ns = 0;
 
-/* Sized by user space (bpf_sizing.c), like the maps of targets.bpf.h. */
+/*
+ * Sized by user space (bpf_sizing.c), like the maps of targets.bpf.h.  A
+ * record is 2 KiB: entries are allocated as threads block, not ahead.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64); /* task pointer */
 	__type(value, struct offcpu_start);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 } blocked SEC(".maps");
 
+/* Where a switch out is put together, per CPU, before it is kept. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, struct offcpu_value);
-	__uint(max_entries, 16384);
-} counts SEC(".maps");
-
-static __always_inline void add_block(const struct profile_key *key, __u64 ns)
-{
-	struct offcpu_value one = { 1, ns }, *val;
-	long r;
-
-	val = bpf_map_lookup_elem(&counts, key);
-	if (!val) {
-		r = bpf_map_update_elem(&counts, key, &one, BPF_NOEXIST);
-		if (r == 0)
-			return;
-		if (r != -EEXIST) {
-			/* -E2BIG: the counts map is full. */
-			stat_inc(PROFILE_STAT_COUNTS_FULL);
-			return;
-		}
-		/* Another CPU inserted the same key meanwhile. */
-		val = bpf_map_lookup_elem(&counts, key);
-		if (!val)
-			return;
-	}
-	__sync_fetch_and_add(&val->switches, 1);
-	__sync_fetch_and_add(&val->ns, ns);
-}
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+	__uint(max_entries, 1);
+} start_scratch SEC(".maps");
 
 /* `next` runs again: the end of its block, if it was a target's. */
 static __always_inline void switch_in(__u64 next, __u64 now)
@@ -86,8 +68,12 @@ static __always_inline void switch_in(__u64 next, __u64 now)
 
 	if (!s)
 		return;
-	if (now - s->ns >= min_block_ns)
-		add_block(&s->key, now - s->ns);
+	if (now - s->ns >= min_block_ns) {
+		s->r.weight = now - s->ns;
+		if (stacks_submit(&s->r))
+			/* The reader is a whole ring buffer behind. */
+			stat_inc(PROFILE_STAT_RECORDS_LOST);
+	}
 	bpf_map_delete_elem(&blocked, &next);
 }
 
@@ -112,22 +98,27 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 				       __u32 state)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct offcpu_start s = {};
+	struct offcpu_start *s;
+	__u32 zero = 0;
 
-	s.key.pid = id >> 32;
-	s.key.tid = (__u32)id;
-	bpf_get_current_comm(s.key.comm, sizeof(s.key.comm));
-	if (!is_target(s.key.pid, s.key.comm) && !join_as_child(s.key.pid))
+	s = bpf_map_lookup_elem(&start_scratch, &zero);
+	if (!s)
+		return;
+	s->r.pid = id >> 32;
+	s->r.tid = (__u32)id;
+	bpf_get_current_comm(s->r.comm, sizeof(s->r.comm));
+	if (!is_target(s->r.pid, s->r.comm) && !join_as_child(s->r.pid))
 		return;
 	stat_inc(PROFILE_STAT_SWITCHES);
-	take_stacks(ctx, &s.key);
-	pg_labels(s.key.pid, &s.key.wait_event, &s.key.query_id);
-	s.key.sched_state = state;
-	s.ns = now;
-	if (bpf_map_update_elem(&blocked, &prev, &s, BPF_ANY))
-		/* -E2BIG: more threads switched out at once than room. */
+	stacks_capture(ctx, &s->r);
+	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
+	s->r.sched_state = state;
+	s->r.weight = 0;
+	s->ns = now;
+	if (bpf_map_update_elem(&blocked, &prev, s, BPF_ANY))
+		/* -E2BIG or -ENOMEM: no room to keep this block. */
 		stat_inc(PROFILE_STAT_BLOCKED_FULL);
-	announce_once(s.key.pid);
+	announce_once(s->r.pid);
 }
 
 SEC("raw_tp/sched_switch")

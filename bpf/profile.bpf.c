@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * profile.bpf.c - the CPU profiler: a perf_event program attached to a
- * CPU-clock event on every CPU, counting samples per {pid, tid, user stack,
- * kernel stack, PostgreSQL wait event and query id} of the target
- * processes.  The target filter, fork following and the raw tracepoints
+ * CPU-clock event on every CPU, sending each sample of the target
+ * processes with its user and kernel stacks and PostgreSQL's wait event
+ * and query id to user space (stacks.bpf.h), where identical samples are
+ * counted.  The target filter, fork following and the raw tracepoints
  * that keep them are targets.bpf.h's, shared with the off-CPU profiler
- * (offcpu.bpf.c); the stack maps are stacks.bpf.h's.
+ * (offcpu.bpf.c).
  */
 #include <stdbool.h>
 
@@ -19,48 +20,31 @@
 #include "bpf/targets.bpf.h"
 #include "bpf/stacks.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct profile_key);
-	__type(value, __u64);
-	__uint(max_entries, 16384);
-} counts SEC(".maps");
-
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct profile_key key = {};
-	__u64 one = 1, *val;
-	long r;
+	struct stack_record *r = stacks_scratch();
+	__u32 pid = id >> 32;
 
-	key.pid = id >> 32;
-	key.tid = (__u32)id;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	if (!is_target(key.pid, key.comm) && !join_as_child(key.pid))
+	if (!r)
+		return 0;
+	r->pid = pid;
+	r->tid = (__u32)id;
+	r->weight = 1;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	if (!is_target(pid, r->comm) && !join_as_child(pid))
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
-	take_stacks(ctx, &key);
-	pg_labels(key.pid, &key.wait_event, &key.query_id);
+	stacks_capture(ctx, r);
+	pg_labels(pid, &r->wait_event, &r->query_id);
+	r->sched_state = 0;
+	if (stacks_submit(r))
+		/* The reader is a whole ring buffer behind. */
+		stat_inc(PROFILE_STAT_RECORDS_LOST);
 
-	val = bpf_map_lookup_elem(&counts, &key);
-	if (val) {
-		__sync_fetch_and_add(val, 1);
-	} else {
-		r = bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
-		if (r == -EEXIST) {
-			/* Another CPU inserted the same key meanwhile. */
-			val = bpf_map_lookup_elem(&counts, &key);
-			if (val)
-				__sync_fetch_and_add(val, 1);
-		} else if (r) {
-			/* -E2BIG: the counts map is full. */
-			stat_inc(PROFILE_STAT_COUNTS_FULL);
-		}
-	}
-
-	announce_once(key.pid);
+	announce_once(pid);
 	return 0;
 }
 

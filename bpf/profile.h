@@ -3,41 +3,30 @@
  * profile.h - structures shared by the BPF CPU profiler (profile.bpf.c) and
  * its user-space driver (agent/profile/bpf/bpf_backend.c).
  *
- * The program counts samples in `counts`, keyed by struct profile_key; the
- * stack ids in the key index `user_stacks` and `kernel_stacks`.  Per-CPU
- * counters (enum profile_stat) say what could not be recorded.  Events
- * (struct profile_event) on the ring buffer tell user space about target
+ * The program sends each sample with its stacks to user space
+ * (bpf/stacks.h: struct stack_record on the `stack_records` ring buffer),
+ * where identical samples are counted.  Per-CPU counters (enum
+ * profile_stat) say what could not be recorded.  Events (struct
+ * profile_event) on the `events` ring buffer tell user space about target
  * processes to capture /proc state of while they live.
  *
- * The off-CPU profiler (offcpu.bpf.c, offcpu.h) uses the same key, stack
- * maps, counters and events; targets.bpf.h holds what both programs share.
+ * The off-CPU profiler (offcpu.bpf.c, offcpu.h) sends the same records,
+ * and uses the same counters and events; targets.bpf.h holds what both
+ * programs share.
  */
 #ifndef VMTOOLS_BPF_PROFILE_H
 #define VMTOOLS_BPF_PROFILE_H
 
-#define PROFILE_MAX_STACK_DEPTH 127
-#define PROFILE_COMM_LEN 16
-#define PROFILE_MAX_COMMS 64
+#include "bpf/stacks.h"
 
-struct profile_key {
-	__u32 pid; /* thread group id, what user space calls the pid */
-	__u32 tid;
-	__s32 user_stack_id; /* negative: -errno from bpf_get_stackid */
-	__s32 kernel_stack_id;
-	char comm[PROFILE_COMM_LEN];
-	/* PostgreSQL's, read from the backend (pg.h); 0 when none */
-	__u32 wait_event; /* wait_event_info, class in the top byte */
-	__u32 sched_state; /* off-CPU: enum profile_sched_state */
-	__u64 query_id; /* st_query_id of the backend's status entry */
-};
+#define PROFILE_MAX_STACK_DEPTH STACK_MAX_DEPTH
+#define PROFILE_COMM_LEN STACK_COMM_LEN
+#define PROFILE_MAX_COMMS 64
 
 /* Indexes of the per-CPU `stats` array. */
 enum profile_stat {
 	PROFILE_STAT_SAMPLES, /* samples of target processes */
-	PROFILE_STAT_STACK_COLLISION, /* -EEXIST: stack id slot taken */
-	PROFILE_STAT_STACK_FULL, /* -ENOMEM: stack map out of entries */
-	PROFILE_STAT_STACK_FAULT, /* -EFAULT or other: no stack walked */
-	PROFILE_STAT_COUNTS_FULL, /* counts map full: sample not recorded */
+	PROFILE_STAT_RECORDS_LOST, /* ring buffer full: sample not recorded */
 	PROFILE_STAT_EVENTS_LOST, /* ring buffer full: process not announced */
 	PROFILE_STAT_FORKS, /* samples of children of --pid targets joining */
 	PROFILE_STAT_SWITCHES, /* off-CPU: switches out of target threads */

@@ -1,61 +1,105 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * stacks.bpf.h - the user and kernel stack maps of a profiler and taking
- * the current task's stacks into a struct profile_key, shared by the CPU
- * (profile.bpf.c) and off-CPU (offcpu.bpf.c) programs.
+ * stacks.bpf.h - taking a sample's user and kernel stacks and sending them
+ * to user space whole, for any BPF program that includes it (one .bpf.c
+ * per object: the maps below are that object's).
  *
- * Sizes are set by user space from the profile's expected events.  User
- * and kernel stacks go to separate maps: a stack map loses a stack
- * whenever its hash slot is taken, so each map holding half the stacks
- * halves the collisions.
+ * Why not BPF_MAP_TYPE_STACK_TRACE: a stack map keeps a stack in the slot
+ * its hash picks and answers -EEXIST when another stack holds that slot,
+ * so a share of the stacks is lost however large the map.  Here each
+ * sample's stacks go into a per-CPU scratch record with bpf_get_stack and
+ * out through the `stack_records` ring buffer, only the frames taken; user
+ * space counts identical records (agent/profile/bpf/bpf_stacks.c).  A
+ * record is lost only when the ring buffer is full, i.e. the reader fell a
+ * whole buffer behind; stacks_submit() says so and the caller counts it.
+ *
+ * The ring buffer wakes the reader only once a quarter of it is used (the
+ * reader also drains it on a timer), not once per sample.
+ *
+ * Use:
+ *	struct stack_record *r = stacks_scratch();
+ *	if (!r) return 0;
+ *	... r->pid, r->tid, r->comm, r->weight ...
+ *	stacks_capture(ctx, r);
+ *	if (stacks_submit(r)) count the loss;
+ * The object's user side sizes `stack_records` before load.
+ *
+ * The scratch record is one per CPU: two programs of one object that can
+ * interrupt each other on a CPU (a tracepoint's and a perf_event's) must
+ * not both fill it; give them separate objects, or a second scratch map.
  */
 #ifndef VMTOOLS_BPF_STACKS_BPF_H
 #define VMTOOLS_BPF_STACKS_BPF_H
 
-#include <linux/bpf.h>
-#include <linux/errno.h>
-#include <linux/types.h>
-#include <bpf/bpf_helpers.h>
-
-#include "bpf/profile.h"
+#include "bpf/stacks.h"
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} user_stacks SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct stack_record);
+	__uint(max_entries, 1);
+} stack_scratch SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, PROFILE_MAX_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 16384);
-} kernel_stacks SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} stack_records SEC(".maps");
 
-static __always_inline void count_stack_error(long id)
+/* This CPU's record to fill; NULL never happens but the verifier asks. */
+static __always_inline struct stack_record *stacks_scratch(void)
 {
-	if (id >= 0)
-		return;
-	if (id == -EEXIST)
-		/* Another stack hashed to the same slot: this one is lost. */
-		stat_inc(PROFILE_STAT_STACK_COLLISION);
-	else if (id == -ENOMEM)
-		/* Every entry of the stack map is taken. */
-		stat_inc(PROFILE_STAT_STACK_FULL);
-	else
-		/* -EFAULT: nothing to walk (e.g. no user context). */
-		stat_inc(PROFILE_STAT_STACK_FAULT);
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stack_scratch, &zero);
 }
 
-/* ctx: the program's context (perf_event or raw tracepoint). */
-static __always_inline void take_stacks(void *ctx, struct profile_key *key)
+/*
+ * Frames in n bytes of bpf_get_stack's answer (never more than it was
+ * given, STACK_MAX_DEPTH frames): the mask cannot change the count, but it
+ * is what lets the verifier bound the offsets and sizes computed from it.
+ */
+#define STACK_FRAMES(n) (((__u32)(n) / sizeof(__u64)) & 0x7f)
+_Static_assert(STACK_MAX_DEPTH == 0x7f, "STACK_FRAMES masks to 127");
+
+/*
+ * The current user stack into r->ips, then the kernel stack after it.  A
+ * negative answer (-EFAULT: no user context, e.g. a kernel thread) leaves
+ * that stack empty and is kept in *_err.  bpf_get_stack fills the rest of
+ * the buffer with zeroes.
+ */
+static __always_inline void stacks_capture(void *ctx, struct stack_record *r)
 {
-	key->kernel_stack_id = bpf_get_stackid(ctx, &kernel_stacks, 0);
-	count_stack_error(key->kernel_stack_id);
-	key->user_stack_id =
-		bpf_get_stackid(ctx, &user_stacks, BPF_F_USER_STACK);
-	count_stack_error(key->user_stack_id);
+	__u32 nu = 0, nk = 0;
+	long n;
+
+	n = bpf_get_stack(ctx, r->ips, STACK_MAX_DEPTH * sizeof(__u64),
+			  BPF_F_USER_STACK);
+	r->user_err = n < 0 ? n : 0;
+	if (n > 0)
+		nu = STACK_FRAMES(n);
+	n = bpf_get_stack(ctx, &r->ips[nu], STACK_MAX_DEPTH * sizeof(__u64), 0);
+	r->kernel_err = n < 0 ? n : 0;
+	if (n > 0)
+		nk = STACK_FRAMES(n);
+	r->n_user = nu;
+	r->n_kernel = nk;
+}
+
+/*
+ * Send r, its frames only.  0, or -EAGAIN/-ENOSPC when the ring buffer is
+ * full: the record is lost, for the caller to count.
+ */
+static __always_inline long stacks_submit(const struct stack_record *r)
+{
+	__u64 size =
+		STACK_RECORD_HEAD +
+		((r->n_user & 0x7f) + (r->n_kernel & 0x7f)) * sizeof(__u64);
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&stack_records, BPF_RB_AVAIL_DATA) >=
+	    bpf_ringbuf_query(&stack_records, BPF_RB_RING_SIZE) / 4)
+		flags = BPF_RB_FORCE_WAKEUP;
+	return bpf_ringbuf_output(&stack_records, (void *)r, size, flags);
 }
 
 #endif

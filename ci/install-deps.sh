@@ -16,6 +16,7 @@ BUILD_PKGS=(
 	libbpf-dev libelf-dev         # loading BPF; reading ELF symbols
 	liblzma-dev                   # .gnu_debugdata (MiniDebugInfo) symbols
 	libmicrohttpd-dev             # the REST service
+	libdebuginfod-dev             # debug files from debuginfod servers
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
 	zlib1g-dev                    # gzip of profiles
 	libjson-c-dev                 # JSON requests and the manifest
@@ -35,6 +36,7 @@ TEST_PKGS=(
 	bpfcc-tools                     # bcc, checked against the linked headers
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
+	debuginfod                      # a real debuginfod server (symbols test)
 	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for

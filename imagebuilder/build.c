@@ -329,6 +329,35 @@ static int check_output(const char *output, char **tmp, struct vm_error *err)
 	return 0;
 }
 
+/*
+ * Each --debug-dir's .build-id/ tree of debug files under
+ * VM_DEBUG_BUILD_ID, listed and hashed in the manifest like every file.
+ */
+static int add_debug_dirs(const struct vm_build_opts *o, struct vm_tree *t,
+			  const struct vm_walk_opts *wo, struct vm_error *err)
+{
+	struct vm_walk_opts merge = *wo;
+
+	merge.merge_dirs = 1; /* several trees share .build-id/xx/ */
+	for (size_t i = 0; i < o->n_debug_dirs; i++) {
+		_cleanup_free_ char *ids = NULL;
+		struct stat st;
+		int r;
+
+		if (asprintf(&ids, "%s/.build-id", o->debug_dirs[i]) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+		if (stat(ids, &st) < 0 || !S_ISDIR(st.st_mode))
+			return vm_error_set(
+				err, ENOENT,
+				"--debug-dir %s has no .build-id directory; name the directory that holds .build-id/ (as /usr/lib/debug does)",
+				o->debug_dirs[i]);
+		r = vm_walk_into(ids, VM_DEBUG_BUILD_ID, &merge, t, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int build_tree(const struct vm_build_opts *o, const char *root,
 		      struct vm_tree *t, struct vm_manifest *m,
 		      const char *release, struct vm_depmod *dm,
@@ -343,6 +372,8 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 			    err);
 	if (r == 0)
 		r = vm_walk(root, &wo, t, err);
+	if (r == 0)
+		r = add_debug_dirs(o, t, &wo, err);
 	if (r == 0)
 		r = vm_depmod_reserve(dm, t, release, err);
 	for (size_t i = 0; i < o->n_binaries && r == 0; i++)

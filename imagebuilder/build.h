@@ -13,6 +13,9 @@
 #include "common/label.h"
 #include "imagebuilder/writer.h"
 
+/* Where --debug-dir's files go: where the agent and gdb look by build id. */
+#define VM_DEBUG_BUILD_ID "/usr/lib/debug/.build-id"
+
 struct vm_build_opts {
 	const char *root;
 	const char *kernel_release; /* NULL: the one under lib/modules */
@@ -20,6 +23,8 @@ struct vm_build_opts {
 	const char *output;
 	const char **binaries;
 	size_t n_binaries;
+	const char **debug_dirs; /* each DIR/.build-id -> VM_DEBUG_BUILD_ID */
+	size_t n_debug_dirs;
 	int no_default_perf; /* do not add perf when no --binary is given */
 	int keep_owner;
 	uint64_t size_bytes; /* 0: auto */

@@ -40,6 +40,11 @@ static void usage(FILE *out)
 		"                          launcher at /bin/NAME (repeatable; default: perf\n"
 		"                          from DIR/usr/bin, else from PATH)\n"
 		"  --no-perf               bundle nothing unless --binary is given\n"
+		"  --debug-dir DIR         pack DIR/.build-id/ (debug files by build id,\n"
+		"                          as under /usr/lib/debug) into the image's\n"
+		"                          " VM_DEBUG_BUILD_ID
+		"/, where the agent\n"
+		"                          finds them (repeatable)\n"
 		"  --label LABEL           ext4 label, at most 16 bytes (default vm-tools)\n"
 		"  --size auto|SIZE        image size, e.g. 512M (default auto)\n"
 		"  --source-date-epoch N   timestamp of everything (default: $SOURCE_DATE_EPOCH,\n"
@@ -99,6 +104,7 @@ enum {
 	OPT_SIZE,
 	OPT_EPOCH,
 	OPT_KEEP_OWNER,
+	OPT_DEBUG_DIR,
 	OPT_UI_DIR,
 	OPT_NO_UI,
 };
@@ -121,6 +127,10 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_BINARY:
 		/* Room for every argument was made before parsing. */
 		o->binaries[o->n_binaries++] = arg;
+		break;
+	case OPT_DEBUG_DIR:
+		/* Room for every argument was made before parsing. */
+		o->debug_dirs[o->n_debug_dirs++] = arg;
 		break;
 	case OPT_NO_PERF:
 		o->no_default_perf = 1;
@@ -179,6 +189,7 @@ int cmd_build(int argc, char **argv)
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "source-date-epoch", required_argument, NULL, OPT_EPOCH },
 		{ "keep-owner", no_argument, NULL, OPT_KEEP_OWNER },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "ui-dir", required_argument, NULL, OPT_UI_DIR },
 		{ "no-ui", no_argument, NULL, OPT_NO_UI },
 		{ "help", no_argument, NULL, 'h' },
@@ -187,13 +198,16 @@ int cmd_build(int argc, char **argv)
 	struct vm_build_opts o = { .epoch = -1 };
 	_cleanup_free_ const char **bins =
 		calloc((size_t)argc + 1, sizeof(char *));
+	_cleanup_free_ const char **dbgs =
+		calloc((size_t)argc + 1, sizeof(char *));
 	struct vm_build_result res;
 	struct vm_error err = { 0 };
 	int r;
 
-	if (!bins)
+	if (!bins || !dbgs)
 		return 1;
 	o.binaries = bins;
+	o.debug_dirs = dbgs;
 	r = vm_subcommand_parse(WHO, argc, argv, "h", longopts, usage,
 				on_option, &o);
 	if (r != 0)

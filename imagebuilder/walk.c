@@ -177,10 +177,15 @@ static int insert_node(struct walk *w, struct vm_node *dir, const char *name,
 		       const char *path, const struct stat *st,
 		       struct vm_node **out)
 {
-	struct vm_node *n =
-		vm_node_new(name, node_type(st->st_mode), st->st_mode);
+	struct vm_node *n, *old;
 	int r;
 
+	if (w->opts && w->opts->merge_dirs && S_ISDIR(st->st_mode) &&
+	    (old = vm_node_child(dir, name)) && old->type == VM_NODE_DIR) {
+		*out = old;
+		return 0;
+	}
+	n = vm_node_new(name, node_type(st->st_mode), st->st_mode);
 	if (!n)
 		return vm_error_set(w->err, ENOMEM, "out of memory");
 	if (w->opts && w->opts->keep_owner) {
@@ -190,6 +195,15 @@ static int insert_node(struct walk *w, struct vm_node *dir, const char *name,
 	n->rdev = st->st_rdev;
 	n->mtime = st->st_mtim.tv_sec;
 	r = vm_tree_insert(w->t, dir, n);
+	if (r == -EEXIST) {
+		_cleanup_free_ char *at = vm_node_path(dir);
+
+		vm_node_free(n);
+		return vm_error_set(
+			w->err, EEXIST,
+			"cannot add %s: the image already has %s/%s; give each file once",
+			path, at && strcmp(at, "/") ? at : "", name);
+	}
 	if (r < 0) {
 		vm_node_free(n);
 		return vm_error_set(w->err, r, "cannot add %s", path);

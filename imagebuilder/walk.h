@@ -9,6 +9,12 @@
 
 struct vm_walk_opts {
 	int keep_owner; /* keep the staged uid/gid instead of 0:0 */
+	/*
+	 * vm_walk_into(): a directory already in the image takes the entries
+	 * of the host's directory of that name (a file already there is still
+	 * an error naming it), so several --debug-dir trees join.
+	 */
+	int merge_dirs;
 };
 
 /*

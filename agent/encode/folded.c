@@ -77,7 +77,7 @@ static void put_name(FILE *f, const char *name)
 static char *stack_text(const struct vm_symbolized *y,
 			const struct vm_sym_stack *st)
 {
-	char *text = NULL, buf[512];
+	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	const char *comm;
@@ -92,12 +92,8 @@ static char *stack_text(const struct vm_symbolized *y,
 		const struct vm_sym_frame *fr = &st->frames[i];
 
 		fputc(';', f);
-		if (fr->function) {
-			put_name(f, fr->function);
-		} else {
-			vm_frame_fallback_name(y, fr, buf, sizeof(buf));
-			put_name(f, buf);
-		}
+		/* The symbolizer names every frame (symbolize.h). */
+		put_name(f, fr->function ? fr->function : "[unknown]");
 	}
 	if (fclose(f)) {
 		free(text);

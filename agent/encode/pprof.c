@@ -489,27 +489,44 @@ static int point_at_tables(struct enc *e, struct packed *p)
 	return 0;
 }
 
+static int add_comment(struct enc *e, struct packed *p, Profile *prof,
+		       const char *comment)
+{
+	p->comments[prof->n_comment] = str_idx(e, comment);
+	return p->comments[prof->n_comment++] < 0 ? -ENOMEM : 0;
+}
+
 /*
  * What the profile missed is said in its comments (`pprof -comments`), so
- * that a reader knows the counts are short.
+ * that a reader knows the counts are short; and where its frames' names
+ * came from, so that one knows what a debug file would add.
  */
-static int note_losses(const struct vm_samples *s, struct enc *e,
-		       struct packed *p, Profile *prof)
+static int note_comments(const struct vm_symbolized *y, struct enc *e,
+			 struct packed *p, Profile *prof)
 {
-	char comment[128];
+	const struct vm_samples *s = y->samples;
+	const uint64_t *by = y->frames_by;
+	char comment[192];
+	int r;
 
 	prof->n_comment = 0;
 	prof->comment = p->comments;
-	if (!s->lost_stacks && !s->lost_samples)
-		return 0;
+	if (s->lost_stacks || s->lost_samples) {
+		snprintf(comment, sizeof(comment),
+			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
+			 " samples not recorded",
+			 s->lost_stacks, s->lost_samples);
+		r = add_comment(e, p, prof, comment);
+		if (r)
+			return r;
+	}
 	snprintf(comment, sizeof(comment),
-		 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
-		 " samples not recorded",
-		 s->lost_stacks, s->lost_samples);
-	p->comments[prof->n_comment] = str_idx(e, comment);
-	if (p->comments[prof->n_comment++] < 0)
-		return -ENOMEM;
-	return 0;
+		 "vmtools: %" PRIu64 " frames named by symbols, %" PRIu64
+		 " by debug files, %" PRIu64 " by function start, %" PRIu64
+		 " by address",
+		 by[VM_NAME_SYMBOL], by[VM_NAME_DEBUG_FILE],
+		 by[VM_NAME_FUNCTION_START], by[VM_NAME_ADDRESS]);
+	return add_comment(e, p, prof, comment);
 }
 
 static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
@@ -536,7 +553,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	if (r == 0)
 		r = point_at_tables(e, p);
 	if (r == 0)
-		r = note_losses(s, e, p, prof);
+		r = note_comments(y, e, p, prof);
 	if (r < 0)
 		return r;
 

@@ -21,6 +21,7 @@
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
+#include "agent/symbolize/debuginfod.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
 {
@@ -102,6 +103,29 @@ static struct json_object *postgresql_json(void)
 	return o;
 }
 
+/* How debug file lookups went (agent/symbolize/debuginfod.h). */
+static struct json_object *debuginfod_json(void)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *lookups = json_object_new_object();
+	struct vm_debuginfod_stats st;
+
+	vm_debuginfod_stats(&st);
+	json_object_object_add(o, "enabled",
+			       json_object_new_boolean(st.enabled));
+	for (int i = 0; i < VM_DEBUGINFOD_OUTCOMES; i++)
+		json_object_object_add(
+			lookups, vm_debuginfod_outcome_name(i),
+			json_object_new_int64((int64_t)st.lookups[i]));
+	json_object_object_add(o, "lookups", lookups);
+	json_object_object_add(o, "pending",
+			       json_object_new_int64((int64_t)st.pending));
+	if (st.error[0])
+		json_object_object_add(o, "error",
+				       json_object_new_string(st.error));
+	return o;
+}
+
 struct json_object *vm_health_json(const struct vm_health_config *cfg,
 				   bool *usable)
 {
@@ -157,5 +181,6 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json());
+	json_object_object_add(root, "debuginfod", debuginfod_json());
 	return root;
 }

@@ -90,6 +90,7 @@ void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s)
 	pthread_mutex_lock(&m->lock);
 	*s = m->s;
 	pthread_mutex_unlock(&m->lock);
+	vm_debuginfod_stats(&s->debuginfod);
 }
 
 char *vm_metrics_render(const struct vm_metrics_snapshot *s,
@@ -162,6 +163,19 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 			codes[i], (unsigned long long)s->http[i]);
 	fprintf(f, "vmtools_http_requests_total{code=\"other\"} %llu\n",
 		(unsigned long long)s->http[VM_METRICS_CODES]);
+	fprintf(f,
+		"# HELP vmtools_debuginfod_lookups_total Debug files looked up on debuginfod servers, by outcome.\n"
+		"# TYPE vmtools_debuginfod_lookups_total counter\n");
+	for (int o = 0; o < VM_DEBUGINFOD_OUTCOMES; o++)
+		fprintf(f,
+			"vmtools_debuginfod_lookups_total{outcome=\"%s\"} %llu\n",
+			vm_debuginfod_outcome_name(o),
+			(unsigned long long)s->debuginfod.lookups[o]);
+	fprintf(f,
+		"# HELP vmtools_debuginfod_pending Debug file lookups queued or running.\n"
+		"# TYPE vmtools_debuginfod_pending gauge\n"
+		"vmtools_debuginfod_pending %llu\n",
+		(unsigned long long)s->debuginfod.pending);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "agent/samples/sample.h"
+#include "agent/symbolize/debuginfod.h"
 
 enum vm_outcome {
 	VM_OUTCOME_COMPLETED, /* ran for its whole time */
@@ -42,6 +43,7 @@ struct vm_metrics_snapshot {
 	bool running;
 	uint64_t http[VM_METRICS_CODES + 1];
 	double start_time_seconds;
+	struct vm_debuginfod_stats debuginfod; /* read at snapshot time */
 };
 
 struct vm_metrics {

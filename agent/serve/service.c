@@ -14,6 +14,7 @@
  * and a sentence; the HTTP layer answers and logs them.
  */
 #include "agent/serve/service.h"
+#include "agent/symbolize/symbolize.h"
 #include "common/clock.h"
 
 #include <errno.h>
@@ -42,6 +43,8 @@ struct vm_service {
 	uint64_t started_unix_ms;
 	uint64_t started_mono_ms;
 	struct vm_session_status last; /* as the session ended */
+	pthread_t warm; /* reads kallsyms at start, see warm_up() */
+	bool warm_started;
 };
 
 struct watch {
@@ -56,6 +59,13 @@ static uint64_t now_ms(void)
 	return vm_clock_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
+static void *warm_up(void *arg)
+{
+	(void)arg;
+	vm_symbolize_prefetch_kernel();
+	return NULL;
+}
+
 int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 		   struct vm_error *err)
 {
@@ -67,6 +77,13 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 	vm_metrics_init(&svc->metrics);
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->idle, NULL);
+	/*
+	 * The kernel takes ~80 ms of CPU to format /proc/kallsyms: read it
+	 * now, beside the HTTP start, so the first profile costs what the
+	 * others do (the cache keeps it until /proc/modules changes).
+	 */
+	svc->warm_started = pthread_create(&svc->warm, NULL, warm_up, NULL) ==
+			    0;
 	*out = svc;
 	return 0;
 }
@@ -75,6 +92,8 @@ void vm_service_free(struct vm_service *svc)
 {
 	if (!svc)
 		return;
+	if (svc->warm_started)
+		pthread_join(svc->warm, NULL);
 	pthread_mutex_destroy(&svc->lock);
 	pthread_cond_destroy(&svc->idle);
 	pthread_mutex_destroy(&svc->metrics.lock);

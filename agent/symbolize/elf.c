@@ -10,6 +10,8 @@
  */
 #include "agent/symbolize/elf.h"
 
+#include "agent/symbolize/ehframe.h"
+
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -36,7 +38,7 @@ static int libelf_ready(struct vm_error *err)
 }
 
 static int add_symbol(struct vm_elf_info *info, uint64_t addr, uint64_t size,
-		      const char *name)
+		      const char *name, bool from_debug_file)
 {
 	struct vm_elf_symbol *s;
 
@@ -55,6 +57,7 @@ static int add_symbol(struct vm_elf_info *info, uint64_t addr, uint64_t size,
 		return -ENOMEM;
 	s->addr = addr;
 	s->size = size;
+	s->from_debug_file = from_debug_file;
 	info->n_syms++;
 	return 0;
 }
@@ -68,6 +71,9 @@ static int cmp_sym(const void *a, const void *b)
 	/* Sized symbols first: they say where the function ends. */
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
+	/* The file's own before a debug file's: it names it first. */
+	if (x->from_debug_file != y->from_debug_file)
+		return x->from_debug_file ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
@@ -114,7 +120,7 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !name[0])
 			continue;
-		if (add_symbol(info, sym.st_value, sym.st_size, name))
+		if (add_symbol(info, sym.st_value, sym.st_size, name, false))
 			return -ENOMEM;
 	}
 	return 0;
@@ -185,11 +191,36 @@ static int read_debugdata(Elf_Scn *scn, struct vm_elf_info *info,
 		return 0; /* a bad .gnu_debugdata costs its symbols only */
 	r = vm_elf_read_mem(buf, len, &mini, what, NULL);
 	if (r == 0 && mini.n_syms) {
-		r = vm_elf_merge_symbols(info, &mini);
+		r = vm_elf_merge_symbols(info, &mini, false);
 		info->has_debugdata = true;
 	}
 	vm_elf_info_free(&mini);
 	free(buf);
+	return r == -ENOMEM ? r : 0;
+}
+
+/*
+ * The function starts of the .eh_frame_hdr segment.  -ENOMEM only: a
+ * table that cannot be read costs those names (frames keep addresses).
+ */
+static int read_fn_starts(Elf *e, const GElf_Phdr *ph, struct vm_elf_info *info)
+{
+	const char *ident = elf_getident(e, NULL);
+	struct vm_ehframe_hdr h = { .vaddr = ph->p_vaddr };
+	Elf_Data *d;
+	int r;
+
+	if (info->fn_starts || !ident || ph->p_filesz == 0)
+		return 0;
+	/* libelf checks the range against the file's size. */
+	d = elf_getdata_rawchunk(e, ph->p_offset, ph->p_filesz, ELF_T_BYTE);
+	if (!d || !d->d_buf)
+		return 0;
+	h.data = d->d_buf;
+	h.len = d->d_size;
+	h.ptr_size = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	h.big_endian = ident[EI_DATA] == ELFDATA2MSB;
+	r = vm_ehframe_hdr_starts(&h, &info->fn_starts, &info->n_fn_starts);
 	return r == -ENOMEM ? r : 0;
 }
 
@@ -213,8 +244,13 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 			GElf_Phdr ph;
 			void *nv;
 
-			if (!gelf_getphdr(e, (int)i, &ph) ||
-			    ph.p_type != PT_LOAD)
+			if (!gelf_getphdr(e, (int)i, &ph))
+				continue;
+			if (ph.p_type == PT_GNU_EH_FRAME && !nested &&
+			    read_fn_starts(e, &ph, info))
+				return vm_error_set(err, ENOMEM,
+						    "out of memory");
+			if (ph.p_type != PT_LOAD)
 				continue;
 			nv = reallocarray(info->segs, info->n_segs + 1,
 					  sizeof(*info->segs));
@@ -292,11 +328,11 @@ int vm_elf_read_mem(const void *buf, size_t len, struct vm_elf_info *info,
 }
 
 int vm_elf_merge_symbols(struct vm_elf_info *info,
-			 const struct vm_elf_info *other)
+			 const struct vm_elf_info *other, bool from_debug_file)
 {
 	for (size_t i = 0; i < other->n_syms; i++)
 		if (add_symbol(info, other->syms[i].addr, other->syms[i].size,
-			       other->syms[i].name))
+			       other->syms[i].name, from_debug_file))
 			return -ENOMEM;
 	sort_symbols(info);
 	return 0;
@@ -324,6 +360,13 @@ const struct vm_elf_symbol *vm_elf_lookup(const struct vm_elf_info *info,
 	return s;
 }
 
+bool vm_elf_function_start(const struct vm_elf_info *info, uint64_t addr,
+			   uint64_t *start)
+{
+	return vm_ehframe_lookup(info->fn_starts, info->n_fn_starts, addr,
+				 start);
+}
+
 bool vm_elf_offset_to_addr(const struct vm_elf_info *info, uint64_t offset,
 			   uint64_t *addr)
 {
@@ -346,6 +389,7 @@ void vm_elf_info_free(struct vm_elf_info *info)
 		free(info->syms[i].name);
 	free(info->syms);
 	free(info->segs);
+	free(info->fn_starts);
 	free(info->debuglink);
 	memset(info, 0, sizeof(*info));
 }

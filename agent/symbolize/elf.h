@@ -2,8 +2,9 @@
 /*
  * elf.h - what the symbolizer reads from one ELF file (elf.c, through
  * libelf): function symbols from .symtab, .dynsym and the xz-compressed
- * .gnu_debugdata (elf_debugdata.c), the loadable segments that turn a file
- * offset into a symbol address, the GNU build id and the .gnu_debuglink.
+ * .gnu_debugdata (elf_debugdata.c), the function starts of .eh_frame_hdr
+ * (ehframe.h), the loadable segments that turn a file offset into a symbol
+ * address, the GNU build id and the .gnu_debuglink.
  *
  * Input is untrusted (any file a process maps): every size and index is
  * checked, and a malformed file yields an error or fewer symbols, never a
@@ -23,6 +24,7 @@ struct vm_elf_symbol {
 	uint64_t addr;
 	uint64_t size; /* 0 when the symbol table does not say */
 	char *name;
+	bool from_debug_file; /* merged from a separate debug file */
 };
 
 struct vm_elf_segment {
@@ -43,6 +45,9 @@ struct vm_elf_info {
 	struct vm_elf_symbol *syms; /* sorted by addr, one per addr */
 	size_t n_syms;
 	size_t cap_syms;
+	/* Function starts from .eh_frame_hdr (ehframe.h), sorted. */
+	uint64_t *fn_starts;
+	size_t n_fn_starts;
 };
 
 /* Read the ELF file open on fd (it stays open; the caller closes it). */
@@ -53,13 +58,23 @@ int vm_elf_read_fd(int fd, struct vm_elf_info *info, const char *what,
 int vm_elf_read_mem(const void *buf, size_t len, struct vm_elf_info *info,
 		    const char *what, struct vm_error *err);
 
-/* Add other's symbols to info (e.g. from a debug file), then re-sort. */
+/*
+ * Add other's symbols to info, then re-sort; from_debug_file: other is a
+ * separate debug file (not the file's own .gnu_debugdata).
+ */
 int vm_elf_merge_symbols(struct vm_elf_info *info,
-			 const struct vm_elf_info *other);
+			 const struct vm_elf_info *other, bool from_debug_file);
 
 /* The function containing addr (a link-time address), or NULL. */
 const struct vm_elf_symbol *vm_elf_lookup(const struct vm_elf_info *info,
 					  uint64_t addr);
+
+/*
+ * The start of the function holding addr (a link-time address) from
+ * .eh_frame_hdr; false when no function starts at or below it.
+ */
+bool vm_elf_function_start(const struct vm_elf_info *info, uint64_t addr,
+			   uint64_t *start);
 
 /* Link-time address of a file offset; false when no segment holds it. */
 bool vm_elf_offset_to_addr(const struct vm_elf_info *info, uint64_t offset,

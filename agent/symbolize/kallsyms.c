@@ -150,6 +150,12 @@ static int slurp(const char *path, char **out, struct vm_error *err)
 
 static struct vm_kallsyms cached;
 static char *cached_modules;
+static uint64_t reads;
+
+uint64_t vm_kallsyms_reads(void)
+{
+	return __atomic_load_n(&reads, __ATOMIC_RELAXED);
+}
 
 int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err)
 {
@@ -168,6 +174,7 @@ int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err)
 	vm_kallsyms_free(&cached);
 	free(cached_modules);
 	cached_modules = NULL;
+	__atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED);
 	r = slurp("/proc/kallsyms", &text, err);
 	if (r < 0)
 		return r;

@@ -40,4 +40,7 @@ void vm_kallsyms_free(struct vm_kallsyms *k);
  */
 int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err);
 
+/* How many times /proc/kallsyms was read so far (tests). */
+uint64_t vm_kallsyms_reads(void);
+
 #endif

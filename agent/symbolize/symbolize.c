@@ -13,11 +13,13 @@
 #include "agent/symbolize/symbolize.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
 #include "agent/symbolize/pgwait.h"
@@ -95,21 +97,62 @@ static const struct vm_mapping *find_mapping(const struct vm_process *p,
 	return NULL;
 }
 
+/* FILE+0xADDR, FILE the base name of path: what names a frame no symbol does. */
+static int name_by_address(struct vm_symbolized *y, struct vm_sym_frame *f,
+			   const char *path, uint64_t addr,
+			   enum vm_name_source source)
+{
+	const char *base = strrchr(path, '/');
+	char buf[300];
+
+	snprintf(buf, sizeof(buf), "%.256s+0x%" PRIx64, base ? base + 1 : path,
+		 addr);
+	f->function = vm_symbolized_intern(y, buf);
+	f->source = source;
+	return f->function ? 0 : -ENOMEM;
+}
+
+/*
+ * The name of the user frame f at link-time address vaddr of sf: its
+ * symbol, else the start of the function holding it, else vaddr itself.
+ */
+static int name_user_frame(struct vm_symbolized *y, struct vm_sym_frame *f,
+			   const struct vm_symfile *sf, const char *path,
+			   uint64_t vaddr)
+{
+	const struct vm_elf_symbol *sym = vm_elf_lookup(&sf->info, vaddr);
+	uint64_t start;
+
+	if (!sym && vm_elf_function_start(&sf->info, vaddr, &start))
+		return name_by_address(y, f, path, start,
+				       VM_NAME_FUNCTION_START);
+	if (!sym)
+		return name_by_address(y, f, path, vaddr, VM_NAME_ADDRESS);
+	f->function = vm_symbolized_intern(y, sym->name);
+	f->source = sym->from_debug_file ? VM_NAME_DEBUG_FILE : VM_NAME_SYMBOL;
+	return f->function ? 0 : -ENOMEM;
+}
+
 static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 		      uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
 	const struct vm_process *p = pm->proc;
 	const struct vm_mapping *m;
-	const struct vm_elf_symbol *sym;
 	const struct vm_symfile *sf;
+	const char *file;
+	int r;
 	uint64_t lookup = leaf ? addr : addr - 1, vaddr;
 	size_t i;
 
 	f->addr = addr;
 	f->mapping = 0;
 	f->function = NULL;
-	if (!p || !(m = find_mapping(p, lookup, &i)))
-		return 0;
+	if (!p || !(m = find_mapping(p, lookup, &i))) {
+		/* No file to say what it is, so no address to keep. */
+		f->function = vm_symbolized_intern(y, "[unknown]");
+		f->source = VM_NAME_ADDRESS;
+		return f->function ? 0 : -ENOMEM;
+	}
 
 	if (!pm->tried[i]) {
 		char root[64];
@@ -147,16 +190,17 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 			return -ENOMEM;
 	}
 	f->mapping = pm->mapping_ids[i];
+	file = y->mappings[f->mapping - 1].file;
 
+	/* Without the file's segments, the file offset is the address. */
 	if (!sf || !vm_elf_offset_to_addr(&sf->info,
 					  lookup - m->start + m->pgoff, &vaddr))
-		return 0;
-	sym = vm_elf_lookup(&sf->info, vaddr);
-	if (!sym)
-		return 0;
-	f->function = vm_symbolized_intern(y, sym->name);
-	if (!f->function)
-		return -ENOMEM;
+		r = name_by_address(y, f, file, lookup - m->start + m->pgoff,
+				    VM_NAME_ADDRESS);
+	else
+		r = name_user_frame(y, f, sf, file, vaddr);
+	if (r)
+		return r;
 	y->mappings[f->mapping - 1].has_functions = true;
 	return 0;
 }
@@ -172,12 +216,12 @@ static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
 	f->addr = addr;
 	f->mapping = KERNEL_MAPPING_PENDING;
 	f->function = NULL;
-	if (!k)
-		return 0;
-	sym = vm_kallsyms_lookup(k, leaf ? addr : addr - 1);
+	sym = k ? vm_kallsyms_lookup(k, leaf ? addr : addr - 1) : NULL;
 	if (!sym)
-		return 0;
+		return name_by_address(y, f, VM_KERNEL_MAPPING, addr,
+				       VM_NAME_ADDRESS);
 	f->function = vm_symbolized_intern(y, sym->name);
+	f->source = VM_NAME_SYMBOL;
 	return f->function ? 0 : -ENOMEM;
 }
 
@@ -359,18 +403,25 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 			return r;
 	}
 	first = n; /* the innermost real frame is the leaf */
-	for (size_t j = 0; j < x->n_kernel; j++, n++) {
+	/* A 0 is no frame: a frame-pointer walk can store one as it ends. */
+	for (size_t j = 0; j < x->n_kernel; j++) {
+		if (!x->kernel_ips[j])
+			continue;
 		r = kernel_frame(y, k, x->kernel_ips[j], n == first,
 				 &st->frames[n]);
 		if (r)
 			return r;
+		n++;
 	}
 	n = drop_profiler_frames(st->frames, first, n);
-	for (size_t j = 0; j < x->n_user; j++, n++) {
+	for (size_t j = 0; j < x->n_user; j++) {
+		if (!x->user_ips[j])
+			continue;
 		r = user_frame(y, pm, x->user_ips[j], n == first,
 			       &st->frames[n]);
 		if (r)
 			return r;
+		n++;
 	}
 	if (x->lost & VM_SAMPLE_LOST_USER) {
 		r = lost_frame(y, "[lost user stack]", &st->frames[n++]);
@@ -400,7 +451,7 @@ static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
 	if (r)
 		return r;
 	for (size_t j = 0; j < st->n_frames; j++)
-		y->frames_named += st->frames[j].function != NULL;
+		y->frames_by[st->frames[j].source]++;
 	y->frames_total += st->n_frames;
 	return 0;
 }
@@ -467,6 +518,8 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
 	out->n_stacks = s->n;
+	/* Debug files still on their way: a little while, no more. */
+	vm_debuginfod_wait(VM_DEBUGINFOD_WAIT_MS);
 	vm_symcache_lock();
 	r = symbolize_locked(s, out, memos);
 	vm_symcache_unlock();

@@ -5,8 +5,13 @@
  * (pprof.c, folded.c).  Written once for every backend.
  *
  * User frames are looked up in the process's captured mappings and the
- * symbols of the mapped file (symcache.h); kernel frames in kallsyms.
- * Frames that cannot be named keep their address and mapping.
+ * symbols of the mapped file or its debug file (symcache.h); kernel frames
+ * in kallsyms.  Every frame gets a function name: where no symbol knows
+ * it, FILE+0xSTART, START the link-time start of the function holding it
+ * from .eh_frame_hdr (ehframe.h), as nm and addr2line number it; where no
+ * function is known either, FILE+0xADDR, ADDR the link-time address;
+ * "[kernel.kallsyms]+0xADDR" for a kernel address kallsyms does not name,
+ * "[unknown]" for an address in no mapping.
  */
 #ifndef VMTOOLS_AGENT_SYMBOLIZE_H
 #define VMTOOLS_AGENT_SYMBOLIZE_H
@@ -28,10 +33,20 @@ struct vm_sym_mapping {
 	bool has_functions; /* at least one of its frames was named */
 };
 
+/* Where a frame's function name came from, in the order they are tried. */
+enum vm_name_source {
+	VM_NAME_SYMBOL, /* the file's own symbols, kallsyms, a lost marker */
+	VM_NAME_DEBUG_FILE, /* a separate debug file's symbols */
+	VM_NAME_FUNCTION_START, /* FILE+0xSTART from .eh_frame_hdr */
+	VM_NAME_ADDRESS, /* FILE+0xADDR, [unknown]: no function known */
+	VM_NAME_SOURCES,
+};
+
 struct vm_sym_frame {
 	uint64_t addr; /* as sampled: a process or kernel address */
 	uint32_t mapping; /* index + 1 in vm_symbolized.mappings, 0: none */
-	const char *function; /* interned, NULL when unknown */
+	const char *function; /* interned, never NULL once symbolized */
+	enum vm_name_source source;
 };
 
 struct vm_sym_stack {
@@ -49,7 +64,8 @@ struct vm_symbolized {
 	size_t n_mappings;
 	struct vm_sym_stack *stacks; /* one per sample, same order */
 	size_t n_stacks;
-	uint64_t frames_total, frames_named; /* for tests and logs */
+	uint64_t frames_total; /* for tests, logs and the pprof's comment */
+	uint64_t frames_by[VM_NAME_SOURCES]; /* per vm_name_source */
 	void *strings; /* tsearch tree of interned strings */
 };
 

@@ -7,7 +7,9 @@
  *   DIR/NAME, DIR/.debug/NAME, DEBUG/DIR/NAME  by .gnu_debuglink NAME,
  *                                              checked against its CRC32
  *
- * each first under the process's root, then under ours.
+ * each first under the process's root, then under ours; then by build id
+ * on the tools disk (MOUNTPOINT/usr/lib/debug/.build-id/xx/yyyy.debug,
+ * where `vmtools-image build --debug-dir` puts them).
  */
 #include "agent/symbolize/symcache.h"
 
@@ -25,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "agent/symbolize/debuginfod.h"
 #include "common/cleanup.h"
 
 #define SYMCACHE_MAX 512 /* binaries; oldest unused dropped beyond */
@@ -34,6 +37,7 @@ static struct vm_symfile **files;
 static size_t n_files;
 static uint64_t run, hits, misses;
 static char debug_dir[PATH_MAX] = "/usr/lib/debug";
+static char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
 
 void vm_symcache_lock(void)
 {
@@ -43,6 +47,13 @@ void vm_symcache_lock(void)
 
 void vm_symcache_unlock(void)
 {
+	pthread_mutex_unlock(&lock);
+}
+
+void vm_symcache_set_tools_dir(const char *mountpoint)
+{
+	pthread_mutex_lock(&lock);
+	snprintf(tools_dir, sizeof(tools_dir), "%s", mountpoint);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -150,7 +161,7 @@ static bool try_debug_file(struct vm_symfile *f, const char *path,
 	    (!f->info.build_id_len || !dbg.build_id_len ||
 	     (dbg.build_id_len == f->info.build_id_len &&
 	      !memcmp(dbg.build_id, f->info.build_id, dbg.build_id_len)))) {
-		ok = vm_elf_merge_symbols(&f->info, &dbg) == 0;
+		ok = vm_elf_merge_symbols(&f->info, &dbg, true) == 0;
 		if (ok)
 			f->debug_path = strdup(path);
 	}
@@ -198,6 +209,27 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 		    try_debug_file(f, p, true))
 			return;
 	}
+	if (tools_dir[0] && f->info.build_id_len >= 2 &&
+	    path_fmt(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+		     tools_dir, hex, hex + 2) &&
+	    try_debug_file(f, p, false))
+		return;
+	/* Last: a server may have it; its answer arrives later. */
+	vm_debuginfod_request(f->info.build_id, f->info.build_id_len);
+}
+
+void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
+				  const char *path)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n_files; i++) {
+		struct vm_symfile *f = files[i];
+
+		if (!f->debug_path && f->info.build_id_len == len &&
+		    !memcmp(f->info.build_id, id, len))
+			try_debug_file(f, path, false);
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 int vm_symcache_get(const char *open_path, const char *path, const char *root,

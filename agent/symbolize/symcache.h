@@ -53,4 +53,17 @@ void vm_symcache_clear(void);
 /* Directory under which debug files are searched (default /usr/lib/debug). */
 void vm_symcache_set_debug_dir(const char *dir);
 
+/*
+ * The tools disk's mountpoint: debug files by build id are also looked for
+ * under its usr/lib/debug/.build-id/ (none until this is called).
+ */
+void vm_symcache_set_tools_dir(const char *mountpoint);
+
+/*
+ * A debug file for build id arrived (debuginfod.c): merged into every
+ * cached binary with that build id and no debug file yet.  Takes the lock.
+ */
+void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
+				  const char *path);
+
 #endif

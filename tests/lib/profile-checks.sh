@@ -22,8 +22,9 @@
 #   check_postgres_profile BACKEND SECONDS
 #       a SECONDS-long profile (comm postgres, the default) of pgbench -S
 #       backends that connect after it starts and exit before it ends:
-#       PostgreSQL's and the kernel's functions named, build ids, backend
-#       types, only postgres sampled, exited backends still symbolized
+#       PostgreSQL's and the kernel's functions named, every location with
+#       a function, build ids, backend types, only postgres sampled, exited
+#       backends still symbolized
 
 profile_bg() {
 	local b=$1 name=$2 i
@@ -149,6 +150,14 @@ check_postgres_profile() {
 	check "$b: go tool pprof -top reads it without a warning" test ! -s "$T/top.err"
 	go tool pprof -traces "$T/pg.pb" >"$T/traces.txt" 2>"$T/traces.err"
 	check "$b: go tool pprof -traces reads it without a warning" test ! -s "$T/traces.err"
+	# "ID: ADDR M=N FUNCTION FILE:LINE s=0": a location without a function
+	# has three fields, one without a mapping no M=.
+	awk '/^Locations/ {on = 1; next} /^Mappings/ {on = 0}
+		on && /^ +[0-9]+: / {n++; if (NF < 4 || $2 == "0x0" || ($3 ~ /^M=/ && NF < 5)) print}
+		END {if (!n) print "no locations"}' "$T/raw.txt" >"$T/nameless.txt"
+	check "$b: every location has a function, none is at address 0" test ! -s "$T/nameless.txt"
+	[ -s "$T/nameless.txt" ] && diag "$T/nameless.txt"
+	diag < <(go tool pprof -comments "$T/pg.pb" 2>/dev/null | grep 'frames named')
 	check "$b: PostgreSQL's own functions are named (PostgresMain, PortalRun, ExecutorRun...)" \
 		bash -c "grep -qw PostgresMain '$T/top.txt' && grep -qw PortalRun '$T/top.txt' &&
 			grep -Eqw '(standard_)?ExecutorRun' '$T/top.txt'"

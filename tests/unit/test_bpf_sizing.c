@@ -21,15 +21,16 @@ static void test_map_sizes(void **state)
 	(void)state;
 	vm_bpf_map_sizes(99, 2, 5, false, &sz);
 	assert_int_equal(sz.expected_samples, 990);
-	assert_int_equal(sz.stacks, 8192); /* 8 x 990 -> the 8 Ki floor */
-	assert_int_equal(sz.counts, 2048);
+	/* 198 records a second of ~2 KiB: the next power of two. */
+	assert_int_equal(sz.records_ring, 512 << 10);
+	assert_int_equal(sz.counts_bytes, 16 << 20); /* the floor */
 	assert_int_equal(sz.seen, 1024); /* the floor */
 	assert_int_equal(sz.pids, 1); /* no --pid: target_pids unused */
 	assert_int_equal(sz.children, 16384);
 	vm_bpf_map_sizes(1000, 8, 10, true, &sz);
 	assert_int_equal(sz.expected_samples, 80000);
-	assert_int_equal(sz.stacks, 65536); /* capped */
-	assert_int_equal(sz.counts, 131072); /* next power of two */
+	assert_int_equal(sz.records_ring, 16 << 20);
+	assert_int_equal(sz.counts_bytes, 80000u << 10); /* 1 KiB a sample */
 	assert_int_equal(sz.seen, 16384); /* capped */
 	assert_int_equal(sz.pids, 65536); /* --pid targets and their children */
 	vm_bpf_map_sizes(99, 2, 3, false, &sz);
@@ -37,7 +38,8 @@ static void test_map_sizes(void **state)
 	vm_bpf_map_sizes(100, 4, 5, false, &sz);
 	assert_int_equal(sz.seen, 2048);
 	vm_bpf_map_sizes(1000, 64, 3600, false, &sz);
-	assert_int_equal(sz.counts, 262144); /* capped */
+	assert_int_equal(sz.records_ring, 32 << 20); /* capped */
+	assert_int_equal(sz.counts_bytes, 256 << 20); /* capped */
 	vm_bpf_map_sizes(1, 0, 1, false, &sz); /* no CPU count: one */
 	assert_int_equal(sz.expected_samples, 1);
 }

@@ -3,19 +3,115 @@
  * test_elf.c - unit tests of agent/symbolize/elf.c on its own: a file that
  * only looks like ELF is refused with its name, this very test program is
  * read with its symbols sorted and its build id, and xz data that is not
- * xz is refused.  The symbolizer's use of it is in test_symbolize.c.
+ * xz is refused; the function starts of .eh_frame_hdr (ehframe.c): those
+ * of this program are its functions' symbol addresses, and a table made
+ * by hand is read with its encodings, unsorted entries and a count larger
+ * than its bytes.  The symbolizer's use of it is in test_symbolize.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "agent/symbolize/ehframe.h"
 #include "agent/symbolize/elf.h"
+
+/* A static function the compiler gives an FDE, as every function. */
+__attribute__((noinline)) static int vmtest_static_leaf(int x)
+{
+	return x * 7 + 3;
+}
+
+static void test_function_starts_of_self(void **state)
+{
+	struct vm_elf_info info = { 0 };
+	size_t sized = 0, found = 0;
+	uint64_t start;
+	int fd;
+
+	(void)state;
+	assert_int_equal(vmtest_static_leaf(1), 10);
+	fd = open("/proc/self/exe", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(vm_elf_read_fd(fd, &info, "self", NULL), 0);
+	close(fd);
+	assert_true(info.n_fn_starts > 10);
+	/* Inside each function, the start found is the symbol's address. */
+	for (size_t i = 0; i < info.n_syms; i++) {
+		const struct vm_elf_symbol *s = &info.syms[i];
+
+		if (s->size < 2)
+			continue;
+		sized++;
+		if (vm_elf_function_start(&info, s->addr + s->size / 2,
+					  &start) &&
+		    start == s->addr)
+			found++;
+		if (!strcmp(s->name, "vmtest_static_leaf")) {
+			assert_true(vm_elf_function_start(&info, s->addr + 1,
+							  &start));
+			assert_int_equal(start, s->addr);
+		}
+	}
+	/* A few (_start, PLT stubs) have no symbol or FDE of their own. */
+	assert_true(found * 10 >= sized * 9);
+	assert_false(vm_elf_function_start(&info, 0, &start));
+	vm_elf_info_free(&info);
+}
+
+static void test_ehframe_table(void **state)
+{
+	/* version 1, eh_frame_ptr pcrel|sdata4, count udata4, datarel|sdata4 */
+	uint8_t t[] = {
+		1,    0x1b, 0x03, 0x3b, /* */
+		0x00, 0x01, 0x00, 0x00, /* eh_frame at hdr + 4 + 0x100 */
+		5,    0,    0,	  0, /* 5 entries claimed, 4 present */
+		0x40, 0,    0,	  0,
+		0,    0,    0,	  0, /* hdr + 0x40 */
+		0x10, 0,    0,	  0,
+		0,    0,    0,	  0, /* hdr + 0x10: out of order */
+		0x40, 0,    0,	  0,
+		0,    0,    0,	  0, /* again */
+		0xf0, 0xff, 0xff, 0xff,
+		0,    0,    0,	  0, /* hdr - 0x10 */
+	};
+	struct vm_ehframe_hdr h = {
+		.data = t, .len = sizeof(t), .vaddr = 0x2000, .ptr_size = 8
+	};
+	uint64_t *starts, start;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(vm_ehframe_hdr_starts(&h, &starts, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(starts[0], 0x1ff0);
+	assert_int_equal(starts[1], 0x2010);
+	assert_int_equal(starts[2], 0x2040);
+	assert_true(vm_ehframe_lookup(starts, n, 0x203f, &start));
+	assert_int_equal(start, 0x2010);
+	assert_true(vm_ehframe_lookup(starts, n, 0x9000, &start));
+	assert_int_equal(start, 0x2040);
+	assert_false(vm_ehframe_lookup(starts, n, 0x1fef, &start));
+	free(starts);
+
+	t[0] = 2; /* an unknown version */
+	assert_int_equal(vm_ehframe_hdr_starts(&h, &starts, &n), -EINVAL);
+	t[0] = 1;
+	t[3] = 0xff; /* no table */
+	assert_int_equal(vm_ehframe_hdr_starts(&h, &starts, &n), -ENOENT);
+	t[3] = 0x31; /* uleb128 entries: no binary search */
+	assert_int_equal(vm_ehframe_hdr_starts(&h, &starts, &n), -EINVAL);
+	h.len = 6; /* cut inside eh_frame_ptr */
+	t[3] = 0x3b;
+	assert_int_equal(vm_ehframe_hdr_starts(&h, &starts, &n), -EINVAL);
+	assert_null(starts);
+}
 
 static void test_elf_errors(void **state)
 {
@@ -52,6 +148,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_errors),
+		cmocka_unit_test(test_function_starts_of_self),
+		cmocka_unit_test(test_ehframe_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

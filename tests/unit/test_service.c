@@ -4,14 +4,16 @@
  * (agent/serve/service.c), without HTTP: the slot's phases as its status
  * shows them, and how each session ends.
  *
- * Always, without privileges: idle, stop with nothing running (-ENXIO), a
+ * Always, without privileges: the service reads kallsyms when it starts,
+ * before any profile; idle, stop with nothing running (-ENXIO), a
  * request the engine refuses (not a session), a backend that cannot start
  * (a failed session), and a service shut down before anything ran.
  *
  * With root and BPF, on the real engine and bpf backend sampling a child
  * that burns CPU, one or two seconds each: a session that runs its time,
  * a second start while one runs (-EBUSY), a stop that keeps what was
- * collected, the client hanging up, and a shutdown while a session runs.
+ * collected, the client hanging up, and a shutdown while a session runs;
+ * none of them reads kallsyms again.
  * Where BPF cannot be used these say why and are skipped.
  */
 #include <errno.h>
@@ -34,6 +36,7 @@
 
 #include "agent/serve/health.h"
 #include "agent/serve/service.h"
+#include "agent/symbolize/kallsyms.h"
 #include "proto/profile.pb-c.h"
 #include "tests/unit/spinner.h"
 
@@ -242,6 +245,19 @@ static void assert_idle(struct vm_service *svc)
 	assert_int_equal(st.phase, VM_SERVICE_IDLE);
 }
 
+/* Before any fixture: the first service of the process. */
+static void test_kallsyms_at_start(void **state)
+{
+	struct vm_service_config cfg = { 0 };
+	struct vm_service *svc;
+
+	(void)state;
+	assert_int_equal(vm_kallsyms_reads(), 0);
+	assert_int_equal(vm_service_new(&cfg, &svc, NULL), 0);
+	vm_service_free(svc); /* joins the thread that reads it */
+	assert_int_equal(vm_kallsyms_reads(), 1);
+}
+
 static void test_idle(void **state)
 {
 	struct fixture *f = *state;
@@ -420,6 +436,8 @@ static void test_completed(void **state)
 	assert_int_equal(ru->res.lost, ru->res.out.lost);
 	assert_profile(&ru->res.out);
 	assert_idle(f->svc);
+	/* Read at the first start, kept: no profile reads it again. */
+	assert_int_equal(vm_kallsyms_reads(), 1);
 
 	metrics_of(f->svc, &m);
 	assert_int_equal(m.sessions[VM_OUTCOME_COMPLETED], 1);
@@ -570,6 +588,7 @@ static void test_shutdown_running(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kallsyms_at_start),
 		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_request, setup,
 						teardown),

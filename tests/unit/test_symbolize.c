@@ -44,7 +44,7 @@ static void make_samples(struct vm_samples *s, struct vm_proc_files *files)
 		(uint64_t)(uintptr_t)vmtest_inner_function + 4,
 		/* a return address: one past a call inside the function */
 		(uint64_t)(uintptr_t)vmtest_outer_function + 5,
-		0x10, /* nowhere: stays an address */
+		0x10, /* nowhere: [unknown] */
 	};
 	uint64_t kips[1] = { 0xffffffff00000000ull };
 
@@ -119,8 +119,17 @@ static void test_symbolize_and_cache(void **state)
 			    "vmtest_inner_function");
 	assert_string_equal(y.stacks[0].frames[2].function,
 			    "vmtest_outer_function");
-	assert_null(y.stacks[0].frames[3].function);
+	assert_string_equal(y.stacks[0].frames[3].function, "[unknown]");
+	assert_int_equal(y.stacks[0].frames[3].source, VM_NAME_ADDRESS);
 	assert_int_equal(y.stacks[0].frames[3].mapping, 0);
+	/* every frame is named, and counted by where its name came from */
+	assert_int_equal(y.frames_total, 4 + 3 + 1);
+	assert_int_equal(y.frames_by[VM_NAME_SYMBOL] +
+				 y.frames_by[VM_NAME_DEBUG_FILE] +
+				 y.frames_by[VM_NAME_FUNCTION_START] +
+				 y.frames_by[VM_NAME_ADDRESS],
+			 y.frames_total);
+	assert_true(y.frames_by[VM_NAME_SYMBOL] >= 5);
 	assert_true(y.mappings[y.stacks[0].frames[0].mapping - 1].kernel);
 	/* the kernel mapping is the last: pprof takes the first as main */
 	assert_true(y.mappings[y.n_mappings - 1].kernel);
@@ -193,8 +202,10 @@ static void test_pprof(void **state)
 	assert_int_equal(p->period, 10000000);
 	assert_int_equal(p->time_nanos, 1700000000000000000ll);
 	assert_int_equal(p->duration_nanos, 2000000000ll);
-	assert_int_equal(p->n_comment, 1);
+	assert_int_equal(p->n_comment, 2);
 	assert_non_null(strstr(str(p, p->comment[0]), "7 stacks lost"));
+	assert_non_null(
+		strstr(str(p, p->comment[1]), "frames named by symbols"));
 
 	assert_int_equal(p->n_sample, 3);
 	assert_int_equal(p->sample[0]->value[0], 3);
@@ -211,6 +222,9 @@ static void test_pprof(void **state)
 		const Perftools__Profiles__Location *l = p->location[i];
 
 		assert_int_equal(l->id, i + 1);
+		/* no location without a function */
+		assert_int_equal(l->n_line, 1);
+		assert_true(l->line[0]->function_id > 0);
 		if (l->n_line &&
 		    !strcmp(str(p,
 				p->function[l->line[0]->function_id - 1]->name),
@@ -238,6 +252,30 @@ static void test_pprof(void **state)
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
 	vm_proc_files_free(&files);
+}
+
+/* A 0 in a stack, where a frame-pointer walk stopped, is no frame. */
+static void test_zero_is_no_frame(void **state)
+{
+	uint64_t ips[3] = {
+		(uint64_t)(uintptr_t)vmtest_inner_function + 4,
+		0,
+		(uint64_t)(uintptr_t)vmtest_outer_function + 5,
+	};
+	uint64_t kips[1] = { 0 };
+	struct vm_samples s = { 0 };
+	struct vm_symbolized y;
+
+	(void)state;
+	assert_int_equal(vm_samples_add(&s, 424243, 424243, "zero", 1, ips, 3,
+					kips, 1),
+			 0);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(y.stacks[0].n_frames, 2);
+	assert_int_equal(y.stacks[0].frames[0].addr, ips[0]);
+	assert_int_equal(y.stacks[0].frames[1].addr, ips[2]);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
 }
 
 static void test_folded_and_gzip(void **state)
@@ -375,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_folded_and_gzip),
 		cmocka_unit_test(test_pprof_kinds),
+		cmocka_unit_test(test_zero_is_no_frame),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -178,6 +178,17 @@ check_pprof() {
 	fi
 }
 check_pprof BccProfile "$T/bcc.pb"
+# Every frame named in the guest: no location without a function (a
+# stripped PostgreSQL's static functions are postgres+0xSTART).
+go tool pprof -raw "$T/bcc.pb" >"$T/bcc.raw" 2>&1
+if awk '/^Locations/ {on = 1; next} /^Mappings/ {on = 0}
+	on && /^ +[0-9]+: / {n++; if (NF < 4 || ($3 ~ /^M=/ && NF < 5)) bad++}
+	END {exit !(n > 0 && bad == 0)}' "$T/bcc.raw"; then
+	ok "every location of the guest's profile has a function ($(grep -c 'postgres+0x' "$T/bcc.raw") postgres+0xSTART ones)"
+else
+	not_ok "a location of the guest's profile has no function"
+	sed -n '/^Locations/,/^Mappings/p' "$T/bcc.raw" | head -n 30 | diag
+fi
 if go tool pprof -tags "$T/bcc.pb" 2>&1 | grep -q 'client backend'; then
 	ok "the profile labels PostgreSQL samples with the backend type 'client backend'"
 else

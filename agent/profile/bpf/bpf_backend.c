@@ -5,9 +5,12 @@
  * every online CPU and attaches the sampling program to each; for an
  * off-CPU profile, loads bpf/offcpu.bpf.c and attaches it to the
  * sched_switch raw tracepoint; for a wall-clock profile, both.  Each
- * object follows forks and execs with raw tracepoints of its own, and at
- * the end the counted stacks are read into one struct vm_samples: CPU
- * samples as running, off-CPU blocks as blocked (bpf_offcpu.c).
+ * object follows forks and execs with raw tracepoints of its own.  Both
+ * programs send their samples and blocks with their stacks on a ring
+ * buffer (bpf/stacks.bpf.h), which a thread drains while the profile runs,
+ * counting identical records (bpf_read.c); at the end they become one
+ * struct vm_samples: CPU samples as running, off-CPU blocks as blocked,
+ * with the blocks still going (bpf_offcpu.c).
  *
  * Every process captured that is PostgreSQL of a known version is told
  * to the programs (bpf_pg.c), which then read its wait event and query
@@ -42,7 +45,6 @@
 #include "agent/profile/backend.h"
 #include "agent/profile/bpf/bpf_offcpu.h"
 #include "agent/profile/bpf/bpf_pg.h"
-#include "agent/profile/bpf/bpf_premaps.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
@@ -78,6 +80,11 @@ struct bpf_state {
 	size_t n_objs;
 	struct bpf_link **tp_links; /* their raw tracepoints */
 	size_t n_tp_links;
+	/* Each object's records, counted by the reader thread, then collect. */
+	struct record_sink {
+		struct bpf_state *st;
+		struct vm_stack_counts counts;
+	} sinks[MAX_OBJS];
 	struct vm_pg_cache pg; /* the postgres executable last read */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
 	uint32_t *running; /* the targets running as the profile starts */
@@ -89,7 +96,7 @@ struct bpf_state {
 	struct bpf_link **links;
 	size_t n_cpus;
 	int possible_cpus;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* events and stack_records of each object */
 	pthread_t thread;
 	bool thread_started;
 	int stop_fd;
@@ -292,6 +299,21 @@ static void capture_running(struct bpf_state *st)
 	}
 }
 
+/* A sample or block with its stacks: counted, whatever else happens. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct record_sink *sink = ctx;
+
+	vm_stack_counts_add(&sink->counts, data, size);
+	return 0;
+}
+
+/*
+ * How often the thread drains the stack records when no wakeup comes: the
+ * programs wake it only once a quarter of a ring buffer is used.
+ */
+#define DRAIN_MS 100
+
 static void *event_thread(void *arg)
 {
 	struct bpf_state *st = arg;
@@ -308,7 +330,7 @@ static void *event_thread(void *arg)
 	capture_running(st);
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, DRAIN_MS) < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents)
 			break;
@@ -383,6 +405,8 @@ static void bpf_destroy(void *state)
 		pthread_join(st->releaser, NULL);
 	ring_buffer__free(st->rb);
 	free(st->tp_links);
+	for (size_t i = 0; i < MAX_OBJS; i++)
+		vm_stack_counts_free(&st->sinks[i].counts);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	vm_pg_cache_free(&st->pg);
@@ -464,13 +488,17 @@ static void set_size(struct bpf_object *obj, const char *name, uint32_t n)
 	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, name), n);
 }
 
-/* The maps targets.bpf.h and stacks.bpf.h give every program. */
-static void size_shared_maps(struct bpf_object *obj,
-			     const struct vm_bpf_sizes *sz)
+/*
+ * The maps targets.bpf.h and stacks.bpf.h give every program, and the
+ * bound of the records user space keeps of it.
+ */
+static void add_object(struct bpf_state *st, struct bpf_object *obj,
+		       const struct vm_bpf_sizes *sz)
 {
-	set_size(obj, "user_stacks", sz->stacks);
-	set_size(obj, "kernel_stacks", sz->stacks);
-	set_size(obj, "counts", sz->counts);
+	st->sinks[st->n_objs].st = st;
+	vm_stack_counts_init(&st->sinks[st->n_objs].counts, sz->counts_bytes);
+	st->objs[st->n_objs++] = obj;
+	set_size(obj, "stack_records", sz->records_ring);
 	set_size(obj, "seen", sz->seen);
 	set_size(obj, "target_pids", sz->pids);
 	set_size(obj, "children", sz->children);
@@ -501,8 +529,7 @@ static int open_skeleton(struct bpf_state *st,
 				err, errno,
 				"cannot open the BPF profiler object");
 		SET_FILTER(st->skel, req);
-		st->objs[st->n_objs++] = st->skel->obj;
-		size_shared_maps(st->skel->obj, &sz);
+		add_object(st, st->skel->obj, &sz);
 	}
 	if (req->kind != VM_KIND_CPU) {
 		/*
@@ -524,8 +551,7 @@ static int open_skeleton(struct bpf_state *st,
 			req->kind == VM_KIND_OFFCPU ?
 				(uint64_t)req->min_block_us * 1000 :
 				0;
-		st->objs[st->n_objs++] = st->off->obj;
-		size_shared_maps(st->off->obj, &sz);
+		add_object(st, st->off->obj, &sz);
 		set_size(st->off->obj, "blocked", sz.blocked);
 	}
 	return 0;
@@ -540,14 +566,6 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r = 0;
 
-	for (size_t i = 0; i < st->n_objs; i++)
-		vm_bpf_premake_maps(
-			(struct bpf_map *const[]){
-				bpf_object__find_map_by_name(st->objs[i],
-							     "user_stacks"),
-				bpf_object__find_map_by_name(st->objs[i],
-							     "kernel_stacks") },
-			2);
 	if (st->skel)
 		r = profile_bpf__load(st->skel);
 	if (!r && st->off)
@@ -576,9 +594,13 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	st->rb = ring_buffer__new(map_fd(st->objs[0], "events"), on_event, st,
 				  NULL);
-	for (size_t i = 1; st->rb && i < st->n_objs; i++)
-		if (ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
-				     on_event, st))
+	for (size_t i = 0; st->rb && i < st->n_objs; i++)
+		if ((i > 0 &&
+		     ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
+				      on_event, st)) ||
+		    ring_buffer__add(st->rb,
+				     map_fd(st->objs[i], "stack_records"),
+				     on_record, &st->sinks[i]))
 			return vm_error_errno(
 				err, errno,
 				"cannot set up the BPF event ring buffer");
@@ -795,83 +817,6 @@ static void complete_processes(struct bpf_state *st)
 	}
 }
 
-/* The stacks of one program, each read once (bpf_read.c). */
-struct stack_caches {
-	struct vm_stack_cache user, kernel;
-};
-
-static int caches_init(struct stack_caches *c, struct bpf_object *obj)
-{
-	struct bpf_map *u = bpf_object__find_map_by_name(obj, "user_stacks");
-	struct bpf_map *k = bpf_object__find_map_by_name(obj, "kernel_stacks");
-
-	memset(c, 0, sizeof(*c));
-	if (vm_stack_cache_init(&c->user, bpf_map__max_entries(u),
-				vm_bpf_read_stack,
-				(void *)(intptr_t)bpf_map__fd(u)) ||
-	    vm_stack_cache_init(&c->kernel, bpf_map__max_entries(k),
-				vm_bpf_read_stack,
-				(void *)(intptr_t)bpf_map__fd(k)))
-		return -ENOMEM;
-	return 0;
-}
-
-static void caches_free(struct stack_caches *c)
-{
-	vm_stack_cache_free(&c->user);
-	vm_stack_cache_free(&c->kernel);
-}
-
-/* One sample of key: its stacks, count, time and labels.  -ENOMEM. */
-static int add_sample(struct bpf_state *st, struct stack_caches *c,
-		      const struct profile_key *key, uint64_t count,
-		      uint64_t value, enum vm_thread_state state)
-{
-	const uint64_t *uips, *kips;
-	struct vm_sample *x;
-	uint32_t nu, nk;
-
-	if (vm_stack_cache_get(&c->user, key->user_stack_id, &uips, &nu) ||
-	    vm_stack_cache_get(&c->kernel, key->kernel_stack_id, &kips, &nk) ||
-	    vm_samples_add(&st->samples, key->pid, key->tid, key->comm, count,
-			   uips, nu, kips, nk))
-		return -ENOMEM;
-	x = &st->samples.v[st->samples.n - 1];
-	/* -EEXIST, -ENOMEM: a stack was lost, not absent (-EFAULT). */
-	if (key->user_stack_id == -EEXIST || key->user_stack_id == -ENOMEM)
-		x->lost |= VM_SAMPLE_LOST_USER;
-	if (key->kernel_stack_id == -EEXIST || key->kernel_stack_id == -ENOMEM)
-		x->lost |= VM_SAMPLE_LOST_KERNEL;
-	x->value = value;
-	x->state = state;
-	x->sched_state = (uint8_t)key->sched_state;
-	x->wait_event = key->wait_event;
-	x->query_id = key->query_id;
-	return 0;
-}
-
-/* The CPU profiler's samples, each worth the sampling period. */
-static int collect_cpu(struct bpf_state *st, struct vm_error *err)
-{
-	_cleanup_free_ struct vm_bpf_count *counts = NULL;
-	struct stack_caches c;
-	size_t n = 0;
-	int r;
-
-	r = vm_bpf_read_counts(bpf_map__fd(st->skel->maps.counts),
-			       bpf_map__max_entries(st->skel->maps.counts),
-			       &counts, &n);
-	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "cannot read the BPF profiler's counts");
-	r = caches_init(&c, st->skel->obj);
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = add_sample(st, &c, &counts[i].key, counts[i].count, 0,
-			       VM_STATE_RUNNING);
-	caches_free(&c);
-	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
-}
-
 /*
  * Threads blocked since before the start that never ran: the program saw
  * no switch of theirs, so no stack; their wait event is read now, which
@@ -910,31 +855,33 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 	return 0;
 }
 
-/* The off-CPU profiler's blocks, those still going ending at end_ns. */
+/* The index of an object among those loaded. */
+static size_t obj_index(const struct bpf_state *st, struct bpf_object *obj)
+{
+	size_t i = 0;
+
+	while (i < st->n_objs - 1 && st->objs[i] != obj)
+		i++;
+	return i;
+}
+
+/*
+ * The off-CPU profiler's blocks, those still going ending at end_ns, and
+ * the threads that slept throughout.
+ */
 static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 			  struct vm_error *err)
 {
-	_cleanup_free_ struct vm_bpf_block *blocks = NULL;
-	struct stack_caches c;
-	size_t n = 0, first;
-	int r;
+	struct vm_stack_counts *c =
+		&st->sinks[obj_index(st, st->off->obj)].counts;
+	size_t first = st->samples.n;
 
-	r = vm_bpf_read_blocks(bpf_map__fd(st->off->maps.counts),
-			       bpf_map__fd(st->off->maps.blocked), end_ns,
-			       st->off->rodata->min_block_ns, "/proc", &blocks,
-			       &n);
-	if (r < 0)
-		return vm_error_errno(
-			err, -r, "cannot read the BPF off-CPU profiler's maps");
-	first = st->samples.n;
-	r = caches_init(&c, st->off->obj);
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = add_sample(st, &c, &blocks[i].key, blocks[i].switches,
-			       blocks[i].ns, VM_STATE_BLOCKED);
-	caches_free(&c);
-	if (r == 0)
-		r = add_sleepers(st, first, end_ns);
-	return r ? vm_error_set(err, ENOMEM, "out of memory") : 0;
+	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
+			    st->off->rodata->min_block_ns, "/proc", c);
+	if (vm_stack_counts_to_blocks(c, &st->samples) ||
+	    add_sleepers(st, first, end_ns))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
 }
 
 static int bpf_collect(void *state, struct vm_samples *out,
@@ -947,20 +894,24 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	detach(st);
 	/* Blocks still going end with the profile, which ends now. */
 	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
-	/* Announcements still queued: the thread has stopped. */
+	/* Records and announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	if (st->skel)
-		r = collect_cpu(st, err);
-	if (r == 0 && st->off)
+	if (st->skel && vm_stack_counts_to_samples(
+				&st->sinks[obj_index(st, st->skel->obj)].counts,
+				&st->samples))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	if (st->off) {
 		r = collect_offcpu(st, end_ns, err);
-	if (r < 0)
-		return r;
+		if (r < 0)
+			return r;
+	}
 
-	st->samples.lost_stacks = stat_sum(st, PROFILE_STAT_STACK_COLLISION) +
-				  stat_sum(st, PROFILE_STAT_STACK_FULL);
-	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_COUNTS_FULL) +
+	/* Never more than the ring buffers or the counts' bounds lost. */
+	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_RECORDS_LOST) +
 				   stat_sum(st, PROFILE_STAT_BLOCKED_FULL);
+	for (size_t i = 0; i < st->n_objs; i++)
+		st->samples.lost_samples += st->sinks[i].counts.dropped;
 	complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bpf_offcpu.h - reading the off-CPU profiler's maps once it has stopped
- * (bpf_offcpu.c): the blocks counted per key, and the threads still
- * switched out at the end, whose blocks end with the profile; and, from
- * /proc, the threads blocked since before the profile that never ran
- * during it.
+ * bpf_offcpu.h - what the off-CPU profile needs besides the records its
+ * program sends (bpf_offcpu.c): the threads still switched out at the
+ * end, whose blocks end with the profile; and, from /proc, the threads
+ * blocked since before the profile that never ran during it.
  */
 #ifndef VMTOOLS_AGENT_BPF_OFFCPU_H
 #define VMTOOLS_AGENT_BPF_OFFCPU_H
@@ -17,22 +16,17 @@
 
 #include "bpf/offcpu.h"
 
-struct vm_bpf_block {
-	struct profile_key key;
-	uint64_t switches;
-	uint64_t ns;
-};
+struct vm_stack_counts;
 
 /*
- * Every entry of `counts` (counts_fd), then one per thread of `blocked`
- * (blocked_fd) switched out since at (CLOCK_MONOTONIC ns) until end_ns,
- * when at least min_ns and the thread still exists under proc_root (a
- * thread that exited was switched out for good, not blocked).  *out is
- * malloc'd; 0 or a negative errno.
+ * The threads of `blocked` (blocked_fd) switched out since before end_ns
+ * (CLOCK_MONOTONIC) and still so, their blocks ending at end_ns, counted
+ * into c when at least min_ns and the thread still exists under
+ * proc_root (a thread that exited was switched out for good, not
+ * blocked).  0.
  */
-int vm_bpf_read_blocks(int counts_fd, int blocked_fd, uint64_t end_ns,
-		       uint64_t min_ns, const char *proc_root,
-		       struct vm_bpf_block **out, size_t *n);
+int vm_bpf_read_blocked(int blocked_fd, uint64_t end_ns, uint64_t min_ns,
+			const char *proc_root, struct vm_stack_counts *c);
 
 /*
  * A target thread as the profile starts: how often it has been switched

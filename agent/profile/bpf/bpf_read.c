@@ -1,159 +1,159 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_read.c - reading the eBPF profiler's maps after sampling (see
- * bpf_read.h).  It runs after the profile's window, so every system call
- * here is wall time the caller waits for: the counts map comes in one
- * BPF_MAP_LOOKUP_BATCH instead of a GET_NEXT_KEY and a LOOKUP_ELEM per
- * entry, and a stack shared by several counts (other threads, the other
- * half of the stack differing) is looked up once.  Stack maps have no
- * batch operation.
+ * bpf_read.c - counting the stack records of the eBPF profiler (see
+ * bpf_read.h).  The reader thread calls vm_stack_counts_add() for every
+ * record as the ring buffer delivers it, a few thousand a second at most,
+ * so a record costs one tree search (glibc's tsearch, O(log n) compares of
+ * a few hundred bytes) and, when its stacks are new, one allocation of
+ * exactly its size: memory follows the distinct stacks and their real
+ * depth, not the deepest stack possible.
  */
 #include "agent/profile/bpf/bpf_read.h"
 
 #include <errno.h>
-#include <stdbool.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-
 #include "common/array.h"
 
-/* The kernel's ENOTSUPP (not in user space's errno.h): no such operation. */
-#define KERNEL_ENOTSUPP 524
+struct vm_stack_node {
+	uint64_t weight; /* summed over the identical records */
+	uint32_t len; /* bytes of rec below, its weight zeroed */
+	uint32_t n; /* how many records (in what would be padding) */
+	struct stack_record rec; /* only len bytes of it are allocated */
+};
 
-/* The way kernels before 5.6 (no batch operations) are read. */
-static int read_counts_by_key(int fd, struct vm_bpf_count *v, size_t cap,
-			      size_t *n)
+#define NODE_HEAD offsetof(struct vm_stack_node, rec)
+
+static int node_cmp(const void *a, const void *b)
 {
-	struct profile_key key, next, *prev = NULL;
+	const struct vm_stack_node *x = a, *y = b;
 
-	*n = 0;
-	while (*n < cap && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &v[*n].count))
-			continue; /* deleted meanwhile */
-		v[(*n)++].key = key;
-	}
-	return 0;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(&x->rec, &y->rec, x->len);
 }
 
-int vm_bpf_read_counts(int fd, uint32_t max_entries, struct vm_bpf_count **out,
-		       size_t *n)
-{
-	size_t cap = max_entries ? max_entries : 1, got = 0;
-	struct profile_key *keys = NULL;
-	struct vm_bpf_count *v = NULL;
-	uint64_t *values = NULL;
-	uint32_t batch = 0;
-	bool first = true;
-	int r = 0;
-
-	*out = NULL;
-	*n = 0;
-	v = calloc(cap, sizeof(*v));
-	keys = calloc(cap, sizeof(*keys));
-	values = calloc(cap, sizeof(*values));
-	if (!v || !keys || !values) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/*
-	 * The hash map's batch token is a bucket number.  Room for every
-	 * entry: one call, unless entries are added meanwhile (not here:
-	 * sampling has stopped).
-	 */
-	while (got < cap) {
-		__u32 count = cap - got;
-
-		r = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch,
-					 keys + got, values + got, &count,
-					 NULL);
-		first = false;
-		if (r < 0 && r != -ENOENT) {
-			if (got == 0 &&
-			    (r == -EINVAL || r == -KERNEL_ENOTSUPP ||
-			     r == -EOPNOTSUPP)) {
-				r = read_counts_by_key(fd, v, cap, &got);
-				goto done;
-			}
-			goto out;
-		}
-		got += count;
-		if (r == -ENOENT)
-			break; /* the last batch */
-	}
-	for (size_t i = 0; i < got; i++) {
-		v[i].key = keys[i];
-		v[i].count = values[i];
-	}
-done:
-	r = 0;
-	*out = v;
-	*n = got;
-	v = NULL;
-out:
-	free(v);
-	free(keys);
-	free(values);
-	return r;
-}
-
-int vm_bpf_read_stack(void *ctx, int32_t id, uint64_t *ips)
-{
-	int fd = (int)(intptr_t)ctx;
-
-	return bpf_map_lookup_elem(fd, &id, ips) ? -errno : 0;
-}
-
-int vm_stack_cache_init(struct vm_stack_cache *c, uint32_t n_ids,
-			vm_stack_read_fn read, void *ctx)
+void vm_stack_counts_init(struct vm_stack_counts *c, size_t max_bytes)
 {
 	memset(c, 0, sizeof(*c));
-	c->read = read;
-	c->ctx = ctx;
-	c->n_ids = n_ids;
-	c->slot = calloc(n_ids ? n_ids : 1, sizeof(*c->slot));
-	return c->slot ? 0 : -ENOMEM;
+	c->max_bytes = max_bytes;
 }
 
-int vm_stack_cache_get(struct vm_stack_cache *c, int32_t id,
-		       const uint64_t **ips, uint32_t *n)
+/* The record's size as its frame counts say, 0 when they are too many. */
+static size_t record_size(const struct stack_record *r)
 {
-	uint32_t depth = 0;
-	uint64_t *dst;
-
-	*ips = NULL;
-	*n = 0;
-	if (id < 0 || (uint32_t)id >= c->n_ids)
+	if (r->n_user > STACK_MAX_DEPTH || r->n_kernel > STACK_MAX_DEPTH)
 		return 0;
-	if (!c->slot[id]) {
-		if (vm_grow(c->ips, &c->cap_ips,
-			    c->n_ips + PROFILE_MAX_STACK_DEPTH) ||
-		    vm_grow(c->where, &c->cap_where, c->n_where + 1))
-			return -ENOMEM;
-		dst = c->ips + c->n_ips;
-		memset(dst, 0, PROFILE_MAX_STACK_DEPTH * sizeof(*dst));
-		c->reads++;
-		/* An id that cannot be read is remembered as empty. */
-		if (c->read(c->ctx, id, dst) == 0)
-			while (depth < PROFILE_MAX_STACK_DEPTH && dst[depth])
-				depth++;
-		c->where[c->n_where].off = c->n_ips;
-		c->where[c->n_where].n = depth;
-		c->n_ips += depth;
-		c->slot[id] = ++c->n_where;
+	return STACK_RECORD_HEAD +
+	       ((size_t)r->n_user + r->n_kernel) * sizeof(r->ips[0]);
+}
+
+int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
+			size_t size)
+{
+	struct vm_stack_node key, *n, **found;
+	uint64_t weight;
+
+	c->records++;
+	if (size < STACK_RECORD_HEAD || size > sizeof(struct stack_record)) {
+		c->malformed++;
+		return -EINVAL;
 	}
-	*n = c->where[c->slot[id] - 1].n;
-	*ips = c->ips + c->where[c->slot[id] - 1].off;
+	memset(&key, 0, NODE_HEAD);
+	memcpy(&key.rec, data, size);
+	if (record_size(&key.rec) != size) {
+		c->malformed++;
+		return -EINVAL;
+	}
+	weight = key.rec.weight;
+	key.rec.weight = 0;
+	key.len = size;
+
+	found = tfind(&key, &c->tree, node_cmp);
+	if (found) {
+		(*found)->weight += weight;
+		if ((*found)->n < UINT32_MAX)
+			(*found)->n++;
+		return 0;
+	}
+	if (c->bytes + NODE_HEAD + size > c->max_bytes) {
+		c->dropped++;
+		return -E2BIG;
+	}
+	if (vm_grow(c->v, &c->cap, c->n + 1) < 0 ||
+	    !(n = malloc(NODE_HEAD + size))) {
+		c->dropped++;
+		return -ENOMEM;
+	}
+	memcpy(n, &key, NODE_HEAD + size);
+	n->weight = weight;
+	n->n = 1;
+	if (!tsearch(n, &c->tree, node_cmp)) {
+		free(n);
+		c->dropped++;
+		return -ENOMEM;
+	}
+	c->v[c->n++] = n;
+	c->bytes += NODE_HEAD + size;
 	return 0;
 }
 
-void vm_stack_cache_free(struct vm_stack_cache *c)
+/*
+ * Every distinct record into s: counted by weight (CPU samples), or by
+ * records with their summed weight as nanoseconds (off-CPU blocks).
+ */
+static int to_samples(const struct vm_stack_counts *c, struct vm_samples *s,
+		      bool blocks)
 {
-	free(c->slot);
-	free(c->where);
-	free(c->ips);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct vm_stack_node *node = c->v[i];
+		const struct stack_record *r = &node->rec;
+		/* __u64 and uint64_t: the same 64 bits, two C types. */
+		const uint64_t *ips = (const uint64_t *)r->ips;
+		char comm[VM_COMM_LEN] = { 0 };
+		struct vm_sample *x;
+
+		memcpy(comm, r->comm, sizeof(comm) - 1);
+		if (vm_samples_add(s, r->pid, r->tid, comm,
+				   blocks ? node->n : node->weight, ips,
+				   r->n_user, ips + r->n_user, r->n_kernel))
+			return -ENOMEM;
+		x = &s->v[s->n - 1];
+		x->wait_event = r->wait_event;
+		x->query_id = r->query_id;
+		if (blocks) {
+			x->state = VM_STATE_BLOCKED;
+			x->value = node->weight;
+			x->sched_state = (uint8_t)r->sched_state;
+		}
+	}
+	return 0;
+}
+
+int vm_stack_counts_to_samples(const struct vm_stack_counts *c,
+			       struct vm_samples *s)
+{
+	return to_samples(c, s, false);
+}
+
+int vm_stack_counts_to_blocks(const struct vm_stack_counts *c,
+			      struct vm_samples *s)
+{
+	return to_samples(c, s, true);
+}
+
+static void no_free(void *p)
+{
+	(void)p;
+}
+
+void vm_stack_counts_free(struct vm_stack_counts *c)
+{
+	tdestroy(c->tree, no_free);
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
 	memset(c, 0, sizeof(*c));
 }

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bpf_read.h - reading the eBPF profiler's maps once sampling has stopped
- * (bpf_read.c): the counts map in batches, and each stack of the stack
- * maps once, however many counts share it.
+ * bpf_read.h - counting the stack records a BPF program sends (bpf_read.c):
+ * each struct stack_record (bpf/stacks.h) read off the ring buffer while
+ * the profile runs is added to a table of distinct records with their
+ * summed weight, turned into a struct vm_samples at the end.
+ *
+ * The table holds each distinct {pid, tid, comm, user stack, kernel stack}
+ * once, only its frames, up to max_bytes; a new record beyond that is
+ * dropped and counted, as a record the ring buffer could not take is.
  */
 #ifndef VMTOOLS_AGENT_BPF_READ_H
 #define VMTOOLS_AGENT_BPF_READ_H
@@ -12,57 +17,42 @@
 
 #include <linux/types.h>
 
-#include "bpf/profile.h"
+#include "agent/samples/sample.h"
+#include "bpf/stacks.h"
 
-struct vm_bpf_count {
-	struct profile_key key;
-	uint64_t count;
+struct vm_stack_node;
+
+struct vm_stack_counts {
+	void *tree; /* tsearch tree of struct vm_stack_node */
+	struct vm_stack_node **v; /* the same, in arrival order */
+	size_t n, cap;
+	size_t bytes, max_bytes; /* held by the nodes, and its bound */
+	uint64_t records; /* added, dropped and malformed included */
+	uint64_t dropped; /* new records past max_bytes, or out of memory */
+	uint64_t malformed; /* shorter or longer than their frame counts */
 };
 
-/*
- * Every entry of the counts map fd (max_entries of them at most) into a
- * malloc'd *out; 0 or a negative errno.
- */
-int vm_bpf_read_counts(int fd, uint32_t max_entries, struct vm_bpf_count **out,
-		       size_t *n);
+void vm_stack_counts_init(struct vm_stack_counts *c, size_t max_bytes);
 
 /*
- * Fills ips (PROFILE_MAX_STACK_DEPTH entries) with the stack id; 0 or a
- * negative errno.  bpf_read.c's reads a stack map; tests give their own.
+ * Count one record of size bytes as read off the ring buffer.  0; -EINVAL
+ * for a malformed record, -E2BIG or -ENOMEM for one dropped (both counted
+ * in c, nothing else changed).
  */
-typedef int (*vm_stack_read_fn)(void *ctx, int32_t id, uint64_t *ips);
-
-/* The stacks read so far, by id (ids are below the map's max_entries). */
-struct vm_stack_cache {
-	vm_stack_read_fn read;
-	void *ctx;
-	uint32_t n_ids;
-	uint32_t *slot; /* per id: 0 not read yet, else index + 1 in where */
-	struct {
-		size_t off; /* in ips */
-		uint32_t n; /* frames */
-	} * where;
-	size_t n_where, cap_where;
-	uint64_t *ips; /* every stack read, one after the other */
-	size_t n_ips, cap_ips;
-	uint64_t reads; /* calls to read, for tests */
-};
-
-/* 0 or -ENOMEM. */
-int vm_stack_cache_init(struct vm_stack_cache *c, uint32_t n_ids,
-			vm_stack_read_fn read, void *ctx);
+int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
+			size_t size);
 
 /*
- * The frames of stack id (no frame for a negative id, one that could not
- * be read or is out of range); *ips stays valid until the next call.
- * -ENOMEM only.
+ * Every distinct record into s as one sample, with its PostgreSQL labels;
+ * 0 or -ENOMEM.  A CPU sample's count is the records' summed weight; an
+ * off-CPU block's (vm_stack_counts_to_blocks) is how many records there
+ * were, and their summed weight its nanoseconds.
  */
-int vm_stack_cache_get(struct vm_stack_cache *c, int32_t id,
-		       const uint64_t **ips, uint32_t *n);
+int vm_stack_counts_to_samples(const struct vm_stack_counts *c,
+			       struct vm_samples *s);
+int vm_stack_counts_to_blocks(const struct vm_stack_counts *c,
+			      struct vm_samples *s);
 
-void vm_stack_cache_free(struct vm_stack_cache *c);
-
-/* The vm_stack_read_fn of a stack map: ctx is the map's fd as intptr_t. */
-int vm_bpf_read_stack(void *ctx, int32_t id, uint64_t *ips);
+void vm_stack_counts_free(struct vm_stack_counts *c);
 
 #endif

@@ -3,12 +3,15 @@
  * bpf_sizing.c - map sizing and CPU list parsing for the eBPF backend
  * (see bpf_sizing.h).
  *
- * A stack map hashes a stack into a slot and answers -EEXIST when the slot
- * holds another stack, so a fraction of about distinct/slots of the stacks
- * is lost: each of the two stack maps (user, kernel) gets eight slots per
- * expected sample, at least 8 Ki.  The kernel preallocates the maps
- * (perf_event programs require it) at ~1 KiB a stack, so they are capped
- * at 64 Ki slots (64 MiB each).
+ * Samples reach user space with their stacks on a ring buffer
+ * (bpf/stacks.bpf.h), drained every 100 ms and whenever a quarter of it is
+ * used: it holds one second of the deepest records at the profile's rate
+ * (Hz x CPUs x ~2 KiB), from 256 KiB to 32 MiB, i.e. many seconds of
+ * typical ones (a PostgreSQL sample is ~300 bytes).  The distinct records
+ * user space counts (bpf_read.c) are bounded by 1 KiB per expected sample,
+ * from 16 MiB to 256 MiB: at most one new record per sample, most of them
+ * far smaller.  Those two bounds are the agent's memory for stacks; a
+ * record past either is counted as a sample not recorded.
  *
  * The hash maps are preallocated too (a perf_event program needs that on
  * kernels before 6.1), which costs time at load in proportion to their
@@ -26,10 +29,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define STACKS_MIN 8192u
-#define STACKS_MAX 65536u
-#define COUNTS_MIN 2048u
-#define COUNTS_MAX 262144u
+#include <linux/types.h>
+
+#include "bpf/stacks.h"
+
+#define RING_MIN (256u << 10)
+#define RING_MAX (32u << 20)
+#define COUNTS_BYTES_PER_SAMPLE 1024u
+#define COUNTS_BYTES_MIN ((size_t)16 << 20)
+#define COUNTS_BYTES_MAX ((size_t)256 << 20)
 #define SEEN_MIN 1024u
 #define SEEN_MAX 16384u
 #define PIDS_MAX 65536u /* --pid targets and every child they fork */
@@ -48,11 +56,17 @@ static uint32_t pow2_clamp(uint64_t want, uint32_t lo, uint32_t hi)
 void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
 		      bool by_pid, struct vm_bpf_sizes *out)
 {
-	uint64_t expected = (uint64_t)frequency * (cpus ? cpus : 1) * seconds;
+	uint64_t rate = (uint64_t)frequency * (cpus ? cpus : 1);
+	uint64_t expected = rate * seconds;
+	uint64_t bytes = expected * COUNTS_BYTES_PER_SAMPLE;
 
 	out->expected_samples = expected;
-	out->stacks = pow2_clamp(expected * 8, STACKS_MIN, STACKS_MAX);
-	out->counts = pow2_clamp(expected, COUNTS_MIN, COUNTS_MAX);
+
+	out->records_ring = pow2_clamp(rate * sizeof(struct stack_record),
+				       RING_MIN, RING_MAX);
+	out->counts_bytes = bytes < COUNTS_BYTES_MIN ? COUNTS_BYTES_MIN :
+			    bytes > COUNTS_BYTES_MAX ? COUNTS_BYTES_MAX :
+						       (size_t)bytes;
 	out->seen = pow2_clamp(expected, SEEN_MIN, SEEN_MAX);
 	out->pids = by_pid ? PIDS_MAX : 1;
 	out->children = CHILDREN_MAX;

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 struct vm_bpf_sizes {
-	uint32_t stacks; /* entries of each stack map (~1 KiB each) */
-	uint32_t counts; /* counts map entries */
+	uint32_t records_ring; /* bytes of the stack_records ring buffer */
+	size_t counts_bytes; /* bound of the distinct records user space keeps */
 	uint32_t seen; /* processes announced (LRU) */
 	uint32_t pids; /* target_pids: given pids and their children */
 	uint32_t children; /* children of targets alive at once */

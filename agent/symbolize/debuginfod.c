@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * debuginfod.c - background lookups of debug files by build id through
+ * libdebuginfod (see debuginfod.h).
+ *
+ * One thread runs the lookups one after the other, each with its own
+ * libdebuginfod client (a client is not shared between threads).  Build
+ * ids are remembered: one found or answered 404 is never asked again; one
+ * that failed (server down, timeout) is forgotten, so a later profile asks
+ * again.  A lookup is aborted through the progress callback when the
+ * agent stops.  Lock order: the symbol cache's, then ours.
+ */
+#include "agent/symbolize/debuginfod.h"
+
+#include <dirent.h>
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/samples/sample.h"
+#include "agent/symbolize/symcache.h"
+#include "common/cleanup.h"
+#include "common/dl.h"
+
+#ifndef VM_DEBUGINFOD_SONAME
+#error "VM_DEBUGINFOD_SONAME: the Makefile gives libdebuginfod's soname"
+#endif
+
+/* Build ids remembered at most; beyond, new ones are not looked up. */
+#define MAX_IDS 4096
+/* What libdebuginfod may take per transfer unless the environment says. */
+#define DEFAULT_TIMEOUT_S "10"
+#define DEFAULT_MAXSIZE "268435456"
+
+static typeof(debuginfod_begin) *sym_begin;
+static typeof(debuginfod_end) *sym_end;
+static typeof(debuginfod_find_debuginfo) *sym_find_debuginfo;
+static typeof(debuginfod_set_progressfn) *sym_set_progressfn;
+
+static const struct vm_dl_func funcs[] = {
+	VM_DL_FUNC(debuginfod_begin, sym_begin),
+	VM_DL_FUNC(debuginfod_end, sym_end),
+	VM_DL_FUNC(debuginfod_find_debuginfo, sym_find_debuginfo),
+	VM_DL_FUNC(debuginfod_set_progressfn, sym_set_progressfn),
+};
+
+static struct vm_dl lib = {
+	.soname = VM_DEBUGINFOD_SONAME,
+	.funcs = funcs,
+	.n_funcs = ARRAY_SIZE(funcs),
+};
+
+enum id_state { QUEUED, RUNNING, DONE };
+
+struct id_entry {
+	uint8_t id[VM_BUILD_ID_MAX];
+	uint8_t len;
+	enum id_state state;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake; /* a lookup queued, or stop */
+static pthread_cond_t done; /* a lookup finished (CLOCK_MONOTONIC) */
+static struct id_entry ids[MAX_IDS];
+static size_t n_ids;
+static uint64_t pending, lookups[VM_DEBUGINFOD_OUTCOMES];
+static bool enabled, started;
+static atomic_bool stopping;
+static pthread_t thread;
+static char cache_dir[4096];
+static char disabled_why[256];
+
+static const char *const outcome_names[VM_DEBUGINFOD_OUTCOMES] = {
+	[VM_DEBUGINFOD_FOUND] = "found",
+	[VM_DEBUGINFOD_NOT_FOUND] = "not_found",
+	[VM_DEBUGINFOD_FAILED] = "failed",
+};
+
+const char *vm_debuginfod_outcome_name(enum vm_debuginfod_outcome o)
+{
+	return o < VM_DEBUGINFOD_OUTCOMES ? outcome_names[o] : "unknown";
+}
+
+int vm_debuginfod_add_url(struct vm_debuginfod_options *o, const char *url,
+			  struct vm_error *err)
+{
+	if ((strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) ||
+	    strpbrk(url, " \t\r\n") || strlen(url) > VM_DEBUGINFOD_URL_MAX)
+		return vm_error_set(
+			err, EINVAL,
+			"--debuginfod-url %.64s is not an http:// or https:// URL (without spaces, at most %d bytes)",
+			url, VM_DEBUGINFOD_URL_MAX);
+	if (o->n_urls == VM_DEBUGINFOD_MAX_URLS)
+		return vm_error_set(err, EINVAL, "at most %d --debuginfod-url",
+				    VM_DEBUGINFOD_MAX_URLS);
+	o->urls[o->n_urls++] = url;
+	return 0;
+}
+
+/* Aborts the transfer when the agent stops (libdebuginfod calls it often). */
+static int progress(debuginfod_client *c, long a, long b)
+{
+	(void)c;
+	(void)a;
+	(void)b;
+	return atomic_load(&stopping) ? 1 : 0;
+}
+
+struct cached {
+	char name[256];
+	time_t mtime;
+	uint64_t bytes;
+};
+
+static int cmp_cached(const void *a, const void *b)
+{
+	const struct cached *x = a, *y = b;
+
+	return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* The bytes of the regular files in the directory at dfd/name. */
+static uint64_t dir_bytes(int dfd, const char *name, bool remove)
+{
+	int fd = openat(dfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	uint64_t sum = 0;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+			    0 &&
+		    !S_ISDIR(st.st_mode)) {
+			sum += (uint64_t)st.st_size;
+			/* A symlink is removed itself, never followed. */
+			if (remove)
+				unlinkat(dirfd(d), e->d_name, 0);
+		}
+	return sum;
+}
+
+/* Keep the cache under VM_DEBUGINFOD_CACHE_MAX: the oldest go first. */
+static void prune_cache(void)
+{
+	int fd = open(cache_dir,
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	_cleanup_free_ struct cached *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	struct stat st;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= 256 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			struct cached *nv;
+
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				return;
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
+		v[n].mtime = st.st_mtime;
+		v[n].bytes = dir_bytes(dirfd(d), e->d_name, false);
+		total += v[n++].bytes;
+	}
+	qsort(v, n, sizeof(*v), cmp_cached);
+	for (size_t i = 0; i < n && total > VM_DEBUGINFOD_CACHE_MAX; i++) {
+		dir_bytes(dirfd(d), v[i].name, true);
+		unlinkat(dirfd(d), v[i].name, AT_REMOVEDIR);
+		total -= v[i].bytes;
+	}
+}
+
+/* One lookup, the lock not held; its outcome. */
+static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
+{
+	debuginfod_client *c = sym_begin();
+	char *path = NULL;
+	int fd;
+
+	if (!c)
+		return VM_DEBUGINFOD_FAILED;
+	sym_set_progressfn(c, progress);
+	fd = sym_find_debuginfo(c, x->id, x->len, &path);
+	sym_end(c);
+	if (fd < 0)
+		return fd == -ENOENT ? VM_DEBUGINFOD_NOT_FOUND :
+				       VM_DEBUGINFOD_FAILED;
+	close(fd);
+	vm_symcache_debug_file_found(x->id, x->len, path);
+	free(path);
+	prune_cache();
+	return VM_DEBUGINFOD_FOUND;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		struct id_entry *x = NULL, copy;
+		enum vm_debuginfod_outcome o;
+
+		while (!atomic_load(&stopping)) {
+			for (size_t i = 0; i < n_ids && !x; i++)
+				if (ids[i].state == QUEUED)
+					x = &ids[i];
+			if (x)
+				break;
+			pthread_cond_wait(&wake, &lock);
+		}
+		if (!x)
+			break;
+		x->state = RUNNING;
+		copy = *x;
+		pthread_mutex_unlock(&lock);
+		o = look_up(&copy);
+		pthread_mutex_lock(&lock);
+		lookups[o]++;
+		pending--;
+		for (size_t i = 0; i < n_ids; i++)
+			if (ids[i].state == RUNNING) {
+				/* Failed: forgotten, so a later profile asks again. */
+				if (o == VM_DEBUGINFOD_FAILED)
+					ids[i] = ids[--n_ids];
+				else
+					ids[i].state = DONE;
+				break;
+			}
+		pthread_cond_broadcast(&done);
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/* mkdir -p, 0755 for parents and 0700 for the cache itself. */
+static int make_cache_dir(const char *dir, struct vm_error *err)
+{
+	char p[sizeof(cache_dir)];
+	struct stat st;
+
+	if (dir[0] != '/' || strlen(dir) >= sizeof(p))
+		return vm_error_set(
+			err, EINVAL,
+			"--debuginfod-cache %s is not an absolute path", dir);
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return vm_error_errno(err, errno, "cannot create %s",
+					      p);
+		*s = '/';
+	}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return vm_error_errno(err, errno, "cannot create %s", p);
+	/* Never a symlink someone else put there: the agent writes into it. */
+	if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+		return vm_error_set(
+			err, ENOTDIR,
+			"the debuginfod cache %s is not a directory (a symlink is refused); remove it or choose another with --debuginfod-cache",
+			p);
+	return 0;
+}
+
+static int join_urls(const char *const *urls, size_t n, char **out,
+		     struct vm_error *err)
+{
+	size_t len = 1;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(urls[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, urls[i]);
+	}
+	*out = s;
+	return 0;
+}
+
+static int disable(int r, const struct vm_error *err)
+{
+	snprintf(disabled_why, sizeof(disabled_why), "%s", vm_error_str(err));
+	return r;
+}
+
+int vm_debuginfod_init(const struct vm_debuginfod_options *o,
+		       struct vm_error *err)
+{
+	_cleanup_free_ char *joined = NULL;
+	const char *env = getenv("DEBUGINFOD_URLS");
+	const char *cache = o->cache ? o->cache : VM_DEBUGINFOD_DEFAULT_CACHE;
+	pthread_condattr_t ca;
+	int r;
+
+	if (o->n_urls == 0 && (!env || !env[0]))
+		return 0; /* nothing configured: lookups stay off */
+	if (o->n_urls && join_urls(o->urls, o->n_urls, &joined, err) < 0)
+		return disable(-ENOMEM, err);
+	r = make_cache_dir(cache, err);
+	if (r < 0)
+		return disable(r, err);
+	snprintf(cache_dir, sizeof(cache_dir), "%s", cache);
+	r = vm_dl_load(&lib, err);
+	if (r < 0)
+		return disable(r, err);
+	if ((joined && setenv("DEBUGINFOD_URLS", joined, 1)) ||
+	    setenv("DEBUGINFOD_CACHE_PATH", cache_dir, 1) ||
+	    setenv("DEBUGINFOD_TIMEOUT", DEFAULT_TIMEOUT_S, 0) ||
+	    setenv("DEBUGINFOD_MAXSIZE", DEFAULT_MAXSIZE, 0))
+		return disable(vm_error_set(err, ENOMEM, "out of memory"), err);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&done, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_cond_init(&wake, NULL);
+	r = pthread_create(&thread, NULL, worker, NULL);
+	if (r)
+		return disable(
+			vm_error_errno(err, r,
+				       "cannot start the debuginfod thread"),
+			err);
+	started = enabled = true;
+	return 0;
+}
+
+void vm_debuginfod_shutdown(void)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&lock);
+	atomic_store(&stopping, true);
+	pthread_cond_broadcast(&wake);
+	pthread_mutex_unlock(&lock);
+	pthread_join(thread, NULL);
+	started = enabled = false;
+}
+
+void vm_debuginfod_request(const uint8_t *id, size_t len)
+{
+	if (!enabled || len == 0 || len > VM_BUILD_ID_MAX)
+		return;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < n_ids; i++)
+		if (ids[i].len == len && !memcmp(ids[i].id, id, len))
+			goto out;
+	if (n_ids < MAX_IDS && !atomic_load(&stopping)) {
+		memcpy(ids[n_ids].id, id, len);
+		ids[n_ids].len = len;
+		ids[n_ids++].state = QUEUED;
+		pending++;
+		pthread_cond_signal(&wake);
+	}
+out:
+	pthread_mutex_unlock(&lock);
+}
+
+void vm_debuginfod_wait(unsigned max_ms)
+{
+	struct timespec until;
+
+	if (!enabled)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += max_ms / 1000;
+	until.tv_nsec += (long)(max_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&lock);
+	while (pending && !atomic_load(&stopping))
+		if (pthread_cond_timedwait(&done, &lock, &until) == ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&lock);
+}
+
+void vm_debuginfod_stats(struct vm_debuginfod_stats *out)
+{
+	pthread_mutex_lock(&lock);
+	out->enabled = enabled;
+	memcpy(out->lookups, lookups, sizeof(lookups));
+	out->pending = pending;
+	snprintf(out->error, sizeof(out->error), "%s", disabled_why);
+	pthread_mutex_unlock(&lock);
+}
