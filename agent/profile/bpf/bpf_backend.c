@@ -99,6 +99,8 @@ struct bpf_state {
 	struct ring_buffer *rb; /* events and stack_records of each object */
 	pthread_t thread;
 	bool thread_started;
+	pthread_t capturer; /* captures the targets already running */
+	bool capturer_started;
 	int stop_fd;
 	pthread_mutex_t lock; /* samples.procs, files, forks */
 	struct vm_samples samples;
@@ -266,8 +268,9 @@ static int on_event(void *ctx, void *data, size_t size)
  * profile, how often their threads have been switched so far; then their
  * symbols read (slow).
  */
-static void capture_running(struct bpf_state *st)
+static void *capture_running(void *arg)
 {
+	struct bpf_state *st = arg;
 	const uint32_t *pids = st->running;
 	size_t n_pids = st->n_running;
 
@@ -297,6 +300,7 @@ static void capture_running(struct bpf_state *st)
 			st->seen(p);
 		pthread_mutex_unlock(&st->lock);
 	}
+	return NULL;
 }
 
 /* A sample or block with its stacks: counted, whatever else happens. */
@@ -321,13 +325,6 @@ static void *event_thread(void *arg)
 		{ .fd = ring_buffer__epoll_fd(st->rb), .events = POLLIN },
 		{ .fd = st->stop_fd, .events = POLLIN },
 	};
-
-	/*
-	 * Off the start path: capture the targets that already ran, and read
-	 * their symbols, while they are being sampled.  Announcements queue
-	 * in the ring buffer meanwhile.
-	 */
-	capture_running(st);
 
 	for (;;) {
 		if (poll(pfd, 2, DRAIN_MS) < 0 && errno != EINTR)
@@ -384,6 +381,10 @@ static void detach(struct bpf_state *st)
 		st->releaser_started = true;
 	else
 		release_tracepoints(st);
+	if (st->capturer_started) {
+		pthread_join(st->capturer, NULL);
+		st->capturer_started = false;
+	}
 	if (st->thread_started) {
 		uint64_t one = 1;
 
@@ -552,6 +553,7 @@ static int open_skeleton(struct bpf_state *st,
 				(uint64_t)req->min_block_us * 1000 :
 				0;
 		add_object(st, st->off->obj, &sz);
+		set_size(st->off->obj, "stack_records", sz.blocks_ring);
 		set_size(st->off->obj, "blocked", sz.blocked);
 	}
 	return 0;
@@ -712,6 +714,16 @@ static int start_event_thread(struct bpf_state *st, struct vm_error *err)
 	if (r)
 		return vm_error_errno(err, r, "cannot start the event thread");
 	st->thread_started = true;
+	/*
+	 * Off the start path and beside the reader, which drains the records
+	 * meanwhile: capture the targets that already ran and read their
+	 * symbols while they are being profiled.
+	 */
+	r = pthread_create(&st->capturer, NULL, capture_running, st);
+	if (r)
+		return vm_error_errno(err, r,
+				      "cannot start the capturing thread");
+	st->capturer_started = true;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 struct vm_bpf_sizes {
 	uint32_t records_ring; /* bytes of the stack_records ring buffer */
+	uint32_t blocks_ring; /* the same for the off-CPU program */
 	size_t counts_bytes; /* bound of the distinct records user space keeps */
 	uint32_t seen; /* processes announced (LRU) */
 	uint32_t pids; /* target_pids: given pids and their children */
