@@ -90,8 +90,9 @@ static void usage(FILE *out)
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
 		"                          %d per client address)\n"
-		"  --idle-timeout S        close a connection silent for S seconds\n"
-		"                          (default %d)\n" VM_DEBUGINFOD_USAGE
+		"  --idle-timeout S        close a connection silent for S seconds,\n"
+		"                          or whose request has not arrived whole\n"
+		"                          within S seconds (default %d)\n" VM_DEBUGINFOD_USAGE
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,

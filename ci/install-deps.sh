@@ -20,6 +20,7 @@ BUILD_PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
 	zlib1g-dev                    # gzip of profiles
 	libjson-c-dev                 # JSON requests and the manifest
+	libjansson-dev                # RFC 8259 strictness of request bodies
 	libssl-dev                    # SHA-256 (libcrypto)
 	libblkid-dev                  # finding the tools disk by label
 	linux-libc-dev                # UAPI headers for the BPF program

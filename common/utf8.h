@@ -10,8 +10,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* True when s[0..len) is valid UTF-8 (ASCII is checked without iconv). */
 bool vm_utf8_valid(const char *s, size_t len);
+
+/*
+ * The length (1 to 4) of the UTF-8 character at the start of s[0..len),
+ * its code point in *cp; 0 when the bytes there are not one.  For walking
+ * text one character at a time (common/escape.h).
+ */
+size_t vm_utf8_char(const char *s, size_t len, uint32_t *cp);
 
 #endif

@@ -5,6 +5,8 @@
  *
  *   http_server.c    the daemon: limits, timeouts, request bodies, auth,
  *                    one log line per request
+ *   http_framing.c   the checks of a request's head libmicrohttpd lacks
+ *   http_deadline.c  the time a request has to arrive whole
  *   http_routes.c    which handler answers which method and path
  *   http_profile.c   the profiling routes: statuses and bodies of the
  *                    session manager's answers
@@ -35,7 +37,11 @@ struct vm_health_config;
 #define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
 #define VM_HTTP_MAX_CONNECTIONS 128
 #define VM_HTTP_MAX_PER_IP 64
-#define VM_HTTP_IDLE_TIMEOUT 10 /* seconds without a byte from the client */
+/*
+ * Seconds without a byte from the client, and also the most a request may
+ * take to arrive whole (http_deadline.c).
+ */
+#define VM_HTTP_IDLE_TIMEOUT 10
 
 struct vm_http_config {
 	struct sockaddr_storage addr;

@@ -5,7 +5,8 @@
  * once its login dialog was given it: the web UI).
  *
  * The token is read once at start-up (surrounding blanks and the final
- * newline trimmed).  A request's Authorization header is compared with it
+ * newline trimmed), from a regular file only: a FIFO or a device is
+ * refused at once rather than read or waited on.  A request's Authorization header is compared with it
  * in constant time: both sides are hashed first, so neither the contents
  * nor the length of the token leak through timing, and the digests are
  * compared with CRYPTO_memcmp.
@@ -32,14 +33,19 @@ int vm_http_load_token(const char *path, char **token, bool *loose_mode,
 	struct stat st;
 	ssize_t r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Opened without blocking, so that a FIFO (or a device) named here
+	 * is refused below instead of waiting forever for a writer.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return vm_error_errno(
 			err, errno, "cannot read the auth token file %s", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return vm_error_set(
 			err, EINVAL,
-			"the auth token file %s is not a regular file", path);
+			"the auth token file %s is not a regular file; put the token in a file readable only by root",
+			path);
 	*loose_mode = (st.st_mode & 0077) != 0;
 	while (n < sizeof(buf)) {
 		r = read(fd, buf + n, sizeof(buf) - n);

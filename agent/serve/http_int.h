@@ -20,6 +20,7 @@
 
 struct vm_http_server {
 	struct MHD_Daemon *daemon;
+	struct vm_http_deadlines *deadlines; /* http_deadline.h */
 	struct vm_http_config cfg;
 	/* Profiles being taken or sent; shutdown waits for them. */
 	atomic_int profiles_in_flight;
@@ -29,8 +30,10 @@ struct vm_http_server {
 struct vm_http_exchange {
 	struct vm_http_server *srv;
 	struct MHD_Connection *conn;
-	const char *method;
+	const char *method; /* NULL until the head is whole */
 	char path[128];
+	bool target_bad; /* refusal says why */
+	struct vm_error refusal;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	char *body;
 	size_t body_len;
@@ -57,6 +60,9 @@ enum MHD_Result vm_http_reply_data(struct vm_http_exchange *x, unsigned status,
 enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 				   char *text, size_t len,
 				   const char *content_type);
+
+/* The client's address as text ("?" when unknown). */
+void vm_http_client_address(struct MHD_Connection *conn, char *buf, size_t len);
 
 /*
  * A file of the web UI (takes ownership of data), with its cache policy

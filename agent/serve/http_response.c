@@ -5,6 +5,9 @@
  * Every response but the UI's says not to be cached; errors are sentences
  * a person can act on.  A 401 offers Basic beside Bearer, so that a
  * browser asks for the token (as the password) and sends it from then on.
+ * Every JSON document is valid UTF-8, whatever a client's path or a
+ * process's name put into it: bytes that are not are written as \\xHH
+ * (common/escape.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "agent/serve/http_int.h"
+#include "common/escape.h"
 
 static enum MHD_Result queue_as(struct vm_http_exchange *x, unsigned status,
 				struct MHD_Response *resp,
@@ -76,21 +80,23 @@ enum MHD_Result vm_http_reply_json(struct vm_http_exchange *x, unsigned status,
 				   struct json_object *body)
 {
 	const char *s;
-	size_t len;
-	char *copy;
+	size_t len, n = 0;
+	char *copy = NULL;
 
 	s = json_object_to_json_string_length(
 		body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
 		&len);
-	copy = s ? malloc(len + 1) : NULL;
+	if (s)
+		n = vm_escape(NULL, 0, s, len, VM_ESCAPE_JSON);
+	copy = s ? malloc(n + 2) : NULL;
 	if (copy) {
-		memcpy(copy, s, len);
-		copy[len++] = '\n';
+		vm_escape(copy, n + 1, s, len, VM_ESCAPE_JSON);
+		copy[n++] = '\n';
 	}
 	json_object_put(body);
 	if (!copy)
 		return MHD_NO;
-	return vm_http_reply_text(x, status, copy, len, "application/json");
+	return vm_http_reply_text(x, status, copy, n, "application/json");
 }
 
 enum MHD_Result vm_http_reply_error(struct vm_http_exchange *x, unsigned status,

@@ -8,11 +8,18 @@
  * connection that sends nothing for idle_timeout seconds is closed, the
  * headers of a request must fit in a small memory pool, and a body larger
  * than body_limit is answered 413 (at once when Content-Length says so,
- * and never read beyond a bound otherwise).  The token, when set, is
- * checked before any body is read.
+ * and never read beyond a bound otherwise).  A request must also arrive
+ * whole within idle_timeout seconds however slowly its bytes trickle in
+ * (http_deadline.c).  Before any body is read, the request's head is
+ * checked where libmicrohttpd does not (http_framing.h: one body length,
+ * no transfer coding but chunked, no control byte in the target), and
+ * then the token, when set; a request refused there gets its answer and
+ * the connection is closed after it, so no byte of its body can be read
+ * as another request.
  *
- * Each request gets a struct vm_http_exchange; the completion callback
- * logs it (method, path, status, duration, samples) and frees it.
+ * Each request gets a struct vm_http_exchange, from its request line on;
+ * the completion callback logs it (method, path, status, duration,
+ * samples; the client's words escaped, common/escape.h) and frees it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,10 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/serve/http_deadline.h"
+#include "agent/serve/http_framing.h"
 #include "agent/serve/http_int.h"
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
+#include "common/array.h"
 #include "common/clock.h"
+#include "common/escape.h"
 #include "common/log.h"
 
 #define MEMORY_LIMIT (32 * 1024) /* per connection: headers and buffers */
@@ -58,6 +69,75 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vm_log("libmicrohttpd: %s", msg);
 }
 
+/*
+ * The request line has arrived: the exchange starts here, with the target
+ * as the client sent it (libmicrohttpd decodes it only afterwards), so
+ * that a control byte hidden as %00 is seen.  Returned to libmicrohttpd,
+ * it becomes the request's *con_cls.
+ */
+static void *on_request_line(void *cls, const char *uri,
+			     struct MHD_Connection *conn)
+{
+	struct vm_http_exchange *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->srv = cls;
+	x->conn = conn;
+	x->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	x->target_bad = vm_http_check_target(uri, strlen(uri), &x->refusal) < 0;
+	/* Logged as sent until the head is whole and it is decoded. */
+	snprintf(x->path, sizeof(x->path), "%s", uri);
+	return x;
+}
+
+struct header_list {
+	struct vm_http_header *v;
+	size_t n, cap;
+	bool failed;
+};
+
+static enum MHD_Result add_header(void *cls, enum MHD_ValueKind kind,
+				  const char *key, size_t key_size,
+				  const char *value, size_t value_size)
+{
+	struct header_list *l = cls;
+
+	if (vm_grow(l->v, &l->cap, l->n + 1) < 0) {
+		l->failed = true;
+		return MHD_NO;
+	}
+	l->v[l->n++] = (struct vm_http_header){ key, key_size,
+						value ? value : "",
+						value ? value_size : 0 };
+	return MHD_YES;
+}
+
+/* The head as libmicrohttpd does not check it (http_framing.h). */
+static enum MHD_Result check_framing(struct vm_http_exchange *x)
+{
+	struct header_list l = { 0 };
+	struct vm_http_framing f;
+	struct vm_error err = { 0 };
+	int r;
+
+	if (x->target_bad)
+		return vm_http_reply_error(x, 400, "%s",
+					   vm_error_str(&x->refusal));
+	sym_MHD_get_connection_values_n(x->conn, MHD_HEADER_KIND, add_header,
+					&l);
+	r = l.failed ? -ENOMEM : vm_http_check_headers(l.v, l.n, &f, &err);
+	free(l.v);
+	if (r == -ENOMEM)
+		return vm_http_reply_error(x, 500, "out of memory");
+	if (r < 0)
+		return vm_http_reply_error(x, r == -EOPNOTSUPP ? 501 : 400,
+					   "%s", vm_error_str(&err));
+	if (f.has_length && f.length > x->srv->cfg.body_limit)
+		return reply_too_large(x);
+	return MHD_YES;
+}
+
 /* The token as a Bearer token, or as a browser's Basic password. */
 static bool authorized(struct vm_http_exchange *x, const char *token)
 {
@@ -84,23 +164,16 @@ static bool authorized(struct vm_http_exchange *x, const char *token)
 static enum MHD_Result on_headers(struct vm_http_exchange *x)
 {
 	struct vm_http_server *srv = x->srv;
-	const char *v;
-	char *end;
-	unsigned long long n;
+	enum MHD_Result r = check_framing(x);
 
-	if (srv->cfg.token && !authorized(x, srv->cfg.token))
-		return vm_http_reply_error(
+	if (r == MHD_YES && !x->answered && srv->cfg.token &&
+	    !authorized(x, srv->cfg.token))
+		r = vm_http_reply_error(
 			x, 401,
 			"this agent requires a token: send the header 'Authorization: Bearer TOKEN' with the token of its --auth-token-file (a browser asks for it: give the token as the password)");
-	v = sym_MHD_lookup_connection_value(x->conn, MHD_HEADER_KIND,
-					    MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (v) {
-		errno = 0;
-		n = strtoull(v, &end, 10);
-		if (errno || *end || n > srv->cfg.body_limit)
-			return reply_too_large(x);
-	}
-	return MHD_YES;
+	if (x->answered)
+		vm_http_deadline_arm(srv->deadlines, x->conn, false);
+	return r;
 }
 
 static enum MHD_Result on_upload(struct vm_http_exchange *x, const char *data,
@@ -137,16 +210,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct vm_http_server *srv = cls;
 	struct vm_http_exchange *x = *con_cls;
 
-	if (!x) {
-		x = calloc(1, sizeof(*x));
-		if (!x)
-			return MHD_NO;
-		x->srv = srv;
-		x->conn = conn;
+	if (!x)
+		return MHD_NO; /* out of memory at the request line */
+	if (!x->method) {
 		x->method = method;
-		x->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
-		snprintf(x->path, sizeof(x->path), "%s", url);
-		*con_cls = x;
+		if (!x->target_bad)
+			snprintf(x->path, sizeof(x->path), "%s", url);
 		return on_headers(x);
 	}
 	if (x->answered) {
@@ -156,12 +225,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (*upload_data_size)
 		return on_upload(x, upload_data, upload_data_size);
+	/* The request is whole: the rest is the answer's time. */
+	vm_http_deadline_arm(srv->deadlines, conn, false);
 	if (x->discarded)
 		return reply_too_large(x);
 	return vm_http_route(x);
 }
 
-static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
+void vm_http_client_address(struct MHD_Connection *conn, char *buf, size_t len)
 {
 	const union MHD_ConnectionInfo *ci;
 	const struct sockaddr *sa;
@@ -186,21 +257,39 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct vm_http_server *srv = cls;
 	struct vm_http_exchange *x = *con_cls;
-	char addr[INET6_ADDRSTRLEN], samples[40] = "";
-	const char *how = "";
+	char addr[INET6_ADDRSTRLEN], samples[40] = "", how[96] = "";
+	char method[64], path[4 * sizeof(x->path)];
 
+	/* The next request on this connection gets the time this one had. */
+	vm_http_deadline_arm(srv->deadlines, conn, true);
 	if (!x)
 		return;
 	*con_cls = NULL;
-	client_address(conn, addr, sizeof(addr));
+	vm_http_client_address(conn, addr, sizeof(addr));
 	if (x->has_samples)
 		snprintf(samples, sizeof(samples), " samples=%" PRIu64,
 			 x->samples);
 	if (x->client_gone)
-		how = " (client hung up)";
+		snprintf(how, sizeof(how), " (client hung up)");
+	else if (vm_http_deadline_expired(srv->deadlines, conn))
+		snprintf(
+			how, sizeof(how),
+			" (closed: the request did not arrive whole within %u s)",
+			srv->cfg.idle_timeout);
+	else if (!x->method && toe == MHD_REQUEST_TERMINATED_WITH_ERROR)
+		snprintf(how, sizeof(how),
+			 " (its head was refused by libmicrohttpd)");
+	else if (!x->method)
+		snprintf(how, sizeof(how),
+			 " (closed before its head was whole)");
 	else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		how = " (connection closed before the response was sent)";
-	vm_log("%s %s %u %.1fms%s client=%s%s", x->method, x->path, x->status,
+		snprintf(how, sizeof(how),
+			 " (connection closed before the response was sent)");
+	/* Before its head is whole, a request has no method yet. */
+	vm_escape(method, sizeof(method), x->method ? x->method : "-",
+		  strlen(x->method ? x->method : "-"), VM_ESCAPE_WORD);
+	vm_escape(path, sizeof(path), x->path, strlen(x->path), VM_ESCAPE_WORD);
+	vm_log("%s %s %u %.1fms%s client=%s%s", method, path, x->status,
 	       (vm_clock_ns(CLOCK_MONOTONIC) - x->start_ns) / 1e6, samples,
 	       addr, how);
 	vm_metrics_http(vm_service_metrics(srv->cfg.service), x->status);
@@ -225,6 +314,11 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 	if (!srv)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	srv->cfg = *cfg;
+	r = vm_http_deadlines_start(cfg->idle_timeout, &srv->deadlines, err);
+	if (r < 0) {
+		free(srv);
+		return r;
+	}
 	if (cfg->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	srv->daemon = sym_MHD_start_daemon(
@@ -236,10 +330,14 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
+		MHD_OPTION_URI_LOG_CALLBACK, on_request_line, srv,
+		MHD_OPTION_NOTIFY_CONNECTION, vm_http_deadline_notify,
+		srv->deadlines, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+		MHD_OPTION_END);
 	if (!srv->daemon) {
 		int e = errno ? errno : EADDRINUSE;
 
+		vm_http_deadlines_stop(srv->deadlines);
 		free(srv);
 		return vm_error_errno(
 			err, e,
@@ -274,5 +372,6 @@ void vm_http_stop(struct vm_http_server *srv, unsigned drain_ms)
 	       vm_clock_ns(CLOCK_MONOTONIC) < deadline)
 		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000000 }, NULL);
 	sym_MHD_stop_daemon(srv->daemon);
+	vm_http_deadlines_stop(srv->deadlines);
 	free(srv);
 }

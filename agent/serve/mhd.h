@@ -22,6 +22,7 @@
 	X(MHD_create_response_from_buffer)      \
 	X(MHD_destroy_response)                 \
 	X(MHD_get_connection_info)              \
+	X(MHD_get_connection_values_n)          \
 	X(MHD_get_daemon_info)                  \
 	X(MHD_lookup_connection_value)          \
 	X(MHD_queue_response)                   \

@@ -3,7 +3,8 @@
  * request.c - validating what a client asks the profiler for.
  *
  * The body of POST /profile/cpu is parsed with json-c's tokener (strict
- * mode, bounded depth), then every field is checked against the table in
+ * mode, bounded depth) and must be RFC 8259 JSON (request_strict.c), then
+ * every field is checked against the table in
  * docs/api.md.  The first wrong field is reported: its name, what
  * is allowed and what was sent, so a person can fix the request from the
  * message alone.  The profiler is an enum, never a path: a request that
@@ -280,6 +281,14 @@ static int parse_field(const char *key, struct json_object *val,
 {
 	char buf[GOT_MAX + 4];
 
+	/* A value is never compared shorter than it was sent. */
+	if (json_object_is_type(val, json_type_string) &&
+	    strlen(json_object_get_string(val)) !=
+		    (size_t)json_object_get_string_len(val))
+		return vm_error_set(
+			err, EINVAL,
+			"%s must not hold the character \\u0000 (NUL); got %s",
+			key, got(val, buf));
 	if (!strcmp(key, "profiler"))
 		return parse_profiler(val, &out->req.profiler, err);
 	if (!strcmp(key, "sampling_frequency"))
@@ -365,6 +374,9 @@ int vm_request_parse_json_kind(const char *body, size_t len,
 		return vm_request_too_large(VM_REQUEST_MAX_BODY, err);
 	if (len == 0 || blank(body, len))
 		return 0;
+	r = vm_request_refuse_bom(body, len, err);
+	if (r < 0)
+		return r;
 	tok = json_tokener_new_ex(MAX_DEPTH);
 	if (!tok)
 		return vm_error_set(err, ENOMEM, "out of memory parsing JSON");
@@ -393,6 +405,9 @@ int vm_request_parse_json_kind(const char *body, size_t len,
 			err, EBADMSG,
 			"the body is not valid JSON: unexpected data after the object at byte %zu (of %zu)",
 			end, len);
+	r = vm_request_check_strict(body, len, err);
+	if (r < 0)
+		return r;
 	/* root is NULL for a JSON null. */
 	if (!root || !json_object_is_type(root, json_type_object))
 		return vm_error_set(

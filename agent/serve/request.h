@@ -65,6 +65,16 @@ int vm_request_parse_json_kind(const char *body, size_t len,
 			       struct vm_error *err);
 
 /*
+ * What json-c 0.16 lets through, checked by request_strict.c: a byte order
+ * mark at the start (-EBADMSG), and anything in a body json-c parsed that
+ * is not RFC 8259 JSON: single quotes, control characters in strings,
+ * leading zeros (-EBADMSG); \u0000 in a field name, a field given twice
+ * (-EINVAL, as an unknown or wrong field).
+ */
+int vm_request_refuse_bom(const char *body, size_t len, struct vm_error *err);
+int vm_request_check_strict(const char *body, size_t len, struct vm_error *err);
+
+/*
  * Build the request of GET /debug/pprof/profile from the value of its
  * `seconds` query argument (NULL when absent: Go's default of 30 s, capped
  * to the agent's limit).  Always gzipped pprof, the agent's targets.

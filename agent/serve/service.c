@@ -180,6 +180,19 @@ static void *watch_client(void *arg)
 	return NULL;
 }
 
+/*
+ * Whether the client has already hung up: a request that waited for a
+ * connection slot may be read only after its client gave up, and nobody
+ * would receive its profile.
+ */
+static bool client_has_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	return fd >= 0 && poll(&p, 1, 0) > 0 &&
+	       (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
 /* Claim the slot, or say why not; called with the lock held. */
 static int claim(struct vm_service *svc, const struct vm_profile_request *req,
 		 struct vm_error *err)
@@ -261,6 +274,12 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 
 	memset(res, 0, sizeof(*res));
 	res->outcome = VM_OUTCOME_FAILED;
+	if (client_has_gone(client_fd)) {
+		/* Not a session: nothing started, nobody lost anything. */
+		res->outcome = VM_OUTCOME_CLIENT_GONE;
+		res->client_gone = true;
+		return 0;
+	}
 	pthread_mutex_lock(&svc->lock);
 	r = claim(svc, req, &res->err);
 	pthread_mutex_unlock(&svc->lock);

@@ -82,9 +82,10 @@ struct vm_metrics *vm_service_metrics(struct vm_service *svc);
 
 /*
  * Take one profile.  client_fd is the client's socket, watched for a
- * hang-up (-1: not watched).  Returns 0 with the profile in res->out (to
- * be freed by the caller) or with res->client_gone, else a negative errno
- * with res->err.  Always fills res.
+ * hang-up (-1: not watched); a client already gone gets no session at all
+ * (res->client_gone, not res->claimed).  Returns 0 with the profile in
+ * res->out (to be freed by the caller) or with res->client_gone, else a
+ * negative errno with res->err.  Always fills res.
  */
 int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 		   int client_fd, struct vm_service_result *res);

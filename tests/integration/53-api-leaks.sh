@@ -36,9 +36,17 @@ for i in $(seq 100); do
 			-d '{"timeout_seconds": 1}' "$AGENT_URL/profile/cpu")
 		[ "$st" = 200 ] || bad=$((bad + 1))
 		;;
-	[1-4]) # the client hangs up
-		curl -s -o /dev/null --max-time 0.3 -X POST \
-			-d '{"timeout_seconds": 30}' "$AGENT_URL/profile/cpu"
+	[1-4]) # the client hangs up while its profile runs (one gone
+		# before its request is read would start no session at all)
+		curl -s -o /dev/null -X POST -d '{"timeout_seconds": 30}' \
+			"$AGENT_URL/profile/cpu" &
+		post=$!
+		for ((j = 0; j < 100; j++)); do
+			running && break
+			sleep 0.02
+		done
+		kill "$post"
+		wait "$post"
 		idle || bad=$((bad + 1))
 		;;
 	*) # stopped by DELETE, partial profile

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_common.c - unit tests of common/: error recording, SHA-256,
- * libraries opened at run time, growing arrays, the clock, and the command
- * line every subcommand shares.
+ * libraries opened at run time, growing arrays, the clock, the command
+ * line every subcommand shares, and escaping outside bytes for a log line
+ * or a JSON document.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,6 +23,7 @@
 #include "common/clock.h"
 #include "common/dl.h"
 #include "common/error.h"
+#include "common/escape.h"
 #include "common/sha256.h"
 #include "common/subcommand.h"
 
@@ -333,6 +335,61 @@ static void test_subcommand_parse(void **state)
 	assert_string_equal(p.name, "a");
 }
 
+static void assert_escaped(const char *in, size_t len, enum vm_escape_mode mode,
+			   const char *want)
+{
+	char out[256];
+
+	assert_int_equal(vm_escape(out, sizeof(out), in, len, mode),
+			 strlen(want));
+	assert_string_equal(out, want);
+}
+
+/* A literal's bytes, without its terminating NUL. */
+#define ESCAPED(in, mode, want) assert_escaped(in, sizeof(in) - 1, mode, want)
+
+static void test_escape(void **state)
+{
+	char small[8];
+
+	(void)state;
+	/* A forged line and a terminal escape stay one line of text. */
+	ESCAPED("/x\n2026Z vmtools-agent: x", VM_ESCAPE_TEXT,
+		"/x\\x0a2026Z vmtools-agent: x");
+	ESCAPED("a\x1b[31mb\r\t\x7f", VM_ESCAPE_TEXT,
+		"a\\x1b[31mb\\x0d\\x09\\x7f");
+	ESCAPED("nul\0x", VM_ESCAPE_TEXT, "nul\\x00x");
+	/* UTF-8 kept; bytes that are not UTF-8 escaped one by one. */
+	ESCAPED("caf\xc3\xa9 \xe2\x82\xac", VM_ESCAPE_TEXT,
+		"caf\xc3\xa9 \xe2\x82\xac");
+	ESCAPED("\xff\xfe", VM_ESCAPE_TEXT, "\\xff\\xfe");
+	ESCAPED("\xc0\xaf", VM_ESCAPE_TEXT, "\\xc0\\xaf"); /* overlong */
+	ESCAPED("\xed\xa0\x80", VM_ESCAPE_TEXT,
+		"\\xed\\xa0\\x80"); /* a surrogate */
+	ESCAPED("\xf4\x90\x80\x80", VM_ESCAPE_TEXT,
+		"\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+	ESCAPED("\xe2\x82", VM_ESCAPE_TEXT, "\\xe2\\x82"); /* cut */
+	/* C1 controls and the Unicode line separators, as UTF-8. */
+	ESCAPED("\xc2\x9b"
+		"1m",
+		VM_ESCAPE_TEXT,
+		"\\xc2\\x9b"
+		"1m");
+	ESCAPED("\xe2\x80\xa8", VM_ESCAPE_TEXT, "\\xe2\\x80\\xa8");
+	/* A word: also the space and the backslash, so it reads back. */
+	ESCAPED("/a b\\x0a", VM_ESCAPE_WORD, "/a\\x20b\\\\x0a");
+	ESCAPED("a b\\", VM_ESCAPE_TEXT, "a b\\");
+	/* Serialized JSON: only what is not UTF-8, its backslash escaped. */
+	ESCAPED("{\"e\":\"/x\xff\\n\"}", VM_ESCAPE_JSON,
+		"{\"e\":\"/x\\\\xff\\n\"}");
+	/* Truncated, never in the middle of an escape, and says so. */
+	assert_int_equal(vm_escape(small, sizeof(small), "abcd\n", 5,
+				   VM_ESCAPE_TEXT),
+			 8);
+	assert_string_equal(small, "abcd");
+	assert_int_equal(vm_escape(NULL, 0, "\xff", 1, VM_ESCAPE_JSON), 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_clock),
 		cmocka_unit_test(test_subcommand_number),
 		cmocka_unit_test(test_subcommand_parse),
+		cmocka_unit_test(test_escape),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_http_auth.c - unit tests of agent/serve/http_auth.c: the Bearer
- * token check, the Basic password check, and the token file (trimmed, too loose a mode noticed,
- * empty, malformed or missing files refused with their path).
+ * token check, the Basic password check, and the token file (trimmed,
+ * too loose a mode noticed, empty, malformed or missing files refused with
+ * their path, a FIFO or a directory refused at once).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -71,6 +72,36 @@ static void test_token_file(void **state)
 	rmdir(dir);
 }
 
+/*
+ * A FIFO is refused at once: opening it for reading must not wait for a
+ * writer (alarm() ends the test as a failure if it does).
+ */
+static void test_token_fifo(void **state)
+{
+	char dir[] = "/tmp/test_http_auth.XXXXXX", path[128];
+	struct vm_error err = { 0 };
+	char *token = NULL;
+	bool loose;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10);
+	assert_int_equal(vm_http_load_token(path, &token, &loose, &err),
+			 -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	assert_non_null(strstr(err.msg, path));
+	assert_null(token);
+
+	vm_error_clear(&err);
+	assert_int_equal(vm_http_load_token(dir, &token, &loose, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "is not a regular file"));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_bearer(void **state)
 {
 	assert_true(vm_http_check_bearer("Bearer s3cret", "s3cret"));
@@ -103,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_bearer),
 		cmocka_unit_test(test_password),
 		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_token_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,9 @@
 /*
  * test_request.c - unit tests of agent/serve/request.c: the JSON body of
  * POST /profile/cpu and the query of /debug/pprof/profile, every row of
- * docs/api.md's field table, and the 400/413/422 messages a person reads.
+ * docs/api.md's field table, the 400/413/422 messages a person reads, and
+ * RFC 8259 strictness (single quotes, control characters, leading zeros,
+ * a byte order mark, \u0000 in names and values, a field given twice).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -200,6 +202,31 @@ static void test_not_json(void **state)
 	assert_400(
 		"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
 		"not valid JSON");
+}
+
+/*
+ * RFC 8259 and nothing looser: what json-c 0.16's strict tokener lets
+ * through is refused with a sentence saying what is wrong.
+ */
+static void test_strict_json(void **state)
+{
+	assert_400("{'timeout_seconds': 1}", "a single quote at byte 1");
+	assert_400("{\"timeout_seconds\": '1'}", "at byte 20");
+	assert_400("{\"format\": \"pp\nrof\"}", "not valid JSON");
+	assert_400("{\"format\": \"pp\x01rof\"}", "not valid JSON");
+	assert_400("{\"timeout_seconds\": 05}", "not valid JSON");
+	assert_400("{\"timeout_seconds\": -}", "not valid JSON");
+	assert_400("\xef\xbb\xbf{}", "byte order mark");
+	/* A name cut at \u0000 is not the field it starts like. */
+	assert_422("{\"timeout_seconds\\u0000x\": 1}", "holds \\u0000");
+	assert_422("{\"targets\": {\"pids\\u0000\": [1]}}", "holds \\u0000");
+	/* Nor is a value cut there the value it starts like. */
+	assert_422("{\"format\": \"folded\\u0000x\"}", "format must not hold");
+	assert_422("{\"profiler\": \"Perf\\u0000\"}", "profiler must not hold");
+	assert_422("{\"timeout_seconds\": 1, \"timeout_seconds\": 60}",
+		   "a field is given twice");
+	assert_422("{\"targets\": {\"comm\": [\"a\"], \"comm\": [\"b\"]}}",
+		   "given twice");
 }
 
 static void test_embedded_nul(void **state)
@@ -403,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_types),
 		cmocka_unit_test(test_profiler),
 		cmocka_unit_test(test_not_json),
+		cmocka_unit_test(test_strict_json),
 		cmocka_unit_test(test_embedded_nul),
 		cmocka_unit_test(test_max_seconds),
 		cmocka_unit_test(test_pprof_query),

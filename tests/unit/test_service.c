@@ -7,7 +7,8 @@
  * Always, without privileges: the service reads kallsyms when it starts,
  * before any profile; idle, stop with nothing running (-ENXIO), a
  * request the engine refuses (not a session), a backend that cannot start
- * (a failed session), and a service shut down before anything ran.
+ * (a failed session), a client that hung up before its request was read
+ * (no session at all), and a service shut down before anything ran.
  *
  * With root and BPF, on the real engine and bpf backend sampling a child
  * that burns CPU, one or two seconds each: a session that runs its time,
@@ -545,6 +546,29 @@ static void test_client_gone(void **state)
 	assert_false(m.running);
 }
 
+/*
+ * The requester hung up before its request was read (it waited for a
+ * connection slot): no session is started for nobody.  Needs no BPF.
+ */
+static void test_client_gone_before(void **state)
+{
+	struct fixture *f = *state;
+	struct vm_profile_request req = request_for(getpid(), 1);
+	struct vm_service_result res;
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	close(sv[1]);
+	assert_int_equal(vm_service_run(f->svc, &req, sv[0], &res), 0);
+	close(sv[0]);
+	assert_true(res.client_gone);
+	assert_false(res.claimed);
+	assert_false(res.started);
+	assert_null(res.out.data);
+	assert_idle(f->svc);
+	assert_no_session(f->svc);
+}
+
 /* SIGTERM while a session runs: its client still gets the profile. */
 static void test_shutdown_running(void **state)
 {
@@ -601,6 +625,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_busy_then_stopped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_client_gone, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_client_gone_before, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_running, setup,
 						teardown),
