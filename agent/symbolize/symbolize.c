@@ -355,28 +355,26 @@ static int lost_frame(struct vm_symbolized *y, const char *name,
 }
 
 /*
- * A stack taken by a program on a tracepoint (the off-CPU profiler's)
- * starts in the program and the kernel's glue that ran it: leave those
- * out, so that the stack starts where the traced thread was.  frames
- * [first, n) are the kernel frames; returns the new n.
+ * A stack taken by a program on a tracepoint (the off-CPU profiler's
+ * blocks) starts in the program and the kernel's glue that ran it: leave
+ * those out, so that the stack starts where the traced thread was.  The
+ * glue (bpf_trace_runN, __bpf_trace_*) is named by kallsyms; the program
+ * itself may not be, or be misnamed, when kallsyms was read before it was
+ * loaded, so everything up to the last glue frame among the first few
+ * goes.  frames [first, n) are the kernel frames; returns the new n.
  */
 static size_t drop_profiler_frames(struct vm_sym_frame *frames, size_t first,
 				   size_t n)
 {
-	static const char *const glue[] = { "bpf_prog_", "bpf_trace_run",
-					    "__bpf_trace_" };
+	static const char *const glue[] = { "bpf_trace_run", "__bpf_trace_" };
 	size_t drop = 0;
 
-	for (size_t i = first; i < n && frames[i].function; i++) {
-		bool is_glue = false;
-
+	for (size_t i = first; i < n && i < first + 4; i++)
 		for (size_t g = 0; g < sizeof(glue) / sizeof(glue[0]); g++)
-			is_glue |= !strncmp(frames[i].function, glue[g],
-					    strlen(glue[g]));
-		if (!is_glue)
-			break;
-		drop++;
-	}
+			if (frames[i].function &&
+			    !strncmp(frames[i].function, glue[g],
+				     strlen(glue[g])))
+				drop = i - first + 1;
 	if (drop)
 		memmove(&frames[first], &frames[first + drop],
 			(n - first - drop) * sizeof(*frames));
@@ -413,7 +411,8 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 			return r;
 		n++;
 	}
-	n = drop_profiler_frames(st->frames, first, n);
+	if (x->state == VM_STATE_BLOCKED)
+		n = drop_profiler_frames(st->frames, first, n);
 	for (size_t j = 0; j < x->n_user; j++) {
 		if (!x->user_ips[j])
 			continue;
