@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * cmd_profile.c - `vmtools-agent profile`: one CPU profile from the
+ * cmd_profile.c - `vmtools-agent profile`: one CPU, off-CPU or wall-clock
+ * profile (--kind) from the
  * command line with the same engine the REST service uses (engine.h),
  * written to a file (atomically: a temporary file renamed at the end) or
  * to standard output.  SIGINT/SIGTERM end the profile early and still
@@ -53,10 +54,14 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: vmtools-agent profile [OPTION]... --output FILE\n"
 		"\n"
-		"Take one CPU profile of the target processes and write it to FILE\n"
+		"Take one profile of the target processes and write it to FILE\n"
 		"(- for standard output).  Ctrl-C ends it early and keeps what was\n"
 		"collected.\n"
 		"\n"
+		"  -k, --kind KIND        cpu (default), offcpu (time switched out, by the\n"
+		"                         stack it blocked in) or wall (both)\n"
+		"      --min-block-us N   offcpu: leave out blocks shorter than N µs,\n"
+		"                         %d-%d (default %d)\n"
 		"  -s, --seconds N        how long to sample, %d-%d (default %d)\n"
 		"  -F, --frequency HZ     samples per second per CPU, %d-%d (default %d)\n"
 		"  -p, --profiler NAME    bpf (default) or perf\n"
@@ -71,8 +76,10 @@ static void usage(FILE *out)
 		"      --perf PATH        the perf binary for --profiler perf (default:\n"
 		"                         the tools disk's, else perf on PATH)\n" VM_DEBUGINFOD_USAGE
 		"  -h, --help             show this help\n",
-		VM_SECONDS_MIN, VM_SECONDS_CEILING, VM_SECONDS_DEFAULT,
-		VM_FREQUENCY_MIN, VM_FREQUENCY_MAX, VM_FREQUENCY_DEFAULT);
+		VM_MIN_BLOCK_US_MIN, VM_MIN_BLOCK_US_MAX,
+		VM_MIN_BLOCK_US_DEFAULT, VM_SECONDS_MIN, VM_SECONDS_CEILING,
+		VM_SECONDS_DEFAULT, VM_FREQUENCY_MIN, VM_FREQUENCY_MAX,
+		VM_FREQUENCY_DEFAULT);
 }
 
 /*
@@ -123,6 +130,17 @@ static int on_option(int c, char *arg, void *ctx)
 	case 'F':
 		return ruled("--frequency", arg, VM_RULE_FREQUENCY,
 			     &req->frequency);
+	case 'k':
+		if (vm_kind_parse(arg, &req->kind) == 0)
+			return 0;
+		fprintf(stderr,
+			WHO
+			": --kind '%s' is not known: use cpu, offcpu or wall\n",
+			arg);
+		return -EINVAL;
+	case 'B':
+		return ruled("--min-block-us", arg, VM_RULE_MIN_BLOCK_US,
+			     &req->min_block_us);
 	case 'p':
 		r = one_of("--profiler", arg, "bpf", "perf");
 		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
@@ -185,6 +203,8 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 	static const struct option longopts[] = {
 		{ "seconds", required_argument, NULL, 's' },
 		{ "frequency", required_argument, NULL, 'F' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "min-block-us", required_argument, NULL, 'B' },
 		{ "profiler", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "pid", required_argument, NULL, 'P' },
@@ -200,8 +220,8 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 
 	memset(o, 0, sizeof(*o));
 	vm_request_defaults(&o->req);
-	return vm_subcommand_parse(WHO, argc, argv, "s:F:p:c:f:zo:h", longopts,
-				   usage, on_option, o);
+	return vm_subcommand_parse(WHO, argc, argv, "s:F:k:p:c:f:zo:h",
+				   longopts, usage, on_option, o);
 }
 
 /*
@@ -218,6 +238,8 @@ static int validate(const struct profile_options *o)
 		[VM_RULE_N_COMMS] = "--comm",
 		[VM_RULE_N_PIDS] = "--pid",
 		[VM_RULE_FORMAT] = "--format",
+		[VM_RULE_KIND] = "--kind",
+		[VM_RULE_MIN_BLOCK_US] = "--min-block-us",
 	};
 	struct vm_rule_break b;
 	struct vm_range r;
@@ -234,6 +256,12 @@ static int validate(const struct profile_options *o)
 	case VM_RULE_COMM:
 		fprintf(stderr, WHO ": --comm '%s' must be " VM_COMM_RULE "\n",
 			o->req.comms[b.index]);
+		break;
+	case VM_RULE_KIND_PROFILER:
+		fprintf(stderr,
+			WHO ": --kind %s " VM_KIND_PROFILER_RULE
+			    "; leave out --profiler perf\n",
+			vm_kind_name(o->req.kind));
 		break;
 	case VM_RULE_PID:
 		/* A pid is a pid; above the kernel's pid_max no process has it. */

@@ -21,17 +21,7 @@
 bench_prepare
 
 # bcc with Debian's 6.1 headers, in a private mount namespace.
-BCC=""
-if command -v profile-bpfcc >/dev/null; then
-	if eval "$(bash "$SRC/tests/lib/fetch-kernel.sh" 2>"$T/fetch.err")"; then
-		hdr=$KERNEL_ROOT/usr/src/linux-headers-$KERNEL_RELEASE
-		common=$(ls -d "$KERNEL_ROOT"/usr/src/linux-headers-*-common | head -n 1)
-		mkdir -p "$T/kernel-src"
-		BCC="unshare -m sh -c 'mount --make-rprivate / && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec profile-bpfcc -F 99 3 >$T/bcc.out 2>$T/bcc.err'"
-	else
-		echo "bench/profile.sh: no kernel headers for bcc: $(tail -n 1 "$T/fetch.err")" >&2
-	fi
-fi
+BCC=$(bcc_command profile-bpfcc -F 99 3)
 
 OURS="'$VMTOOLS_AGENT' profile --seconds 3 --frequency 99 --output $T/ours.pb 2>$T/ours.err"
 PERF="perf record -q -F 99 -a -g -o $T/perf.data -- sleep 3 2>$T/perf.err && perf script -i $T/perf.data >$T/perf.txt 2>>$T/perf.err"

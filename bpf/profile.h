@@ -9,6 +9,10 @@
  * profile_stat) say what could not be recorded.  Events (struct
  * profile_event) on the `events` ring buffer tell user space about target
  * processes to capture /proc state of while they live.
+ *
+ * The off-CPU profiler (offcpu.bpf.c, offcpu.h) sends the same records,
+ * and uses the same counters and events; targets.bpf.h holds what both
+ * programs share.
  */
 #ifndef VMTOOLS_BPF_PROFILE_H
 #define VMTOOLS_BPF_PROFILE_H
@@ -25,7 +29,20 @@ enum profile_stat {
 	PROFILE_STAT_RECORDS_LOST, /* ring buffer full: sample not recorded */
 	PROFILE_STAT_EVENTS_LOST, /* ring buffer full: process not announced */
 	PROFILE_STAT_FORKS, /* samples of children of --pid targets joining */
+	PROFILE_STAT_SWITCHES, /* off-CPU: switches out of target threads */
+	PROFILE_STAT_BLOCKED_FULL, /* off-CPU: `blocked` full, block lost */
 	PROFILE_STAT_NR,
+};
+
+/*
+ * What a thread switched out was doing (the off-CPU program; 0 for CPU
+ * samples, and where the kernel does not say, before Linux 5.18).
+ */
+enum profile_sched_state {
+	PROFILE_SCHED_UNKNOWN,
+	PROFILE_SCHED_RUNNABLE, /* preempted: waiting for a CPU only */
+	PROFILE_SCHED_SLEEPING, /* waiting for an event (S) */
+	PROFILE_SCHED_UNINTERRUPTIBLE, /* waiting, uninterruptibly (D) */
 };
 
 enum profile_event_kind {

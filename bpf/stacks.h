@@ -16,12 +16,16 @@
 struct stack_record {
 	__u32 pid; /* thread group id, what user space calls the pid */
 	__u32 tid;
-	__u64 weight; /* what the record counts: 1 for a CPU sample */
+	__u64 weight; /* what it counts: 1 for a CPU sample, ns off-CPU */
 	char comm[STACK_COMM_LEN];
 	__u16 n_user; /* frames in ips[], user stack first */
 	__u16 n_kernel;
 	__s16 user_err; /* 0, or bpf_get_stack's -errno (-EFAULT: none) */
 	__s16 kernel_err;
+	/* PostgreSQL's, read from the backend (pg.h); 0 when none */
+	__u32 wait_event; /* wait_event_info, class in the top byte */
+	__u32 sched_state; /* off-CPU: enum profile_sched_state, else 0 */
+	__u64 query_id; /* st_query_id of the backend's status entry */
 	__u64 ips[2 * STACK_MAX_DEPTH];
 };
 

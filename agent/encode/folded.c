@@ -3,7 +3,9 @@
  * folded.c - the folded-stack text format flame graph tools read
  * (flamegraph.pl, speedscope, inferno): one line per distinct stack,
  * "comm;outermost;...;innermost count", user frames then kernel frames.
- * Samples that differ only by thread are merged.
+ * Samples that differ only by thread are merged.  A CPU profile counts
+ * samples; off-CPU and wall-clock profiles count nanoseconds, so that
+ * blocks and samples weigh what they lasted.
  */
 #include "agent/encode/encode.h"
 
@@ -39,14 +41,16 @@ void vm_frame_fallback_name(const struct vm_symbolized *y,
 
 uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
 {
-	(void)s;
-	return x->count;
+	if (!vm_weight_is_time(s))
+		return x->count;
+	if (x->state == VM_STATE_BLOCKED)
+		return x->value;
+	return x->count * (1000000000ULL / (s->frequency ? s->frequency : 1));
 }
 
 bool vm_weight_is_time(const struct vm_samples *s)
 {
-	(void)s;
-	return false;
+	return s->kind != VM_KIND_CPU;
 }
 
 struct line {

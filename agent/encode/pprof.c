@@ -3,10 +3,16 @@
  * pprof.c - a symbolized profile as pprof's profile.proto, packed with
  * protobuf-c (docs/profiler.md, "The pprof we emit"):
  *
- *   sample_type [samples/count, cpu/nanoseconds], default_sample_type cpu,
- *   period cpu/nanoseconds = 1e9 / frequency; one Sample per stack (leaf first) labelled pid, tid,
- *   comm and PostgreSQL's backend_type; one Location per (mapping, address,
- *   function); Mappings with file, offsets and build id; Functions by name.
+ *   sample_type by the profile's kind (struct kind_types): for cpu
+ *   [samples/count, cpu/nanoseconds], period cpu/nanoseconds = 1e9 /
+ *   frequency; for offcpu [switches/count, offcpu/nanoseconds], period 1;
+ *   for wall [samples/count, wall/nanoseconds], on-CPU samples worth the
+ *   period and off-CPU blocks their time; default_sample_type the time
+ *   (cpu, offcpu, wall); one Sample per stack (leaf first) labelled pid,
+ *   tid, comm, PostgreSQL's backend_type, wait_event and query_id,
+ *   off-CPU blocks sched_state, and in a wall profile thread_state; one
+ *   Location per (mapping, address, function); Mappings with file, offsets
+ *   and build id; Functions by name.
  *
  * Everything is first gathered into flat arrays (strings, functions and
  * locations deduplicated through tsearch trees), then pointed at by the
@@ -33,7 +39,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
-#define MAX_LABELS 4
+#define MAX_LABELS 8
 
 struct str_node {
 	const char *s;
@@ -228,29 +234,59 @@ static void packed_free(struct packed *p)
 
 /* The string-table indices of the label keys every sample carries. */
 struct label_keys {
-	int64_t pid, tid, comm, backend_type;
+	int64_t pid, tid, comm, backend_type, thread_state, wait_event,
+		query_id, sched_state;
+	/* sched_state's values, by enum vm_sched_state */
+	int64_t sched_states[VM_SCHED_UNINTERRUPTIBLE + 1];
+	int64_t running, blocked; /* thread_state's values */
+	bool wall; /* thread_state is given */
+};
+
+/* What a profile of each kind counts (docs/profiler.md). */
+static const struct kind_types {
+	const char *count, *value; /* units: count, nanoseconds */
+	bool per_sample_period; /* each CPU sample is worth the period */
+} kinds[] = {
+	[VM_KIND_CPU] = { "samples", "cpu", true },
+	[VM_KIND_OFFCPU] = { "switches", "offcpu", false },
+	[VM_KIND_WALL] = { "samples", "wall", true },
 };
 
 /*
  * pprof requires "" at index 0 of the string table; the value types and
  * label keys come next, so that they are interned once for all samples.
  */
-static int intern_fixed(struct enc *e, ValueType vt[3], struct label_keys *k)
+static int intern_fixed(struct enc *e, const struct kind_types *kt,
+			ValueType vt[3], struct label_keys *k)
 {
 	if (str_idx(e, "") != 0)
 		return -ENOMEM;
-	vt[0].type = str_idx(e, "samples");
+	vt[0].type = str_idx(e, kt->count);
 	vt[0].unit = str_idx(e, "count");
-	vt[1].type = str_idx(e, "cpu");
+	vt[1].type = str_idx(e, kt->value);
 	vt[1].unit = str_idx(e, "nanoseconds");
 	vt[2] = vt[1];
 	k->pid = str_idx(e, "pid");
 	k->tid = str_idx(e, "tid");
 	k->comm = str_idx(e, "comm");
 	k->backend_type = str_idx(e, "backend_type");
+	k->thread_state = str_idx(e, "thread_state");
+	k->wait_event = str_idx(e, "wait_event");
+	k->query_id = str_idx(e, "query_id");
+	k->sched_state = str_idx(e, "sched_state");
+	k->sched_states[VM_SCHED_RUNNABLE] = str_idx(e, "runnable");
+	k->sched_states[VM_SCHED_SLEEPING] = str_idx(e, "sleeping");
+	k->sched_states[VM_SCHED_UNINTERRUPTIBLE] =
+		str_idx(e, "uninterruptible");
+	k->running = str_idx(e, "running");
+	k->blocked = str_idx(e, "blocked");
 	if (vt[0].type < 0 || vt[0].unit < 0 || vt[1].type < 0 ||
 	    vt[1].unit < 0 || k->pid < 0 || k->tid < 0 || k->comm < 0 ||
-	    k->backend_type < 0)
+	    k->backend_type < 0 || k->thread_state < 0 || k->wait_event < 0 ||
+	    k->query_id < 0 || k->running < 0 || k->blocked < 0 ||
+	    k->sched_state < 0 || k->sched_states[VM_SCHED_RUNNABLE] < 0 ||
+	    k->sched_states[VM_SCHED_SLEEPING] < 0 ||
+	    k->sched_states[VM_SCHED_UNINTERRUPTIBLE] < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -334,7 +370,10 @@ static int pack_locations(struct enc *e, const struct vm_sym_stack *st,
 	return 0;
 }
 
-/* pid, tid, comm and, for PostgreSQL's processes, backend_type. */
+/*
+ * pid, tid, comm and, for PostgreSQL's processes, backend_type, wait_event
+ * and query_id when known; thread_state in a wall-clock profile.
+ */
 static int pack_labels(struct enc *e, const struct label_keys *k,
 		       const struct vm_sym_stack *st, Label *l, Label **ptrs,
 		       Sample *ps)
@@ -358,6 +397,34 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
+	if (k->wall) {
+		l[nl].key = k->thread_state;
+		l[nl++].str = st->sample->state == VM_STATE_BLOCKED ?
+				      k->blocked :
+				      k->running;
+	}
+	if (st->sample->sched_state &&
+	    st->sample->sched_state <= VM_SCHED_UNINTERRUPTIBLE) {
+		l[nl].key = k->sched_state;
+		l[nl++].str = k->sched_states[st->sample->sched_state];
+	}
+	if (st->wait_event) {
+		l[nl].key = k->wait_event;
+		l[nl].str = str_idx(e, st->wait_event);
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+	}
+	if (st->sample->query_id) {
+		char id[24];
+
+		/* As pg_stat_activity shows it: a signed bigint. */
+		snprintf(id, sizeof(id), "%" PRId64,
+			 (int64_t)st->sample->query_id);
+		l[nl].key = k->query_id;
+		l[nl].str = str_idx(e, id);
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+	}
 	ps->label = ptrs;
 	ps->n_label = nl;
 	for (size_t j = 0; j < nl; j++)
@@ -365,7 +432,10 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 	return 0;
 }
 
-/* One Sample per stack: its locations, [count, CPU time], its labels. */
+/*
+ * One Sample per stack: its locations, [count, time], its labels.  An
+ * off-CPU block is worth its time, a CPU sample the period.
+ */
 static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 			struct packed *p, const struct label_keys *k,
 			int64_t period)
@@ -385,7 +455,9 @@ static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 		ps->value = &p->values[2 * i];
 		ps->n_value = 2;
 		ps->value[0] = st->sample->count;
-		ps->value[1] = st->sample->count * period;
+		ps->value[1] = st->sample->state == VM_STATE_BLOCKED ?
+				       (int64_t)st->sample->value :
+				       (int64_t)st->sample->count * period;
 		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
 				&p->label_ptrs[MAX_LABELS * i], ps);
 		if (r < 0)
@@ -461,12 +533,17 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 		 Profile *prof, ValueType vt[3])
 {
 	const struct vm_samples *s = y->samples;
+	const struct kind_types *kt =
+		&kinds[(unsigned)s->kind < sizeof(kinds) / sizeof(kinds[0]) ?
+			       s->kind :
+			       VM_KIND_CPU];
 	uint32_t freq = s->frequency ? s->frequency : 1;
 	int64_t period = 1000000000LL / freq;
 	struct label_keys keys;
 	int r;
 
-	r = intern_fixed(e, vt, &keys);
+	r = intern_fixed(e, kt, vt, &keys);
+	keys.wall = s->kind == VM_KIND_WALL;
 	if (r == 0)
 		r = alloc_packed(y, p);
 	if (r == 0)
@@ -494,7 +571,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	prof->time_nanos = s->time_nanos;
 	prof->duration_nanos = s->duration_nanos;
 	prof->period_type = &vt[2];
-	prof->period = period;
+	prof->period = kt->per_sample_period ? period : 1;
 	/*
 	 * The time, not the count, is what a viewer should show first
 	 * (speedscope, pprof -http take it; without it speedscope picks the

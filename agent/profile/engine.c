@@ -107,6 +107,19 @@ static int refuse(const struct vm_profile_request *req,
 				    "pid %" PRId64
 				    " is not valid: give a positive process id",
 				    b->value);
+	case VM_RULE_KIND:
+		return vm_error_set(
+			err, EINVAL,
+			"profile kind is not valid: use cpu, offcpu or wall");
+	case VM_RULE_KIND_PROFILER:
+		return vm_error_set(err, EINVAL, "%s " VM_KIND_PROFILER_RULE,
+				    vm_kind_name(req->kind));
+	case VM_RULE_MIN_BLOCK_US:
+		return vm_error_set(err, EINVAL,
+				    "minimum block time %" PRId64
+				    " µs is out of range: use %" PRId64
+				    " to %" PRId64,
+				    b->value, r.min, r.max);
 	default:
 		return vm_error_set(
 			err, EINVAL,
@@ -171,6 +184,13 @@ int vm_session_start(const struct vm_profile_request *req,
 
 	s->ops = req->profiler == VM_PROFILER_PERF ? &vm_perf_backend :
 						     &vm_bpf_backend;
+	if (req->continuous && req->kind != VM_KIND_CPU) {
+		vm_session_free(s);
+		return vm_error_set(
+			err, EINVAL,
+			"only CPU profiles run continuously, not %s ones",
+			vm_kind_name(req->kind));
+	}
 	if (req->continuous && !s->ops->seal) {
 		vm_session_free(s);
 		return vm_error_set(
@@ -244,6 +264,7 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 	uint64_t now = vm_clock_ns(CLOCK_MONOTONIC);
 
 	memset(st, 0, sizeof(*st));
+	st->kind = s->req.kind;
 	st->profiler = s->req.profiler;
 	st->frequency = s->req.frequency;
 	st->seconds = s->req.seconds;
@@ -343,6 +364,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	atomic_store(&s->final_samples, total);
 	atomic_store(&s->collected, true);
 	samples.frequency = s->req.frequency;
+	samples.kind = s->req.kind;
 	if (!samples.time_nanos)
 		samples.time_nanos = s->start_real_ns;
 	if (!samples.duration_nanos)

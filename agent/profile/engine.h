@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "agent/profile/limits.h"
+#include "agent/samples/sample.h"
 #include "common/error.h"
 
 enum vm_profiler {
@@ -54,6 +55,7 @@ const char *vm_format_name(enum vm_format f);
 int vm_format_from_name(const char *name, enum vm_format *out);
 
 struct vm_profile_request {
+	enum vm_profile_kind kind; /* cpu, offcpu or wall */
 	enum vm_profiler profiler;
 	uint32_t frequency; /* Hz; the rules are in limits.h */
 	uint32_t seconds;
@@ -69,6 +71,8 @@ struct vm_profile_request {
 	 * the length of a window, what the backend sizes its maps for.
 	 */
 	bool continuous;
+	/* off-CPU blocks shorter than this are left out (offcpu only) */
+	uint32_t min_block_us;
 };
 
 /* Fixed when the agent starts; never taken from a request. */
@@ -86,6 +90,7 @@ struct vm_profile_output {
 };
 
 struct vm_session_status {
+	enum vm_profile_kind kind;
 	enum vm_profiler profiler;
 	uint32_t frequency;
 	uint32_t seconds; /* requested */

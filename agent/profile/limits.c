@@ -31,6 +31,9 @@ struct vm_range vm_rule_range(enum vm_rule rule, uint32_t max_seconds)
 		return (struct vm_range){ 1, VM_COMM_LEN - 1 };
 	case VM_RULE_PID:
 		return (struct vm_range){ 1, VM_PID_MAX };
+	case VM_RULE_MIN_BLOCK_US:
+		return (struct vm_range){ VM_MIN_BLOCK_US_MIN,
+					  VM_MIN_BLOCK_US_MAX };
 	default:
 		return (struct vm_range){ 0, 0 };
 	}
@@ -78,7 +81,37 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	if (req->format != VM_FORMAT_PPROF && req->format != VM_FORMAT_FOLDED &&
 	    req->format != VM_FORMAT_SVG)
 		return broke(brk, VM_RULE_FORMAT, 0, req->format);
+	if (!vm_kind_name(req->kind))
+		return broke(brk, VM_RULE_KIND, 0, req->kind);
+	if (req->kind != VM_KIND_CPU && req->profiler != VM_PROFILER_BPF)
+		return broke(brk, VM_RULE_KIND_PROFILER, 0, req->profiler);
+	if (!vm_rule_allows(VM_RULE_MIN_BLOCK_US, req->min_block_us,
+			    max_seconds))
+		return broke(brk, VM_RULE_MIN_BLOCK_US, 0, req->min_block_us);
 	return 0;
+}
+
+static const char *const kind_names[] = {
+	[VM_KIND_CPU] = "cpu",
+	[VM_KIND_OFFCPU] = "offcpu",
+	[VM_KIND_WALL] = "wall",
+};
+
+const char *vm_kind_name(enum vm_profile_kind kind)
+{
+	if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+		return NULL;
+	return kind_names[kind];
+}
+
+int vm_kind_parse(const char *name, enum vm_profile_kind *kind)
+{
+	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
+		if (name && !strcmp(name, kind_names[i])) {
+			*kind = (enum vm_profile_kind)i;
+			return 0;
+		}
+	return -EINVAL;
 }
 
 void vm_request_defaults(struct vm_profile_request *req)
@@ -88,4 +121,6 @@ void vm_request_defaults(struct vm_profile_request *req)
 	req->frequency = VM_FREQUENCY_DEFAULT;
 	req->seconds = VM_SECONDS_DEFAULT;
 	req->format = VM_FORMAT_PPROF;
+	req->kind = VM_KIND_CPU;
+	req->min_block_us = VM_MIN_BLOCK_US_DEFAULT;
 }

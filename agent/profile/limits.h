@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/samples/sample.h"
+
 #define VM_FREQUENCY_MIN 1 /* Hz */
 #define VM_FREQUENCY_MAX 1000
 #define VM_FREQUENCY_DEFAULT 99 /* off the beat of 100 Hz timers */
@@ -31,6 +33,17 @@
  * limit to, and what the command line (the machine's own operator) may ask.
  */
 #define VM_SECONDS_CEILING 3600
+/*
+ * Off-CPU blocks shorter than this are not counted (µs).  1 µs by default,
+ * as bcc's offcputime: a thread switched out and in again within a
+ * microsecond did not wait for anything (a trip through the scheduler
+ * takes longer), so no time is lost, and results compare with the tool
+ * users know.  Wall-clock profiles count every block (0), so that running
+ * and blocked time add up to the profile's duration.
+ */
+#define VM_MIN_BLOCK_US_MIN 0
+#define VM_MIN_BLOCK_US_MAX 1000000
+#define VM_MIN_BLOCK_US_DEFAULT 1
 /* Who is profiled when a request names no process. */
 #define VM_DEFAULT_COMM "postgres"
 /* Command names, and pids, one request may name (each). */
@@ -46,6 +59,10 @@ enum vm_rule {
 	VM_RULE_N_PIDS, /* how many pids: up to VM_MAX_TARGETS */
 	VM_RULE_PID, /* one pid, 1..VM_PID_MAX */
 	VM_RULE_FORMAT, /* one of enum vm_format */
+	VM_RULE_KIND, /* one of enum vm_profile_kind */
+	/* off-CPU and wall-clock profiles: only the eBPF profiler */
+	VM_RULE_KIND_PROFILER,
+	VM_RULE_MIN_BLOCK_US, /* VM_MIN_BLOCK_US_MIN..MAX */
 };
 
 struct vm_range {
@@ -71,6 +88,16 @@ bool vm_comm_allowed(const char *name);
 #define VM_COMM_RULE \
 	"a command name of 1 to 15 characters without '/', as in /proc/PID/comm"
 
+/* Why VM_RULE_KIND_PROFILER holds, said after the profile's kind. */
+#define VM_KIND_PROFILER_RULE \
+	"profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)"
+
+/* "cpu", "offcpu", "wall": the API's path and --kind; NULL if unknown. */
+const char *vm_kind_name(enum vm_profile_kind kind);
+
+/* The kind named name (as vm_kind_name says it); -EINVAL when none. */
+int vm_kind_parse(const char *name, enum vm_profile_kind *kind);
+
 /* The first rule a request breaks. */
 struct vm_rule_break {
 	enum vm_rule rule;
@@ -89,9 +116,9 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 		     struct vm_rule_break *brk);
 
 /*
- * A request with every default: the eBPF profiler, VM_FREQUENCY_DEFAULT,
- * VM_SECONDS_DEFAULT, pprof, no target named (the engine then profiles
- * VM_DEFAULT_COMM).
+ * A request with every default: a CPU profile by the eBPF profiler,
+ * VM_FREQUENCY_DEFAULT, VM_SECONDS_DEFAULT, VM_MIN_BLOCK_US_DEFAULT,
+ * pprof, no target named (the engine then profiles VM_DEFAULT_COMM).
  */
 void vm_request_defaults(struct vm_profile_request *req);
 

@@ -22,6 +22,30 @@
 #include <sys/types.h>
 
 #define VM_COMM_LEN 16
+
+/*
+ * What a profile measures (docs/profiler.md): CPU samples, the time
+ * threads spend switched out, or both in one wall-clock profile.
+ */
+enum vm_profile_kind {
+	VM_KIND_CPU,
+	VM_KIND_OFFCPU,
+	VM_KIND_WALL,
+};
+
+/* What an off-CPU block waited for: a CPU, an event, uninterruptibly. */
+enum vm_sched_state {
+	VM_SCHED_UNKNOWN,
+	VM_SCHED_RUNNABLE,
+	VM_SCHED_SLEEPING,
+	VM_SCHED_UNINTERRUPTIBLE,
+};
+
+/* A sample's thread state in a wall-clock profile. */
+enum vm_thread_state {
+	VM_STATE_RUNNING, /* an on-CPU sample */
+	VM_STATE_BLOCKED, /* off-CPU blocks */
+};
 #define VM_BUILD_ID_MAX 20 /* GNU build ids are 20 bytes (SHA-1) */
 
 /* One stack with how many times it was sampled.  Frames innermost first. */
@@ -36,6 +60,20 @@ struct vm_sample {
 	uint64_t *kernel_ips;
 	/* VM_SAMPLE_LOST_*: a stack that was there but could not be kept */
 	uint8_t lost;
+	uint8_t state; /* enum vm_thread_state */
+	/*
+	 * Off-CPU blocks: VM_SCHED_*, what the thread was doing when switched
+	 * out; 0 when not known.
+	 */
+	uint8_t sched_state;
+	/*
+	 * Nanoseconds the count is worth: off-CPU blocks' total time; 0 for
+	 * CPU samples, each worth the sampling period.
+	 */
+	uint64_t value;
+	/* PostgreSQL's, read from the backend; 0 when none or unknown */
+	uint32_t wait_event; /* wait_event_info: see vm_process.pg_major */
+	uint64_t query_id;
 };
 
 #define VM_SAMPLE_LOST_USER 1
@@ -66,6 +104,11 @@ struct vm_process {
 	size_t n_maps;
 	size_t cap_maps;
 	bool exited; /* gone before the profile ended */
+	/*
+	 * PostgreSQL's major version when the process is PostgreSQL of a
+	 * version whose layout is known (agent/symbolize/pgwait.h), else 0.
+	 */
+	unsigned pg_major;
 };
 
 /* Everything one profile collected. */
@@ -76,6 +119,7 @@ struct vm_samples {
 	struct vm_process *procs;
 	size_t n_procs;
 	size_t cap_procs;
+	enum vm_profile_kind kind;
 	uint32_t frequency; /* Hz the samples were taken at */
 	uint64_t time_nanos; /* start, CLOCK_REALTIME */
 	uint64_t duration_nanos;

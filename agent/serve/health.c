@@ -3,7 +3,9 @@
  * health.c - GET /healthz: the state of the tools disk as setup left it,
  * and cheap probes of what each backend needs: loading a perf_event BPF
  * program (libbpf's own feature probe) and opening a sampling CPU-clock
- * event, for bpf; an executable perf, for perf.
+ * event, for bpf; an executable perf, for perf.  And which PostgreSQL
+ * versions get wait event and query id labels (bpf_pg.c says why one
+ * did not).
  */
 #include "agent/serve/health.h"
 
@@ -16,7 +18,9 @@
 
 #include <bpf/libbpf.h>
 
+#include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/limits.h"
+#include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
@@ -78,6 +82,24 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 	if (r < 0)
 		json_object_object_add(
 			o, "error", json_object_new_string(vm_error_str(err)));
+	return o;
+}
+
+/*
+ * Which PostgreSQL versions get wait_event and query_id labels, and why
+ * the last profile of another version went without.
+ */
+static struct json_object *postgresql_json(void)
+{
+	struct json_object *o = json_object_new_object();
+	char note[256];
+
+	json_object_object_add(o, "label_versions",
+			       json_object_new_string(vm_pg_known_versions()));
+	vm_pg_labels_note(note, sizeof(note));
+	if (note[0])
+		json_object_object_add(o, "error",
+				       json_object_new_string(note));
 	return o;
 }
 
@@ -158,6 +180,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "kernel", kernel);
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
+	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
 	return root;
 }

@@ -3,11 +3,14 @@
  * http_profile.c - the profiling part of the REST API (docs/api.md, "REST
  * API") on top of the session manager (service.h):
  *
- *   POST   /profile/cpu            take a profile (JSON body)
- *   GET    /profile/cpu            what is running
- *   DELETE /profile/cpu            stop it; its POST gets what was collected
+ *   POST   /profile/KIND           take a profile (JSON body); KIND is
+ *                                  cpu, offcpu or wall
+ *   GET    /profile/KIND           what is running (of any kind)
+ *   DELETE /profile/KIND           stop it; its POST gets what was collected
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention
  *                                  (?format=svg|folded: that format instead)
+ *
+ * One on-demand profile at a time, whatever its kind (the service's rule).
  *
  * The service answers in errnos, outcomes and plain structs; this file
  * turns them into the statuses and JSON bodies of the contract, and logs
@@ -17,6 +20,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "agent/serve/http_int.h"
@@ -41,8 +45,9 @@ static const struct answer answers[] = {
 	{ EINVAL, 422, NULL }, /* a field is wrong */
 	{ ESRCH, 422, NULL }, /* a pid in targets is not running */
 	{ EBUSY, 409,
-	  "wait for it to end or stop it with DELETE /profile/cpu" },
-	{ ENXIO, 412, "start one with POST /profile/cpu" },
+	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu or /profile/wall)" },
+	{ ENXIO, 412,
+	  "start one with POST /profile/cpu, /profile/offcpu or /profile/wall" },
 	/* The backend is unavailable: no perf, BPF refused, ... */
 	{ ENODEV, 503, NULL },
 	{ ENOENT, 503, NULL },
@@ -110,6 +115,8 @@ static struct json_object *status_json(const struct vm_service_status *st)
 	json_object_object_add(o, "running", json_object_new_boolean(true));
 	json_object_object_add(o, "state",
 			       json_object_new_string(phases[st->phase]));
+	json_object_object_add(o, "kind",
+			       json_object_new_string(vm_kind_name(s->kind)));
 	json_object_object_add(
 		o, "profiler",
 		json_object_new_string(vm_profiler_name(s->profiler)));
@@ -146,11 +153,11 @@ static void log_session(const struct vm_profile_request *req, int r,
 			const struct vm_service_result *res, unsigned status)
 {
 	vm_log("session profiler=%s frequency=%u seconds=%u outcome=%s status=%u samples=%" PRIu64
-	       " lost=%" PRIu64 " duration_ms=%" PRIu64 "%s%s",
+	       " lost=%" PRIu64 " duration_ms=%" PRIu64 " kind=%s%s%s",
 	       vm_profiler_name(req->profiler), req->frequency, req->seconds,
 	       vm_outcome_name(res->outcome), status, res->samples, res->lost,
-	       res->duration_ms, r < 0 ? " error=" : "",
-	       r < 0 ? vm_error_str(&res->err) : "");
+	       res->duration_ms, vm_kind_name(req->kind),
+	       r < 0 ? " error=" : "", r < 0 ? vm_error_str(&res->err) : "");
 }
 
 static int client_fd(struct vm_http_exchange *x)
@@ -200,15 +207,27 @@ static enum MHD_Result take_profile(struct vm_http_exchange *x,
 				  res.out.content_type, res.out.filename);
 }
 
+/* The kind a /profile/KIND path names (the routes name no other). */
+static enum vm_profile_kind path_kind(const char *path)
+{
+	enum vm_profile_kind kind = VM_KIND_CPU;
+	const char *slash = strrchr(path, '/');
+
+	if (slash)
+		vm_kind_parse(slash + 1, &kind);
+	return kind;
+}
+
 enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x)
 {
 	struct vm_api_request r;
 	struct vm_error err = { 0 };
 	int rc;
 
-	rc = vm_request_parse_json(x->body ? x->body : "", x->body_len,
-				   vm_service_limits(x->srv->cfg.service), &r,
-				   &err);
+	rc = vm_request_parse_json_kind(x->body ? x->body : "", x->body_len,
+					path_kind(x->path),
+					vm_service_limits(x->srv->cfg.service),
+					&r, &err);
 	if (rc < 0)
 		return reply_failure(x, answer_of(rc), &err);
 	return take_profile(x, &r.req, false);
@@ -244,11 +263,20 @@ enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x)
 
 enum MHD_Result vm_http_delete_profile(struct vm_http_exchange *x)
 {
+	enum vm_profile_kind kind = path_kind(x->path);
 	struct vm_service_status st;
 	struct vm_error err = { 0 };
 	struct json_object *body;
 	int r;
 
+	/* DELETE /profile/wall does not stop an off-CPU profile. */
+	vm_service_status(x->srv->cfg.service, &st);
+	if (st.phase != VM_SERVICE_IDLE && st.session.kind != kind)
+		return vm_http_reply_error(
+			x, 412,
+			"no %s profile is running (a %s profile is: stop it with DELETE /profile/%s)",
+			vm_kind_name(kind), vm_kind_name(st.session.kind),
+			vm_kind_name(st.session.kind));
 	r = vm_service_stop(x->srv->cfg.service, &st, &err);
 	if (r < 0)
 		return reply_failure(x, answer_of(r), &err);

@@ -6,6 +6,8 @@
  *   POST   /profile/cpu            take a profile (JSON body)
  *   GET    /profile/cpu            what is running
  *   DELETE /profile/cpu            stop it; its POST gets what was collected
+ *   ...    /profile/offcpu, /profile/wall: the same for off-CPU and
+ *          wall-clock profiles
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention (?seconds=N)
  *   GET    /profile/cpu/history    the continuous profile's windows
  *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
@@ -27,7 +29,7 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu and /profile/wall, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /healthz, GET /metrics, GET /ui/";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -85,6 +87,12 @@ static const struct route {
 	{ "POST", "/profile/cpu", vm_http_post_profile },
 	{ "GET", "/profile/cpu", vm_http_get_profile },
 	{ "DELETE", "/profile/cpu", vm_http_delete_profile },
+	{ "POST", "/profile/offcpu", vm_http_post_profile },
+	{ "GET", "/profile/offcpu", vm_http_get_profile },
+	{ "DELETE", "/profile/offcpu", vm_http_delete_profile },
+	{ "POST", "/profile/wall", vm_http_post_profile },
+	{ "GET", "/profile/wall", vm_http_get_profile },
+	{ "DELETE", "/profile/wall", vm_http_delete_profile },
 	{ "GET", "/debug/pprof/profile", vm_http_pprof_profile },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
 	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },

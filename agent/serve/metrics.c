@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/profile/limits.h"
+
 static const char *const outcome_names[VM_OUTCOME_COUNT] = {
 	[VM_OUTCOME_COMPLETED] = "completed",
 	[VM_OUTCOME_STOPPED] = "stopped",
@@ -54,6 +56,14 @@ void vm_metrics_rejected(struct vm_metrics *m)
 {
 	pthread_mutex_lock(&m->lock);
 	m->s.rejected_busy++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind)
+{
+	pthread_mutex_lock(&m->lock);
+	if ((unsigned)kind <= VM_KIND_WALL)
+		m->s.kinds[kind]++;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -109,6 +119,12 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 	for (int o = 0; o < VM_OUTCOME_COUNT; o++)
 		fprintf(f, "vmtools_sessions_total{outcome=\"%s\"} %llu\n",
 			outcome_names[o], (unsigned long long)s->sessions[o]);
+	fprintf(f,
+		"# HELP vmtools_profiles_total Profiling sessions ended, by kind (cpu, offcpu, wall).\n"
+		"# TYPE vmtools_profiles_total counter\n");
+	for (int k = 0; k <= VM_KIND_WALL; k++)
+		fprintf(f, "vmtools_profiles_total{kind=\"%s\"} %llu\n",
+			vm_kind_name(k), (unsigned long long)s->kinds[k]);
 	fprintf(f,
 		"# HELP vmtools_sessions_rejected_total Profile requests refused with 409 because another profile was running.\n"
 		"# TYPE vmtools_sessions_rejected_total counter\n"

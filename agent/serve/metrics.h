@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * metrics.h - what GET /metrics reports, in the Prometheus text format:
- * sessions by outcome, samples and lost stacks, the last session's
+ * sessions by outcome and by kind, samples and lost stacks, the last session's
  * duration, HTTP answers by status, build info.
  *
  * The counters live in one struct vm_metrics guarded by a mutex; the
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/samples/sample.h"
 #include "agent/symbolize/debuginfod.h"
 
 enum vm_outcome {
@@ -34,6 +35,7 @@ const char *vm_outcome_name(enum vm_outcome o);
 struct vm_metrics_snapshot {
 	uint64_t sessions[VM_OUTCOME_COUNT];
 	uint64_t rejected_busy; /* 409 */
+	uint64_t kinds[VM_KIND_WALL + 1]; /* sessions, by enum vm_profile_kind */
 	uint64_t samples;
 	uint64_t lost_stacks;
 	double last_duration_seconds;
@@ -53,6 +55,8 @@ void vm_metrics_init(struct vm_metrics *m);
 void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 			uint64_t samples, uint64_t lost, double seconds);
 void vm_metrics_rejected(struct vm_metrics *m);
+/* A session of this kind ended (besides vm_metrics_session). */
+void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind);
 void vm_metrics_running(struct vm_metrics *m, bool running);
 void vm_metrics_http(struct vm_metrics *m, unsigned status);
 void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s);

@@ -27,6 +27,9 @@
 
 static const char allowed_fields[] =
 	"profiler, sampling_frequency, timeout_seconds, archive, targets, format";
+/* POST /profile/offcpu takes one more. */
+static const char allowed_offcpu_fields[] =
+	"profiler, sampling_frequency, timeout_seconds, archive, targets, format, min_block_us";
 
 static void json_tokener_freep(struct json_tokener **t)
 {
@@ -308,8 +311,15 @@ static int parse_field(const char *key, struct json_object *val,
 		return parse_targets(val, out, err);
 	if (!strcmp(key, "format"))
 		return parse_format(val, &out->req.format, err);
+	if (!strcmp(key, "min_block_us") && out->req.kind == VM_KIND_OFFCPU)
+		return parse_number(val, "min_block_us", VM_RULE_MIN_BLOCK_US,
+				    limits, " (microseconds)",
+				    &out->req.min_block_us, err);
 	return vm_error_set(err, EINVAL, "unknown field \"%s\"; allowed: %s",
-			    key, allowed_fields);
+			    key,
+			    out->req.kind == VM_KIND_OFFCPU ?
+				    allowed_offcpu_fields :
+				    allowed_fields);
 }
 
 static bool blank(const char *s, size_t len)
@@ -324,6 +334,30 @@ int vm_request_parse_json(const char *body, size_t len,
 			  const struct vm_request_limits *limits,
 			  struct vm_api_request *out, struct vm_error *err)
 {
+	return vm_request_parse_json_kind(body, len, VM_KIND_CPU, limits, out,
+					  err);
+}
+
+/* Off-CPU and wall-clock profiles: the eBPF profiler only. */
+static int check_kind(const struct vm_api_request *out, struct vm_error *err)
+{
+	struct vm_rule_break b;
+
+	if (vm_request_check(&out->req, VM_SECONDS_CEILING, &b) < 0 &&
+	    b.rule == VM_RULE_KIND_PROFILER)
+		return vm_error_set(
+			err, EINVAL,
+			"profiler {\"Perf\": null} cannot take this profile: %s " VM_KIND_PROFILER_RULE
+			"; use {\"BccProfile\": null}",
+			vm_kind_name(out->req.kind));
+	return 0;
+}
+
+int vm_request_parse_json_kind(const char *body, size_t len,
+			       enum vm_profile_kind kind,
+			       const struct vm_request_limits *limits,
+			       struct vm_api_request *out, struct vm_error *err)
+{
 	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
 	_cleanup_(json_object_putp) struct json_object *root = NULL;
 	enum json_tokener_error jerr;
@@ -331,6 +365,10 @@ int vm_request_parse_json(const char *body, size_t len,
 	int r;
 
 	set_defaults(limits, out);
+	out->req.kind = kind;
+	/* Every block counts in a wall-clock profile: the time adds up. */
+	if (kind == VM_KIND_WALL)
+		out->req.min_block_us = 0;
 	/* Also keeps len within the int json-c takes. */
 	if (len > VM_REQUEST_MAX_BODY)
 		return vm_request_too_large(VM_REQUEST_MAX_BODY, err);
@@ -381,7 +419,7 @@ int vm_request_parse_json(const char *body, size_t len,
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return check_kind(out, err);
 }
 
 int vm_request_pprof_format(const char *format, struct vm_api_request *out,

@@ -54,6 +54,17 @@ int vm_request_parse_json(const char *body, size_t len,
 			  struct vm_api_request *out, struct vm_error *err);
 
 /*
+ * The same for POST /profile/offcpu and /profile/wall: the body of
+ * /profile/cpu, plus min_block_us for offcpu; a profiler other than the
+ * eBPF one is refused with a sentence saying why.
+ */
+int vm_request_parse_json_kind(const char *body, size_t len,
+			       enum vm_profile_kind kind,
+			       const struct vm_request_limits *limits,
+			       struct vm_api_request *out,
+			       struct vm_error *err);
+
+/*
  * What json-c 0.16 lets through, checked by request_strict.c: a byte order
  * mark at the start (-EBADMSG), and anything in a body json-c parsed that
  * is not RFC 8259 JSON: single quotes, control characters in strings,

@@ -143,6 +143,7 @@ static void current_status(struct vm_service *svc, struct vm_service_status *st)
 		break;
 	}
 	/* Starting: the backend is not sampling yet. */
+	s->kind = svc->req.kind;
 	s->profiler = svc->req.profiler;
 	s->frequency = svc->req.frequency;
 	s->seconds = svc->req.seconds;
@@ -206,7 +207,8 @@ static int claim(struct vm_service *svc, const struct vm_profile_request *req,
 		current_status(svc, &st);
 		return vm_error_set(
 			err, EBUSY,
-			"another profile is running (%s at %u Hz for %u s, %.1f s elapsed)",
+			"another profile is running (%s, %s at %u Hz for %u s, %.1f s elapsed)",
+			vm_kind_name(st.session.kind),
 			vm_profiler_name(st.session.profiler),
 			st.session.frequency, st.session.seconds,
 			st.session.elapsed_ms / 1000.0);
@@ -348,9 +350,11 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 	}
 	vm_session_free(s);
 	res->duration_ms = now_ms() - svc->started_mono_ms;
-	if (is_session(res, r))
+	if (is_session(res, r)) {
 		vm_metrics_session(&svc->metrics, res->outcome, res->samples,
 				   res->lost, res->duration_ms / 1000.0);
+		vm_metrics_kind(&svc->metrics, req->kind);
+	}
 	release(svc);
 	return r < 0 ? r : 0;
 }

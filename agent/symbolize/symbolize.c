@@ -22,6 +22,7 @@
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
+#include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
 
 static int cmp_str(const void *a, const void *b)
@@ -330,12 +331,54 @@ static struct proc_memo *stack_process(const struct vm_samples *s,
 	return pm;
 }
 
+/* PostgreSQL's name of the sample's wait event, in its version's words. */
+static int wait_event_label(struct vm_symbolized *y, const struct vm_sample *x,
+			    struct vm_sym_stack *st)
+{
+	char name[128];
+
+	st->wait_event = NULL;
+	if (!x->wait_event || !st->proc ||
+	    !vm_pg_wait_event_name(vm_pg_layout(st->proc->pg_major),
+				   x->wait_event, name, sizeof(name)))
+		return 0;
+	st->wait_event = vm_symbolized_intern(y, name);
+	return st->wait_event ? 0 : -ENOMEM;
+}
+
 /* A lost stack keeps its place, named, never dropped. */
 static int lost_frame(struct vm_symbolized *y, const char *name,
 		      struct vm_sym_frame *f)
 {
 	f->function = vm_symbolized_intern(y, name);
 	return f->function ? 0 : -ENOMEM;
+}
+
+/*
+ * A stack taken by a program on a tracepoint (the off-CPU profiler's
+ * blocks) starts in the program and the kernel's glue that ran it: leave
+ * those out, so that the stack starts where the traced thread was.  The
+ * glue (bpf_trace_runN, __bpf_trace_*) is named by kallsyms; the program
+ * itself may not be, or be misnamed, when kallsyms was read before it was
+ * loaded, so everything up to the last glue frame among the first few
+ * goes.  frames [first, n) are the kernel frames; returns the new n.
+ */
+static size_t drop_profiler_frames(struct vm_sym_frame *frames, size_t first,
+				   size_t n)
+{
+	static const char *const glue[] = { "bpf_trace_run", "__bpf_trace_" };
+	size_t drop = 0;
+
+	for (size_t i = first; i < n && i < first + 4; i++)
+		for (size_t g = 0; g < sizeof(glue) / sizeof(glue[0]); g++)
+			if (frames[i].function &&
+			    !strncmp(frames[i].function, glue[g],
+				     strlen(glue[g])))
+				drop = i - first + 1;
+	if (drop)
+		memmove(&frames[first], &frames[first + drop],
+			(n - first - drop) * sizeof(*frames));
+	return n - drop;
 }
 
 /*
@@ -368,6 +411,8 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 			return r;
 		n++;
 	}
+	if (x->state == VM_STATE_BLOCKED)
+		n = drop_profiler_frames(st->frames, first, n);
 	for (size_t j = 0; j < x->n_user; j++) {
 		if (!x->user_ips[j])
 			continue;
@@ -398,6 +443,9 @@ static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
 
 	st->sample = x;
 	pm = stack_process(s, memos, x, st);
+	r = wait_event_label(y, x, st);
+	if (r)
+		return r;
 	r = name_frames(y, k, pm ? pm : &none, x, st);
 	if (r)
 		return r;

@@ -53,6 +53,7 @@ struct vm_sym_stack {
 	const struct vm_sample *sample;
 	const struct vm_process *proc; /* NULL when never captured */
 	const char *backend_type; /* PostgreSQL's, or NULL */
+	const char *wait_event; /* "Class:Name" (pgwait.h), or NULL */
 	struct vm_sym_frame *frames; /* leaf first: kernel, then user */
 	size_t n_frames;
 };

@@ -13,6 +13,15 @@
 #   tps CMD [LEAD]        pgbench -S TPS for 5 s, alone (CMD empty) or while
 #                         CMD runs in the background, started LEAD seconds
 #                         (default 1) before pgbench
+#   bcc_command TOOL ARGS...  prints the command that runs bcc's TOOL with
+#                         ARGS (output in $T/bcc.out, errors in $T/bcc.err)
+#                         against Debian's 6.1 headers (the running kernel
+#                         has none here: tests/lib/fetch-kernel.sh's are
+#                         overlaid in a private mount namespace and given
+#                         with BCC_KERNEL_SOURCE, debugfs mounted there too
+#                         for bcc's kprobe blacklist, the host is not
+#                         modified); prints nothing and says why on stderr
+#                         when it cannot
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
@@ -54,4 +63,18 @@ tps() {
 	fi
 	pg_bench 5 -S -c 2 -j 2 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1
 	[ -n "$prof" ] && wait "$prof"
+}
+
+bcc_command() {
+	local tool=$1 hdr common
+	shift
+	command -v "$tool" >/dev/null || { echo "$(basename "$0"): no $tool (bpfcc-tools)" >&2; return 0; }
+	if ! eval "$(bash "$SRC/tests/lib/fetch-kernel.sh" 2>"$T/fetch.err")"; then
+		echo "$(basename "$0"): no kernel headers for bcc: $(tail -n 1 "$T/fetch.err")" >&2
+		return 0
+	fi
+	hdr=$KERNEL_ROOT/usr/src/linux-headers-$KERNEL_RELEASE
+	common=$(ls -d "$KERNEL_ROOT"/usr/src/linux-headers-*-common | head -n 1)
+	mkdir -p "$T/kernel-src"
+	echo "unshare -m sh -c 'mount --make-rprivate / && { mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug; } && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec $tool $* >$T/bcc.out 2>$T/bcc.err'"
 }

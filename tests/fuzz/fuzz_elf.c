@@ -3,12 +3,26 @@
  * fuzz_elf.c - libFuzzer target for the symbolizer's ELF reader
  * (agent/symbolize/elf.c): any bytes a process might map, including truncated files,
  * bogus section headers and broken .gnu_debugdata, must yield an error or
- * fewer symbols, never a crash.  Lookups run on whatever was read.
+ * fewer symbols, never a crash.  Lookups run on whatever was read.  The
+ * .dynsym objects reader (agent/symbolize/elf_objects.c) reads the same
+ * bytes.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "agent/symbolize/elf.h"
+#include "agent/symbolize/elf_objects.h"
+
+static void fuzz_objects(const uint8_t *data, size_t size)
+{
+	static const char *const names[] = { "my_wait_event_info",
+					     "MyBEEntry" };
+	struct vm_elf_objects o;
+	uint64_t values[2], addr;
+
+	if (vm_elf_objects_mem(data, size, names, 2, values, &o) == 0)
+		vm_elf_objects_runtime(&o, 0x400000, 0x1000, values[0], &addr);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -23,5 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			vm_elf_lookup(&info, info.syms[i].addr);
 	}
 	vm_elf_info_free(&info);
+	fuzz_objects(data, size);
 	return 0;
 }

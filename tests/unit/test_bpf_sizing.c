@@ -27,6 +27,9 @@ static void test_map_sizes(void **state)
 	assert_int_equal(sz.seen, 1024); /* the floor */
 	assert_int_equal(sz.pids, 1); /* no --pid: target_pids unused */
 	assert_int_equal(sz.children, 16384);
+	/* Off-CPU: half a second of 20,000 switches per CPU of 512 bytes. */
+	assert_int_equal(sz.blocks_ring, 16 << 20);
+	assert_int_equal(sz.blocked, 16384);
 	vm_bpf_map_sizes(1000, 8, 10, true, &sz);
 	assert_int_equal(sz.expected_samples, 80000);
 	assert_int_equal(sz.records_ring, 16 << 20);
@@ -39,6 +42,7 @@ static void test_map_sizes(void **state)
 	assert_int_equal(sz.seen, 2048);
 	vm_bpf_map_sizes(1000, 64, 3600, false, &sz);
 	assert_int_equal(sz.records_ring, 32 << 20); /* capped */
+	assert_int_equal(sz.blocks_ring, 32 << 20); /* capped */
 	assert_int_equal(sz.counts_bytes, 256 << 20); /* capped */
 	vm_bpf_map_sizes(1, 0, 1, false, &sz); /* no CPU count: one */
 	assert_int_equal(sz.expected_samples, 1);

@@ -366,6 +366,60 @@ static void test_comm_rule(void **state)
 		"sampling_frequency must be a whole number from 1 to 1000 (Hz); got 1001");
 }
 
+/* The kinds of /profile/offcpu and /profile/wall: the same body and more. */
+static void test_kinds(void **state)
+{
+	struct vm_api_request r;
+	struct vm_error err = { 0 };
+	const char *b;
+
+	(void)state;
+	vm_error_clear(&err);
+	b = "{\"min_block_us\": 250, \"timeout_seconds\": 3}";
+	assert_int_equal(vm_request_parse_json_kind(
+				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+			 0);
+	assert_int_equal(r.req.kind, VM_KIND_OFFCPU);
+	assert_int_equal(r.req.min_block_us, 250);
+	assert_int_equal(r.req.seconds, 3);
+	assert_int_equal(vm_request_parse_json_kind("", 0, VM_KIND_OFFCPU, NULL,
+						    &r, &err),
+			 0);
+	assert_int_equal(r.req.min_block_us, VM_MIN_BLOCK_US_DEFAULT);
+	/* Every block counts in a wall profile, and it takes no threshold. */
+	assert_int_equal(vm_request_parse_json_kind("{}", 2, VM_KIND_WALL, NULL,
+						    &r, &err),
+			 0);
+	assert_int_equal(r.req.kind, VM_KIND_WALL);
+	assert_int_equal(r.req.min_block_us, 0);
+	vm_error_clear(&err);
+	b = "{\"min_block_us\": 1}";
+	assert_int_equal(vm_request_parse_json_kind(b, strlen(b), VM_KIND_WALL,
+						    NULL, &r, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "unknown field \"min_block_us\""));
+	/* ... nor does /profile/cpu. */
+	assert_422("{\"min_block_us\": 1}", "unknown field");
+	vm_error_clear(&err);
+	b = "{\"min_block_us\": 1000001}";
+	assert_int_equal(vm_request_parse_json_kind(
+				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "min_block_us must be a whole number "
+					"from 0 to 1000000"));
+	vm_error_clear(&err);
+	b = "{\"profiler\": {\"Perf\": null}}";
+	assert_int_equal(vm_request_parse_json_kind(
+				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+			 -EINVAL);
+	assert_non_null(
+		strstr(err.msg,
+		       "offcpu profiles are taken by the eBPF profiler only"));
+	assert_int_equal(vm_request_parse_json_kind(b, strlen(b), VM_KIND_CPU,
+						    NULL, &r, &err),
+			 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_format),
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_comm_rule),
+		cmocka_unit_test(test_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -476,7 +476,7 @@ static void test_busy_then_stopped(void **state)
 	assert_false(res.started);
 	assert_null(res.out.data);
 	if (!strstr(res.err.msg,
-		    "another profile is running (BccProfile at 499 Hz for 10 s, "))
+		    "another profile is running (cpu, BccProfile at 499 Hz for 10 s, "))
 		fail_msg("unexpected: %s", res.err.msg);
 	metrics_of(f->svc, &m);
 	assert_int_equal(m.rejected_busy, 1);

@@ -321,6 +321,90 @@ static void test_folded_and_gzip(void **state)
 	vm_proc_files_free(&files);
 }
 
+/*
+ * Off-CPU and wall-clock profiles: their sample and period types, a block
+ * worth its time, CPU samples the period, and the labels of PostgreSQL
+ * and of the thread's state.
+ */
+static void test_pprof_kinds(void **state)
+{
+	struct vm_samples s;
+	struct vm_proc_files files;
+	struct vm_symbolized y;
+	Perftools__Profiles__Profile *p;
+	void *buf;
+	size_t len;
+
+	(void)state;
+	make_samples(&s, &files);
+	s.kind = VM_KIND_WALL;
+	vm_samples_get_process(&s, getpid())->pg_major = 15;
+	s.v[1].state = VM_STATE_BLOCKED;
+	s.v[1].sched_state = VM_SCHED_SLEEPING;
+	s.v[1].value = 1500000000ull;
+	s.v[1].wait_event = 0x0300000A; /* PG_WAIT_LOCK | LOCKTAG_ADVISORY */
+	s.v[1].query_id = (uint64_t)-42;
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	assert_string_equal(str(p, p->sample_type[0]->type), "samples");
+	assert_string_equal(str(p, p->sample_type[1]->type), "wall");
+	assert_string_equal(str(p, p->period_type->type), "wall");
+	assert_string_equal(str(p, p->default_sample_type), "wall");
+	assert_int_equal(p->period, 10000000);
+	assert_int_equal(p->sample[0]->value[1], 30000000);
+	assert_string_equal(label(p, p->sample[0], "thread_state", NULL),
+			    "running");
+	assert_null(label(p, p->sample[0], "wait_event", NULL));
+	assert_null(label(p, p->sample[0], "query_id", NULL));
+	assert_null(label(p, p->sample[0], "sched_state", NULL));
+	assert_int_equal(p->sample[1]->value[0], 2);
+	assert_int_equal(p->sample[1]->value[1], 1500000000ll);
+	assert_string_equal(label(p, p->sample[1], "thread_state", NULL),
+			    "blocked");
+	assert_string_equal(label(p, p->sample[1], "sched_state", NULL),
+			    "sleeping");
+	assert_string_equal(label(p, p->sample[1], "wait_event", NULL),
+			    "Lock:advisory");
+	/* As pg_stat_activity shows it: a signed bigint. */
+	assert_string_equal(label(p, p->sample[1], "query_id", NULL), "-42");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	vm_symbolized_free(&y);
+
+	s.kind = VM_KIND_OFFCPU;
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	assert_string_equal(str(p, p->sample_type[0]->type), "switches");
+	assert_string_equal(str(p, p->sample_type[0]->unit), "count");
+	assert_string_equal(str(p, p->sample_type[1]->type), "offcpu");
+	assert_string_equal(str(p, p->sample_type[1]->unit), "nanoseconds");
+	assert_string_equal(str(p, p->period_type->type), "offcpu");
+	assert_string_equal(str(p, p->default_sample_type), "offcpu");
+	assert_int_equal(p->period, 1);
+	assert_null(label(p, p->sample[1], "thread_state", NULL));
+	assert_string_equal(label(p, p->sample[1], "wait_event", NULL),
+			    "Lock:advisory");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	/* Folded text weighs a block by its nanoseconds. */
+	assert_int_equal(vm_folded_encode(&y, &buf, &len, NULL), 0);
+	assert_non_null(strstr(buf, "vmtest_inner_function 1500000000\n"));
+	free(buf);
+	vm_symbolized_free(&y);
+
+	/* A version without a table: no label, never a guess. */
+	vm_samples_get_process(&s, getpid())->pg_major = 13;
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_null(y.stacks[1].wait_event);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize_and_cache),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_folded_and_gzip),
+		cmocka_unit_test(test_pprof_kinds),
 		cmocka_unit_test(test_zero_is_no_frame),
 	};
 

@@ -4,7 +4,8 @@
 # build` from the same kernel packages) as a read-only virtio disk; the
 # guest's /init (tests/lib/vm/init) runs `vmtools-agent setup`, PostgreSQL
 # under pgbench and `vmtools-agent serve`; from the host, the README's curl
-# commands go through the forwarded port and `go tool pprof` reads what
+# commands (and an off-CPU profile, its wait-event labels checked) go
+# through the forwarded port and `go tool pprof` reads what
 # comes back.  In-guest facts (setup, modprobe, perf) come from the serial
 # log, where /init prints them as `VMTEST name=value` lines.
 #
@@ -115,10 +116,11 @@ else
 fi
 
 # The README's three commands, as a user types them (status codes kept).
-# post NAME BODY: POST /profile/cpu; status in $T/NAME.code, body in NAME.pb.
+# post NAME BODY [KIND]: POST /profile/KIND (cpu); status in $T/NAME.code,
+# body in NAME.pb.
 post() {
 	curl -sS -X POST -H 'Content-Type: application/json' -d "$2" --max-time 120 \
-		-D "$T/$1.headers" -w '%{http_code}' "$URL/profile/cpu" \
+		-D "$T/$1.headers" -w '%{http_code}' "$URL/profile/${3:-cpu}" \
 		--output "$T/$1.pb" >"$T/$1.code" 2>"$T/$1.err"
 }
 get_status() { curl -sS --max-time 10 -o "$T/get.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
@@ -217,6 +219,28 @@ if [ "$code" = 200 ] && [ "$(cat "$T/early.code")" = 200 ] && [ $(($(date +%s) -
 else
 	not_ok "DELETE of a running profile: DELETE $code, POST $(cat "$T/early.code")"
 	cat "$T/delete.json" "$T/early.err" | diag
+fi
+
+# An off-CPU profile of the guest's PostgreSQL, its blocks labelled with
+# the wait events pg_stat_activity names: the background processes' are
+# always there (Activity:*); pgbench's backend waits for its client
+# (Client:ClientRead) when the emulated guest gets far enough to run it.
+post offcpu '{"timeout_seconds": 3}' offcpu
+if [ "$(cat "$T/offcpu.code")" = 200 ] &&
+	go tool pprof -top -sample_index=offcpu "$T/offcpu.pb" >"$T/offcpu.top" 2>"$T/offcpu.err" &&
+	[ ! -s "$T/offcpu.err" ] && grep -q '^Type: offcpu' "$T/offcpu.top"; then
+	ok "POST /profile/offcpu in the guest: 200, and go tool pprof -sample_index=offcpu reads it without a warning"
+else
+	not_ok "POST /profile/offcpu in the guest: $(cat "$T/offcpu.code")"
+	cat "$T/offcpu.err" "$T/offcpu.top" 2>/dev/null | diag
+fi
+go tool pprof -tags "$T/offcpu.pb" >"$T/offcpu.tags" 2>&1
+if grep -qE 'Activity:(CheckpointerMain|AutoVacuumMain|WalWriterMain|BgWriterMain|BgWriterHibernate|LogicalLauncherMain)' "$T/offcpu.tags" &&
+	grep -q 'sched_state' "$T/offcpu.tags"; then
+	ok "the guest's off-CPU profile labels wait events: $(grep -oE '(Client|Activity|IO|LWLock|Lock|IPC|Timeout):[A-Za-z]+' "$T/offcpu.tags" | sort -u | head -n 6 | tr '\n' ' ')"
+else
+	not_ok "no Activity:* wait_event or sched_state labels in the guest's off-CPU profile"
+	diag "$T/offcpu.tags"
 fi
 
 if go tool pprof -top "$URL/debug/pprof/profile?seconds=2" >"$T/go-pprof.out" 2>&1 &&

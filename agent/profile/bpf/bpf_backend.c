@@ -1,15 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_backend.c - the eBPF backend: loads bpf/profile.bpf.c through its
- * skeleton, opens a CPU-clock perf event on every online CPU and attaches
- * the sampling program to each, follows forks and execs with raw
- * tracepoints, and at the end hands the counted stacks over as a struct
- * vm_samples.
+ * bpf_backend.c - the eBPF backend: for a CPU profile, loads
+ * bpf/profile.bpf.c through its skeleton, opens a CPU-clock perf event on
+ * every online CPU and attaches the sampling program to each; for an
+ * off-CPU profile, loads bpf/offcpu.bpf.c and attaches it to the
+ * sched_switch raw tracepoint; for a wall-clock profile, both.  Each
+ * object follows forks and execs with raw tracepoints of its own.  Both
+ * programs send their samples and blocks with their stacks on a ring
+ * buffer (bpf/stacks.bpf.h), which a thread drains while the profile runs,
+ * counting identical records (bpf_read.c); at the end they become one
+ * struct vm_samples: CPU samples as running, off-CPU blocks as blocked,
+ * with the blocks still going (bpf_offcpu.c).
  *
- * While the profile runs, a thread reads two ring buffers: the samples
- * with their stacks, counted as they come (bpf_read.c), and the program's
- * announcements (first sample of a process, exec of a target), capturing
- * each new process from /proc (proc.c) before it can exit.  The
+ * Every process captured that is PostgreSQL of a known version is told
+ * to the programs (bpf_pg.c), which then read its wait event and query
+ * id at every sample and switch.
+ *
+ * While the profile runs, a thread reads the program's announcements
+ * (first sample of a process, exec of a target) from the ring buffer and
+ * captures each new process from /proc (proc.c) before it can exit.  The
  * links and file descriptors are released in collect() and destroy(), and
  * the kernel drops everything when the agent exits, so nothing stays
  * attached whatever happens.
@@ -35,34 +44,64 @@
 #include <bpf/libbpf.h>
 
 #include "agent/profile/backend.h"
+#include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
 #include "bpf/profile.h"
+#include "bpf/offcpu.skel.h"
 #include "bpf/profile.skel.h"
 #include "common/array.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 
 /* The BPF side's filter holds every command name a request may give. */
 _Static_assert(PROFILE_MAX_COMMS >= VM_MAX_TARGETS,
 	       "target_comms is smaller than VM_MAX_TARGETS");
 _Static_assert(PROFILE_COMM_LEN == VM_COMM_LEN,
 	       "the BPF side's command names are not VM_COMM_LEN long");
+_Static_assert((int)PROFILE_SCHED_RUNNABLE == (int)VM_SCHED_RUNNABLE &&
+		       (int)PROFILE_SCHED_SLEEPING == (int)VM_SCHED_SLEEPING &&
+		       (int)PROFILE_SCHED_UNINTERRUPTIBLE ==
+			       (int)VM_SCHED_UNINTERRUPTIBLE,
+	       "the BPF side's scheduler states are not the sample model's");
 
 struct fork_rec {
 	uint32_t pid, ppid;
 };
 
+/* The objects a profile of any kind loads: at most both programs. */
+#define MAX_OBJS 2
+
 struct bpf_state {
-	struct profile_bpf *skel;
+	struct profile_bpf *skel; /* the CPU profiler; NULL for offcpu */
+	struct offcpu_bpf *off; /* the off-CPU profiler; NULL for cpu */
+	struct bpf_object *objs[MAX_OBJS]; /* those loaded, either way */
+	size_t n_objs;
+	struct bpf_link **tp_links; /* their raw tracepoints */
+	size_t n_tp_links;
+	/* Each object's records, counted by the reader thread, then collect. */
+	struct record_sink {
+		struct bpf_state *st;
+		struct vm_stack_counts counts;
+	} sinks[MAX_OBJS];
+	struct vm_pg_cache pg; /* the postgres executable last read */
+	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
+	uint32_t *running; /* the targets running as the profile starts */
+	size_t n_running;
+	/* off-CPU: the targets' threads as the profile started */
+	struct vm_thread_switches *threads;
+	size_t n_threads, cap_threads;
 	int *perf_fds;
 	struct bpf_link **links;
 	size_t n_cpus;
 	int possible_cpus;
-	struct ring_buffer *rb; /* events and stack_records */
-	struct vm_stack_counts counts; /* the reader thread's, then collect's */
+	struct ring_buffer *rb; /* events and stack_records of each object */
 	pthread_t thread;
 	bool thread_started;
+	pthread_t capturer; /* captures the targets already running */
+	bool capturer_started;
 	int stop_fd;
 	pthread_mutex_t lock; /* samples.procs, files, forks */
 	struct vm_samples samples;
@@ -178,6 +217,27 @@ static void refresh_title(struct vm_process *p)
 	}
 }
 
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
+}
+
+/*
+ * Tell every program where PostgreSQL process pid keeps its labels (its
+ * children inherit it in the kernel); called with the lock held.
+ */
+static void register_pg(struct bpf_state *st, uint32_t pid)
+{
+	struct vm_process *p = vm_samples_find_process(&st->samples, pid);
+	struct pg_proc pp;
+
+	if (!p || p->pg_major || vm_bpf_pg_locate(&st->pg, "/proc", p, &pp))
+		return;
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_map_update_elem(map_fd(st->objs[i], "pg_procs"), &pid, &pp,
+				    BPF_ANY);
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct bpf_state *st = ctx;
@@ -199,10 +259,12 @@ static int on_event(void *ctx, void *data, size_t size)
 		 */
 		record_exec(st, e.pid);
 		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
+		register_pg(st, e.pid);
 	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
 		refresh_title(p);
 	} else if (vm_proc_capture(&st->samples, &st->files, e.pid, "/proc",
 				   NULL) == 0) {
+		register_pg(st, e.pid);
 		p = vm_samples_find_process(&st->samples, e.pid);
 		if (p)
 			st->seen(p);
@@ -211,18 +273,60 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* A sample with its stacks: counted, whatever else happens. */
+/*
+ * The targets already running (found before the programs attached, see
+ * find_running): each captured and its PostgreSQL labels told to the
+ * programs (again, now with its version kept for naming); for an off-CPU
+ * profile, how often their threads have been switched so far; then their
+ * symbols read (slow).
+ */
+static void *capture_running(void *arg)
+{
+	struct bpf_state *st = arg;
+	const uint32_t *pids = st->running;
+	size_t n_pids = st->n_running;
+
+	for (size_t i = 0; i < n_pids; i++) {
+		struct vm_process *p;
+
+		pthread_mutex_lock(&st->lock);
+		p = vm_samples_find_process(&st->samples, pids[i]);
+		if (!p || !p->n_maps)
+			vm_proc_capture(&st->samples, &st->files, pids[i],
+					"/proc", NULL);
+		register_pg(st, pids[i]);
+		pthread_mutex_unlock(&st->lock);
+	}
+	if (st->off) {
+		pthread_mutex_lock(&st->lock);
+		vm_bpf_snapshot_threads("/proc", pids, n_pids, &st->threads,
+					&st->n_threads, &st->cap_threads);
+		pthread_mutex_unlock(&st->lock);
+	}
+	for (size_t i = 0; i < n_pids; i++) {
+		struct vm_process *p;
+
+		pthread_mutex_lock(&st->lock);
+		p = vm_samples_find_process(&st->samples, pids[i]);
+		if (p)
+			st->seen(p);
+		pthread_mutex_unlock(&st->lock);
+	}
+	return NULL;
+}
+
+/* A sample or block with its stacks: counted, whatever else happens. */
 static int on_record(void *ctx, void *data, size_t size)
 {
-	struct bpf_state *st = ctx;
+	struct record_sink *sink = ctx;
 
-	vm_stack_counts_add(&st->counts, data, size);
+	vm_stack_counts_add(&sink->counts, data, size);
 	return 0;
 }
 
 /*
  * How often the thread drains the stack records when no wakeup comes: the
- * program wakes it only once a quarter of the ring buffer is used.
+ * programs wake it only once a quarter of a ring buffer is used.
  */
 #define DRAIN_MS 100
 
@@ -240,8 +344,9 @@ static void cut_window(struct bpf_state *st)
 	ring_buffer__consume(st->rb);
 	pthread_mutex_lock(&st->lock);
 	vm_stack_counts_free(&st->sealed);
-	st->sealed = st->counts;
-	vm_stack_counts_init(&st->counts, st->counts_bytes);
+	/* A continuous session is a CPU profile: its object is the first. */
+	st->sealed = st->sinks[0].counts;
+	vm_stack_counts_init(&st->sinks[0].counts, st->counts_bytes);
 	st->seal_done = st->seal_asked;
 	pthread_cond_broadcast(&st->sealed_cond);
 	pthread_mutex_unlock(&st->lock);
@@ -255,31 +360,6 @@ static void *event_thread(void *arg)
 		{ .fd = st->stop_fd, .events = POLLIN },
 		{ .fd = st->seal_fd, .events = POLLIN },
 	};
-
-	_cleanup_free_ uint32_t *pids = NULL;
-	size_t n_pids = 0;
-
-	/*
-	 * Off the start path: capture the targets that already run, and read
-	 * their symbols, while they are being sampled.  Announcements queue
-	 * in the ring buffer meanwhile.
-	 */
-	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
-				 st->req.n_comms, st->req.pids, st->req.n_pids,
-				 &pids, &n_pids, NULL) == 0)
-		for (size_t i = 0; i < n_pids; i++) {
-			struct vm_process *p;
-
-			pthread_mutex_lock(&st->lock);
-			p = vm_samples_find_process(&st->samples, pids[i]);
-			if (!p || !p->n_maps)
-				vm_proc_capture(&st->samples, &st->files,
-						pids[i], "/proc", NULL);
-			p = vm_samples_find_process(&st->samples, pids[i]);
-			if (p)
-				st->seen(p);
-			pthread_mutex_unlock(&st->lock);
-		}
 
 	for (;;) {
 		if (poll(pfd, st->seal_fd >= 0 ? 3 : 2, DRAIN_MS) < 0 &&
@@ -310,14 +390,12 @@ static int open_cpu_event(int cpu, uint32_t freq)
 
 static void *release_tracepoints(void *arg)
 {
-	struct profile_bpf *skel = arg;
+	struct bpf_state *st = arg;
 
-	bpf_link__destroy(skel->links.on_fork);
-	skel->links.on_fork = NULL;
-	bpf_link__destroy(skel->links.on_exec);
-	skel->links.on_exec = NULL;
-	bpf_link__destroy(skel->links.on_exit);
-	skel->links.on_exit = NULL;
+	for (size_t i = 0; i < st->n_tp_links; i++) {
+		bpf_link__destroy(st->tp_links[i]);
+		st->tp_links[i] = NULL;
+	}
 	return NULL;
 }
 
@@ -337,11 +415,14 @@ static void detach(struct bpf_state *st)
 		else if (st->perf_fds && st->perf_fds[i] >= 0)
 			close(st->perf_fds[i]);
 	}
-	if (st->skel && pthread_create(&st->releaser, NULL, release_tracepoints,
-				       st->skel) == 0)
+	if (pthread_create(&st->releaser, NULL, release_tracepoints, st) == 0)
 		st->releaser_started = true;
-	else if (st->skel)
-		release_tracepoints(st->skel);
+	else
+		release_tracepoints(st);
+	if (st->capturer_started) {
+		pthread_join(st->capturer, NULL);
+		st->capturer_started = false;
+	}
 	if (st->thread_started) {
 		uint64_t one = 1;
 
@@ -362,13 +443,17 @@ static void bpf_destroy(void *state)
 	if (st->releaser_started)
 		pthread_join(st->releaser, NULL);
 	ring_buffer__free(st->rb);
+	free(st->tp_links);
+	for (size_t i = 0; i < MAX_OBJS; i++)
+		vm_stack_counts_free(&st->sinks[i].counts);
 	profile_bpf__destroy(st->skel);
+	offcpu_bpf__destroy(st->off);
+	vm_pg_cache_free(&st->pg);
 	free(st->perf_fds);
 	free(st->links);
 	if (st->stop_fd >= 0)
 		close(st->stop_fd);
 	vm_samples_free(&st->samples);
-	vm_stack_counts_free(&st->counts);
 	vm_stack_counts_free(&st->sealed);
 	if (st->seal_fd >= 0)
 		close(st->seal_fd);
@@ -376,16 +461,19 @@ static void bpf_destroy(void *state)
 	vm_proc_files_free(&st->files);
 	free(st->forks);
 	free(st->execed);
+	free(st->threads);
+	free(st->running);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
 
-static int fill_targets(struct bpf_state *st,
+/* What the target filter of one object matches (targets.bpf.h). */
+static int fill_targets(struct bpf_object *obj,
 			const struct vm_profile_request *req,
 			struct vm_error *err)
 {
-	int fd_comms = bpf_map__fd(st->skel->maps.target_comms);
-	int fd_pids = bpf_map__fd(st->skel->maps.target_pids);
+	int fd_comms = map_fd(obj, "target_comms");
+	int fd_pids = map_fd(obj, "target_pids");
 	uint8_t yes = 1;
 
 	for (size_t i = 0; i < req->n_comms; i++) {
@@ -432,9 +520,39 @@ static int new_state(const struct vm_profile_request *req,
 	return 0;
 }
 
+/* What the target filter of every program sees (targets.bpf.h). */
+#define SET_FILTER(skel, req)                                     \
+	do {                                                      \
+		(skel)->rodata->filter_comm = (req)->n_comms > 0; \
+		(skel)->rodata->filter_pid = (req)->n_pids > 0;   \
+		(skel)->rodata->self_tgid = getpid();             \
+	} while (0)
+
+static void set_size(struct bpf_object *obj, const char *name, uint32_t n)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, name), n);
+}
+
 /*
- * The skeleton opened, not loaded: what the program filters on goes into
- * its rodata, and its maps are sized for this profile (bpf_sizing.c).
+ * The maps targets.bpf.h and stacks.bpf.h give every program, and the
+ * bound of the records user space keeps of it.
+ */
+static void add_object(struct bpf_state *st, struct bpf_object *obj,
+		       const struct vm_bpf_sizes *sz)
+{
+	st->sinks[st->n_objs].st = st;
+	vm_stack_counts_init(&st->sinks[st->n_objs].counts, sz->counts_bytes);
+	st->objs[st->n_objs++] = obj;
+	set_size(obj, "stack_records", sz->records_ring);
+	set_size(obj, "seen", sz->seen);
+	set_size(obj, "target_pids", sz->pids);
+	set_size(obj, "children", sz->children);
+}
+
+/*
+ * The skeletons the kind needs opened, not loaded: what the programs
+ * filter on goes into their rodata, and their maps are sized for this
+ * profile (bpf_sizing.c).
  */
 static int open_skeleton(struct bpf_state *st,
 			 const struct vm_profile_request *req, size_t n_online,
@@ -449,15 +567,39 @@ static int open_skeleton(struct bpf_state *st,
 	vm_bpf_map_sizes(req->frequency, n_online, req->seconds,
 			 req->n_pids > 0, &sz);
 
-	st->skel = profile_bpf__open();
-	if (!st->skel)
-		return vm_error_errno(err, errno,
-				      "cannot open the BPF profiler object");
-	st->skel->rodata->filter_comm = req->n_comms > 0;
-	st->skel->rodata->filter_pid = req->n_pids > 0;
-	st->skel->rodata->self_tgid = getpid();
-	bpf_map__set_max_entries(st->skel->maps.stack_records, sz.records_ring);
-	vm_stack_counts_init(&st->counts, sz.counts_bytes);
+	if (req->kind != VM_KIND_OFFCPU) {
+		st->skel = profile_bpf__open();
+		if (!st->skel)
+			return vm_error_errno(
+				err, errno,
+				"cannot open the BPF profiler object");
+		SET_FILTER(st->skel, req);
+		add_object(st, st->skel->obj, &sz);
+	}
+	if (req->kind != VM_KIND_CPU) {
+		/*
+		 * Blocks come at the rate threads switch, not at the sampling
+		 * frequency, which an off-CPU profile does not use: its maps
+		 * are never sized for less than the default frequency.
+		 */
+		if (req->frequency < VM_FREQUENCY_DEFAULT)
+			vm_bpf_map_sizes(VM_FREQUENCY_DEFAULT, n_online,
+					 req->seconds, req->n_pids > 0, &sz);
+		st->off = offcpu_bpf__open();
+		if (!st->off)
+			return vm_error_errno(
+				err, errno,
+				"cannot open the BPF off-CPU profiler object");
+		SET_FILTER(st->off, req);
+		/* A wall-clock profile counts every block: the time adds up. */
+		st->off->rodata->min_block_ns =
+			req->kind == VM_KIND_OFFCPU ?
+				(uint64_t)req->min_block_us * 1000 :
+				0;
+		add_object(st, st->off->obj, &sz);
+		set_size(st->off->obj, "stack_records", sz.blocks_ring);
+		set_size(st->off->obj, "blocked", sz.blocked);
+	}
 	st->counts_bytes = sz.counts_bytes;
 	if (req->continuous) {
 		st->seal_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -465,9 +607,6 @@ static int open_skeleton(struct bpf_state *st,
 			return vm_error_errno(err, errno,
 					      "cannot create an eventfd");
 	}
-	bpf_map__set_max_entries(st->skel->maps.seen, sz.seen);
-	bpf_map__set_max_entries(st->skel->maps.target_pids, sz.pids);
-	bpf_map__set_max_entries(st->skel->maps.children, sz.children);
 	return 0;
 }
 
@@ -478,9 +617,12 @@ static int open_skeleton(struct bpf_state *st,
  */
 static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
-	int r;
+	int r = 0;
 
-	r = profile_bpf__load(st->skel);
+	if (st->skel)
+		r = profile_bpf__load(st->skel);
+	if (!r && st->off)
+		r = offcpu_bpf__load(st->off);
 	if (!r)
 		return 0;
 	r = errno ? errno : -r;
@@ -491,33 +633,64 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 }
 
 /*
- * The ring buffer the announcements arrive in and the eventfd that stops
- * the thread reading it, then the raw tracepoints that follow execs,
- * forks and exits.
+ * The ring buffer the announcements of every program arrive in and the
+ * eventfd that stops the thread reading it, then the raw tracepoints:
+ * execs, forks and exits, and for the off-CPU profiler context switches
+ * and freed tasks.  Every program but the perf_event one is a raw
+ * tracepoint libbpf attaches by its section name.
  */
 static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 {
-	struct profile_bpf *skel = st->skel;
+	struct bpf_program *prog;
+	size_t n = 0;
 
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	st->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, st,
+	st->rb = ring_buffer__new(map_fd(st->objs[0], "events"), on_event, st,
 				  NULL);
-	if (st->stop_fd < 0 || !st->rb ||
-	    ring_buffer__add(st->rb, bpf_map__fd(skel->maps.stack_records),
-			     on_record, st) < 0)
+	for (size_t i = 0; st->rb && i < st->n_objs; i++)
+		if ((i > 0 &&
+		     ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
+				      on_event, st)) ||
+		    ring_buffer__add(st->rb,
+				     map_fd(st->objs[i], "stack_records"),
+				     on_record, &st->sinks[i]))
+			return vm_error_errno(
+				err, errno,
+				"cannot set up the BPF event ring buffer");
+	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
-	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
-	if (!skel->links.on_exec)
-		return vm_error_errno(
-			err, errno,
-			"cannot attach to the sched_process_exec tracepoint");
-	skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
-	skel->links.on_exit = bpf_program__attach(skel->progs.on_exit);
-	if (!skel->links.on_fork || !skel->links.on_exit)
-		return vm_error_errno(
-			err, errno,
-			"cannot attach to the sched_process_fork/exit tracepoints");
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_object__for_each_program(prog, st->objs[i])
+			n++;
+	st->tp_links = calloc(n ? n : 1, sizeof(*st->tp_links));
+	if (!st->tp_links)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < st->n_objs; i++)
+		bpf_object__for_each_program(prog, st->objs[i]) {
+			const char *sec = bpf_program__section_name(prog);
+			struct bpf_link *l;
+
+			if (bpf_program__type(prog) ==
+				    BPF_PROG_TYPE_PERF_EVENT ||
+			    !strcmp(bpf_program__name(prog),
+				    "on_switch_compat"))
+				continue;
+			l = bpf_program__attach(prog);
+			/* A kernel before 5.18: no prev_state. */
+			if (!l && errno == EINVAL && st->off &&
+			    prog == st->off->progs.on_switch)
+				l = bpf_program__attach(
+					st->off->progs.on_switch_compat);
+			if (!l)
+				return vm_error_errno(
+					err, errno,
+					"cannot attach to the %s tracepoint",
+					strchr(sec, '/') ?
+						strchr(sec, '/') + 1 :
+						sec);
+			st->tp_links[st->n_tp_links++] = l;
+		}
 	return 0;
 }
 
@@ -529,6 +702,8 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 static int attach_cpus(struct bpf_state *st, const int *cpus, size_t n_online,
 		       uint32_t freq, struct vm_error *err)
 {
+	if (!st->skel)
+		return 0; /* an off-CPU profile samples nothing */
 	st->perf_fds = calloc(n_online, sizeof(int));
 	st->links = calloc(n_online, sizeof(*st->links));
 	if (!st->perf_fds || !st->links)
@@ -557,6 +732,31 @@ static int attach_cpus(struct bpf_state *st, const int *cpus, size_t n_online,
 	return 0;
 }
 
+/*
+ * The targets running now, and where each PostgreSQL one keeps its labels
+ * told to the programs before they attach, so that the first sample or
+ * switch of every backend is labelled: the backend waiting on a lock when
+ * the profile starts is switched out once.  Capturing them (slow) is left
+ * to the event thread.
+ */
+static void find_running(struct bpf_state *st)
+{
+	/* Without a list of /proc, only the announcements find targets. */
+	if (vm_proc_scan_targets("/proc", (const char *const *)st->req.comms,
+				 st->req.n_comms, st->req.pids, st->req.n_pids,
+				 &st->running, &st->n_running, NULL) < 0)
+		return;
+	for (size_t i = 0; i < st->n_running; i++) {
+		struct pg_proc pp;
+
+		if (vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i], &pp))
+			continue;
+		for (size_t o = 0; o < st->n_objs; o++)
+			bpf_map_update_elem(map_fd(st->objs[o], "pg_procs"),
+					    &st->running[i], &pp, BPF_ANY);
+	}
+}
+
 /* Last: capturing must not slow attaching down (see the thread). */
 static int start_event_thread(struct bpf_state *st, struct vm_error *err)
 {
@@ -565,6 +765,16 @@ static int start_event_thread(struct bpf_state *st, struct vm_error *err)
 	if (r)
 		return vm_error_errno(err, r, "cannot start the event thread");
 	st->thread_started = true;
+	/*
+	 * Off the start path and beside the reader, which drains the records
+	 * meanwhile: capture the targets that already ran and read their
+	 * symbols while they are being profiled.
+	 */
+	r = pthread_create(&st->capturer, NULL, capture_running, st);
+	if (r)
+		return vm_error_errno(err, r,
+				      "cannot start the capturing thread");
+	st->capturer_started = true;
 	return 0;
 }
 
@@ -592,41 +802,46 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (r < 0)
 		return r;
 	r = load_skeleton(st, err);
+	for (size_t i = 0; r >= 0 && i < st->n_objs; i++)
+		r = fill_targets(st->objs[i], req, err);
 	if (r < 0)
 		return r;
-	r = fill_targets(st, req, err);
-	if (r < 0)
-		return r;
+	find_running(st);
 	r = attach_tracepoints(st, err);
 	if (r < 0)
 		return r;
 	r = attach_cpus(st, cpus, n_online, req->frequency, err);
 	if (r < 0)
 		return r;
+	st->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	return start_event_thread(st, err);
 }
 
-/* Per-CPU counter idx summed over CPUs. */
+/* Per-CPU counter idx summed over CPUs and programs. */
 static uint64_t stat_sum(struct bpf_state *st, uint32_t idx)
 {
 	uint64_t *v, sum = 0;
 
-	if (!st->skel)
-		return 0;
-	v = calloc(st->possible_cpus, sizeof(uint64_t));
+	v = calloc(st->possible_cpus > 0 ? st->possible_cpus : 1,
+		   sizeof(uint64_t));
 	if (!v)
 		return 0;
-	if (bpf_map_lookup_elem(bpf_map__fd(st->skel->maps.stats), &idx, v) ==
-	    0)
-		for (int i = 0; i < st->possible_cpus; i++)
-			sum += v[i];
+	for (size_t o = 0; o < st->n_objs; o++)
+		if (bpf_map_lookup_elem(map_fd(st->objs[o], "stats"), &idx,
+					v) == 0)
+			for (int i = 0; i < st->possible_cpus; i++)
+				sum += v[i];
 	free(v);
 	return sum;
 }
 
+/* Samples, or switches out for an off-CPU profile. */
 static uint64_t bpf_samples_so_far(void *state)
 {
-	return state ? stat_sum(state, PROFILE_STAT_SAMPLES) : 0;
+	if (!state)
+		return 0;
+	return stat_sum(state, PROFILE_STAT_SAMPLES) +
+	       stat_sum(state, PROFILE_STAT_SWITCHES);
 }
 
 /* Processes sampled but never captured: now, or from their parent. */
@@ -657,25 +872,109 @@ static void complete_processes(struct bpf_state *st)
 			/* A child runs its parent's mappings until it execs. */
 			for (size_t m = 0; parent && m < parent->n_maps; m++)
 				vm_process_add_mapping(p, &parent->maps[m]);
+			/* And the labels' layout it inherited in the kernel. */
+			if (parent)
+				p->pg_major = parent->pg_major;
 			break;
 		}
 	}
+}
+
+/*
+ * Threads blocked since before the start that never ran: the program saw
+ * no switch of theirs, so no stack; their wait event is read now, which
+ * is the one they had all along.  Samples from index first on are the
+ * off-CPU program's.
+ */
+static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
+{
+	int fd = map_fd(st->off->obj, "pg_procs");
+
+	for (size_t i = 0; i < st->n_threads; i++) {
+		const struct vm_thread_switches *t = &st->threads[i];
+		const struct vm_process *p;
+		struct vm_sample *x;
+		struct pg_proc pp;
+		bool seen = false;
+		char task_state;
+
+		for (size_t j = first; j < st->samples.n && !seen; j++)
+			seen = st->samples.v[j].tid == t->tid;
+		if (seen || !vm_bpf_slept_throughout("/proc", t, &task_state))
+			continue;
+		p = vm_samples_find_process(&st->samples, t->pid);
+		if (vm_samples_add(&st->samples, t->pid, t->tid,
+				   p ? p->comm : NULL, 1, NULL, 0, NULL, 0))
+			return -ENOMEM;
+		x = &st->samples.v[st->samples.n - 1];
+		x->state = VM_STATE_BLOCKED;
+		x->sched_state = task_state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
+						     VM_SCHED_SLEEPING;
+		x->value = end_ns - st->start_ns;
+		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
+			x->wait_event = vm_bpf_pg_read_wait_event(
+				t->pid, pp.wait_event_ptr);
+	}
+	return 0;
+}
+
+/* The index of an object among those loaded. */
+static size_t obj_index(const struct bpf_state *st, struct bpf_object *obj)
+{
+	size_t i = 0;
+
+	while (i < st->n_objs - 1 && st->objs[i] != obj)
+		i++;
+	return i;
+}
+
+/*
+ * The off-CPU profiler's blocks, those still going ending at end_ns, and
+ * the threads that slept throughout.
+ */
+static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
+			  struct vm_error *err)
+{
+	struct vm_stack_counts *c =
+		&st->sinks[obj_index(st, st->off->obj)].counts;
+	size_t first = st->samples.n;
+
+	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
+			    st->off->rodata->min_block_ns, "/proc", c);
+	if (vm_stack_counts_to_blocks(c, &st->samples) ||
+	    add_sleepers(st, first, end_ns))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
 }
 
 static int bpf_collect(void *state, struct vm_samples *out,
 		       struct vm_error *err)
 {
 	struct bpf_state *st = state;
+	uint64_t end_ns;
+	int r = 0;
 
 	detach(st);
+	/* Blocks still going end with the profile, which ends now. */
+	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	/* Records and announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 
-	if (vm_stack_counts_to_samples(&st->counts, &st->samples))
+	if (st->skel && vm_stack_counts_to_samples(
+				&st->sinks[obj_index(st, st->skel->obj)].counts,
+				&st->samples))
 		return vm_error_set(err, ENOMEM, "out of memory");
-	/* Never more than the ring buffer or the counts' bound lost. */
-	st->samples.lost_samples =
-		stat_sum(st, PROFILE_STAT_RECORDS_LOST) + st->counts.dropped;
+	if (st->off) {
+		r = collect_offcpu(st, end_ns, err);
+		if (r < 0)
+			return r;
+	}
+
+	/* Never more than the ring buffers or the counts' bounds lost. */
+	st->samples.lost_samples = stat_sum(st, PROFILE_STAT_RECORDS_LOST) +
+				   stat_sum(st, PROFILE_STAT_BLOCKED_FULL);
+	for (size_t i = 0; i < st->n_objs; i++)
+		st->samples.lost_samples += st->sinks[i].counts.dropped;
 	complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)

@@ -20,6 +20,7 @@
 struct vm_stack_node {
 	uint64_t weight; /* summed over the identical records */
 	uint32_t len; /* bytes of rec below, its weight zeroed */
+	uint32_t n; /* how many records (in what would be padding) */
 	struct stack_record rec; /* only len bytes of it are allocated */
 };
 
@@ -73,6 +74,8 @@ int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
 	found = tfind(&key, &c->tree, node_cmp);
 	if (found) {
 		(*found)->weight += weight;
+		if ((*found)->n < UINT32_MAX)
+			(*found)->n++;
 		return 0;
 	}
 	if (c->bytes + NODE_HEAD + size > c->max_bytes) {
@@ -86,6 +89,7 @@ int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
 	}
 	memcpy(n, &key, NODE_HEAD + size);
 	n->weight = weight;
+	n->n = 1;
 	if (!tsearch(n, &c->tree, node_cmp)) {
 		free(n);
 		c->dropped++;
@@ -96,22 +100,48 @@ int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
 	return 0;
 }
 
-int vm_stack_counts_to_samples(const struct vm_stack_counts *c,
-			       struct vm_samples *s)
+/*
+ * Every distinct record into s: counted by weight (CPU samples), or by
+ * records with their summed weight as nanoseconds (off-CPU blocks).
+ */
+static int to_samples(const struct vm_stack_counts *c, struct vm_samples *s,
+		      bool blocks)
 {
 	for (size_t i = 0; i < c->n; i++) {
-		const struct stack_record *r = &c->v[i]->rec;
+		const struct vm_stack_node *node = c->v[i];
+		const struct stack_record *r = &node->rec;
 		/* __u64 and uint64_t: the same 64 bits, two C types. */
 		const uint64_t *ips = (const uint64_t *)r->ips;
 		char comm[VM_COMM_LEN] = { 0 };
+		struct vm_sample *x;
 
 		memcpy(comm, r->comm, sizeof(comm) - 1);
-		if (vm_samples_add(s, r->pid, r->tid, comm, c->v[i]->weight,
-				   ips, r->n_user, ips + r->n_user,
-				   r->n_kernel))
+		if (vm_samples_add(s, r->pid, r->tid, comm,
+				   blocks ? node->n : node->weight, ips,
+				   r->n_user, ips + r->n_user, r->n_kernel))
 			return -ENOMEM;
+		x = &s->v[s->n - 1];
+		x->wait_event = r->wait_event;
+		x->query_id = r->query_id;
+		if (blocks) {
+			x->state = VM_STATE_BLOCKED;
+			x->value = node->weight;
+			x->sched_state = (uint8_t)r->sched_state;
+		}
 	}
 	return 0;
+}
+
+int vm_stack_counts_to_samples(const struct vm_stack_counts *c,
+			       struct vm_samples *s)
+{
+	return to_samples(c, s, false);
+}
+
+int vm_stack_counts_to_blocks(const struct vm_stack_counts *c,
+			      struct vm_samples *s)
+{
+	return to_samples(c, s, true);
 }
 
 static void no_free(void *p)

@@ -42,9 +42,16 @@ void vm_stack_counts_init(struct vm_stack_counts *c, size_t max_bytes);
 int vm_stack_counts_add(struct vm_stack_counts *c, const void *data,
 			size_t size);
 
-/* Every distinct record into s as one sample; 0 or -ENOMEM. */
+/*
+ * Every distinct record into s as one sample, with its PostgreSQL labels;
+ * 0 or -ENOMEM.  A CPU sample's count is the records' summed weight; an
+ * off-CPU block's (vm_stack_counts_to_blocks) is how many records there
+ * were, and their summed weight its nanoseconds.
+ */
 int vm_stack_counts_to_samples(const struct vm_stack_counts *c,
 			       struct vm_samples *s);
+int vm_stack_counts_to_blocks(const struct vm_stack_counts *c,
+			      struct vm_samples *s);
 
 void vm_stack_counts_free(struct vm_stack_counts *c);
 

@@ -20,7 +20,8 @@
  * the samples (it is an LRU: beyond, a process is only announced again).
  * `target_pids` is read only with --pid targets: one entry otherwise.
  * `children` holds the children of targets (threads included) from their
- * fork until they exit.
+ * fork until they exit.  `blocked` holds every target thread switched
+ * out at once, which is every thread of the targets at most.
  */
 #include "agent/profile/bpf/bpf_sizing.h"
 
@@ -41,6 +42,14 @@
 #define SEEN_MAX 16384u
 #define PIDS_MAX 65536u /* --pid targets and every child they fork */
 #define CHILDREN_MAX 16384u
+#define BLOCKED_MAX 16384u /* threads of targets switched out at once */
+/*
+ * Context switches come at their own rate, not the sampling frequency:
+ * the off-CPU ring holds half a second of 20,000 switches a second per
+ * CPU (a saturated PostgreSQL) of typical 512-byte records.
+ */
+#define SWITCHES_PER_CPU 20000u
+#define BLOCK_RECORD_TYPICAL 512u
 
 static uint32_t pow2_clamp(uint64_t want, uint32_t lo, uint32_t hi)
 {
@@ -62,12 +71,17 @@ void vm_bpf_map_sizes(uint32_t frequency, size_t cpus, uint32_t seconds,
 
 	out->records_ring = pow2_clamp(rate * sizeof(struct stack_record),
 				       RING_MIN, RING_MAX);
+	out->blocks_ring =
+		pow2_clamp((uint64_t)(cpus ? cpus : 1) * SWITCHES_PER_CPU *
+				   BLOCK_RECORD_TYPICAL / 2,
+			   RING_MIN, RING_MAX);
 	out->counts_bytes = bytes < COUNTS_BYTES_MIN ? COUNTS_BYTES_MIN :
 			    bytes > COUNTS_BYTES_MAX ? COUNTS_BYTES_MAX :
 						       (size_t)bytes;
 	out->seen = pow2_clamp(expected, SEEN_MIN, SEEN_MAX);
 	out->pids = by_pid ? PIDS_MAX : 1;
 	out->children = CHILDREN_MAX;
+	out->blocked = BLOCKED_MAX;
 }
 
 int vm_parse_cpu_list(const char *s, int *cpus, size_t cap, size_t *n)

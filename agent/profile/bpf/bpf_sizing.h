@@ -13,10 +13,12 @@
 
 struct vm_bpf_sizes {
 	uint32_t records_ring; /* bytes of the stack_records ring buffer */
+	uint32_t blocks_ring; /* the same for the off-CPU program */
 	size_t counts_bytes; /* bound of the distinct records user space keeps */
 	uint32_t seen; /* processes announced (LRU) */
 	uint32_t pids; /* target_pids: given pids and their children */
 	uint32_t children; /* children of targets alive at once */
+	uint32_t blocked; /* off-CPU: target threads switched out at once */
 	uint64_t expected_samples; /* frequency x CPUs x seconds */
 };
 

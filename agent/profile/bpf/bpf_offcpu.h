@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bpf_offcpu.h - what the off-CPU profile needs besides the records its
+ * program sends (bpf_offcpu.c): the threads still switched out at the
+ * end, whose blocks end with the profile; and, from /proc, the threads
+ * blocked since before the profile that never ran during it.
+ */
+#ifndef VMTOOLS_AGENT_BPF_OFFCPU_H
+#define VMTOOLS_AGENT_BPF_OFFCPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+
+#include "bpf/offcpu.h"
+
+struct vm_stack_counts;
+
+/*
+ * The threads of `blocked` (blocked_fd) switched out since before end_ns
+ * (CLOCK_MONOTONIC) and still so, their blocks ending at end_ns, counted
+ * into c when at least min_ns and the thread still exists under
+ * proc_root (a thread that exited was switched out for good, not
+ * blocked).  0.
+ */
+int vm_bpf_read_blocked(int blocked_fd, uint64_t end_ns, uint64_t min_ns,
+			const char *proc_root, struct vm_stack_counts *c);
+
+/*
+ * A target thread as the profile starts: how often it has been switched
+ * so far.  A thread switched neither out nor in during the whole profile
+ * and not running at its end was blocked all along, since before the
+ * start: the program never saw it (it sees threads switch), so user space
+ * counts it (vm_bpf_slept_throughout).
+ */
+struct vm_thread_switches {
+	uint32_t pid, tid;
+	uint64_t switches; /* voluntary + nonvoluntary context switches */
+};
+
+/*
+ * The threads of processes pids[] under proc_root, appended to *v (*n
+ * of them, *cap allocated).  0 or -ENOMEM; a process that is gone is
+ * skipped.
+ */
+int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
+			    size_t n_pids, struct vm_thread_switches **v,
+			    size_t *n, size_t *cap);
+
+/*
+ * Whether t has not been switched since its snapshot and is not running;
+ * *state its state letter then ('S', 'D', ...).
+ */
+bool vm_bpf_slept_throughout(const char *proc_root,
+			     const struct vm_thread_switches *t, char *state);
+
+/*
+ * From the text of /proc/PID/task/TID/status: the state letter ('R',
+ * 'S', ...) and the context switches.  -EINVAL when either is missing.
+ */
+int vm_parse_task_status(const char *text, char *state, uint64_t *switches);
+
+/*
+ * The wait_event_info PostgreSQL process pid shows now, read from its
+ * memory at the address of my_wait_event_info (bpf/pg.h); 0 if unknown.
+ */
+uint32_t vm_bpf_pg_read_wait_event(uint32_t pid, uint64_t wait_event_ptr);
+
+#endif

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * offcpu.bpf.c - the off-CPU profiler: on every context switch, the time
+ * target threads spend switched out, sent to user space with the stacks
+ * (and PostgreSQL wait event and query id) they were switched out in, as
+ * the CPU profiler sends its samples (stacks.bpf.h, offcpu.h).
+ *
+ * One raw tracepoint, sched_switch(preempt, prev, next, prev_state):
+ * at that instant the current task is still `prev`, so its pid, command
+ * name, stacks and memory are the current task's, and `next` is only a
+ * pointer -- which is all that is needed to find it again: the thread
+ * switched out is remembered by its task pointer, as targets.bpf.h
+ * follows forks.  No BTF, no kernel struct offsets, no kprobe.  Every
+ * switch out counts, a preemption included: time spent runnable but
+ * waiting for a CPU is time the thread did not run, which a wall-clock
+ * profile needs to add up.
+ *
+ * prev_state (Linux 5.18 and later; on_switch_compat before, where the
+ * state is unknown) tells a thread preempted, still runnable, from one
+ * sleeping; a thread switched out for the last time (TASK_DEAD) is not
+ * recorded.  Its values are those the tracepoint's format prints, not a
+ * struct's layout.
+ *
+ * Blocks shorter than `min_block_ns` are not counted (the switch-in still
+ * clears the thread's entry).  A task_struct freed is forgotten
+ * (sched_process_free), so a reused pointer never ends another thread's
+ * block.
+ */
+#include <stdbool.h>
+
+#include <linux/bpf.h>
+#include <linux/errno.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/offcpu.h"
+#include "bpf/profile.h"
+#include "bpf/stacks.bpf.h"
+#include "bpf/targets.bpf.h"
+
+/* Set by user space before load. */
+const volatile __u64 min_block_ns = 0;
+
+/*
+ * Sized by user space (bpf_sizing.c), like the maps of targets.bpf.h.  A
+ * record is 2 KiB: entries are allocated as threads block, not ahead.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u64); /* task pointer */
+	__type(value, struct offcpu_start);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} blocked SEC(".maps");
+
+/* Where a switch out is put together, per CPU, before it is kept. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+	__uint(max_entries, 1);
+} start_scratch SEC(".maps");
+
+/* `next` runs again: the end of its block, if it was a target's. */
+static __always_inline void switch_in(__u64 next, __u64 now)
+{
+	struct offcpu_start *s = bpf_map_lookup_elem(&blocked, &next);
+
+	if (!s)
+		return;
+	if (now - s->ns >= min_block_ns) {
+		s->r.weight = now - s->ns;
+		if (stacks_submit(&s->r))
+			/* The reader is a whole ring buffer behind. */
+			stat_inc(PROFILE_STAT_RECORDS_LOST);
+	}
+	bpf_map_delete_elem(&blocked, &next);
+}
+
+/* prev_state's bits, as include/linux/sched.h has had them since 4.14. */
+#define TASK_INTERRUPTIBLE 0x0001
+#define TASK_UNINTERRUPTIBLE 0x0002
+#define TASK_DEAD 0x0080
+
+static __always_inline __u32 sched_state(bool preempt, __u64 prev_state)
+{
+	if (preempt || prev_state == 0)
+		return PROFILE_SCHED_RUNNABLE;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return PROFILE_SCHED_UNINTERRUPTIBLE;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return PROFILE_SCHED_SLEEPING;
+	return PROFILE_SCHED_UNKNOWN;
+}
+
+/* The current task, `prev`, stops running: remember where. */
+static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
+				       __u32 state)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct offcpu_start *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&start_scratch, &zero);
+	if (!s)
+		return;
+	stacks_task(&s->r, id);
+	if (!is_target(s->r.pid, s->r.comm) && !join_as_child(s->r.pid))
+		return;
+	stat_inc(PROFILE_STAT_SWITCHES);
+	stacks_capture(ctx, &s->r);
+	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
+	s->r.sched_state = state;
+	s->r.weight = 0;
+	s->ns = now;
+	if (bpf_map_update_elem(&blocked, &prev, s, BPF_ANY))
+		/* -E2BIG or -ENOMEM: no room to keep this block. */
+		stat_inc(PROFILE_STAT_BLOCKED_FULL);
+	announce_once(s->r.pid);
+}
+
+SEC("raw_tp/sched_switch")
+int on_switch(unsigned long long *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_in(ctx[2], now);
+	if (!(!ctx[0] && (ctx[3] & TASK_DEAD)))
+		switch_out(ctx, ctx[1], now, sched_state(ctx[0], ctx[3]));
+	return 0;
+}
+
+/*
+ * Before Linux 5.18 the tracepoint has no prev_state, and a program that
+ * reads it is refused at attach: user space attaches this one instead.
+ */
+SEC("raw_tp/sched_switch")
+int on_switch_compat(unsigned long long *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	switch_in(ctx[2], now);
+	switch_out(ctx, ctx[1], now, PROFILE_SCHED_UNKNOWN);
+	return 0;
+}
+
+/* A task_struct is freed: its pointer may be reused. */
+SEC("raw_tp/sched_process_free")
+int on_free(unsigned long long *ctx)
+{
+	__u64 task = ctx[0];
+
+	bpf_map_delete_elem(&blocked, &task);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# tests/integration/34-offcpu-postgres.sh - off-CPU and wall-clock profiles
+# of a real PostgreSQL 15 through the REST API, and PostgreSQL's wait_event
+# and query_id labels checked against what pg_stat_activity says: a
+# backend waiting for an advisory lock, one in pg_sleep, backends under
+# `pgbench -S` (blocked mostly reading from the client; running + blocked
+# adding up to the profile's duration in a wall profile), and a CPU
+# profile of a statement whose query id PostgreSQL computes.  Every
+# profile is read by `go tool pprof` without a warning.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/pg.sh"
+. "$SRC/tests/lib/agent.sh"
+
+skip_unless "off-CPU and wall-clock profiles of PostgreSQL" "$(need_bpf)" \
+	"$(need_cmd curl go awk)" "$(pg_reason)"
+pprof_home
+
+if ! pg_start || ! pg_bench_init 1; then
+	not_ok "PostgreSQL cluster starts"
+	exit 0
+fi
+pg_psql "ALTER SYSTEM SET compute_query_id = on" >/dev/null
+pg_psql "SELECT pg_reload_conf()" >/dev/null
+start_agent agent --no-setup
+
+# raw_sum FILE PID [LABEL [LABEL2]]: the nanoseconds (second value) of
+# pid's samples in `go tool pprof -raw` FILE, only those with the labels
+# given.
+raw_sum() {
+	awk -v pid="pid:[$2]" -v want="${3:-}" -v want2="${4:-}" '
+		/^ +[0-9]+ +[0-9]+:/ { v = $2; sub(":", "", v); labels = ""; next }
+		/^ +[a-z_]+:\[/ { labels = labels " " $0
+			if ($0 ~ /pid:\[/) {
+				if (index(labels, pid) && (want == "" || index(labels, want)) &&
+				    (want2 == "" || index(labels, want2)))
+					sum += v
+			}
+		}
+		END { printf "%.0f\n", sum }' "$1"
+}
+
+# within A B PCT: A is within PCT percent of B.
+within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
+# at_least A B PCT: A is at least PCT percent of B.
+at_least() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { exit !(b > 0 && a >= b * p / 100) }'; }
+
+# post KIND SECONDS OUT [EXTRA_JSON]: POST /profile/KIND in the background;
+# returns once the profile is sampling.
+post() {
+	curl -s -X POST -H 'Content-Type: application/json' \
+		-d "{\"timeout_seconds\": $2${4:+, $4}}" -o "$3" \
+		-w '%{http_code}' "$AGENT_URL/profile/$1" >"$3.code" &
+	POST_PID=$!
+	for _ in $(seq 200); do
+		curl -s "$AGENT_URL/profile/$1" | grep -q '"state": *"running"' && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+read_raw() { # PB: -raw into PB.raw; fails on a warning or an error
+	go tool pprof -raw "$1" >"$1.raw" 2>"$1.err" && ! grep -qi 'warn\|error' "$1.err"
+}
+
+# --- a backend waiting for an advisory lock held for the whole profile ---
+mkfifo "$T/holder.in" "$T/waiter.in"
+chmod 666 "$T/holder.in" "$T/waiter.in"
+pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/holder.in" >"$T/holder.out" 2>&1 &
+exec 5>"$T/holder.in"
+pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/waiter.in" >"$T/waiter.out" 2>&1 &
+exec 6>"$T/waiter.in"
+at_exit "exec 5>&- 6>&-"
+echo "SELECT pg_backend_pid(); SELECT pg_advisory_lock(42);" >&5
+echo "SELECT pg_backend_pid();" >&6
+for _ in $(seq 100); do [ -s "$T/waiter.out" ] && [ -s "$T/holder.out" ] && break; sleep 0.05; done
+waiter=$(head -n 1 "$T/waiter.out")
+holder=$(head -n 1 "$T/holder.out")
+check "the waiting session has a backend ($waiter)" test -n "$waiter"
+
+check "POST /profile/offcpu starts" post offcpu 3 "$T/lock.pb"
+echo "SELECT pg_advisory_lock(42);" >&6
+sleep 1
+check "pg_stat_activity says the backend waits for Lock:advisory" \
+	test "$(pg_psql "SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity WHERE pid = $waiter")" = Lock:advisory
+wait "$POST_PID"
+check "POST /profile/offcpu: 200" test "$(cat "$T/lock.pb.code")" = 200
+check "go tool pprof -raw reads the off-CPU profile without a warning" read_raw "$T/lock.pb"
+go tool pprof -top -sample_index=offcpu "$T/lock.pb" >"$T/lock.top" 2>"$T/lock.top.err"
+check "-top -sample_index=offcpu without a warning" test ! -s "$T/lock.top.err"
+check "sample types: switches/count, offcpu/nanoseconds (default)" \
+	grep -q 'switches/count offcpu/nanoseconds\[dflt\]' "$T/lock.pb.raw"
+check "period type offcpu/nanoseconds" grep -q '^PeriodType: offcpu nanoseconds' "$T/lock.pb.raw"
+blocked=$(raw_sum "$T/lock.pb.raw" "$waiter")
+advisory=$(raw_sum "$T/lock.pb.raw" "$waiter" 'wait_event:[Lock:advisory]')
+diag <<<"waiter $waiter: blocked ${blocked} ns, Lock:advisory ${advisory} ns"
+check "the waiter was blocked 3 s (within 5%)" within "$blocked" 3000000000 5
+check "at least 95% of it labelled wait_event=Lock:advisory" at_least "$advisory" "$blocked" 95
+check "the wait is labelled sched_state=sleeping" \
+	at_least "$(raw_sum "$T/lock.pb.raw" "$waiter" 'wait_event:[Lock:advisory]' 'sched_state:[sleeping]')" "$advisory" 95
+idle=$(raw_sum "$T/lock.pb.raw" "$holder" 'wait_event:[Client:ClientRead]')
+dur_ns=$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/lock.pb.raw")
+diag <<<"idle session $holder: ${idle} ns under Client:ClientRead of $dur_ns"
+check "an idle session, blocked since before the profile, is blocked all of it (Client:ClientRead)" \
+	within "$idle" "$dur_ns" 5
+go tool pprof -traces -sample_index=offcpu -tagfocus wait_event=Lock:advisory \
+	"$T/lock.pb" >"$T/lock.traces" 2>"$T/lock.traces.err"
+check "-tagfocus wait_event=Lock:advisory without a warning" test ! -s "$T/lock.traces.err"
+check "PostgreSQL's lock-wait functions are in the blocked stack" \
+	grep -qE 'ProcSleep|WaitOnLock|LockAcquireExtended' "$T/lock.traces"
+check "the stack starts in the scheduler, not in the profiler" \
+	sh -c "! grep -q 'bpf_prog_\|bpf_trace_run' '$T/lock.traces'"
+go tool pprof -tags "$T/lock.pb" >"$T/lock.tags" 2>"$T/lock.tags.err"
+check "-tags without a warning, wait_event among them" \
+	sh -c "test ! -s '$T/lock.tags.err' && grep -q 'wait_event' '$T/lock.tags'"
+echo "SELECT pg_advisory_unlock(42);" >&5
+
+# --- pg_sleep(0.05) 40 times ---
+check "POST /profile/offcpu starts again" post offcpu 4 "$T/sleep.pb"
+echo "SELECT pg_sleep(0.05) FROM generate_series(1, 40);" >&6
+wait "$POST_PID"
+check "POST /profile/offcpu: 200" test "$(cat "$T/sleep.pb.code")" = 200
+check "go tool pprof -raw reads it" read_raw "$T/sleep.pb"
+slept=$(raw_sum "$T/sleep.pb.raw" "$waiter" 'wait_event:[Timeout:PgSleep]')
+diag <<<"pg_sleep: ${slept} ns under Timeout:PgSleep"
+check "pg_sleep(0.05) x 40: about 2 s under Timeout:PgSleep (within 10%)" within "$slept" 2000000000 10
+
+# --- pgbench -S: blocked reading from the client; wall time adds up ---
+pg_bench_bg 30 -c 2 -j 1 -S
+sleep 2
+check "POST /profile/offcpu under pgbench" post offcpu 3 "$T/bench.pb"
+wait "$POST_PID"
+check "go tool pprof -raw reads it" read_raw "$T/bench.pb"
+clients=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
+# Blocked, not preempted: on a busy machine a backend also waits for a CPU
+# (sched_state=runnable), which no wait event describes.
+for pid in $clients; do
+	all=$(raw_sum "$T/bench.pb.raw" "$pid" 'sched_state:[sleeping]')
+	read_=$(raw_sum "$T/bench.pb.raw" "$pid" 'sched_state:[sleeping]' 'wait_event:[Client:ClientRead]')
+	runnable=$(raw_sum "$T/bench.pb.raw" "$pid" 'sched_state:[runnable]')
+	diag <<<"pgbench backend $pid: sleeping $all ns, in Client:ClientRead $read_ ns; runnable $runnable ns"
+	check "pgbench backend $pid: blocked (sleeping) mostly in Client:ClientRead" at_least "$read_" "$all" 50
+done
+
+# At 997 Hz the running part's sampling error is about 1% of the window
+# (at 99 Hz, one backend's share could be off by 5% from sampling alone).
+# On a virtual machine the host may take the CPU away (steal time): the
+# guest's CPU clock, which times the samples, does not run then, while
+# the wall clock does; the share of the window stolen is allowed on top.
+cpu_times() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
+read -r total0 steal0 < <(cpu_times)
+check "POST /profile/wall under pgbench" post wall 4 "$T/wall.pb" '"sampling_frequency": 997'
+wait "$POST_PID"
+read -r total1 steal1 < <(cpu_times)
+tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
+check "POST /profile/wall: 200" test "$(cat "$T/wall.pb.code")" = 200
+check "go tool pprof -raw reads the wall profile" read_raw "$T/wall.pb"
+check "sample types: samples/count, wall/nanoseconds" \
+	grep -q 'samples/count wall/nanoseconds' "$T/wall.pb.raw"
+dur_ns=$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/wall.pb.raw")
+for pid in $clients; do
+	run=$(raw_sum "$T/wall.pb.raw" "$pid" 'thread_state:[running]')
+	blk=$(raw_sum "$T/wall.pb.raw" "$pid" 'thread_state:[blocked]')
+	diag <<<"pgbench backend $pid: running $run + blocked $blk ns of $dur_ns"
+	check "pgbench backend $pid: running + blocked within $tolerance% (5% and the CPU time stolen by the host) of the duration" \
+		within $((run + blk)) "$dur_ns" "$tolerance"
+	check "pgbench backend $pid: both states present" test "$run" != 0 -a "$blk" != 0
+done
+go tool pprof -top -tagfocus thread_state=blocked "$T/wall.pb" >/dev/null 2>"$T/wall.err"
+check "-tagfocus thread_state=blocked without a warning" test ! -s "$T/wall.err"
+
+# --- query_id on CPU samples ---
+echo "SELECT sum(i) FROM generate_series(1, 400000000) i;" >&6
+sleep 1
+qid=$(pg_psql "SELECT query_id FROM pg_stat_activity WHERE pid = $waiter")
+check "pg_stat_activity shows a query id for the looping statement ($qid)" test -n "$qid"
+check "POST /profile/cpu starts" post cpu 2 "$T/cpu.pb"
+wait "$POST_PID"
+pg_psql "SELECT pg_cancel_backend($waiter)" >/dev/null
+check "go tool pprof -raw reads the CPU profile" read_raw "$T/cpu.pb"
+all=$(raw_sum "$T/cpu.pb.raw" "$waiter")
+with=$(raw_sum "$T/cpu.pb.raw" "$waiter" "query_id:[$qid]")
+diag <<<"backend $waiter: $with of $all ns with query_id $qid"
+check "its CPU samples carry the query_id pg_stat_activity shows" at_least "$with" "$all" 90
+
+# --- the API's rules for the new kinds ---
+code=$(curl -s -o "$T/perf.json" -w '%{http_code}' -X POST -d '{"profiler": {"Perf": null}}' "$AGENT_URL/profile/offcpu")
+check "{\"Perf\": null} on /profile/offcpu: 422 with a sentence" \
+	sh -c "test '$code' = 422 && grep -q 'eBPF profiler only' '$T/perf.json'"
+code=$(curl -s -o "$T/mb.json" -w '%{http_code}' -X POST -d '{"min_block_us": 2000000}' "$AGENT_URL/profile/offcpu")
+check "min_block_us out of range: 422 naming it" sh -c "test '$code' = 422 && grep -q min_block_us '$T/mb.json'"
+code=$(curl -s -o "$T/mbw.json" -w '%{http_code}' -X POST -d '{"min_block_us": 10}' "$AGENT_URL/profile/wall")
+check "min_block_us on /profile/wall: 422 unknown field" sh -c "test '$code' = 422 && grep -q 'unknown field' '$T/mbw.json'"
+check "POST /profile/offcpu (10 s) starts" post offcpu 10 "$T/stopped.pb"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{"timeout_seconds": 1}' "$AGENT_URL/profile/wall")
+check "a wall profile meanwhile: 409 (one at a time across kinds)" test "$code" = 409
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$AGENT_URL/profile/cpu")
+check "DELETE /profile/cpu does not stop an off-CPU profile: 412" test "$code" = 412
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$AGENT_URL/profile/offcpu")
+check "DELETE /profile/offcpu: 200" test "$code" = 200
+wait "$POST_PID"
+check "the stopped POST got what was collected" sh -c "test \"\$(cat '$T/stopped.pb.code')\" = 200 && go tool pprof -raw '$T/stopped.pb' | grep -q offcpu/nanoseconds"
+curl -s "$AGENT_URL/metrics" >"$T/metrics"
+check "/metrics counts profiles by kind" \
+	sh -c "grep -q 'vmtools_profiles_total{kind=\"offcpu\"} [1-9]' '$T/metrics' && grep -q 'vmtools_profiles_total{kind=\"wall\"} [1-9]' '$T/metrics'"
+curl -s "$AGENT_URL/healthz" >"$T/healthz"
+check "/healthz says which PostgreSQL versions get labels" grep -q '"label_versions": *"15"' "$T/healthz"
