@@ -239,6 +239,12 @@ static int get_string(json_object *obj, const char *key, const char *where,
 		return vm_error_set(err, EINVAL,
 				    "manifest: %s%s contains a NUL byte", where,
 				    key);
+	/* json-c's own check lets overlong forms (0xc0, 0xc1) through. */
+	if (!vm_utf8_valid(*out, strlen(*out)))
+		return vm_error_set(
+			err, EILSEQ,
+			"manifest: %s%s is not UTF-8; the image is damaged or not made by vmtools-image",
+			where, key);
 	return 0;
 }
 
