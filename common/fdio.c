@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fdio.c - whole writes to a file descriptor (see fdio.h).
+ * fdio.c - whole reads and writes on a file descriptor (see fdio.h).
  */
 #include "common/fdio.h"
 
@@ -22,4 +22,23 @@ int vm_write_all(int fd, const void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+long long vm_read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, p + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (long long)got;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * fdio.h - whole writes to a file descriptor (fdio.c): write() may write
- * less than asked or be interrupted, and every writer of a file wants all
- * of it or an error.
+ * fdio.h - whole reads and writes on a file descriptor (fdio.c): read()
+ * and write() may move less than asked or be interrupted, and every reader
+ * or writer of a file wants all of it or an error.
  */
 #ifndef VMTOOLS_COMMON_FDIO_H
 #define VMTOOLS_COMMON_FDIO_H
@@ -11,5 +11,11 @@
 
 /* All len bytes of buf to fd: 0, or a negative errno. */
 int vm_write_all(int fd, const void *buf, size_t len);
+
+/*
+ * Up to len bytes from fd into buf, until the end of the file: the count
+ * read (less than len only at the end), or a negative errno.
+ */
+long long vm_read_all(int fd, void *buf, size_t len);
 
 #endif

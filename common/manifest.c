@@ -20,6 +20,7 @@
 #include "common/array.h"
 #include "common/base64.h"
 #include "common/cleanup.h"
+#include "common/fdio.h"
 #include "common/utf8.h"
 
 /* How a path that is not UTF-8 is written: this, then its base64. */
@@ -579,7 +580,7 @@ int vm_manifest_load(const char *path, struct vm_manifest **out,
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
-	size_t got = 0;
+	long long got;
 
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -599,19 +600,10 @@ int vm_manifest_load(const char *path, struct vm_manifest **out,
 	if (!buf)
 		return vm_error_set(err, ENOMEM, "out of memory reading %s",
 				    path);
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return vm_error_errno(err, errno, "cannot read %s",
-					      path);
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	return vm_manifest_parse(buf, got, out, err);
+	got = vm_read_all(fd, buf, (size_t)st.st_size);
+	if (got < 0)
+		return vm_error_errno(err, (int)-got, "cannot read %s", path);
+	return vm_manifest_parse(buf, (size_t)got, out, err);
 }
 
 /* --- writing --------------------------------------------------------- */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/fdio.h"
 
 void vm_setup_state_clear(struct vm_setup_state *s)
 {
@@ -259,7 +260,7 @@ int vm_setup_state_load(const char *path, struct vm_setup_state *s,
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	struct stat st;
-	size_t len = 0;
+	long long got;
 	int r;
 
 	memset(s, 0, sizeof(*s));
@@ -283,19 +284,10 @@ int vm_setup_state_load(const char *path, struct vm_setup_state *s,
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
 		return vm_error_errno(err, ENOMEM, "cannot read %s", path);
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return vm_error_errno(err, errno, "cannot read %s",
-					      path);
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
+	got = vm_read_all(fd, buf, (size_t)st.st_size);
+	if (got < 0)
+		return vm_error_errno(err, (int)-got, "cannot read %s", path);
+	buf[got] = '\0';
 	root = json_tokener_parse(buf);
 	r = root ? parse(root, s) : -EINVAL;
 	if (r < 0) {
