@@ -37,7 +37,13 @@ mkdir -p "$T/int"
 before=$(ls -d "${TMPDIR:-/tmp}"/vmtools-depmod.* 2>/dev/null | wc -l)
 "$IMG" build --root "$R" --output "$T/int/k.img" >/dev/null 2>&1 &
 pid=$!
-sleep 0.3
+# Signalled once its temporary image exists, i.e. surely mid-build (a
+# fixed delay lost the race to a build from a warm page cache).
+for _ in $(seq 1000); do
+	compgen -G "$T/int/.vmtools-image.*" >/dev/null && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.005
+done
 kill -TERM $pid
 wait $pid
 st=$?
