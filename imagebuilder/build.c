@@ -594,10 +594,14 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 		r = resolve_root(o->root, &root, err);
 	if (r == 0)
 		r = choose_release(o, root, &release, err);
+	/* Caught before the temporary image exists, so none is left. */
+	catch_signals(1);
 	if (r == 0)
 		r = check_output(o->output, &tmp, err);
-	if (r < 0)
+	if (r < 0) {
+		catch_signals(0);
 		return r;
+	}
 	/*
 	 * From here a failure falls through to the release at the end,
 	 * which removes the temporary image and depmod's staging directory.
@@ -605,7 +609,6 @@ int vm_build(const struct vm_build_opts *o, struct vm_build_result *res,
 	fc = (struct finish_ctx){
 		.t = &t, .dm = &dm, .release = release, .m = m
 	};
-	catch_signals(1);
 	r = vm_tree_init(&t);
 	if (r == 0)
 		r = build_tree(o, root, &t, m, release, &dm, err);
