@@ -3,24 +3,30 @@
 # `make demo`: an initramfs (cpio newc, gzip) that is all the guest has
 # besides the tools disk.
 #
-# usage: initramfs.sh KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT
+# usage: initramfs.sh KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT [EXTRA_LIST]
 #
-# Two archives, concatenated into OUTPUT (the kernel unpacks one after the
-# other, see Documentation/driver-api/early-userspace/buffer-format.rst):
+# Two archives (three with EXTRA_LIST), concatenated into OUTPUT (the kernel
+# unpacks one after the other, see
+# Documentation/driver-api/early-userspace/buffer-format.rst):
 #   base   busybox (busybox-static), kmod, PostgreSQL 15's server binaries
 #          with their share/ files and every shared library they load, the
 #          virtio modules of KERNEL_ROOT the guest needs to see its disk and
 #          network (loaded by /init with insmod, in dependency order), users.
 #          It is big and changes rarely, so it is cached in $VMTOOLS_CACHE/vm
 #          under a hash of its inputs (path, size, mtime) and of this script.
+#   extra  only with EXTRA_LIST, a file naming host paths one a line (files
+#          or directories, symlinks followed): those files at the same paths
+#          and every shared library their executables and shared objects
+#          load; what a benchmark adds to the guest (bench/offcpu-vm.sh:
+#          python3, bcc, bpftool).  Cached like base, under its own hash.
 #   top    the agent, its libraries and /init (tests/lib/vm/init): rebuilt
 #          on every run, it takes a second.
 # The guest gets no perf and none of perf's libraries: perf must come from
 # the tools image.  Libraries are found with ldd, on the host, where these
 # trusted Debian binaries live.
 set -euo pipefail
-[ $# -eq 4 ] || { echo "usage: $0 KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT" >&2; exit 2; }
-KROOT=$1 REL=$2 AGENT=$3 OUTPUT=$4
+[ $# -eq 4 ] || [ $# -eq 5 ] || { echo "usage: $0 KERNEL_ROOT KERNEL_RELEASE AGENT OUTPUT [EXTRA_LIST]" >&2; exit 2; }
+KROOT=$1 REL=$2 AGENT=$3 OUTPUT=$4 EXTRA_LIST=${5:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}/vm
 PG=/usr/lib/postgresql/15
@@ -173,6 +179,46 @@ if [ ! -e "$BASE" ]; then
 	trap - EXIT
 fi
 
+# --- extra: what EXTRA_LIST names, with its libraries ---------------------
+EXTRA=""
+if [ -n "$EXTRA_LIST" ]; then
+	mapfile -t EXTRA_PATHS < <(grep -v '^$' "$EXTRA_LIST")
+	[ ${#EXTRA_PATHS[@]} -gt 0 ] || die "$EXTRA_LIST names no path"
+	for f in "${EXTRA_PATHS[@]}"; do
+		[ -e "$f" ] || die "$f (named in $EXTRA_LIST) is missing; ci/install-deps.sh installs what the benchmarks need"
+	done
+	# Regular files, and symlinks to them (a dangling one is left out).
+	mapfile -t EXTRA_FILES < <(find "${EXTRA_PATHS[@]}" -xtype f | LC_ALL=C sort -u)
+	# Executables and shared objects (ldd passes over a script).
+	mapfile -t EXTRA_ELF < <(find "${EXTRA_PATHS[@]}" -xtype f \( -name '*.so*' -o -perm -u+x \))
+	mapfile -t EXTRA_LIBS < <(libs "${EXTRA_ELF[@]}")
+	key=$( {
+		sha256sum <"$0"
+		stat -L -c '%n %s %Y' "${EXTRA_FILES[@]}" "${EXTRA_LIBS[@]}"
+	} | sha256sum | cut -c1-16)
+	EXTRA=$CACHE/initramfs-extra-$key.cpio.gz
+	if [ ! -e "$EXTRA" ]; then
+		echo "initramfs.sh: building the extra userland of $EXTRA_LIST ($EXTRA)" >&2
+		STAGE=$(mktemp -d "$CACHE/stage.XXXXXX")
+		trap 'rm -rf "$STAGE"' EXIT
+		printf '%s\n' "${EXTRA_FILES[@]}" "${EXTRA_LIBS[@]}" | LC_ALL=C sort -u |
+			cpio --quiet -pdmL "$STAGE"
+		# base has /lib, /lib64, /bin and /sbin as symlinks into /usr: a
+		# directory of the same name here would replace them.
+		for d in bin sbin lib lib64; do
+			if [ -d "$STAGE/$d" ] && [ ! -L "$STAGE/$d" ]; then
+				mkdir -p "$STAGE/usr/$d"
+				cp -a "$STAGE/$d/." "$STAGE/usr/$d/"
+				rm -rf "${STAGE:?}/$d"
+			fi
+		done
+		pack "$STAGE" "$EXTRA"
+		find "$CACHE" -maxdepth 1 -name 'initramfs-extra-*.cpio.gz' ! -name "$(basename "$EXTRA")" -delete
+		rm -rf "$STAGE"
+		trap - EXIT
+	fi
+fi
+
 # --- top: the agent and /init -------------------------------------------
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vmtools-initramfs.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
@@ -199,7 +245,7 @@ chmod 755 "$STAGE/init"
 # Packed without the two symlinks the base already has.
 rm "$STAGE/lib" "$STAGE/lib64"
 pack "$STAGE" "$STAGE.top"
-cat "$BASE" "$STAGE.top" >"$OUTPUT.tmp"
+cat "$BASE" ${EXTRA:+"$EXTRA"} "$STAGE.top" >"$OUTPUT.tmp"
 rm -f "$STAGE.top"
 mv "$OUTPUT.tmp" "$OUTPUT"
 echo "$OUTPUT"

@@ -9,7 +9,10 @@
 #   vm_missing            what this machine lacks to boot the VM (empty:
 #                         nothing); one reason per line
 #   vm_prepare DIR        fetch the kernel, build (or reuse) the tools image
-#                         and the initramfs; sets KERNEL_*, VM_IMAGE, VM_INITRD
+#                         and the initramfs; sets KERNEL_*, VM_IMAGE, VM_INITRD.
+#                         With VM_INITRAMFS_EXTRA set (a file listing host
+#                         paths), the initramfs also has those files and
+#                         their libraries (initramfs.sh's EXTRA_LIST)
 #   vm_start DIR [daemon] boot; sets VM_PORT, VM_PID, VM_LOG (DIR/serial.log).
 #                         Without `daemon` qemu is tied to this shell (it
 #                         dies with it) and to $VM_TIME_LIMIT seconds.
@@ -26,6 +29,8 @@ VM_TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_CACHE=$VMTOOLS_CACHE/vm
 VM_ACCEL=${VMTOOLS_VM_ACCEL:-tcg}
 VM_TIME_LIMIT=${VM_TIME_LIMIT:-590}
+# The guest's memory; a bigger initramfs (VM_INITRAMFS_EXTRA) needs more.
+VM_MEMORY=${VM_MEMORY:-2G}
 # The image build is reproducible: with a fixed epoch the same builder and
 # kernel give the same bytes, whoever builds it.
 VM_SOURCE_DATE_EPOCH=1700000000
@@ -87,7 +92,7 @@ vm_prepare() {
 	vm_tools_image || return 1
 	VM_INITRD=$dir/initrd.img
 	bash "$VM_TOOLS_DIR/initramfs.sh" "$KERNEL_ROOT" "$KERNEL_RELEASE" \
-		"$VMTOOLS_AGENT" "$VM_INITRD" >/dev/null || return 1
+		"$VMTOOLS_AGENT" "$VM_INITRD" ${VM_INITRAMFS_EXTRA:+"$VM_INITRAMFS_EXTRA"} >/dev/null || return 1
 }
 
 vm_start() {
@@ -97,7 +102,7 @@ vm_start() {
 		VM_PORT=$(vm_free_port)
 		rm -f "$dir/qemu.pid" "$VM_LOG"
 		# shellcheck disable=SC2054 # the commas are qemu's syntax
-		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m 2G -smp 2
+		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m "$VM_MEMORY" -smp 2
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD"
 			-append "console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs"
 			-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$VM_PORT-:3080"

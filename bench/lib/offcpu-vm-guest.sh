@@ -1,0 +1,124 @@
+#!/bin/sh
+# bench/lib/offcpu-vm-guest.sh - the guest half of bench/offcpu-vm.sh (busybox
+# sh): the VM's /init runs it as /usr/lib/vmtest/bench once PostgreSQL 15
+# runs with pgbench's tables and `vmtools-agent setup` has linked the tools
+# image (so /lib/modules/$(uname -r)/build holds the kernel's headers, which
+# bcc compiles against).  With kernel.bpf_stats_enabled=1:
+#
+#   ROUNDS times, interleaved, under `pgbench -S -c 2 -j 2`: start
+#   `vmtools-agent profile --kind offcpu`, then bcc's `offcputime-bpfcc -u`;
+#   once its BPF program (on_switch, oncpu) runs, the run_time_ns and
+#   run_cnt it adds over WINDOW seconds; then stop it (SIGTERM)
+#   TPS_ROUNDS times, interleaved: pgbench -S TPS over TPS_SECONDS alone,
+#   with ours running, with bcc's running (each started, and loaded, first)
+#
+# Settings come from /etc/vmtest/bench.conf (written by the host).  Results
+# go to the console, one per line, for the host to read:
+#   VMBENCH switch NAME RUN_TIME_NS RUN_CNT SECONDS   (NAME: ours or bcc)
+#   VMBENCH tps NAME TPS                              (NAME: none, ours, bcc)
+#   VMBENCH error NAME WHAT
+#   VMBENCH load NAME SECONDS     (how long NAME took to start running)
+. /etc/vmtest/bench.conf
+PGBIN=/usr/lib/postgresql/15/bin
+PGBENCH="$PGBIN/pgbench -h /run/postgresql -U postgres -S -c 2 -j 2"
+OURS="vmtools-agent profile --kind offcpu --seconds 3600 --output /tmp/ours.pb"
+BCC="offcputime-bpfcc -u -f 3600"
+
+say() { echo "VMBENCH $*"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+# bcc finds the headers where a Debian system has them.
+build=/lib/modules/$(uname -r)/build
+if [ ! -e "$build/Makefile" ]; then
+	say "error bcc no kernel headers at $build ($(ls -la "/lib/modules/$(uname -r)" 2>&1 | tr '\n' ' '))"
+fi
+echo 1 >/proc/sys/kernel/bpf_stats_enabled || { say "error stats cannot set kernel.bpf_stats_enabled"; exit 1; }
+
+# prog_stats PROG: "RUN_TIME_NS RUN_CNT" of the loaded BPF programs named
+# PROG, summed (bpftool prints both on a program's first line).
+prog_stats() {
+	bpftool prog show 2>/dev/null | awk -v want="$1" '
+		/^[0-9]+: / {
+			n = ""; ns = 0; c = 0
+			for (i = 1; i < NF; i++) {
+				if ($i == "name") n = $(i + 1)
+				if ($i == "run_time_ns") ns = $(i + 1)
+				if ($i == "run_cnt") c = $(i + 1)
+			}
+			if (n == want) { tns += ns; tc += c }
+		}
+		END { printf "%.0f %.0f\n", tns, tc }'
+}
+
+# start NAME CMD PROG: run CMD in the background (PID in $PID) and return
+# once its BPF program PROG has run (bcc compiles first: up to
+# LOAD_TIMEOUT seconds); 1 with an error line when it does not.
+start() {
+	sh -c "exec $2" >"/tmp/$1.out" 2>"/tmp/$1.err" &
+	PID=$!
+	t0=$(uptime_s)
+	i=0
+	while [ $i -lt $((LOAD_TIMEOUT * 2)) ]; do
+		s=$(prog_stats "$3")
+		[ "${s#* }" != 0 ] && {
+			say "load $1 $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')"
+			return 0
+		}
+		kill -0 $PID 2>/dev/null || break
+		sleep 0.5
+	done
+	say "error $1 $3 did not run within ${LOAD_TIMEOUT}s: $(tail -n 3 "/tmp/$1.err" | tr '\n' ' ')"
+	stop
+	return 1
+}
+stop() {
+	kill -TERM $PID 2>/dev/null
+	wait $PID
+}
+
+# per_switch NAME CMD PROG: what PROG adds over WINDOW seconds of CMD.
+per_switch() {
+	start "$1" "$2" "$3" || return
+	sleep 1
+	a=$(prog_stats "$3")
+	t0=$(uptime_s)
+	sleep "$WINDOW"
+	b=$(prog_stats "$3")
+	t1=$(uptime_s)
+	stop
+	say "switch $1 $((${b% *} - ${a% *})) $((${b#* } - ${a#* })) $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+}
+
+# pgbench_as_pg ARGS: pgbench as postgres (busybox su execs, no fork: the
+# caller's $! is pgbench).
+pgbench_as_pg() { su postgres -s /bin/sh -c "exec $PGBENCH $*"; }
+
+# tps NAME [CMD PROG]: pgbench -S TPS over TPS_SECONDS, CMD running.
+tps() {
+	if [ -n "${2:-}" ]; then
+		start "$1" "$2" "$3" || return
+	fi
+	t=$(pgbench_as_pg -T "$TPS_SECONDS" postgres 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p' | head -n 1)
+	[ -n "${2:-}" ] && stop
+	say "tps $1 ${t:-0}"
+}
+
+pgbench_as_pg -T 100000 postgres >/tmp/load.log 2>&1 &
+LOAD=$!
+sleep 2
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	per_switch ours "$OURS" on_switch
+	per_switch bcc "$BCC" oncpu
+	r=$((r + 1))
+done
+kill -TERM $LOAD
+wait $LOAD
+
+r=0
+while [ $r -lt "$TPS_ROUNDS" ]; do
+	tps none
+	tps ours "$OURS" on_switch
+	tps bcc "$BCC" oncpu
+	r=$((r + 1))
+done

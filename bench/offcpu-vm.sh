@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench/offcpu-vm.sh - the off-CPU profiler against bcc's offcputime inside
+# the qemu guest of tests/vm/10-end-to-end.sh, where bench/offcpu.sh cannot
+# compare them on a host whose kernel has no kprobes: Debian 12's 6.1 cloud
+# kernel has them, and the tools image carries its headers, which
+# `vmtools-agent setup` links at /lib/modules/$(uname -r)/build in the
+# guest, where bcc finds them, as a user of the product's image would.
+#
+# The guest boots (tests/lib/vm/vm.sh, TCG) with an initramfs that also has
+# python3, bcc's python module, libbcc with its LLVM/clang libraries,
+# offcputime-bpfcc and bpftool (tests/lib/vm/initramfs.sh's EXTRA_LIST,
+# built only here and cached), and 4 GiB of memory for them.  Its /init
+# starts PostgreSQL 15, then runs bench/lib/offcpu-vm-guest.sh instead of
+# the VM test's load and agent:
+#
+#   (a) BPF program run time per context switch with
+#       kernel.bpf_stats_enabled=1 under `pgbench -S -c 2 -j 2`: the
+#       run_time_ns / run_cnt that our sched_switch program on_switch
+#       (`vmtools-agent profile --kind offcpu`) and bcc's finish_task_switch
+#       kprobe oncpu (`offcputime-bpfcc -u`, compiled in the guest) add over
+#       WINDOW seconds, ROUNDS times interleaved
+#   (b) pgbench -S TPS over 5 s alone, with ours and with bcc's running,
+#       TPS_ROUNDS times interleaved
+#
+# and prints its figures on the console, which the host reads into a
+# markdown table: medians, with the ratio bcc / ours.  The guest's CPUs are
+# emulated, so the absolute figures are far above a real machine's; the
+# ratio compares both programs in the same guest under the same load.
+#
+# usage: BUILD=build bash bench/offcpu-vm.sh   (ROUNDS=5 TPS_ROUNDS=3 WINDOW=5)
+. "$(dirname "$0")/lib/measure.sh"
+. "$SRC/tests/lib/vm/vm.sh"
+WINDOW=${WINDOW:-5}
+# bcc compiles its program in the guest, under emulation: minutes.
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-900}
+
+BCC_FILES=(/usr/bin/python3 /usr/lib/python3.11 /usr/lib/python3/dist-packages/bcc
+	/usr/sbin/offcputime-bpfcc /usr/sbin/bpftool
+	# loaded with ctypes, which ldd does not see
+	/usr/lib/x86_64-linux-gnu/libbcc.so.0 /usr/lib/x86_64-linux-gnu/librt.so.1)
+reason=$(vm_missing)
+for f in "${BCC_FILES[@]}"; do
+	[ -e "$f" ] || reason=${reason:-needs $f (bpfcc-tools, python3-bpfcc, bpftool: ci/install-deps.sh)}
+done
+if [ -n "$reason" ]; then
+	echo "bench/offcpu-vm.sh: cannot run: $reason" >&2
+	exit 1
+fi
+
+VM=$T/vm
+printf '%s\n' "${BCC_FILES[@]}" >"$T/extra.list"
+started=$(date +%s)
+if ! VM_INITRAMFS_EXTRA=$T/extra.list vm_prepare "$VM" >"$T/prepare.log" 2>&1; then
+	echo "bench/offcpu-vm.sh: preparing the VM failed:" >&2
+	tail -n 20 "$T/prepare.log" >&2
+	exit 1
+fi
+# The guest half and its settings, appended as one more archive.
+mkdir -p "$T/guest/usr/lib/vmtest" "$T/guest/etc/vmtest"
+install -m 755 "$SRC/bench/lib/offcpu-vm-guest.sh" "$T/guest/usr/lib/vmtest/bench"
+printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d TPS_SECONDS=5 LOAD_TIMEOUT=%d\n' \
+	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
+(cd "$T/guest" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc --owner=0:0) |
+	gzip -n >>"$VM_INITRD"
+echo "# initramfs $(($(stat -c %s "$VM_INITRD") / 1048576)) MiB, ready after $(($(date +%s) - started))s" >&2
+
+# Boot and PostgreSQL take a few minutes under TCG; each bcc start compiles.
+VM_TIME_LIMIT=$((600 + (2 * ROUNDS + TPS_ROUNDS) * (LOAD_TIMEOUT / 3 + 60)))
+VM_MEMORY=4G
+at_exit "vm_stop '$VM'"
+if ! vm_start "$VM" 2>"$T/start.log"; then
+	echo "bench/offcpu-vm.sh: qemu does not start:" >&2
+	cat "$T/start.log" >&2
+	exit 1
+fi
+echo "# qemu pid $VM_PID ($VM_ACCEL, $VM_MEMORY), serial log $VM_LOG, at most ${VM_TIME_LIMIT}s" >&2
+if ! vm_wait_log '^VMTEST bench=' "$VM_TIME_LIMIT"; then
+	echo "bench/offcpu-vm.sh: the guest did not finish the bench (qemu alive: $(vm_alive && echo yes || echo no)):" >&2
+	tail -n 40 "$VM_LOG" | tr -d '\r' >&2
+	exit 1
+fi
+tr -d '\r' <"$VM_LOG" | grep '^VMBENCH ' >"$T/results"
+echo "# guest finished after $(($(date +%s) - started))s; $(sed -n 's/^VMBENCH load bcc /bcc compiled and loaded in /p' "$T/results" | head -n 1 | tr -d '\n')s" >&2
+grep '^VMBENCH error ' "$T/results" | sed 's/^VMBENCH /# /' >&2
+
+python3 - "$T/results" "$ROUNDS" "$TPS_ROUNDS" "$WINDOW" <<'PY'
+import statistics as st, sys
+path, rounds, tps_rounds, window = sys.argv[1:5]
+switch, tps, errors = {}, {}, {}
+for line in open(path):
+    f = line.split()
+    if f[1] == "switch" and int(f[4]) > 0:
+        switch.setdefault(f[2], []).append((int(f[3]) / int(f[4]), int(f[4]) / float(f[5])))
+    elif f[1] == "tps" and float(f[3]) > 0:
+        tps.setdefault(f[2], []).append(float(f[3]))
+    elif f[1] == "error":
+        errors.setdefault(f[2], " ".join(f[3:]))
+def why(name):
+    return "not measured: " + errors.get(name, "no result")
+rows = (("vmtools-agent profile --kind offcpu (sched_switch raw tracepoint)", "ours"),
+        ("bcc offcputime-bpfcc -u (finish_task_switch kprobe)", "bcc"))
+print("| off-CPU profile in the qemu guest (TCG), pgbench -S -c 2 -j 2 (median of %s interleaved %s-s windows) | BPF time per switch | bcc / ours | switches/s |" % (rounds, window))
+print("|---|---|---|---|")
+ours = st.median(v[0] for v in switch["ours"]) if "ours" in switch else None
+for label, name in rows:
+    if name not in switch:
+        print("| %s | %s | | |" % (label, why(name)))
+        continue
+    ns = st.median(v[0] for v in switch[name])
+    ratio = "%.1fx" % (ns / ours) if ours else ""
+    print("| %s | %.0f ns | %s | %.0f |" % (label, ns, ratio, st.median(v[1] for v in switch[name])))
+print()
+print("| pgbench -S TPS in the guest (median of %s interleaved 5-s runs) | TPS | lost |" % tps_rounds)
+print("|---|---|---|")
+none = st.median(tps["none"]) if "none" in tps else None
+print("| no profiler | %s | |" % ("%.0f" % none if none else why("none")))
+for label, name in rows:
+    if name not in tps:
+        print("| %s | %s | |" % (label, why(name)))
+        continue
+    t = st.median(tps[name])
+    print("| %s | %.0f | %s |" % (label, t, "%.1f%%" % (100 * (none - t) / none) if none else ""))
+print()
+print("Absolute times are under TCG emulation (qemu without KVM), so far larger than on hardware; the ratio compares both programs in the same guest under the same load.")
+PY
