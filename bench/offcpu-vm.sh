@@ -19,7 +19,7 @@
 #       (`vmtools-agent profile --kind offcpu`) and bcc's finish_task_switch
 #       kprobe oncpu (`offcputime-bpfcc -u`, compiled in the guest) add over
 #       WINDOW seconds, ROUNDS times interleaved
-#   (b) pgbench -S TPS over 5 s alone, with ours and with bcc's running,
+#   (b) pgbench -S TPS over 10 s alone, with ours and with bcc's running,
 #       TPS_ROUNDS times interleaved
 #
 # and prints its figures on the console, which the host reads into a
@@ -58,7 +58,7 @@ fi
 # The guest half and its settings, appended as one more archive.
 mkdir -p "$T/guest/usr/lib/vmtest" "$T/guest/etc/vmtest"
 install -m 755 "$SRC/bench/lib/offcpu-vm-guest.sh" "$T/guest/usr/lib/vmtest/bench"
-printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d TPS_SECONDS=5 LOAD_TIMEOUT=%d\n' \
+printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d\n' \
 	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
 (cd "$T/guest" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc --owner=0:0) |
 	gzip -n >>"$VM_INITRD"
@@ -81,7 +81,7 @@ if ! vm_wait_log '^VMTEST bench=' "$VM_TIME_LIMIT"; then
 fi
 tr -d '\r' <"$VM_LOG" | grep '^VMBENCH ' >"$T/results"
 echo "# guest finished after $(($(date +%s) - started))s; $(sed -n 's/^VMBENCH load bcc /bcc compiled and loaded in /p' "$T/results" | head -n 1 | tr -d '\n')s" >&2
-grep '^VMBENCH error ' "$T/results" | sed 's/^VMBENCH /# /' >&2
+grep -E '^VMBENCH (error|info) ' "$T/results" | sed 's/^VMBENCH /# /' >&2
 
 python3 - "$T/results" "$ROUNDS" "$TPS_ROUNDS" "$WINDOW" <<'PY'
 import statistics as st, sys
@@ -110,7 +110,7 @@ for label, name in rows:
     ratio = "%.1fx" % (ns / ours) if ours else ""
     print("| %s | %.0f ns | %s | %.0f |" % (label, ns, ratio, st.median(v[1] for v in switch[name])))
 print()
-print("| pgbench -S TPS in the guest (median of %s interleaved 5-s runs) | TPS | lost |" % tps_rounds)
+print("| pgbench -S TPS in the guest (median of %s interleaved 10-s runs) | TPS | lost |" % tps_rounds)
 print("|---|---|---|")
 none = st.median(tps["none"]) if "none" in tps else None
 print("| no profiler | %s | |" % ("%.0f" % none if none else why("none")))

@@ -17,6 +17,7 @@
 #   VMBENCH switch NAME RUN_TIME_NS RUN_CNT SECONDS   (NAME: ours or bcc)
 #   VMBENCH tps NAME TPS                              (NAME: none, ours, bcc)
 #   VMBENCH error NAME WHAT
+#   VMBENCH info WHAT             (facts of the guest, for the host's log)
 #   VMBENCH load NAME SECONDS     (how long NAME took to start running)
 . /etc/vmtest/bench.conf
 PGBIN=/usr/lib/postgresql/15/bin
@@ -64,7 +65,7 @@ start() {
 			say "load $1 $(awk -v a="$t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }')"
 			return 0
 		}
-		kill -0 $PID 2>/dev/null || break
+		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.5
 	done
 	say "error $1 $3 did not run within ${LOAD_TIMEOUT}s: $(tail -n 3 "/tmp/$1.err" | tr '\n' ' ')"
@@ -72,8 +73,8 @@ start() {
 	return 1
 }
 stop() {
-	kill -TERM $PID 2>/dev/null
-	wait $PID
+	kill -TERM "$PID" 2>/dev/null
+	wait "$PID"
 }
 
 # per_switch NAME CMD PROG: what PROG adds over WINDOW seconds of CMD.
@@ -95,6 +96,8 @@ pgbench_as_pg() { su postgres -s /bin/sh -c "exec $PGBENCH $*"; }
 
 # tps NAME [CMD PROG]: pgbench -S TPS over TPS_SECONDS, CMD running.
 tps() {
+	# What the previous run left (a profiler's exit) settles first.
+	sleep 2
 	if [ -n "${2:-}" ]; then
 		start "$1" "$2" "$3" || return
 	fi
@@ -103,17 +106,25 @@ tps() {
 	say "tps $1 ${t:-0}"
 }
 
-pgbench_as_pg -T 100000 postgres >/tmp/load.log 2>&1 &
+say "info bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable) cpus=$(nproc)"
+# The load, its clients connected and running before the first window:
+# pgbench's first progress line (-P) says so.
+pgbench_as_pg -P 2 -T 100000 postgres >/tmp/load.log 2>&1 &
 LOAD=$!
-sleep 2
+i=0
+while ! grep -q '^progress: ' /tmp/load.log && [ $i -lt 300 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+say "info load $(grep '^progress: ' /tmp/load.log | head -n 1)"
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	per_switch ours "$OURS" on_switch
 	per_switch bcc "$BCC" oncpu
 	r=$((r + 1))
 done
-kill -TERM $LOAD
-wait $LOAD
+kill -TERM "$LOAD"
+wait "$LOAD"
 
 r=0
 while [ $r -lt "$TPS_ROUNDS" ]; do
