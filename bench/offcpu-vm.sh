@@ -18,7 +18,8 @@
 #       run_time_ns / run_cnt that our sched_switch program on_switch
 #       (`vmtools-agent profile --kind offcpu`) and bcc's finish_task_switch
 #       kprobe oncpu (`offcputime-bpfcc -u`, compiled in the guest) add over
-#       WINDOW seconds, ROUNDS times interleaved
+#       WINDOW seconds from SETTLE seconds after it began to run, ROUNDS
+#       times interleaved; and the CPU time of the profiler's process
 #   (b) pgbench -S TPS over 10 s alone, with ours and with bcc's running,
 #       TPS_ROUNDS times interleaved
 #
@@ -27,10 +28,12 @@
 # emulated, so the absolute figures are far above a real machine's; the
 # ratio compares both programs in the same guest under the same load.
 #
-# usage: BUILD=build bash bench/offcpu-vm.sh   (ROUNDS=5 TPS_ROUNDS=3 WINDOW=5)
+# usage: BUILD=build bash bench/offcpu-vm.sh   (ROUNDS=5 TPS_ROUNDS=3 WINDOW=5 SETTLE=5)
 . "$(dirname "$0")/lib/measure.sh"
 . "$SRC/tests/lib/vm/vm.sh"
 WINDOW=${WINDOW:-5}
+# Seconds between a program's first run and its window.
+SETTLE=${SETTLE:-5}
 # bcc compiles its program in the guest, under emulation: minutes.
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-900}
 
@@ -58,8 +61,8 @@ fi
 # The guest half and its settings, appended as one more archive.
 mkdir -p "$T/guest/usr/lib/vmtest" "$T/guest/etc/vmtest"
 install -m 755 "$SRC/bench/lib/offcpu-vm-guest.sh" "$T/guest/usr/lib/vmtest/bench"
-printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d\n' \
-	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
+printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d SETTLE=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d\n' \
+	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$SETTLE" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
 (cd "$T/guest" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc --owner=0:0) |
 	gzip -n >>"$VM_INITRD"
 echo "# initramfs $(($(stat -c %s "$VM_INITRD") / 1048576)) MiB, ready after $(($(date +%s) - started))s" >&2
@@ -90,7 +93,7 @@ switch, tps, errors = {}, {}, {}
 for line in open(path):
     f = line.split()
     if f[1] == "switch" and int(f[4]) > 0:
-        switch.setdefault(f[2], []).append((int(f[3]) / int(f[4]), int(f[4]) / float(f[5])))
+        switch.setdefault(f[2], []).append((int(f[3]) / int(f[4]), int(f[4]) / float(f[5]), int(f[6]) / float(f[5]) / 10))
     elif f[1] == "tps" and float(f[3]) > 0:
         tps.setdefault(f[2], []).append(float(f[3]))
     elif f[1] == "error":
@@ -99,16 +102,16 @@ def why(name):
     return "not measured: " + errors.get(name, "no result")
 rows = (("vmtools-agent profile --kind offcpu (sched_switch raw tracepoint)", "ours"),
         ("bcc offcputime-bpfcc -u (finish_task_switch kprobe)", "bcc"))
-print("| off-CPU profile in the qemu guest (TCG), pgbench -S -c 2 -j 2 (median of %s interleaved %s-s windows) | BPF time per switch | bcc / ours | switches/s |" % (rounds, window))
-print("|---|---|---|---|")
+print("| off-CPU profile in the qemu guest (TCG), pgbench -S -c 2 -j 2 (median of %s interleaved %s-s windows) | BPF time per switch | bcc / ours | switches/s | its process's CPU |" % (rounds, window))
+print("|---|---|---|---|---|")
 ours = st.median(v[0] for v in switch["ours"]) if "ours" in switch else None
 for label, name in rows:
     if name not in switch:
-        print("| %s | %s | | |" % (label, why(name)))
+        print("| %s | %s | | | |" % (label, why(name)))
         continue
     ns = st.median(v[0] for v in switch[name])
     ratio = "%.1fx" % (ns / ours) if ours else ""
-    print("| %s | %.0f ns | %s | %.0f |" % (label, ns, ratio, st.median(v[1] for v in switch[name])))
+    print("| %s | %.0f ns | %s | %.0f | %.1f%% of one vCPU |" % (label, ns, ratio, st.median(v[1] for v in switch[name]), st.median(v[2] for v in switch[name])))
 print()
 print("| pgbench -S TPS in the guest (median of %s interleaved 10-s runs) | TPS | lost |" % tps_rounds)
 print("|---|---|---|")

@@ -7,14 +7,16 @@
 #
 #   ROUNDS times, interleaved, under `pgbench -S -c 2 -j 2`: start
 #   `vmtools-agent profile --kind offcpu`, then bcc's `offcputime-bpfcc -u`;
-#   once its BPF program (on_switch, oncpu) runs, the run_time_ns and
-#   run_cnt it adds over WINDOW seconds; then stop it (SIGTERM)
+#   SETTLE seconds after its BPF program (on_switch, oncpu) has begun to
+#   run, the run_time_ns and run_cnt it adds over WINDOW seconds; then
+#   stop it (SIGTERM)
 #   TPS_ROUNDS times, interleaved: pgbench -S TPS over TPS_SECONDS alone,
 #   with ours running, with bcc's running (each started, and loaded, first)
 #
 # Settings come from /etc/vmtest/bench.conf (written by the host).  Results
 # go to the console, one per line, for the host to read:
-#   VMBENCH switch NAME RUN_TIME_NS RUN_CNT SECONDS   (NAME: ours or bcc)
+#   VMBENCH switch NAME RUN_TIME_NS RUN_CNT SECONDS CPU_MS
+#                       (NAME: ours or bcc; CPU_MS: its process's own)
 #   VMBENCH tps NAME TPS                              (NAME: none, ours, bcc)
 #   VMBENCH error NAME WHAT
 #   VMBENCH info WHAT             (facts of the guest, for the host's log)
@@ -77,17 +79,26 @@ stop() {
 	wait "$PID"
 }
 
-# per_switch NAME CMD PROG: what PROG adds over WINDOW seconds of CMD.
+# cpu_ticks PID: user + system CPU time of process PID, in clock ticks
+# (USER_HZ, 100 a second on x86).
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# per_switch NAME CMD PROG: what PROG adds over WINDOW seconds of CMD,
+# SETTLE seconds after it started running (the profiler's own start-up
+# work, such as reading the targets' symbols, is over by then), and the
+# CPU time the profiler's process used in the window.
 per_switch() {
 	start "$1" "$2" "$3" || return
-	sleep 1
+	sleep "$SETTLE"
 	a=$(prog_stats "$3")
+	c0=$(cpu_ticks "$PID")
 	t0=$(uptime_s)
 	sleep "$WINDOW"
 	b=$(prog_stats "$3")
+	c1=$(cpu_ticks "$PID")
 	t1=$(uptime_s)
 	stop
-	say "switch $1 $((${b% *} - ${a% *})) $((${b#* } - ${a#* })) $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	say "switch $1 $((${b% *} - ${a% *})) $((${b#* } - ${a#* })) $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $(((c1 - c0) * 10))"
 }
 
 # pgbench_as_pg ARGS: pgbench as postgres (busybox su execs, no fork: the
