@@ -117,7 +117,8 @@ tps() {
 	say "tps $1 ${t:-0}"
 }
 
-say "info bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable) cpus=$(nproc)"
+# run_time_ns is read with sched_clock, the TSC here when the kernel trusts it.
+say "info bpf_jit_enable=$(cat /proc/sys/net/core/bpf_jit_enable) cpus=$(nproc) clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource) $(dmesg | grep -m 1 -i 'tsc.*unstable' | cut -c 16-)"
 # The load, its clients connected and running before the first window:
 # pgbench's first progress line (-P) says so.
 pgbench_as_pg -P 2 -T 100000 postgres >/tmp/load.log 2>&1 &
