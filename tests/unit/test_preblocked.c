@@ -101,9 +101,8 @@ static void test_scan_self(void **state)
 	(void)state;
 	assert_int_equal(pthread_create(&t, NULL, sleeper, NULL), 0);
 	usleep(100000);
-	assert_int_equal(vm_pre_blocked_scan(&set, "/proc", (uint32_t)getpid(),
-					     0),
-			 0);
+	assert_int_equal(
+		vm_pre_blocked_scan(&set, "/proc", (uint32_t)getpid(), 0), 0);
 	for (size_t i = 0; i < set.n; i++) {
 		assert_int_equal(set.v[i].pid, getpid());
 		assert_true(set.v[i].state == 'S' || set.v[i].state == 'D');

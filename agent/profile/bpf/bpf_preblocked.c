@@ -141,8 +141,8 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 			       sizeof(buf)) > 0)
 			p->user_pc = vm_parse_task_syscall_pc(buf);
 		/* Root only; without it, the user pc alone. */
-		if (read_small(proc_root, pid, tid, "stack", buf,
-			       sizeof(buf)) > 0 &&
+		if (read_small(proc_root, pid, tid, "stack", buf, sizeof(buf)) >
+			    0 &&
 		    vm_parse_task_stack(buf, p)) {
 			pre_clear(p);
 			r = -ENOMEM;
@@ -195,7 +195,8 @@ static void find_names(struct kname *names, size_t n, const char *kallsyms_path)
 		struct kname key, *k;
 		char type;
 
-		if (sscanf(line, "%llx %c %127s", &addr, &type, key.name) != 3 ||
+		if (sscanf(line, "%llx %c %127s", &addr, &type, key.name) !=
+			    3 ||
 		    (type != 't' && type != 'T') || !addr)
 			continue;
 		k = bsearch(&key, names, n, sizeof(*names), kname_cmp);
