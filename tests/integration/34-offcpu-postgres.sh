@@ -183,18 +183,16 @@ for pid in $clients; do
 done
 
 # The running part is estimated from on-CPU samples (each worth the period),
-# the blocked part is exact.  At 997 Hz over 8 s, binomial noise alone
-# would put a backend's running part within about 0.5% of the window (one
-# standard deviation); on this shared 2-core machine, with the backends
-# waiting for a CPU about 45% of the time, the running part of 4 s
-# profiles was measured off from the backend's exact CPU time
-# (/proc/PID/schedstat) by 2% of the window (one standard deviation, up to
-# 7.5%): timer sampling of threads that run in short bursts on an
-# oversubscribed CPU is not binomial.  8 s halves the variance of that
-# too, so 5% is about 3.5 standard deviations even then.  On a virtual
-# machine the host may take the CPU away (steal time): the guest's CPU
-# clock, which times the samples, does not run then, while the wall clock
-# does; the share of the window stolen is allowed on top.
+# the blocked part is exact.  Measured on this shared 2-core machine under
+# this load (backends waiting for a CPU 45% of the time) against each
+# backend's exact running time (its switch-in to switch-out intervals): the
+# sampled running part is off by 1.7% of the window (one standard
+# deviation) over 4 s and 1.3% over 8 s at 997 Hz, about twice binomial
+# noise (docs/offcpu.md, "Wall-clock"); 8 s makes 5% about four standard
+# deviations.  On a virtual machine the host may take the CPU away (steal
+# time): the guest's CPU clock, which times the samples, does not run then,
+# while the wall clock does; the share of the window stolen is allowed on
+# top.
 cpu_times() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
 # wall_adds_up: every pgbench backend's running + blocked in $T/wall.pb is
 # within $tolerance% of the profile's duration (each told in a diag line).
