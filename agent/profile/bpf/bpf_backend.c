@@ -938,7 +938,9 @@ static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
 	x = &st->samples.v[st->samples.n - 1];
 	if (pre) {
 		state = pre->state;
-		wait_event = pre->wait_event;
+		/* Read as the profile started; else now (the same, asleep). */
+		if (pre->wait_event)
+			wait_event = pre->wait_event;
 	}
 	x->state = VM_STATE_BLOCKED;
 	x->sched_state = state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
@@ -986,7 +988,7 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
  * from the start until their first switch in, which the program kept in
  * `pre_blocked` (offcpu.bpf.c).
  */
-static int add_pre_blocks(struct bpf_state *st)
+static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 {
 	int fd = bpf_map__fd(st->off->maps.pre_blocked);
 
@@ -997,6 +999,11 @@ static int add_pre_blocks(struct bpf_state *st)
 
 		if (bpf_map_lookup_elem(fd, &pre->tid, &in) ||
 		    in <= PRE_BLOCKED_RAN || in <= st->start_ns)
+			continue;
+		/* Switched in as the programs were being detached. */
+		if (in > end_ns)
+			in = end_ns;
+		if (in - st->start_ns < st->off->rodata->min_block_ns)
 			continue;
 		if (add_early_block(st, pre->pid, pre->tid, in - st->start_ns,
 				    pre->state, pre->wait_event))
@@ -1019,7 +1026,7 @@ static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
 			    st->off->rodata->min_block_ns, "/proc", c);
 	if (vm_stack_counts_to_blocks(c, &st->samples) ||
-	    add_sleepers(st, first, end_ns) || add_pre_blocks(st))
+	    add_sleepers(st, first, end_ns) || add_pre_blocks(st, end_ns))
 		return vm_error_set(err, ENOMEM, "out of memory");
 	return 0;
 }
