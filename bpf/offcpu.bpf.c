@@ -8,12 +8,20 @@
  * One raw tracepoint, sched_switch(preempt, prev, next, prev_state):
  * at that instant the current task is still `prev`, so its pid, command
  * name, stacks and memory are the current task's, and `next` is only a
- * pointer -- which is all that is needed to find it again: the thread
- * switched out is remembered by its task pointer, as targets.bpf.h
- * follows forks.  No BTF, no kernel struct offsets, no kprobe.  Every
- * switch out counts, a preemption included: time spent runnable but
- * waiting for a CPU is time the thread did not run, which a wall-clock
- * profile needs to add up.
+ * pointer -- which is all that is needed to find it again: a target
+ * thread's switch out sends the start of its block with its stacks at once
+ * (offcpu.h), and the switch in of a task pointer remembered in `blocked`
+ * sends the block's end, for user space to join, as targets.bpf.h follows
+ * forks.  No BTF, no kernel struct offsets, no kprobe.  Every switch out
+ * counts, a preemption included: time spent runnable but waiting for a
+ * CPU is time the thread did not run, which a wall-clock profile needs to
+ * add up.
+ *
+ * Why not keep the start in a map until the end, and send only the blocks
+ * long enough: the stacks must be taken at the switch out anyway, and
+ * copying a 2 KiB record into a hash (allocated per block), looking it up,
+ * sending and deleting it cost more than a second, 16-byte record; user
+ * space drops blocks shorter than min_block_us.
  *
  * prev_state (Linux 5.18 and later; on_switch_compat before, where the
  * state is unknown) tells a thread preempted, still runnable, from one
@@ -21,10 +29,8 @@
  * recorded.  Its values are those the tracepoint's format prints, not a
  * struct's layout.
  *
- * Blocks shorter than `min_block_ns` are not counted (the switch-in still
- * clears the thread's entry).  A task_struct freed is forgotten
- * (sched_process_free), so a reused pointer never ends another thread's
- * block.
+ * A task_struct freed is forgotten (sched_process_free), so a reused
+ * pointer never ends another thread's block.
  */
 #include <stdbool.h>
 
@@ -38,22 +44,22 @@
 #include "bpf/stacks.bpf.h"
 #include "bpf/targets.bpf.h"
 
-/* Set by user space before load. */
-const volatile __u64 min_block_ns = 0;
-
 /*
- * Sized by user space (bpf_sizing.c), like the maps of targets.bpf.h.  A
- * record is 2 KiB: entries are allocated as threads block, not ahead.
+ * Target threads switched out, by task pointer: when (bpf_ktime_get_ns),
+ * 0 once they run again.  An entry stays while its thread lives (freed
+ * with the task_struct, on_free), so a thread that blocks again finds its
+ * entry and only stores the time.  16 bytes an entry, preallocated: no
+ * allocation on a switch.  Sized by user space (bpf_sizing.c), like the
+ * maps of targets.bpf.h.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64); /* task pointer */
-	__type(value, struct offcpu_start);
+	__type(value, __u64);
 	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 } blocked SEC(".maps");
 
-/* Where a switch out is put together, per CPU, before it is kept. */
+/* Where a switch out is put together, per CPU, before it is sent. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -64,17 +70,22 @@ struct {
 /* `next` runs again: the end of its block, if it was a target's. */
 static __always_inline void switch_in(__u64 next, __u64 now)
 {
-	struct offcpu_start *s = bpf_map_lookup_elem(&blocked, &next);
+	__u64 *since = bpf_map_lookup_elem(&blocked, &next);
+	struct offcpu_end *e;
 
-	if (!s)
+	if (!since || !*since)
 		return;
-	if (now - s->ns >= min_block_ns) {
-		s->r.weight = now - s->ns;
-		if (stacks_submit(&s->r))
-			/* The reader is a whole ring buffer behind. */
-			stat_inc(PROFILE_STAT_RECORDS_LOST);
+	*since = 0;
+	e = bpf_ringbuf_reserve(&stack_records, sizeof(*e), 0);
+	if (!e) {
+		/* The reader is a whole ring buffer behind. */
+		stat_inc(PROFILE_STAT_RECORDS_LOST);
+		return;
 	}
-	bpf_map_delete_elem(&blocked, &next);
+	e->task = next;
+	e->ns = now;
+	/* The starts wake the reader (stacks_wakeup): one in two records. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* prev_state's bits, as include/linux/sched.h has had them since 4.14. */
@@ -93,11 +104,14 @@ static __always_inline __u32 sched_state(bool preempt, __u64 prev_state)
 	return PROFILE_SCHED_UNKNOWN;
 }
 
-/* The current task, `prev`, stops running: remember where. */
+/*
+ * The current task, `prev`, stops running: its block starts, sent now with
+ * its stacks and labels; switch_in() sends its end.
+ */
 static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 				       __u32 state)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid(), size, *since;
 	struct offcpu_start *s;
 	__u32 zero = 0;
 
@@ -108,14 +122,25 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 	if (!is_target(s->r.pid, s->r.comm) && !join_as_child(s->r.pid))
 		return;
 	stat_inc(PROFILE_STAT_SWITCHES);
+	since = bpf_map_lookup_elem(&blocked, &prev);
+	if (since) {
+		*since = now;
+	} else if (bpf_map_update_elem(&blocked, &prev, &now, BPF_ANY)) {
+		/* -E2BIG: no room to remember this thread. */
+		stat_inc(PROFILE_STAT_BLOCKED_FULL);
+		return;
+	}
 	stacks_capture(ctx, &s->r);
 	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
 	s->r.sched_state = state;
 	s->r.weight = 0;
+	s->task = prev;
 	s->ns = now;
-	if (bpf_map_update_elem(&blocked, &prev, s, BPF_ANY))
-		/* -E2BIG or -ENOMEM: no room to keep this block. */
-		stat_inc(PROFILE_STAT_BLOCKED_FULL);
+	size = OFFCPU_START_HEAD +
+	       ((s->r.n_user & 0x7f) + (s->r.n_kernel & 0x7f)) * sizeof(__u64);
+	if (bpf_ringbuf_output(&stack_records, s, size, stacks_wakeup()))
+		/* The reader is a whole ring buffer behind. */
+		stat_inc(PROFILE_STAT_RECORDS_LOST);
 	announce_once(s->r.pid);
 }
 

@@ -3,12 +3,17 @@
  * offcpu.h - structures shared by the BPF off-CPU profiler (offcpu.bpf.c)
  * and its user-space driver (agent/profile/bpf/bpf_offcpu.c).
  *
- * A target thread switched out is remembered in `blocked` (by task
- * pointer) with the time and its record (bpf/stacks.h: stacks, PostgreSQL
- * labels); when it is switched in again, the record goes to user space
- * with the time in between as its weight, where identical records are
- * counted.  Threads still switched out when the profile ends are left in
- * `blocked` for user space to count.
+ * A target thread switched out sends its block's start at once on the
+ * `stack_records` ring buffer (struct offcpu_start: the time, its task
+ * pointer and its record, bpf/stacks.h: stacks, PostgreSQL labels, only
+ * the frames taken); when it is switched in again, its end follows
+ * (struct offcpu_end, by the same task pointer).  The ring buffer keeps
+ * the order in which records were reserved, and a thread is switched in
+ * only after its switch out has finished, so a block's end always comes
+ * after its start.  User space joins the two (bpf_offcpu.c), drops blocks
+ * shorter than min_block_us, and counts identical records.  The threads
+ * still switched out when the profile ends are those of `blocked` with a
+ * time: user space counts them until the end.
  */
 #ifndef VMTOOLS_BPF_OFFCPU_H
 #define VMTOOLS_BPF_OFFCPU_H
@@ -16,10 +21,24 @@
 #include "bpf/profile.h"
 #include "bpf/stacks.h"
 
-/* A thread switched out, until it runs again. */
+/* A block starts: a thread switched out. */
 struct offcpu_start {
+	__u64 task; /* its task pointer, which its end names */
 	__u64 ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	struct stack_record r; /* weight 0 until it runs again */
+	struct stack_record r; /* weight 0; only its frames are sent */
 };
+
+/* The bytes of a start before its frames: what every start has at least. */
+#define OFFCPU_START_HEAD \
+	(__builtin_offsetof(struct offcpu_start, r) + STACK_RECORD_HEAD)
+
+/* The block of the thread with this task pointer ends: it runs again. */
+struct offcpu_end {
+	__u64 task;
+	__u64 ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+};
+
+_Static_assert(sizeof(struct offcpu_end) < OFFCPU_START_HEAD,
+	       "a start and an end are told apart by their size");
 
 #endif

@@ -86,6 +86,8 @@ struct bpf_state {
 		struct bpf_state *st;
 		struct vm_stack_counts counts;
 	} sinks[MAX_OBJS];
+	/* The off-CPU program's blocks, started and not yet ended. */
+	struct vm_offcpu_join join;
 	struct vm_pg_cache pg; /* the postgres executable last read */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
 	uint32_t *running; /* the targets running as the profile starts */
@@ -324,6 +326,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* An off-CPU block's start or end: joined, then counted. */
+static int on_offcpu_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_state *st = ctx;
+
+	vm_offcpu_join_add(&st->join, data, size);
+	return 0;
+}
+
 /*
  * How often the thread drains the stack records when no wakeup comes: the
  * programs wake it only once a quarter of a ring buffer is used.
@@ -446,6 +457,7 @@ static void bpf_destroy(void *state)
 	free(st->tp_links);
 	for (size_t i = 0; i < MAX_OBJS; i++)
 		vm_stack_counts_free(&st->sinks[i].counts);
+	vm_offcpu_join_free(&st->join);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	vm_pg_cache_free(&st->pg);
@@ -591,12 +603,14 @@ static int open_skeleton(struct bpf_state *st,
 				err, errno,
 				"cannot open the BPF off-CPU profiler object");
 		SET_FILTER(st->off, req);
-		/* A wall-clock profile counts every block: the time adds up. */
-		st->off->rodata->min_block_ns =
-			req->kind == VM_KIND_OFFCPU ?
-				(uint64_t)req->min_block_us * 1000 :
-				0;
 		add_object(st, st->off->obj, &sz);
+		/* A wall-clock profile counts every block: the time adds up. */
+		vm_offcpu_join_init(&st->join,
+				    &st->sinks[st->n_objs - 1].counts,
+				    req->kind == VM_KIND_OFFCPU ?
+					    (uint64_t)req->min_block_us * 1000 :
+					    0,
+				    sz.blocked);
 		set_size(st->off->obj, "stack_records", sz.blocks_ring);
 		set_size(st->off->obj, "blocked", sz.blocked);
 	}
@@ -647,16 +661,21 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	st->rb = ring_buffer__new(map_fd(st->objs[0], "events"), on_event, st,
 				  NULL);
-	for (size_t i = 0; st->rb && i < st->n_objs; i++)
+	for (size_t i = 0; st->rb && i < st->n_objs; i++) {
+		/* The off-CPU program's records are blocks' starts and ends. */
+		bool off = st->off && st->objs[i] == st->off->obj;
+
 		if ((i > 0 &&
 		     ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
 				      on_event, st)) ||
 		    ring_buffer__add(st->rb,
 				     map_fd(st->objs[i], "stack_records"),
-				     on_record, &st->sinks[i]))
+				     off ? on_offcpu_record : on_record,
+				     off ? (void *)st : &st->sinks[i]))
 			return vm_error_errno(
 				err, errno,
 				"cannot set up the BPF event ring buffer");
+	}
 	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
@@ -939,8 +958,8 @@ static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 		&st->sinks[obj_index(st, st->off->obj)].counts;
 	size_t first = st->samples.n;
 
-	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
-			    st->off->rodata->min_block_ns, "/proc", c);
+	vm_offcpu_join_finish(&st->join, bpf_map__fd(st->off->maps.blocked),
+			      end_ns, "/proc");
 	if (vm_stack_counts_to_blocks(c, &st->samples) ||
 	    add_sleepers(st, first, end_ns))
 		return vm_error_set(err, ENOMEM, "out of memory");

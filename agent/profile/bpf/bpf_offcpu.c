@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_offcpu.c - the off-CPU profiler's `blocked` map read once it has
- * stopped, key by key (one entry per thread still switched out), and the
- * threads blocked since before the profile found from /proc
- * (bpf_offcpu.h).
+ * bpf_offcpu.c - the off-CPU profile's blocks put together from the
+ * starts and ends its program sends, those still going at the end from
+ * `blocked`, and the threads blocked since before the profile found from
+ * /proc (bpf_offcpu.h).
+ *
+ * A start is kept, its frames only, until its thread's end comes: one
+ * buffer per thread, reused by its next block, so a block costs a tree
+ * search by task pointer and a copy, not an allocation.
  */
 #include "agent/profile/bpf/bpf_offcpu.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +27,118 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 
+/* A thread's block started and not yet ended (size 0: none). */
+struct vm_offcpu_pending {
+	uint64_t task, ns;
+	size_t size, cap; /* bytes of rec, the stack_record's frames only */
+	struct stack_record *rec;
+};
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct vm_offcpu_pending *x = a, *y = b;
+
+	return x->task < y->task ? -1 : x->task > y->task;
+}
+
+void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
+			 uint64_t min_ns, size_t max_threads)
+{
+	memset(j, 0, sizeof(*j));
+	j->counts = c;
+	j->min_ns = min_ns;
+	j->max = max_threads;
+}
+
+static struct vm_offcpu_pending *pending_find(struct vm_offcpu_join *j,
+					      uint64_t task)
+{
+	struct vm_offcpu_pending key = { .task = task }, **found;
+
+	found = tfind(&key, &j->tree, pending_cmp);
+	return found ? *found : NULL;
+}
+
+/* A block of weight ns (its end less its start) counted, if long enough. */
+static void count_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
+			uint64_t end_ns)
+{
+	uint64_t ns = end_ns - p->ns;
+
+	if (end_ns >= p->ns && ns >= j->min_ns) {
+		p->rec->weight = ns;
+		/* A dropped record is counted in counts. */
+		vm_stack_counts_add(j->counts, p->rec, p->size);
+	}
+	p->size = 0;
+}
+
+static int add_start(struct vm_offcpu_join *j, const struct offcpu_start *s,
+		     size_t size)
+{
+	size_t rec_size = size - offsetof(struct offcpu_start, r);
+	struct vm_offcpu_pending *p = pending_find(j, s->task);
+
+	if (!p) {
+		if (j->n >= j->max || vm_grow(j->v, &j->cap, j->n + 1) < 0 ||
+		    !(p = calloc(1, sizeof(*p))))
+			goto dropped;
+		p->task = s->task;
+		if (!tsearch(p, &j->tree, pending_cmp)) {
+			free(p);
+			goto dropped;
+		}
+		j->v[j->n++] = p;
+	}
+	if (p->size)
+		/* This thread's last end was lost: so is that block. */
+		j->unended++;
+	p->size = 0;
+	if (p->cap < rec_size) {
+		struct stack_record *r = realloc(p->rec, rec_size);
+
+		if (!r)
+			goto dropped;
+		p->rec = r;
+		p->cap = rec_size;
+	}
+	memcpy(p->rec, &s->r, rec_size);
+	p->size = rec_size;
+	p->ns = s->ns;
+	return 0;
+dropped:
+	j->counts->records++;
+	j->counts->dropped++;
+	return j->n >= j->max ? -E2BIG : -ENOMEM;
+}
+
+int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size)
+{
+	const struct offcpu_start *s = data;
+	struct vm_offcpu_pending *p;
+	struct offcpu_end e;
+	size_t frames;
+
+	if (size == sizeof(e)) {
+		memcpy(&e, data, sizeof(e));
+		p = pending_find(j, e.task);
+		if (p && p->size)
+			count_block(j, p, e.ns);
+		return 0;
+	}
+	if (size < OFFCPU_START_HEAD || size > sizeof(*s))
+		goto malformed;
+	frames = (size_t)s->r.n_user + s->r.n_kernel;
+	if (s->r.n_user > STACK_MAX_DEPTH || s->r.n_kernel > STACK_MAX_DEPTH ||
+	    size != OFFCPU_START_HEAD + frames * sizeof(__u64))
+		goto malformed;
+	return add_start(j, s, size);
+malformed:
+	j->counts->records++;
+	j->counts->malformed++;
+	return -EINVAL;
+}
+
 static bool thread_exists(const char *proc_root, uint32_t pid, uint32_t tid)
 {
 	char path[96];
@@ -30,28 +147,43 @@ static bool thread_exists(const char *proc_root, uint32_t pid, uint32_t tid)
 	return access(path, F_OK) == 0;
 }
 
-int vm_bpf_read_blocked(int blocked_fd, uint64_t end_ns, uint64_t min_ns,
-			const char *proc_root, struct vm_stack_counts *c)
+int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
+			  uint64_t end_ns, const char *proc_root)
 {
-	__u64 task, next, *prev = NULL;
-	struct offcpu_start s;
+	for (size_t i = 0; i < j->n; i++) {
+		struct vm_offcpu_pending *p = j->v[i];
+		__u64 since = 0;
 
-	while (bpf_map_get_next_key(blocked_fd, prev, &next) == 0) {
-		size_t frames;
-
-		task = next;
-		prev = &task;
-		if (bpf_map_lookup_elem(blocked_fd, &task, &s) ||
-		    s.ns >= end_ns || end_ns - s.ns < min_ns ||
-		    !thread_exists(proc_root, s.r.pid, s.r.tid))
+		if (!p->size)
 			continue;
-		frames = (size_t)(s.r.n_user & 0x7f) + (s.r.n_kernel & 0x7f);
-		s.r.weight = end_ns - s.ns;
-		/* A malformed or dropped record is counted in c. */
-		vm_stack_counts_add(c, &s.r,
-				    STACK_RECORD_HEAD + frames * sizeof(__u64));
+		/* Switched out since this start and not in: still blocked. */
+		if (bpf_map_lookup_elem(blocked_fd, &p->task, &since) ||
+		    since != p->ns ||
+		    !thread_exists(proc_root, p->rec->pid, p->rec->tid)) {
+			if (since != p->ns)
+				j->unended++;
+			p->size = 0;
+			continue;
+		}
+		count_block(j, p, end_ns);
 	}
 	return 0;
+}
+
+static void no_free(void *p)
+{
+	(void)p;
+}
+
+void vm_offcpu_join_free(struct vm_offcpu_join *j)
+{
+	tdestroy(j->tree, no_free);
+	for (size_t i = 0; i < j->n; i++) {
+		free(j->v[i]->rec);
+		free(j->v[i]);
+	}
+	free(j->v);
+	memset(j, 0, sizeof(*j));
 }
 
 int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
