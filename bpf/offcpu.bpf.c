@@ -129,6 +129,13 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 		/* -E2BIG: no room to remember this thread. */
 		stat_inc(PROFILE_STAT_BLOCKED_FULL);
 		return;
+	} else {
+		/*
+		 * The thread's first block: its process is announced if it is
+		 * new (a lookup in `seen` spared on every later block; on_exec
+		 * below makes an exec's first block a first one again).
+		 */
+		announce_once(s->r.pid);
 	}
 	stacks_capture(ctx, &s->r);
 	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
@@ -141,7 +148,6 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 	if (bpf_ringbuf_output(&stack_records, s, size, stacks_wakeup()))
 		/* The reader is a whole ring buffer behind. */
 		stat_inc(PROFILE_STAT_RECORDS_LOST);
-	announce_once(s->r.pid);
 }
 
 SEC("raw_tp/sched_switch")
@@ -166,6 +172,19 @@ int on_switch_compat(unsigned long long *ctx)
 
 	switch_in(ctx[2], now);
 	switch_out(ctx, ctx[1], now, PROFILE_SCHED_UNKNOWN);
+	return 0;
+}
+
+/*
+ * A program replaced its own (targets.bpf.h's on_exec forgets it was
+ * announced): its next block is announced again, as a first one.
+ */
+SEC("raw_tp/sched_process_exec")
+int on_exec_blocked(void *ctx)
+{
+	__u64 task = bpf_get_current_task();
+
+	bpf_map_delete_elem(&blocked, &task);
 	return 0;
 }
 
