@@ -45,17 +45,22 @@
 #include "bpf/targets.bpf.h"
 
 /*
- * Target threads switched out, by task pointer: when (bpf_ktime_get_ns),
- * 0 once they run again.  An entry stays while its thread lives (freed
- * with the task_struct, on_free), so a thread that blocks again finds its
- * entry and only stores the time.  16 bytes an entry, preallocated: no
- * allocation on a switch.  Sized by user space (bpf_sizing.c), like the
- * maps of targets.bpf.h.
+ * Target threads, by task pointer: when they were switched out (0 once
+ * they run again) and the hash of the last record sent whole.  An entry
+ * stays while its thread lives (freed with the task_struct, on_free), so
+ * a thread that blocks again finds its entry and only stores the time.
+ * 16 bytes an entry, preallocated: no allocation on a switch.  Sized by
+ * user space (bpf_sizing.c), like the maps of targets.bpf.h.
  */
+struct offcpu_thread {
+	__u64 since; /* bpf_ktime_get_ns() of its switch out; 0: running */
+	__u64 last; /* offcpu_hash() of its last whole start; 0: none */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u64); /* task pointer */
-	__type(value, __u64);
+	__type(value, struct offcpu_thread);
 	__uint(max_entries, 16384);
 } blocked SEC(".maps");
 
@@ -70,12 +75,12 @@ struct {
 /* `next` runs again: the end of its block, if it was a target's. */
 static __always_inline void switch_in(__u64 next, __u64 now)
 {
-	__u64 *since = bpf_map_lookup_elem(&blocked, &next);
+	struct offcpu_thread *t = bpf_map_lookup_elem(&blocked, &next);
 	struct offcpu_end *e;
 
-	if (!since || !*since)
+	if (!t || !t->since)
 		return;
-	*since = 0;
+	t->since = 0;
 	e = bpf_ringbuf_reserve(&stack_records, sizeof(*e), 0);
 	if (!e) {
 		/* The reader is a whole ring buffer behind. */
@@ -105,13 +110,55 @@ static __always_inline __u32 sched_state(bool preempt, __u64 prev_state)
 }
 
 /*
+ * A 64-bit hash of a record's content, its weight left out: whether a
+ * block starts where the thread's last one did (offcpu.h, struct
+ * offcpu_again).  Two different records of a thread hash alike with odds
+ * of about one in 2^64; the block would then get the last one's stacks.
+ */
+static __always_inline __u64 offcpu_hash(const struct stack_record *r)
+{
+	const __u64 *w = (const __u64 *)r;
+	__u32 n = (r->n_user & 0x7f) + (r->n_kernel & 0x7f);
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+
+	/* pid and tid; comm; counts and errors; wait event, state; query */
+	h = (h ^ w[0]) * 0xff51afd7ed558ccdULL;
+	for (__u32 i = 2; i < STACK_RECORD_HEAD / sizeof(__u64); i++) {
+		h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	for (__u32 i = 0; i < 2 * STACK_MAX_DEPTH && i < n; i++) {
+		h = (h ^ r->ips[i]) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+/* A block starts with the same record as the last: 24 bytes say so. */
+static __always_inline long send_again(__u64 task, __u64 now, __u64 hash)
+{
+	struct offcpu_again *a;
+
+	a = bpf_ringbuf_reserve(&stack_records, sizeof(*a), 0);
+	if (!a)
+		return -EAGAIN;
+	a->task = task;
+	a->ns = now;
+	a->hash = hash;
+	bpf_ringbuf_submit(a, stacks_wakeup());
+	return 0;
+}
+
+/*
  * The current task, `prev`, stops running: its block starts, sent now with
- * its stacks and labels; switch_in() sends its end.
+ * its stacks and labels (or as the same again); switch_in() sends its
+ * end.
  */
 static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 				       __u32 state)
 {
-	__u64 id = bpf_get_current_pid_tgid(), size, *since;
+	__u64 id = bpf_get_current_pid_tgid(), size, hash;
+	struct offcpu_thread *t, fresh = { now, 0 };
 	struct offcpu_start *s;
 	__u32 zero = 0;
 
@@ -122,32 +169,47 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 	if (!is_target(s->r.pid, s->r.comm) && !join_as_child(s->r.pid))
 		return;
 	stat_inc(PROFILE_STAT_SWITCHES);
-	since = bpf_map_lookup_elem(&blocked, &prev);
-	if (since) {
-		*since = now;
-	} else if (bpf_map_update_elem(&blocked, &prev, &now, BPF_ANY)) {
-		/* -E2BIG: no room to remember this thread. */
-		stat_inc(PROFILE_STAT_BLOCKED_FULL);
-		return;
+	t = bpf_map_lookup_elem(&blocked, &prev);
+	if (t) {
+		t->since = now;
 	} else {
+		if (bpf_map_update_elem(&blocked, &prev, &fresh, BPF_ANY)) {
+			/* -E2BIG: no room to remember this thread. */
+			stat_inc(PROFILE_STAT_BLOCKED_FULL);
+			return;
+		}
 		/*
 		 * The thread's first block: its process is announced if it is
 		 * new (a lookup in `seen` spared on every later block; on_exec
 		 * below makes an exec's first block a first one again).
 		 */
 		announce_once(s->r.pid);
+		t = bpf_map_lookup_elem(&blocked, &prev);
+		if (!t)
+			return;
 	}
 	stacks_capture(ctx, &s->r);
 	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
 	s->r.sched_state = state;
 	s->r.weight = 0;
+	hash = offcpu_hash(&s->r);
+	if (hash == t->last) {
+		if (send_again(prev, now, hash))
+			/* The reader is a whole ring buffer behind. */
+			stat_inc(PROFILE_STAT_RECORDS_LOST);
+		return;
+	}
 	s->task = prev;
 	s->ns = now;
 	size = OFFCPU_START_HEAD +
 	       ((s->r.n_user & 0x7f) + (s->r.n_kernel & 0x7f)) * sizeof(__u64);
-	if (bpf_ringbuf_output(&stack_records, s, size, stacks_wakeup()))
-		/* The reader is a whole ring buffer behind. */
+	if (bpf_ringbuf_output(&stack_records, s, size, stacks_wakeup())) {
 		stat_inc(PROFILE_STAT_RECORDS_LOST);
+		/* User space has not this one: the next is sent whole. */
+		t->last = 0;
+		return;
+	}
+	t->last = hash;
 }
 
 SEC("raw_tp/sched_switch")

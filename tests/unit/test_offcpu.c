@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_offcpu.c - unit tests of agent/profile/bpf/bpf_offcpu.c: blocks
- * joined from the starts and ends the off-CPU program sends (weights,
- * min_block, ends lost or never started, malformed records, the bound on
- * threads), the blocks still going at the end against a real `blocked`
+ * joined from the starts, repeated starts and ends the off-CPU program
+ * sends (weights, min_block, ends lost or never started, repeats of a
+ * record dropped, malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
  * map (skipped without BPF); a thread's state and context switches from
  * /proc/PID/task/TID/status, which tell a thread blocked for the whole
  * profile; and, on this process's own threads, that a thread sleeping
@@ -49,6 +49,14 @@ static int end(struct vm_offcpu_join *j, uint64_t task, uint64_t ns)
 	return vm_offcpu_join_add(j, &e, sizeof(e));
 }
 
+/* A block of task starts with the record of its last start again. */
+static int again(struct vm_offcpu_join *j, uint64_t task, uint64_t ns)
+{
+	struct offcpu_again a = { task, ns, 0x1234 };
+
+	return vm_offcpu_join_add(j, &a, sizeof(a));
+}
+
 /* The blocks counted so far, as the profile would have them. */
 static void blocks(struct vm_stack_counts *c, struct vm_samples *out)
 {
@@ -71,22 +79,27 @@ static void test_join(void **state)
 	n = start(&s, 0xa0, 10000, 7, 3, 0x400000);
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
 	assert_int_equal(end(&j, 0xa0, 14000), 0);
-	n = start(&s, 0xa0, 20000, 7, 3, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
+	/* The second starts with the same record again. */
+	assert_int_equal(again(&j, 0xa0, 20000), 0);
 	/* Another thread blocks in between, on another stack. */
 	n = start(&s, 0xb0, 21000, 8, 2, 0x500000);
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
 	assert_int_equal(end(&j, 0xa0, 22500), 0);
 	assert_int_equal(end(&j, 0xb0, 30000), 0);
 	/* Shorter than min_block: left out. */
-	n = start(&s, 0xb0, 40000, 8, 2, 0x500000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
+	assert_int_equal(again(&j, 0xb0, 40000), 0);
 	assert_int_equal(end(&j, 0xb0, 40999), 0);
+	/* A thread sends a new record: its blocks from then on have it. */
+	n = start(&s, 0xb0, 41000, 8, 1, 0x600000);
+	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
+	assert_int_equal(end(&j, 0xb0, 43000), 0);
+	assert_int_equal(again(&j, 0xb0, 44000), 0);
+	assert_int_equal(end(&j, 0xb0, 45000), 0);
 	/* An end whose start never came, and a second one: ignored. */
 	assert_int_equal(end(&j, 0xc0, 50000), 0);
 	assert_int_equal(end(&j, 0xa0, 50000), 0);
 	blocks(&c, &out);
-	assert_int_equal(out.n, 2);
+	assert_int_equal(out.n, 3);
 	assert_int_equal(out.v[0].tid, 7);
 	assert_int_equal(out.v[0].count, 2);
 	assert_int_equal(out.v[0].value, 4000 + 2500);
@@ -95,6 +108,10 @@ static void test_join(void **state)
 	assert_int_equal(out.v[1].tid, 8);
 	assert_int_equal(out.v[1].count, 1);
 	assert_int_equal(out.v[1].value, 9000);
+	assert_int_equal(out.v[2].tid, 8);
+	assert_int_equal(out.v[2].count, 2);
+	assert_int_equal(out.v[2].value, 3000);
+	assert_int_equal(out.v[2].user_ips[0], 0x600000);
 	assert_int_equal(j.unended, 0);
 	vm_samples_free(&out);
 	vm_offcpu_join_free(&j);
@@ -123,6 +140,9 @@ static void test_join_lost_and_malformed(void **state)
 	n = start(&s, 0xb0, 400, 8, 1, 0x400000);
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n), -E2BIG);
 	assert_int_equal(c.dropped, 1);
+	/* A repeat of that thread's record, which is not here: dropped. */
+	assert_int_equal(again(&j, 0xb0, 450), -ENOENT);
+	assert_int_equal(c.dropped, 2);
 	/* Sizes that disagree with the frame counts, or fit nothing. */
 	n = start(&s, 0xa0, 500, 7, 2, 0x400000);
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n - 8), -EINVAL);
@@ -149,13 +169,13 @@ static void test_join_finish(void **state)
 	struct vm_offcpu_join j;
 	struct offcpu_start s;
 	struct vm_samples out;
-	uint64_t k, v;
+	uint64_t k, v[2] = { 0, 0 }; /* offcpu.bpf.c's offcpu_thread */
 	size_t n;
 	int fd;
 
 	(void)state;
 	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "blocked", sizeof(__u64),
-			    sizeof(__u64), 16, NULL);
+			    sizeof(v), 16, NULL);
 	if (fd < 0)
 		skip(); /* no BPF here (not root, or no bpf(2)) */
 	vm_stack_counts_init(&c, 1 << 20);
@@ -168,14 +188,14 @@ static void test_join_finish(void **state)
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
 	n = start(&s, 0xd0, 1950, me, 1, 0x700000);
 	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	k = 0xa0, v = 1000;
-	assert_int_equal(bpf_map_update_elem(fd, &k, &v, BPF_ANY), 0);
+	k = 0xa0, v[0] = 1000;
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
 	k = 0xb0;
-	assert_int_equal(bpf_map_update_elem(fd, &k, &v, BPF_ANY), 0);
-	k = 0xc0, v = 0; /* switched in: its end was lost */
-	assert_int_equal(bpf_map_update_elem(fd, &k, &v, BPF_ANY), 0);
-	k = 0xd0, v = 1950; /* still going, but shorter than min_block */
-	assert_int_equal(bpf_map_update_elem(fd, &k, &v, BPF_ANY), 0);
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	k = 0xc0, v[0] = 0; /* switched in: its end was lost */
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	k = 0xd0, v[0] = 1950; /* still going, but shorter than min_block */
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
 	assert_int_equal(vm_offcpu_join_finish(&j, fd, 2000, "/proc"), 0);
 	close(fd);
 	assert_int_equal(j.unended, 1);

@@ -5,9 +5,11 @@
  * `blocked`, and the threads blocked since before the profile found from
  * /proc (bpf_offcpu.h).
  *
- * A start is kept, its frames only, until its thread's end comes: one
- * buffer per thread, reused by its next block, so a block costs a tree
- * search by task pointer and a copy, not an allocation.
+ * Each thread's last start sent whole is kept, its frames only: its
+ * block, and those that start again with the same record, are counted
+ * with it when their ends come.  One buffer per thread, reused by its
+ * next start, so a block costs a tree search by task pointer (and a copy
+ * when sent whole), not an allocation.
  */
 #include "agent/profile/bpf/bpf_offcpu.h"
 
@@ -27,10 +29,14 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 
-/* A thread's block started and not yet ended (size 0: none). */
+/*
+ * A thread's last start sent whole (len 0: none yet), and whether its
+ * block (from ns, with that record or its repeat) is still open.
+ */
 struct vm_offcpu_pending {
 	uint64_t task, ns;
-	size_t size, cap; /* bytes of rec, the stack_record's frames only */
+	size_t len, cap; /* bytes of rec, the stack_record's frames only */
+	bool open;
 	struct stack_record *rec;
 };
 
@@ -59,7 +65,7 @@ static struct vm_offcpu_pending *pending_find(struct vm_offcpu_join *j,
 	return found ? *found : NULL;
 }
 
-/* A block of weight ns (its end less its start) counted, if long enough. */
+/* The block of p ends at end_ns: counted, if long enough. */
 static void count_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
 			uint64_t end_ns)
 {
@@ -68,62 +74,87 @@ static void count_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
 	if (end_ns >= p->ns && ns >= j->min_ns) {
 		p->rec->weight = ns;
 		/* A dropped record is counted in counts. */
-		vm_stack_counts_add(j->counts, p->rec, p->size);
+		vm_stack_counts_add(j->counts, p->rec, p->len);
 	}
-	p->size = 0;
+	p->open = false;
+}
+
+static int dropped(struct vm_offcpu_join *j, int err)
+{
+	j->counts->records++;
+	j->counts->dropped++;
+	return err;
+}
+
+/* A block of p's thread starts at ns. */
+static void open_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
+		       uint64_t ns)
+{
+	if (p->open)
+		/* This thread's last end was lost: so is that block. */
+		j->unended++;
+	p->open = true;
+	p->ns = ns;
 }
 
 static int add_start(struct vm_offcpu_join *j, const struct offcpu_start *s,
 		     size_t size)
 {
-	size_t rec_size = size - offsetof(struct offcpu_start, r);
+	size_t len = size - offsetof(struct offcpu_start, r);
 	struct vm_offcpu_pending *p = pending_find(j, s->task);
 
 	if (!p) {
-		if (j->n >= j->max || vm_grow(j->v, &j->cap, j->n + 1) < 0 ||
+		if (j->n >= j->max)
+			return dropped(j, -E2BIG);
+		if (vm_grow(j->v, &j->cap, j->n + 1) < 0 ||
 		    !(p = calloc(1, sizeof(*p))))
-			goto dropped;
+			return dropped(j, -ENOMEM);
 		p->task = s->task;
 		if (!tsearch(p, &j->tree, pending_cmp)) {
 			free(p);
-			goto dropped;
+			return dropped(j, -ENOMEM);
 		}
 		j->v[j->n++] = p;
 	}
-	if (p->size)
-		/* This thread's last end was lost: so is that block. */
-		j->unended++;
-	p->size = 0;
-	if (p->cap < rec_size) {
-		struct stack_record *r = realloc(p->rec, rec_size);
+	if (p->cap < len) {
+		struct stack_record *r = realloc(p->rec, len);
 
-		if (!r)
-			goto dropped;
+		if (!r) {
+			p->len = 0;
+			p->open = false;
+			return dropped(j, -ENOMEM);
+		}
 		p->rec = r;
-		p->cap = rec_size;
+		p->cap = len;
 	}
-	memcpy(p->rec, &s->r, rec_size);
-	p->size = rec_size;
-	p->ns = s->ns;
+	memcpy(p->rec, &s->r, len);
+	p->len = len;
+	open_block(j, p, s->ns);
 	return 0;
-dropped:
-	j->counts->records++;
-	j->counts->dropped++;
-	return j->n >= j->max ? -E2BIG : -ENOMEM;
 }
 
 int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size)
 {
 	const struct offcpu_start *s = data;
 	struct vm_offcpu_pending *p;
+	struct offcpu_again a;
 	struct offcpu_end e;
 	size_t frames;
 
 	if (size == sizeof(e)) {
 		memcpy(&e, data, sizeof(e));
 		p = pending_find(j, e.task);
-		if (p && p->size)
+		if (p && p->open)
 			count_block(j, p, e.ns);
+		return 0;
+	}
+	if (size == sizeof(a)) {
+		memcpy(&a, data, sizeof(a));
+		p = pending_find(j, a.task);
+		/* Its record was dropped here (bounds, memory): so is this. */
+		if (!p || !p->len)
+			return dropped(j, -ENOENT);
+		open_block(j, p, a.ns);
 		return 0;
 	}
 	if (size < OFFCPU_START_HEAD || size > sizeof(*s))
@@ -152,20 +183,22 @@ int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
 {
 	for (size_t i = 0; i < j->n; i++) {
 		struct vm_offcpu_pending *p = j->v[i];
-		__u64 since = 0;
+		/* bpf/offcpu.bpf.c's struct offcpu_thread: since, last */
+		__u64 t[2] = { 0, 0 };
 
-		if (!p->size)
+		if (!p->open)
 			continue;
 		/* Switched out since this start and not in: still blocked. */
-		if (bpf_map_lookup_elem(blocked_fd, &p->task, &since) ||
-		    since != p->ns ||
-		    !thread_exists(proc_root, p->rec->pid, p->rec->tid)) {
-			if (since != p->ns)
-				j->unended++;
-			p->size = 0;
-			continue;
+		if (bpf_map_lookup_elem(blocked_fd, &p->task, t) ||
+		    t[0] != p->ns) {
+			j->unended++;
+			p->open = false;
+		} else if (!thread_exists(proc_root, p->rec->pid,
+					  p->rec->tid)) {
+			p->open = false;
+		} else {
+			count_block(j, p, end_ns);
 		}
-		count_block(j, p, end_ns);
 	}
 	return 0;
 }

@@ -39,10 +39,12 @@ void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
 
 /*
  * One record off the ring buffer: a start (struct offcpu_start, frames
- * only) or an end (struct offcpu_end).  0; -EINVAL for a malformed
- * record, -E2BIG or -ENOMEM for a start dropped (each counted in counts
- * as vm_stack_counts_add counts them).  An end nobody started (its
- * start was lost) is ignored.
+ * only), a start with the thread's last record again (struct
+ * offcpu_again), or an end (struct offcpu_end).  0; -EINVAL for a
+ * malformed record, -E2BIG, -ENOMEM or -ENOENT (a repeat of a record
+ * dropped) for a start dropped, each counted in counts as
+ * vm_stack_counts_add counts them.  An end nobody started (its start was
+ * lost) is ignored.
  */
 int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size);
 
