@@ -89,7 +89,7 @@ static __always_inline void switch_in(__u64 next, __u64 now)
 	}
 	e->task = next;
 	e->ns = now;
-	/* The starts wake the reader (stacks_wakeup): one in two records. */
+	/* Whole starts wake the reader (stacks_wakeup), as in send_again. */
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -145,7 +145,11 @@ static __always_inline long send_again(__u64 task, __u64 now, __u64 hash)
 	a->task = task;
 	a->ns = now;
 	a->hash = hash;
-	bpf_ringbuf_submit(a, stacks_wakeup());
+	/*
+	 * Whole starts wake the reader (stacks_wakeup), and a timer drains
+	 * the rest: asking how full the ring is costs more than this record.
+	 */
+	bpf_ringbuf_submit(a, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 
