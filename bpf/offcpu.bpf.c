@@ -9,19 +9,20 @@
  * at that instant the current task is still `prev`, so its pid, command
  * name, stacks and memory are the current task's, and `next` is only a
  * pointer -- which is all that is needed to find it again: a target
- * thread's switch out sends the start of its block with its stacks at once
- * (offcpu.h), and the switch in of a task pointer remembered in `blocked`
- * sends the block's end, for user space to join, as targets.bpf.h follows
- * forks.  No BTF, no kernel struct offsets, no kprobe.  Every switch out
- * counts, a preemption included: time spent runnable but waiting for a
- * CPU is time the thread did not run, which a wall-clock profile needs to
- * add up.
+ * thread's switch out sends its stacks and labels at once, unless they
+ * are the ones it sent last, and the switch in of a task pointer
+ * remembered in `blocked` sends the block's times (offcpu.h), as
+ * targets.bpf.h follows forks.  No BTF, no kernel struct offsets, no
+ * kprobe.  Every switch out counts, a preemption included: time spent
+ * runnable but waiting for a CPU is time the thread did not run, which a
+ * wall-clock profile needs to add up.
  *
- * Why not keep the start in a map until the end, and send only the blocks
- * long enough: the stacks must be taken at the switch out anyway, and
- * copying a 2 KiB record into a hash (allocated per block), looking it up,
- * sending and deleting it cost more than a second, 16-byte record; user
- * space drops blocks shorter than min_block_us.
+ * Why not keep the record in a map until the end, and send only the
+ * blocks long enough: the stacks must be taken at the switch out anyway,
+ * and copying a 2 KiB record into a hash (allocated per block), looking
+ * it up, sending and deleting it cost more than a 24-byte record, the
+ * whole record going only when it changed; user space drops blocks
+ * shorter than min_block_us.
  *
  * prev_state (Linux 5.18 and later; on_switch_compat before, where the
  * state is unknown) tells a thread preempted, still runnable, from one
@@ -46,7 +47,7 @@
 
 /*
  * Target threads, by task pointer: when they were switched out (0 once
- * they run again) and the hash of the last record sent whole.  An entry
+ * they run again) and the hash of the last record they sent.  An entry
  * stays while its thread lives (freed with the task_struct, on_free), so
  * a thread that blocks again finds its entry and only stores the time.
  * 16 bytes an entry, preallocated: no allocation on a switch.  Sized by
@@ -54,7 +55,7 @@
  */
 struct offcpu_thread {
 	__u64 since; /* bpf_ktime_get_ns() of its switch out; 0: running */
-	__u64 last; /* offcpu_hash() of its last whole start; 0: none */
+	__u64 last; /* offcpu_hash() of its last record sent; 0: none */
 };
 
 struct {
@@ -68,29 +69,34 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct offcpu_start);
+	__type(value, struct offcpu_record);
 	__uint(max_entries, 1);
-} start_scratch SEC(".maps");
+} record_scratch SEC(".maps");
 
 /* `next` runs again: the end of its block, if it was a target's. */
 static __always_inline void switch_in(__u64 next, __u64 now)
 {
 	struct offcpu_thread *t = bpf_map_lookup_elem(&blocked, &next);
-	struct offcpu_end *e;
+	struct offcpu_block *b;
 
 	if (!t || !t->since)
 		return;
-	t->since = 0;
-	e = bpf_ringbuf_reserve(&stack_records, sizeof(*e), 0);
-	if (!e) {
+	b = bpf_ringbuf_reserve(&stack_records, sizeof(*b), 0);
+	if (b) {
+		b->task = next;
+		b->start_ns = t->since;
+		b->end_ns = now;
+		/*
+		 * Records sent whole wake the reader (stacks_wakeup), and a
+		 * timer drains the rest: asking how full the ring is would
+		 * cost more than this record.
+		 */
+		bpf_ringbuf_submit(b, BPF_RB_NO_WAKEUP);
+	} else {
 		/* The reader is a whole ring buffer behind. */
 		stat_inc(PROFILE_STAT_RECORDS_LOST);
-		return;
 	}
-	e->task = next;
-	e->ns = now;
-	/* Whole starts wake the reader (stacks_wakeup), as in send_again. */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	t->since = 0;
 }
 
 /* prev_state's bits, as include/linux/sched.h has had them since 4.14. */
@@ -111,9 +117,9 @@ static __always_inline __u32 sched_state(bool preempt, __u64 prev_state)
 
 /*
  * A 64-bit hash of a record's content, its weight left out: whether a
- * block starts where the thread's last one did (offcpu.h, struct
- * offcpu_again).  Two different records of a thread hash alike with odds
- * of about one in 2^64; the block would then get the last one's stacks.
+ * thread blocks where it did last (offcpu.h).  Two different records of a
+ * thread hash alike with odds of about one in 2^64; the block would then
+ * be counted with the last one's stacks.
  */
 static __always_inline __u64 offcpu_hash(const struct stack_record *r)
 {
@@ -134,39 +140,19 @@ static __always_inline __u64 offcpu_hash(const struct stack_record *r)
 	return h ? h : 1;
 }
 
-/* A block starts with the same record as the last: 24 bytes say so. */
-static __always_inline long send_again(__u64 task, __u64 now, __u64 hash)
-{
-	struct offcpu_again *a;
-
-	a = bpf_ringbuf_reserve(&stack_records, sizeof(*a), 0);
-	if (!a)
-		return -EAGAIN;
-	a->task = task;
-	a->ns = now;
-	a->hash = hash;
-	/*
-	 * Whole starts wake the reader (stacks_wakeup), and a timer drains
-	 * the rest: asking how full the ring is costs more than this record.
-	 */
-	bpf_ringbuf_submit(a, BPF_RB_NO_WAKEUP);
-	return 0;
-}
-
 /*
- * The current task, `prev`, stops running: its block starts, sent now with
- * its stacks and labels (or as the same again); switch_in() sends its
- * end.
+ * The current task, `prev`, stops running: its stacks and labels, sent
+ * now unless they are those it sent last; switch_in() sends its block.
  */
 static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 				       __u32 state)
 {
 	__u64 id = bpf_get_current_pid_tgid(), size, hash;
-	struct offcpu_thread *t, fresh = { now, 0 };
-	struct offcpu_start *s;
+	struct offcpu_thread *t, fresh = { 0, 0 };
+	struct offcpu_record *s;
 	__u32 zero = 0;
 
-	s = bpf_map_lookup_elem(&start_scratch, &zero);
+	s = bpf_map_lookup_elem(&record_scratch, &zero);
 	if (!s)
 		return;
 	stacks_task(&s->r, id);
@@ -174,9 +160,7 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 		return;
 	stat_inc(PROFILE_STAT_SWITCHES);
 	t = bpf_map_lookup_elem(&blocked, &prev);
-	if (t) {
-		t->since = now;
-	} else {
+	if (!t) {
 		if (bpf_map_update_elem(&blocked, &prev, &fresh, BPF_ANY)) {
 			/* -E2BIG: no room to remember this thread. */
 			stat_inc(PROFILE_STAT_BLOCKED_FULL);
@@ -197,23 +181,22 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 	s->r.sched_state = state;
 	s->r.weight = 0;
 	hash = offcpu_hash(&s->r);
-	if (hash == t->last) {
-		if (send_again(prev, now, hash))
+	if (hash != t->last) {
+		s->task = prev;
+		size = OFFCPU_RECORD_HEAD +
+		       ((s->r.n_user & 0x7f) + (s->r.n_kernel & 0x7f)) *
+			       sizeof(__u64);
+		if (bpf_ringbuf_output(&stack_records, s, size,
+				       stacks_wakeup())) {
 			/* The reader is a whole ring buffer behind. */
 			stat_inc(PROFILE_STAT_RECORDS_LOST);
-		return;
+			/* This block is lost, and the next record goes whole. */
+			t->last = 0;
+			return;
+		}
+		t->last = hash;
 	}
-	s->task = prev;
-	s->ns = now;
-	size = OFFCPU_START_HEAD +
-	       ((s->r.n_user & 0x7f) + (s->r.n_kernel & 0x7f)) * sizeof(__u64);
-	if (bpf_ringbuf_output(&stack_records, s, size, stacks_wakeup())) {
-		stat_inc(PROFILE_STAT_RECORDS_LOST);
-		/* User space has not this one: the next is sent whole. */
-		t->last = 0;
-		return;
-	}
-	t->last = hash;
+	t->since = now;
 }
 
 SEC("raw_tp/sched_switch")

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_offcpu.c - unit tests of agent/profile/bpf/bpf_offcpu.c: blocks
- * joined from the starts, repeated starts and ends the off-CPU program
- * sends (weights, min_block, ends lost or never started, repeats of a
- * record dropped, malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
+ * counted with the last record their thread sent (weights, min_block, a
+ * new record, blocks of a thread whose record was dropped or never came,
+ * malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
  * map (skipped without BPF); a thread's state and context switches from
  * /proc/PID/task/TID/status, which tell a thread blocked for the whole
  * profile; and, on this process's own threads, that a thread sleeping
@@ -27,34 +27,26 @@
 #include "agent/profile/bpf/bpf_offcpu.h"
 #include "agent/profile/bpf/bpf_read.h"
 
-/* A block's start of task with frames frames from base; its size. */
-static size_t start(struct offcpu_start *s, uint64_t task, uint64_t ns,
-		    uint32_t tid, uint16_t frames, uint64_t base)
+/* A record of task with frames frames from base; its size. */
+static size_t record(struct offcpu_record *r, uint64_t task, uint32_t tid,
+		     uint16_t frames, uint64_t base)
 {
-	memset(s, 0, sizeof(*s));
-	s->task = task;
-	s->ns = ns;
-	s->r.pid = (uint32_t)getpid();
-	s->r.tid = tid;
-	s->r.n_user = frames;
+	memset(r, 0, sizeof(*r));
+	r->task = task;
+	r->r.pid = (uint32_t)getpid();
+	r->r.tid = tid;
+	r->r.n_user = frames;
 	for (uint16_t i = 0; i < frames; i++)
-		s->r.ips[i] = base + i;
-	return OFFCPU_START_HEAD + frames * sizeof(__u64);
+		r->r.ips[i] = base + i;
+	return OFFCPU_RECORD_HEAD + frames * sizeof(__u64);
 }
 
-static int end(struct vm_offcpu_join *j, uint64_t task, uint64_t ns)
+static int block(struct vm_offcpu_join *j, uint64_t task, uint64_t start,
+		 uint64_t end)
 {
-	struct offcpu_end e = { task, ns };
+	struct offcpu_block b = { task, start, end };
 
-	return vm_offcpu_join_add(j, &e, sizeof(e));
-}
-
-/* A block of task starts with the record of its last start again. */
-static int again(struct vm_offcpu_join *j, uint64_t task, uint64_t ns)
-{
-	struct offcpu_again a = { task, ns, 0x1234 };
-
-	return vm_offcpu_join_add(j, &a, sizeof(a));
+	return vm_offcpu_join_add(j, &b, sizeof(b));
 }
 
 /* The blocks counted so far, as the profile would have them. */
@@ -68,36 +60,29 @@ static void test_join(void **state)
 {
 	struct vm_stack_counts c;
 	struct vm_offcpu_join j;
-	struct offcpu_start s;
+	struct offcpu_record r;
 	struct vm_samples out;
 	size_t n;
 
 	(void)state;
 	vm_stack_counts_init(&c, 1 << 20);
 	vm_offcpu_join_init(&j, &c, 1000, 16);
-	/* Two blocks of one thread on one stack: one sample, 2 switches. */
-	n = start(&s, 0xa0, 10000, 7, 3, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	assert_int_equal(end(&j, 0xa0, 14000), 0);
-	/* The second starts with the same record again. */
-	assert_int_equal(again(&j, 0xa0, 20000), 0);
-	/* Another thread blocks in between, on another stack. */
-	n = start(&s, 0xb0, 21000, 8, 2, 0x500000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	assert_int_equal(end(&j, 0xa0, 22500), 0);
-	assert_int_equal(end(&j, 0xb0, 30000), 0);
+	/* Two blocks of one thread on one record: one sample, 2 switches. */
+	n = record(&r, 0xa0, 7, 3, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 10000, 14000), 0);
+	/* Another thread blocks in between, with another record. */
+	n = record(&r, 0xb0, 8, 2, 0x500000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 20000, 22500), 0);
+	assert_int_equal(block(&j, 0xb0, 21000, 30000), 0);
 	/* Shorter than min_block: left out. */
-	assert_int_equal(again(&j, 0xb0, 40000), 0);
-	assert_int_equal(end(&j, 0xb0, 40999), 0);
+	assert_int_equal(block(&j, 0xb0, 40000, 40999), 0);
 	/* A thread sends a new record: its blocks from then on have it. */
-	n = start(&s, 0xb0, 41000, 8, 1, 0x600000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	assert_int_equal(end(&j, 0xb0, 43000), 0);
-	assert_int_equal(again(&j, 0xb0, 44000), 0);
-	assert_int_equal(end(&j, 0xb0, 45000), 0);
-	/* An end whose start never came, and a second one: ignored. */
-	assert_int_equal(end(&j, 0xc0, 50000), 0);
-	assert_int_equal(end(&j, 0xa0, 50000), 0);
+	n = record(&r, 0xb0, 8, 1, 0x600000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xb0, 41000, 43000), 0);
+	assert_int_equal(block(&j, 0xb0, 44000, 45000), 0);
 	blocks(&c, &out);
 	assert_int_equal(out.n, 3);
 	assert_int_equal(out.v[0].tid, 7);
@@ -112,44 +97,41 @@ static void test_join(void **state)
 	assert_int_equal(out.v[2].count, 2);
 	assert_int_equal(out.v[2].value, 3000);
 	assert_int_equal(out.v[2].user_ips[0], 0x600000);
-	assert_int_equal(j.unended, 0);
 	vm_samples_free(&out);
 	vm_offcpu_join_free(&j);
 	vm_stack_counts_free(&c);
 }
 
-static void test_join_lost_and_malformed(void **state)
+static void test_join_dropped_and_malformed(void **state)
 {
 	struct vm_stack_counts c;
 	struct vm_offcpu_join j;
-	struct offcpu_start s;
+	struct offcpu_record r;
 	struct vm_samples out;
 	size_t n;
 
 	(void)state;
 	vm_stack_counts_init(&c, 1 << 20);
 	vm_offcpu_join_init(&j, &c, 0, 1);
-	/* The end of the first block was lost: only the second counts. */
-	n = start(&s, 0xa0, 100, 7, 1, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	n = start(&s, 0xa0, 300, 7, 1, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	assert_int_equal(end(&j, 0xa0, 350), 0);
-	assert_int_equal(j.unended, 1);
-	/* A second thread is past the bound of one: dropped, counted. */
-	n = start(&s, 0xb0, 400, 8, 1, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), -E2BIG);
+	n = record(&r, 0xa0, 7, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 300, 350), 0);
+	/* A second thread is past the bound of one: dropped, counted... */
+	n = record(&r, 0xb0, 8, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), -E2BIG);
 	assert_int_equal(c.dropped, 1);
-	/* A repeat of that thread's record, which is not here: dropped. */
-	assert_int_equal(again(&j, 0xb0, 450), -ENOENT);
-	assert_int_equal(c.dropped, 2);
+	/* ...and so are its blocks, as those of a thread never seen. */
+	assert_int_equal(block(&j, 0xb0, 400, 450), -ENOENT);
+	assert_int_equal(block(&j, 0xc0, 400, 450), -ENOENT);
+	assert_int_equal(c.dropped, 3);
 	/* Sizes that disagree with the frame counts, or fit nothing. */
-	n = start(&s, 0xa0, 500, 7, 2, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n - 8), -EINVAL);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, 17), -EINVAL);
-	s.r.n_user = STACK_MAX_DEPTH + 1;
-	assert_int_equal(vm_offcpu_join_add(&j, &s, sizeof(s)), -EINVAL);
-	assert_int_equal(c.malformed, 3);
+	n = record(&r, 0xa0, 7, 2, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n - 8), -EINVAL);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, 25), -EINVAL);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, 16), -EINVAL);
+	r.r.n_user = STACK_MAX_DEPTH + 1;
+	assert_int_equal(vm_offcpu_join_add(&j, &r, sizeof(r)), -EINVAL);
+	assert_int_equal(c.malformed, 4);
 	blocks(&c, &out);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].value, 50);
@@ -159,17 +141,18 @@ static void test_join_lost_and_malformed(void **state)
 }
 
 /*
- * At the end: a block still going per `blocked` counts until then, one
- * whose thread ran since (its end lost) or whose thread is gone does not.
+ * At the end: the threads `blocked` has switched out count until then;
+ * one running (0), one whose thread is gone, and one shorter than
+ * min_block do not.
  */
 static void test_join_finish(void **state)
 {
 	uint32_t me = (uint32_t)getpid(), gone = 0x7ffffffe;
+	uint64_t k, v[2] = { 0, 0 }; /* offcpu.bpf.c's offcpu_thread */
 	struct vm_stack_counts c;
 	struct vm_offcpu_join j;
-	struct offcpu_start s;
+	struct offcpu_record r;
 	struct vm_samples out;
-	uint64_t k, v[2] = { 0, 0 }; /* offcpu.bpf.c's offcpu_thread */
 	size_t n;
 	int fd;
 
@@ -180,25 +163,24 @@ static void test_join_finish(void **state)
 		skip(); /* no BPF here (not root, or no bpf(2)) */
 	vm_stack_counts_init(&c, 1 << 20);
 	vm_offcpu_join_init(&j, &c, 100, 16);
-	n = start(&s, 0xa0, 1000, me, 1, 0x400000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	n = start(&s, 0xb0, 1000, gone, 1, 0x500000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	n = start(&s, 0xc0, 1000, me, 1, 0x600000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
-	n = start(&s, 0xd0, 1950, me, 1, 0x700000);
-	assert_int_equal(vm_offcpu_join_add(&j, &s, n), 0);
+	n = record(&r, 0xa0, me, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xb0, gone, 1, 0x500000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xc0, me, 1, 0x600000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xd0, me, 1, 0x700000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
 	k = 0xa0, v[0] = 1000;
 	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
 	k = 0xb0;
 	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
-	k = 0xc0, v[0] = 0; /* switched in: its end was lost */
+	k = 0xc0, v[0] = 0; /* running */
 	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
 	k = 0xd0, v[0] = 1950; /* still going, but shorter than min_block */
 	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
 	assert_int_equal(vm_offcpu_join_finish(&j, fd, 2000, "/proc"), 0);
 	close(fd);
-	assert_int_equal(j.unended, 1);
 	blocks(&c, &out);
 	assert_int_equal(out.n, 1);
 	assert_int_equal(out.v[0].tid, me);
@@ -273,7 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_join),
-		cmocka_unit_test(test_join_lost_and_malformed),
+		cmocka_unit_test(test_join_dropped_and_malformed),
 		cmocka_unit_test(test_join_finish),
 		cmocka_unit_test(test_parse_status),
 		cmocka_unit_test(test_slept_throughout),

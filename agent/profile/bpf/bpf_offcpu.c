@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_offcpu.c - the off-CPU profile's blocks put together from the
- * starts and ends its program sends, those still going at the end from
+ * bpf_offcpu.c - the off-CPU profile's blocks counted with the records
+ * its program sends (bpf/offcpu.h), those still going at the end from
  * `blocked`, and the threads blocked since before the profile found from
  * /proc (bpf_offcpu.h).
  *
- * Each thread's last start sent whole is kept, its frames only: its
- * block, and those that start again with the same record, are counted
- * with it when their ends come.  One buffer per thread, reused by its
- * next start, so a block costs a tree search by task pointer (and a copy
- * when sent whole), not an allocation.
+ * Each thread's last record is kept, its frames only, in one buffer per
+ * thread reused by its next record: a block costs a tree search by task
+ * pointer, not an allocation.
  */
 #include "agent/profile/bpf/bpf_offcpu.h"
 
@@ -29,20 +27,16 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 
-/*
- * A thread's last start sent whole (len 0: none yet), and whether its
- * block (from ns, with that record or its repeat) is still open.
- */
-struct vm_offcpu_pending {
-	uint64_t task, ns;
+/* A thread's last record (len 0: none kept). */
+struct vm_offcpu_thread {
+	uint64_t task;
 	size_t len, cap; /* bytes of rec, the stack_record's frames only */
-	bool open;
 	struct stack_record *rec;
 };
 
-static int pending_cmp(const void *a, const void *b)
+static int thread_cmp(const void *a, const void *b)
 {
-	const struct vm_offcpu_pending *x = a, *y = b;
+	const struct vm_offcpu_thread *x = a, *y = b;
 
 	return x->task < y->task ? -1 : x->task > y->task;
 }
@@ -56,27 +50,13 @@ void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
 	j->max = max_threads;
 }
 
-static struct vm_offcpu_pending *pending_find(struct vm_offcpu_join *j,
-					      uint64_t task)
+static struct vm_offcpu_thread *thread_find(struct vm_offcpu_join *j,
+					    uint64_t task)
 {
-	struct vm_offcpu_pending key = { .task = task }, **found;
+	struct vm_offcpu_thread key = { .task = task }, **found;
 
-	found = tfind(&key, &j->tree, pending_cmp);
+	found = tfind(&key, &j->tree, thread_cmp);
 	return found ? *found : NULL;
-}
-
-/* The block of p ends at end_ns: counted, if long enough. */
-static void count_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
-			uint64_t end_ns)
-{
-	uint64_t ns = end_ns - p->ns;
-
-	if (end_ns >= p->ns && ns >= j->min_ns) {
-		p->rec->weight = ns;
-		/* A dropped record is counted in counts. */
-		vm_stack_counts_add(j->counts, p->rec, p->len);
-	}
-	p->open = false;
 }
 
 static int dropped(struct vm_offcpu_join *j, int err)
@@ -86,84 +66,71 @@ static int dropped(struct vm_offcpu_join *j, int err)
 	return err;
 }
 
-/* A block of p's thread starts at ns. */
-static void open_block(struct vm_offcpu_join *j, struct vm_offcpu_pending *p,
-		       uint64_t ns)
+/* A block of task from start_ns to end_ns, counted if long enough. */
+static int add_block(struct vm_offcpu_join *j, uint64_t task, uint64_t start_ns,
+		     uint64_t end_ns)
 {
-	if (p->open)
-		/* This thread's last end was lost: so is that block. */
-		j->unended++;
-	p->open = true;
-	p->ns = ns;
+	struct vm_offcpu_thread *t = thread_find(j, task);
+
+	/* Its record was dropped here (bounds, memory): so is the block. */
+	if (!t || !t->len)
+		return dropped(j, -ENOENT);
+	if (end_ns < start_ns || end_ns - start_ns < j->min_ns)
+		return 0;
+	t->rec->weight = end_ns - start_ns;
+	return vm_stack_counts_add(j->counts, t->rec, t->len);
 }
 
-static int add_start(struct vm_offcpu_join *j, const struct offcpu_start *s,
-		     size_t size)
+static int add_record(struct vm_offcpu_join *j, const struct offcpu_record *r,
+		      size_t size)
 {
-	size_t len = size - offsetof(struct offcpu_start, r);
-	struct vm_offcpu_pending *p = pending_find(j, s->task);
+	size_t len = size - offsetof(struct offcpu_record, r);
+	struct vm_offcpu_thread *t = thread_find(j, r->task);
 
-	if (!p) {
+	if (!t) {
 		if (j->n >= j->max)
 			return dropped(j, -E2BIG);
 		if (vm_grow(j->v, &j->cap, j->n + 1) < 0 ||
-		    !(p = calloc(1, sizeof(*p))))
+		    !(t = calloc(1, sizeof(*t))))
 			return dropped(j, -ENOMEM);
-		p->task = s->task;
-		if (!tsearch(p, &j->tree, pending_cmp)) {
-			free(p);
+		t->task = r->task;
+		if (!tsearch(t, &j->tree, thread_cmp)) {
+			free(t);
 			return dropped(j, -ENOMEM);
 		}
-		j->v[j->n++] = p;
+		j->v[j->n++] = t;
 	}
-	if (p->cap < len) {
-		struct stack_record *r = realloc(p->rec, len);
+	t->len = 0;
+	if (t->cap < len) {
+		struct stack_record *rec = realloc(t->rec, len);
 
-		if (!r) {
-			p->len = 0;
-			p->open = false;
+		if (!rec)
 			return dropped(j, -ENOMEM);
-		}
-		p->rec = r;
-		p->cap = len;
+		t->rec = rec;
+		t->cap = len;
 	}
-	memcpy(p->rec, &s->r, len);
-	p->len = len;
-	open_block(j, p, s->ns);
+	memcpy(t->rec, &r->r, len);
+	t->len = len;
 	return 0;
 }
 
 int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size)
 {
-	const struct offcpu_start *s = data;
-	struct vm_offcpu_pending *p;
-	struct offcpu_again a;
-	struct offcpu_end e;
+	const struct offcpu_record *r = data;
+	struct offcpu_block b;
 	size_t frames;
 
-	if (size == sizeof(e)) {
-		memcpy(&e, data, sizeof(e));
-		p = pending_find(j, e.task);
-		if (p && p->open)
-			count_block(j, p, e.ns);
-		return 0;
+	if (size == sizeof(b)) {
+		memcpy(&b, data, sizeof(b));
+		return add_block(j, b.task, b.start_ns, b.end_ns);
 	}
-	if (size == sizeof(a)) {
-		memcpy(&a, data, sizeof(a));
-		p = pending_find(j, a.task);
-		/* Its record was dropped here (bounds, memory): so is this. */
-		if (!p || !p->len)
-			return dropped(j, -ENOENT);
-		open_block(j, p, a.ns);
-		return 0;
-	}
-	if (size < OFFCPU_START_HEAD || size > sizeof(*s))
+	if (size < OFFCPU_RECORD_HEAD || size > sizeof(*r))
 		goto malformed;
-	frames = (size_t)s->r.n_user + s->r.n_kernel;
-	if (s->r.n_user > STACK_MAX_DEPTH || s->r.n_kernel > STACK_MAX_DEPTH ||
-	    size != OFFCPU_START_HEAD + frames * sizeof(__u64))
+	frames = (size_t)r->r.n_user + r->r.n_kernel;
+	if (r->r.n_user > STACK_MAX_DEPTH || r->r.n_kernel > STACK_MAX_DEPTH ||
+	    size != OFFCPU_RECORD_HEAD + frames * sizeof(__u64))
 		goto malformed;
-	return add_start(j, s, size);
+	return add_record(j, r, size);
 malformed:
 	j->counts->records++;
 	j->counts->malformed++;
@@ -181,24 +148,25 @@ static bool thread_exists(const char *proc_root, uint32_t pid, uint32_t tid)
 int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
 			  uint64_t end_ns, const char *proc_root)
 {
-	for (size_t i = 0; i < j->n; i++) {
-		struct vm_offcpu_pending *p = j->v[i];
-		/* bpf/offcpu.bpf.c's struct offcpu_thread: since, last */
-		__u64 t[2] = { 0, 0 };
+	__u64 task, next, *prev = NULL;
 
-		if (!p->open)
+	while (bpf_map_get_next_key(blocked_fd, prev, &next) == 0) {
+		/* bpf/offcpu.bpf.c's struct offcpu_thread: since, last */
+		__u64 t[2];
+		struct vm_offcpu_thread *kept;
+
+		task = next;
+		prev = &task;
+		if (bpf_map_lookup_elem(blocked_fd, &task, t) || !t[0] ||
+		    t[0] >= end_ns)
 			continue;
-		/* Switched out since this start and not in: still blocked. */
-		if (bpf_map_lookup_elem(blocked_fd, &p->task, t) ||
-		    t[0] != p->ns) {
-			j->unended++;
-			p->open = false;
-		} else if (!thread_exists(proc_root, p->rec->pid,
-					  p->rec->tid)) {
-			p->open = false;
-		} else {
-			count_block(j, p, end_ns);
-		}
+		kept = thread_find(j, task);
+		/* A thread that exited was switched out for good. */
+		if (kept && kept->len &&
+		    !thread_exists(proc_root, kept->rec->pid, kept->rec->tid))
+			continue;
+		/* A dropped record is counted in counts. */
+		add_block(j, task, t[0], end_ns);
 	}
 	return 0;
 }

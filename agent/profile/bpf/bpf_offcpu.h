@@ -20,40 +20,37 @@
 struct vm_stack_counts;
 
 /*
- * Blocks whose start has come and whose end has not, by task pointer.
+ * Each thread's last record, by task pointer, to count its blocks with.
  * The reader thread adds every off-CPU record to it as the ring buffer
- * delivers them, in order; a block that ends lasting at least min_ns is
- * counted into counts.
+ * delivers them, in order; a block lasting at least min_ns is counted
+ * into counts.
  */
 struct vm_offcpu_join {
-	void *tree; /* tsearch tree of struct vm_offcpu_pending, by task */
-	struct vm_offcpu_pending **v; /* the same, to walk at the end */
+	void *tree; /* tsearch tree of struct vm_offcpu_thread, by task */
+	struct vm_offcpu_thread **v; /* the same, to free them */
 	size_t n, cap, max; /* threads known, and their bound */
 	uint64_t min_ns;
 	struct vm_stack_counts *counts;
-	uint64_t unended; /* starts whose end was lost (ring buffer full) */
 };
 
 void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
 			 uint64_t min_ns, size_t max_threads);
 
 /*
- * One record off the ring buffer: a start (struct offcpu_start, frames
- * only), a start with the thread's last record again (struct
- * offcpu_again), or an end (struct offcpu_end).  0; -EINVAL for a
- * malformed record, -E2BIG, -ENOMEM or -ENOENT (a repeat of a record
- * dropped) for a start dropped, each counted in counts as
- * vm_stack_counts_add counts them.  An end nobody started (its start was
- * lost) is ignored.
+ * One record off the ring buffer: a thread's record (struct
+ * offcpu_record, frames only) or a block (struct offcpu_block).  0;
+ * -EINVAL for a malformed record; -E2BIG or -ENOMEM for a record dropped,
+ * -ENOENT for a block of a thread whose record is not here (dropped):
+ * each counted in counts as vm_stack_counts_add counts them.
  */
 int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size);
 
 /*
- * The profile ends at end_ns (CLOCK_MONOTONIC): the blocks started and
- * not ended whose thread is still switched out since then, as
- * `blocked` (blocked_fd, bpf/offcpu.bpf.c) says, end now; counted when
- * at least min_ns and the thread still exists under proc_root (a thread
- * that exited was switched out for good, not blocked).  0.
+ * The profile ends at end_ns (CLOCK_MONOTONIC): the threads `blocked`
+ * (blocked_fd, bpf/offcpu.bpf.c) has switched out since before then
+ * end their blocks now; counted when at least min_ns and the thread still
+ * exists under proc_root (a thread that exited was switched out for good,
+ * not blocked).  0.
  */
 int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
 			  uint64_t end_ns, const char *proc_root);
