@@ -44,4 +44,10 @@ struct offcpu_block {
 _Static_assert(sizeof(struct offcpu_block) < OFFCPU_RECORD_HEAD,
 	       "records and blocks are told apart by their size");
 
+/*
+ * pre_blocked's value for a thread blocked when the profile started whose
+ * first switch in was not seen (offcpu.bpf.c).
+ */
+#define PRE_BLOCKED_RAN 1
+
 #endif
