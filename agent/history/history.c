@@ -4,8 +4,8 @@
  *
  * Four tables, each an array indexed by id plus a tsearch tree to find an
  * entry by content: strings, mappings, frames (address, mapping id,
- * function string id) and stacks (pid, tid, comm, backend type and frame
- * ids).  A window is an array of (stack id, count).  Merging a span adds
+ * function string id) and stacks (pid, tid, comm, backend type, wait
+ * event, query id and frame ids).  A window is an array of (stack id, count).  Merging a span adds
  * counts per stack id, then builds the struct vm_symbolized the encoders
  * take from the tables.
  *
@@ -52,7 +52,8 @@ struct hframe {
 struct hstack {
 	uint32_t id;
 	uint32_t pid, tid;
-	uint32_t comm, backend; /* string id + 1, 0: none */
+	uint32_t comm, backend, wait_event; /* string id + 1, 0: none */
+	uint64_t query_id; /* PostgreSQL's, 0: none */
 	uint32_t n;
 	uint32_t frames[]; /* frame ids, leaf first */
 };
@@ -141,6 +142,8 @@ static int cmp_stack(const void *a, const void *b)
 	CMP(x->tid, y->tid);
 	CMP(x->comm, y->comm);
 	CMP(x->backend, y->backend);
+	CMP(x->wait_event, y->wait_event);
+	CMP(x->query_id, y->query_id);
 	CMP(x->n, y->n);
 	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
 }
@@ -319,28 +322,30 @@ void vm_history_abort(struct vm_history *h)
 	h->n_pending = 0;
 }
 
-int vm_history_stack(struct vm_history *h, uint32_t pid, uint32_t tid,
-		     const char *comm, const char *backend_type,
+int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 		     const struct vm_history_frame_in *frames, size_t n_frames,
 		     uint64_t count)
 {
 	struct tables *t = &h->t;
 	struct hstack *key;
-	int64_t c, b, id;
+	int64_t c, b, we, id;
 
 	if (n_frames > UINT32_MAX / 2)
 		return -ENOMEM;
 	key = calloc(1, sizeof(*key) + n_frames * sizeof(key->frames[0]));
 	if (!key)
 		return -ENOMEM;
-	c = intern_string(t, comm && comm[0] ? comm : NULL);
-	b = intern_string(t, backend_type);
-	if (c < 0 || b < 0)
+	c = intern_string(t, l->comm && l->comm[0] ? l->comm : NULL);
+	b = intern_string(t, l->backend_type);
+	we = intern_string(t, l->wait_event);
+	if (c < 0 || b < 0 || we < 0)
 		goto nomem;
-	key->pid = pid;
-	key->tid = tid;
+	key->pid = l->pid;
+	key->tid = l->tid;
 	key->comm = (uint32_t)c;
 	key->backend = (uint32_t)b;
+	key->wait_event = (uint32_t)we;
+	key->query_id = l->query_id;
 	key->n = (uint32_t)n_frames;
 	for (size_t i = 0; i < n_frames; i++) {
 		int64_t m = intern_mapping(t, frames[i].mapping);
@@ -416,6 +421,14 @@ static int compact(struct vm_history *h)
 		for (size_t e = 0; e < h->windows[w].n; e++) {
 			uint32_t sid = h->windows[w].v[e].stack;
 			const struct hstack *s = old.stacks[sid];
+			struct vm_history_labels l = {
+				.pid = s->pid,
+				.tid = s->tid,
+				.comm = string_of(&old, s->comm),
+				.backend_type = string_of(&old, s->backend),
+				.wait_event = string_of(&old, s->wait_event),
+				.query_id = s->query_id,
+			};
 			size_t n_saved;
 
 			if (stack_map[sid])
@@ -438,10 +451,7 @@ static int compact(struct vm_history *h)
 			}
 			/* vm_history_stack() appends its id to pending. */
 			n_saved = h->n_pending;
-			r = vm_history_stack(h, s->pid, s->tid,
-					     string_of(&old, s->comm),
-					     string_of(&old, s->backend), in,
-					     s->n, 0);
+			r = vm_history_stack(h, &l, in, s->n, 0);
 			if (r == 0)
 				stack_map[sid] = h->pending[n_saved].stack + 1;
 			h->n_pending = n_saved;
@@ -555,6 +565,14 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 	vm_history_begin(h);
 	for (size_t i = 0; i < y->n_stacks && r == 0; i++) {
 		const struct vm_sym_stack *st = &y->stacks[i];
+		struct vm_history_labels l = {
+			.pid = st->sample->pid,
+			.tid = st->sample->tid,
+			.comm = st->sample->comm,
+			.backend_type = st->backend_type,
+			.wait_event = st->wait_event,
+			.query_id = st->sample->query_id,
+		};
 
 		if (vm_grow(in, &cap_in, st->n_frames ? st->n_frames : 1)) {
 			r = -ENOMEM;
@@ -571,9 +589,8 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 						NULL,
 				.function = st->frames[f].function,
 			};
-		r = vm_history_stack(h, st->sample->pid, st->sample->tid,
-				     st->sample->comm, st->backend_type, in,
-				     st->n_frames, st->sample->count);
+		r = vm_history_stack(h, &l, in, st->n_frames,
+				     st->sample->count);
 	}
 	if (r == 0)
 		r = vm_history_commit(h, w);
@@ -682,10 +699,12 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 		v->pid = s->pid;
 		v->tid = s->tid;
 		v->count = counts[sid];
+		v->query_id = s->query_id;
 		snprintf(v->comm, sizeof(v->comm), "%s",
 			 s->comm ? string_of(t, s->comm) : "");
 		st->sample = v;
 		st->backend_type = string_of(t, s->backend);
+		st->wait_event = string_of(t, s->wait_event);
 		st->frames = calloc(s->n ? s->n : 1, sizeof(st->frames[0]));
 		if (!st->frames)
 			return -ENOMEM;
