@@ -332,13 +332,11 @@ static int look_labels(const struct vm_symbolized *y,
 	out[0] = '\0';
 	/* The stacks come out in the order they were first interned. */
 	for (size_t i = 0; i < y->n_stacks; i++)
-		len += snprintf(out + len, 512 - len, "%s/%lld=%llu;",
-				y->stacks[i].wait_event ?
-					y->stacks[i].wait_event :
-					"-",
-				(long long)y->stacks[i].sample->query_id,
-				(unsigned long long)y->stacks[i]
-					.sample->count);
+		len += snprintf(
+			out + len, 512 - len, "%s/%lld=%llu;",
+			y->stacks[i].wait_event ? y->stacks[i].wait_event : "-",
+			(long long)y->stacks[i].sample->query_id,
+			(unsigned long long)y->stacks[i].sample->count);
 	return 0;
 }
 

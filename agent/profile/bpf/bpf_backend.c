@@ -368,7 +368,8 @@ static void *event_thread(void *arg)
 	bool continuous = st->seal_fd >= 0;
 
 	for (;;) {
-		if (poll(pfd, continuous ? 3 : 2, continuous ? -1 : DRAIN_MS) < 0 &&
+		if (poll(pfd, continuous ? 3 : 2, continuous ? -1 : DRAIN_MS) <
+			    0 &&
 		    errno != EINTR)
 			break;
 		if (pfd[1].revents)
