@@ -9,6 +9,11 @@
  * counts per stack id, then builds the struct vm_symbolized the encoders
  * take from the tables.
  *
+ * A window's frames name the same few mappings and functions over and
+ * over, by the same pointers: a small cache from those pointers to their
+ * ids, emptied whenever the pointers or the ids may change (each window
+ * put in, each compaction), spares most of the string comparisons.
+ *
  * The tables only grow while windows come in; when windows are dropped,
  * compact() rebuilds them from the windows left, so their size follows
  * what is kept.  It runs when the history is over its byte bound, and
@@ -85,6 +90,13 @@ struct tables {
 	uint64_t bytes;
 };
 
+/* Pointer to id (+ 1), open addressing; keys NULL when empty. */
+struct ptr_cache {
+	const void **keys;
+	int64_t *ids;
+	size_t cap, n; /* cap a power of two, or 0 */
+};
+
 struct vm_history {
 	struct vm_history_config cfg;
 	pthread_mutex_t lock;
@@ -94,6 +106,7 @@ struct vm_history {
 	uint64_t window_bytes;
 	uint64_t dropped;
 	unsigned dropped_since_compact;
+	struct ptr_cache mapping_ids, function_ids;
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
@@ -276,6 +289,100 @@ static const char *string_of(const struct tables *t, uint32_t id1)
 	return id1 ? t->strings[id1 - 1]->s : NULL;
 }
 
+static size_t ptr_slot(const struct ptr_cache *c, const void *key)
+{
+	uint64_t x = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(x >> 32) & (c->cap - 1);
+}
+
+static void ptr_cache_clear(struct ptr_cache *c)
+{
+	if (c->n)
+		memset(c->keys, 0, c->cap * sizeof(c->keys[0]));
+	c->n = 0;
+}
+
+static void ptr_cache_free(struct ptr_cache *c)
+{
+	free(c->keys);
+	free(c->ids);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The id cached for key, or -1. */
+static int64_t ptr_cache_get(const struct ptr_cache *c, const void *key)
+{
+	if (!c->cap)
+		return -1;
+	for (size_t i = ptr_slot(c, key);; i = (i + 1) & (c->cap - 1)) {
+		if (!c->keys[i])
+			return -1;
+		if (c->keys[i] == key)
+			return c->ids[i];
+	}
+}
+
+/* Remember key's id; a cache that cannot grow just forgets. */
+static void ptr_cache_put(struct ptr_cache *c, const void *key, int64_t id)
+{
+	size_t i;
+
+	if (2 * (c->n + 1) > c->cap) {
+		struct ptr_cache bigger = { .cap = c->cap ? 2 * c->cap : 256 };
+
+		bigger.keys = calloc(bigger.cap, sizeof(bigger.keys[0]));
+		bigger.ids = malloc(bigger.cap * sizeof(bigger.ids[0]));
+		if (!bigger.keys || !bigger.ids) {
+			ptr_cache_free(&bigger);
+			return;
+		}
+		for (size_t k = 0; k < c->cap; k++)
+			if (c->keys[k])
+				ptr_cache_put(&bigger, c->keys[k], c->ids[k]);
+		ptr_cache_free(c);
+		*c = bigger;
+	}
+	for (i = ptr_slot(c, key); c->keys[i]; i = (i + 1) & (c->cap - 1))
+		;
+	c->keys[i] = key;
+	c->ids[i] = id;
+	c->n++;
+}
+
+/* The pointers of the window being put in, or the ids, change. */
+static void forget_pointers(struct vm_history *h)
+{
+	ptr_cache_clear(&h->mapping_ids);
+	ptr_cache_clear(&h->function_ids);
+}
+
+/* intern_mapping() and intern_string() through the caches. */
+static int64_t cached_mapping(struct vm_history *h,
+			      const struct vm_sym_mapping *m)
+{
+	int64_t id = m ? ptr_cache_get(&h->mapping_ids, m) : 0;
+
+	if (id < 0) {
+		id = intern_mapping(&h->t, m);
+		if (id >= 0)
+			ptr_cache_put(&h->mapping_ids, m, id);
+	}
+	return id;
+}
+
+static int64_t cached_function(struct vm_history *h, const char *s)
+{
+	int64_t id = s ? ptr_cache_get(&h->function_ids, s) : 0;
+
+	if (id < 0) {
+		id = intern_string(&h->t, s);
+		if (id >= 0)
+			ptr_cache_put(&h->function_ids, s, id);
+	}
+	return id;
+}
+
 int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 		   struct vm_error *err)
 {
@@ -294,6 +401,8 @@ void vm_history_free(struct vm_history *h)
 	if (!h)
 		return;
 	tables_free(&h->t);
+	ptr_cache_free(&h->mapping_ids);
+	ptr_cache_free(&h->function_ids);
 	for (size_t i = 0; i < h->n_windows; i++)
 		free(h->windows[i].v);
 	free(h->windows);
@@ -314,6 +423,7 @@ void vm_history_unlock(struct vm_history *h)
 
 void vm_history_begin(struct vm_history *h)
 {
+	forget_pointers(h);
 	h->n_pending = 0;
 }
 
@@ -348,8 +458,8 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	key->query_id = l->query_id;
 	key->n = (uint32_t)n_frames;
 	for (size_t i = 0; i < n_frames; i++) {
-		int64_t m = intern_mapping(t, frames[i].mapping);
-		int64_t f = intern_string(t, frames[i].function);
+		int64_t m = cached_mapping(h, frames[i].mapping);
+		int64_t f = cached_function(h, frames[i].function);
 		int64_t fr;
 
 		if (m < 0 || f < 0)
@@ -398,6 +508,7 @@ static int compact(struct vm_history *h)
 	int r = -ENOMEM;
 
 	h->dropped_since_compact = 0;
+	forget_pointers(h); /* the ids are about to change */
 	maps = calloc(old.n_mappings ? old.n_mappings : 1, sizeof(*maps));
 	if (!stack_map || !maps)
 		goto out;
@@ -472,6 +583,7 @@ fail:
 	*t = old;
 	r = -ENOMEM;
 out:
+	forget_pointers(h); /* maps[] goes, the ids may have changed */
 	free(stack_map);
 	free(maps);
 	free(in);
