@@ -294,13 +294,6 @@ static const struct format {
 			    "profile.svg", "profile.svg.gz" },
 };
 
-const char *vm_format_name(enum vm_format f)
-{
-	if ((size_t)f < sizeof(formats) / sizeof(formats[0]))
-		return formats[f].name;
-	return "unknown";
-}
-
 int vm_format_from_name(const char *name, enum vm_format *out)
 {
 	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)

@@ -51,7 +51,6 @@ enum vm_format {
 /* The formats by name, as the API and the command line take them. */
 #define VM_FORMAT_NAMES "pprof, folded or svg"
 /* "pprof", "folded", "svg": the names requests give; -EINVAL for another. */
-const char *vm_format_name(enum vm_format f);
 int vm_format_from_name(const char *name, enum vm_format *out);
 
 struct vm_profile_request {

@@ -61,9 +61,6 @@ enum MHD_Result vm_http_reply_text(struct vm_http_exchange *x, unsigned status,
 				   char *text, size_t len,
 				   const char *content_type);
 
-/* The client's address as text ("?" when unknown). */
-void vm_http_client_address(struct MHD_Connection *conn, char *buf, size_t len);
-
 /*
  * A file of the web UI (takes ownership of data), with its cache policy
  * and further headers as a NULL-terminated list of name, value pairs.

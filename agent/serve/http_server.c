@@ -232,7 +232,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	return vm_http_route(x);
 }
 
-void vm_http_client_address(struct MHD_Connection *conn, char *buf, size_t len)
+/* The client's address as text ("?" when unknown). */
+static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
 {
 	const union MHD_ConnectionInfo *ci;
 	const struct sockaddr *sa;
@@ -265,7 +266,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!x)
 		return;
 	*con_cls = NULL;
-	vm_http_client_address(conn, addr, sizeof(addr));
+	client_address(conn, addr, sizeof(addr));
 	if (x->has_samples)
 		snprintf(samples, sizeof(samples), " samples=%" PRIu64,
 			 x->samples);

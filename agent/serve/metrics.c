@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * metrics.c - counting sessions and answers, and writing them in the
- * Prometheus text exposition format (version 0.0.4) for GET /metrics.
+ * Prometheus text exposition format (version 0.0.4, prom.h) for GET
+ * /metrics.
  */
 #include "agent/serve/metrics.h"
 
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "agent/profile/limits.h"
+#include "agent/serve/prom.h"
 
 static const char *const outcome_names[VM_OUTCOME_COUNT] = {
 	[VM_OUTCOME_COMPLETED] = "completed",
@@ -96,90 +98,67 @@ void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s)
 char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 			const char *version, size_t *len)
 {
-	char *buf = NULL;
-	size_t size = 0;
-	FILE *f;
+	struct vm_prom p;
+	char code[16];
 
-	f = open_memstream(&buf, &size);
-	if (!f)
+	if (vm_prom_open(&p))
 		return NULL;
-	fprintf(f,
-		"# HELP vmtools_build_info The agent's version.\n"
-		"# TYPE vmtools_build_info gauge\n"
-		"vmtools_build_info{version=\"%s\"} 1\n",
-		version);
-	fprintf(f,
-		"# HELP process_start_time_seconds When the agent started, in seconds since the epoch.\n"
-		"# TYPE process_start_time_seconds gauge\n"
-		"process_start_time_seconds %.3f\n",
+	vm_prom_family(&p, "vmtools_build_info", "gauge",
+		       "The agent's version.");
+	vm_prom_u64(&p, "vmtools_build_info", "version", version, 1);
+	vm_prom_family(&p, "process_start_time_seconds", "gauge",
+		       "When the agent started, in seconds since the epoch.");
+	fprintf(p.f, "process_start_time_seconds %.3f\n",
 		s->start_time_seconds);
-	fprintf(f,
-		"# HELP vmtools_sessions_total Profiling sessions ended, by outcome.\n"
-		"# TYPE vmtools_sessions_total counter\n");
+	vm_prom_family(&p, "vmtools_sessions_total", "counter",
+		       "Profiling sessions ended, by outcome.");
 	for (int o = 0; o < VM_OUTCOME_COUNT; o++)
-		fprintf(f, "vmtools_sessions_total{outcome=\"%s\"} %llu\n",
-			outcome_names[o], (unsigned long long)s->sessions[o]);
-	fprintf(f,
-		"# HELP vmtools_profiles_total Profiling sessions ended, by kind (cpu, offcpu, wall).\n"
-		"# TYPE vmtools_profiles_total counter\n");
+		vm_prom_u64(&p, "vmtools_sessions_total", "outcome",
+			    outcome_names[o], s->sessions[o]);
+	vm_prom_family(
+		&p, "vmtools_profiles_total", "counter",
+		"Profiling sessions ended, by kind (cpu, offcpu, wall).");
 	for (int k = 0; k <= VM_KIND_WALL; k++)
-		fprintf(f, "vmtools_profiles_total{kind=\"%s\"} %llu\n",
-			vm_kind_name(k), (unsigned long long)s->kinds[k]);
-	fprintf(f,
-		"# HELP vmtools_sessions_rejected_total Profile requests refused with 409 because another profile was running.\n"
-		"# TYPE vmtools_sessions_rejected_total counter\n"
-		"vmtools_sessions_rejected_total %llu\n",
-		(unsigned long long)s->rejected_busy);
-	fprintf(f,
-		"# HELP vmtools_session_running Whether a profile is being taken now.\n"
-		"# TYPE vmtools_session_running gauge\n"
-		"vmtools_session_running %d\n",
-		s->running ? 1 : 0);
-	fprintf(f,
-		"# HELP vmtools_samples_total Samples collected by all sessions.\n"
-		"# TYPE vmtools_samples_total counter\n"
-		"vmtools_samples_total %llu\n",
-		(unsigned long long)s->samples);
-	fprintf(f,
-		"# HELP vmtools_lost_stacks_total Stacks that could not be recorded (stack map full or colliding).\n"
-		"# TYPE vmtools_lost_stacks_total counter\n"
-		"vmtools_lost_stacks_total %llu\n",
-		(unsigned long long)s->lost_stacks);
-	fprintf(f,
-		"# HELP vmtools_last_session_duration_seconds Wall time of the last session, from start to response.\n"
-		"# TYPE vmtools_last_session_duration_seconds gauge\n"
-		"vmtools_last_session_duration_seconds %.3f\n",
+		vm_prom_u64(&p, "vmtools_profiles_total", "kind",
+			    vm_kind_name(k), s->kinds[k]);
+	vm_prom_one(
+		&p, "vmtools_sessions_rejected_total", "counter",
+		"Profile requests refused with 409 because another profile was running.",
+		s->rejected_busy);
+	vm_prom_one(&p, "vmtools_session_running", "gauge",
+		    "Whether a profile is being taken now.",
+		    s->running ? 1 : 0);
+	vm_prom_one(&p, "vmtools_samples_total", "counter",
+		    "Samples collected by all sessions.", s->samples);
+	vm_prom_one(
+		&p, "vmtools_lost_stacks_total", "counter",
+		"Stacks that could not be recorded (stack map full or colliding).",
+		s->lost_stacks);
+	vm_prom_family(
+		&p, "vmtools_last_session_duration_seconds", "gauge",
+		"Wall time of the last session, from start to response.");
+	fprintf(p.f, "vmtools_last_session_duration_seconds %.3f\n",
 		s->last_duration_seconds);
-	fprintf(f,
-		"# HELP vmtools_last_session_samples Samples in the last session's profile.\n"
-		"# TYPE vmtools_last_session_samples gauge\n"
-		"vmtools_last_session_samples %llu\n",
-		(unsigned long long)s->last_samples);
-	fprintf(f,
-		"# HELP vmtools_http_requests_total HTTP requests answered, by status code.\n"
-		"# TYPE vmtools_http_requests_total counter\n");
-	for (size_t i = 0; i < VM_METRICS_CODES; i++)
-		fprintf(f, "vmtools_http_requests_total{code=\"%u\"} %llu\n",
-			codes[i], (unsigned long long)s->http[i]);
-	fprintf(f, "vmtools_http_requests_total{code=\"other\"} %llu\n",
-		(unsigned long long)s->http[VM_METRICS_CODES]);
-	fprintf(f,
-		"# HELP vmtools_debuginfod_lookups_total Debug files looked up on debuginfod servers, by outcome.\n"
-		"# TYPE vmtools_debuginfod_lookups_total counter\n");
-	for (int o = 0; o < VM_DEBUGINFOD_OUTCOMES; o++)
-		fprintf(f,
-			"vmtools_debuginfod_lookups_total{outcome=\"%s\"} %llu\n",
-			vm_debuginfod_outcome_name(o),
-			(unsigned long long)s->debuginfod.lookups[o]);
-	fprintf(f,
-		"# HELP vmtools_debuginfod_pending Debug file lookups queued or running.\n"
-		"# TYPE vmtools_debuginfod_pending gauge\n"
-		"vmtools_debuginfod_pending %llu\n",
-		(unsigned long long)s->debuginfod.pending);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
+	vm_prom_one(&p, "vmtools_last_session_samples", "gauge",
+		    "Samples in the last session's profile.", s->last_samples);
+	vm_prom_family(&p, "vmtools_http_requests_total", "counter",
+		       "HTTP requests answered, by status code.");
+	for (size_t i = 0; i < VM_METRICS_CODES; i++) {
+		snprintf(code, sizeof(code), "%u", codes[i]);
+		vm_prom_u64(&p, "vmtools_http_requests_total", "code", code,
+			    s->http[i]);
 	}
-	*len = size;
-	return buf;
+	vm_prom_u64(&p, "vmtools_http_requests_total", "code", "other",
+		    s->http[VM_METRICS_CODES]);
+	vm_prom_family(
+		&p, "vmtools_debuginfod_lookups_total", "counter",
+		"Debug files looked up on debuginfod servers, by outcome.");
+	for (int o = 0; o < VM_DEBUGINFOD_OUTCOMES; o++)
+		vm_prom_u64(&p, "vmtools_debuginfod_lookups_total", "outcome",
+			    vm_debuginfod_outcome_name(o),
+			    s->debuginfod.lookups[o]);
+	vm_prom_one(&p, "vmtools_debuginfod_pending", "gauge",
+		    "Debug file lookups queued or running.",
+		    s->debuginfod.pending);
+	return vm_prom_close(&p, len);
 }

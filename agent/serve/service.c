@@ -78,9 +78,10 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->idle, NULL);
 	/*
-	 * The kernel takes ~80 ms of CPU to format /proc/kallsyms: read it
-	 * now, beside the HTTP start, so the first profile costs what the
-	 * others do (the cache keeps it until /proc/modules changes).
+	 * The kernel formats /proc/kallsyms line by line (a hundred
+	 * thousand and more symbols), slower than anything else a profile
+	 * does: read it now, beside the HTTP start, so the first profile
+	 * costs what the others do (the cache keeps it until /proc/modules changes).
 	 */
 	svc->warm_started = pthread_create(&svc->warm, NULL, warm_up, NULL) ==
 			    0;

@@ -334,6 +334,16 @@ static int on_record(void *ctx, void *data, size_t size)
  */
 #define DRAIN_MS 100
 
+/* The index of an object among those loaded (its sink's). */
+static size_t obj_index(const struct bpf_state *st, struct bpf_object *obj)
+{
+	size_t i = 0;
+
+	while (i < st->n_objs - 1 && st->objs[i] != obj)
+		i++;
+	return i;
+}
+
 /*
  * Cut a window (continuous sessions): what the ring buffer holds now is
  * counted first, so the window holds every sample taken before the cut
@@ -341,6 +351,9 @@ static int on_record(void *ctx, void *data, size_t size)
  */
 static void cut_window(struct bpf_state *st)
 {
+	/* A continuous session is a CPU profile: the window is its sink's. */
+	struct vm_stack_counts *cpu =
+		&st->sinks[obj_index(st, st->skel->obj)].counts;
 	uint64_t n;
 
 	if (read(st->seal_fd, &n, sizeof(n)) < 0)
@@ -348,9 +361,8 @@ static void cut_window(struct bpf_state *st)
 	ring_buffer__consume(st->rb);
 	pthread_mutex_lock(&st->lock);
 	vm_stack_counts_free(&st->sealed);
-	/* A continuous session is a CPU profile: its object is the first. */
-	st->sealed = st->sinks[0].counts;
-	vm_stack_counts_init(&st->sinks[0].counts, st->counts_bytes);
+	st->sealed = *cpu;
+	vm_stack_counts_init(cpu, st->counts_bytes);
 	st->seal_done = st->seal_asked;
 	pthread_cond_broadcast(&st->sealed_cond);
 	pthread_mutex_unlock(&st->lock);
@@ -928,16 +940,6 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 				t->pid, pp.wait_event_ptr);
 	}
 	return 0;
-}
-
-/* The index of an object among those loaded. */
-static size_t obj_index(const struct bpf_state *st, struct bpf_object *obj)
-{
-	size_t i = 0;
-
-	while (i < st->n_objs - 1 && st->objs[i] != obj)
-		i++;
-	return i;
 }
 
 /*
