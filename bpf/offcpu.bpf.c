@@ -22,7 +22,14 @@
  * struct's layout.
  *
  * Blocks shorter than `min_block_ns` are not counted (the switch-in still
- * clears the thread's entry).  A task_struct freed is forgotten
+ * clears the thread's entry).
+ *
+ * A thread already blocked when the profile starts has no entry: its
+ * switch in names only a pointer never seen.  User space lists such
+ * threads by tid in `pre_blocked` before attaching; the CPU's last switch
+ * in (`last_in`, one store per switch) tells the first switch out of one
+ * of them when it started running, which ends its block from before the
+ * profile (agent/profile/bpf/bpf_preblocked.c counts it).  A task_struct freed is forgotten
  * (sched_process_free), so a reused pointer never ends another thread's
  * block.
  */
@@ -60,6 +67,58 @@ struct {
 	__type(value, struct offcpu_start);
 	__uint(max_entries, 1);
 } start_scratch SEC(".maps");
+
+/*
+ * Threads blocked when the profile started, by tid (filled by user space):
+ * 0 until the thread is first switched out, then when it was switched in
+ * (bpf_ktime_get_ns()), or PRE_BLOCKED_RAN when that switch in was not
+ * seen (it ran since before the program saw its CPU).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} pre_blocked SEC(".maps");
+
+/* Per CPU: the task last switched in and when. */
+struct last_in {
+	__u64 task;
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct last_in);
+	__uint(max_entries, 1);
+} last_in SEC(".maps");
+
+/* On every switch, after switch_out: `next` starts running now. */
+static __always_inline void note_switch_in(__u64 next, __u64 now)
+{
+	__u32 zero = 0;
+	struct last_in *in = bpf_map_lookup_elem(&last_in, &zero);
+
+	if (in) {
+		in->task = next;
+		in->ns = now;
+	}
+}
+
+/* A target thread switched out: the end of its block from before. */
+static __always_inline void end_pre_block(__u64 prev, __u32 tid)
+{
+	__u64 *first = bpf_map_lookup_elem(&pre_blocked, &tid);
+	struct last_in *in;
+	__u32 zero = 0;
+
+	if (!first || *first)
+		return;
+	in = bpf_map_lookup_elem(&last_in, &zero);
+	*first = in && in->task == prev && in->ns ? in->ns : PRE_BLOCKED_RAN;
+}
 
 /* `next` runs again: the end of its block, if it was a target's. */
 static __always_inline void switch_in(__u64 next, __u64 now)
@@ -108,6 +167,7 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 	if (!is_target(s->r.pid, s->r.comm) && !join_as_child(s->r.pid))
 		return;
 	stat_inc(PROFILE_STAT_SWITCHES);
+	end_pre_block(prev, s->r.tid);
 	stacks_capture(ctx, &s->r);
 	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
 	s->r.sched_state = state;
@@ -127,6 +187,7 @@ int on_switch(unsigned long long *ctx)
 	switch_in(ctx[2], now);
 	if (!(!ctx[0] && (ctx[3] & TASK_DEAD)))
 		switch_out(ctx, ctx[1], now, sched_state(ctx[0], ctx[3]));
+	note_switch_in(ctx[2], now);
 	return 0;
 }
 
@@ -141,6 +202,7 @@ int on_switch_compat(unsigned long long *ctx)
 
 	switch_in(ctx[2], now);
 	switch_out(ctx, ctx[1], now, PROFILE_SCHED_UNKNOWN);
+	note_switch_in(ctx[2], now);
 	return 0;
 }
 

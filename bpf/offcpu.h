@@ -22,4 +22,10 @@ struct offcpu_start {
 	struct stack_record r; /* weight 0 until it runs again */
 };
 
+/*
+ * pre_blocked's value for a thread blocked when the profile started whose
+ * first switch in was not seen (offcpu.bpf.c).
+ */
+#define PRE_BLOCKED_RAN 1
+
 #endif

@@ -39,7 +39,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
-#define MAX_LABELS 8
+#define MAX_LABELS 9
 
 struct str_node {
 	const char *s;
@@ -239,6 +239,7 @@ struct label_keys {
 	/* sched_state's values, by enum vm_sched_state */
 	int64_t sched_states[VM_SCHED_UNINTERRUPTIBLE + 1];
 	int64_t running, blocked; /* thread_state's values */
+	int64_t block_start, before_profile; /* a block begun before */
 	bool wall; /* thread_state is given */
 };
 
@@ -280,11 +281,14 @@ static int intern_fixed(struct enc *e, const struct kind_types *kt,
 		str_idx(e, "uninterruptible");
 	k->running = str_idx(e, "running");
 	k->blocked = str_idx(e, "blocked");
+	k->block_start = str_idx(e, "block_start");
+	k->before_profile = str_idx(e, "before_profile");
 	if (vt[0].type < 0 || vt[0].unit < 0 || vt[1].type < 0 ||
 	    vt[1].unit < 0 || k->pid < 0 || k->tid < 0 || k->comm < 0 ||
 	    k->backend_type < 0 || k->thread_state < 0 || k->wait_event < 0 ||
 	    k->query_id < 0 || k->running < 0 || k->blocked < 0 ||
-	    k->sched_state < 0 || k->sched_states[VM_SCHED_RUNNABLE] < 0 ||
+	    k->sched_state < 0 || k->block_start < 0 || k->before_profile < 0 ||
+	    k->sched_states[VM_SCHED_RUNNABLE] < 0 ||
 	    k->sched_states[VM_SCHED_SLEEPING] < 0 ||
 	    k->sched_states[VM_SCHED_UNINTERRUPTIBLE] < 0)
 		return -ENOMEM;
@@ -407,6 +411,10 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 	    st->sample->sched_state <= VM_SCHED_UNINTERRUPTIBLE) {
 		l[nl].key = k->sched_state;
 		l[nl++].str = k->sched_states[st->sample->sched_state];
+	}
+	if (st->sample->before_start) {
+		l[nl].key = k->block_start;
+		l[nl++].str = k->before_profile;
 	}
 	if (st->wait_event) {
 		l[nl].key = k->wait_event;

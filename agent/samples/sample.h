@@ -66,6 +66,8 @@ struct vm_sample {
 	 * out; 0 when not known.
 	 */
 	uint8_t sched_state;
+	/* Off-CPU blocks: 1 when the block began before the profile. */
+	uint8_t before_start;
 	/*
 	 * Nanoseconds the count is worth: off-CPU blocks' total time; 0 for
 	 * CPU samples, each worth the sampling period.

@@ -124,8 +124,52 @@ slept=$(raw_sum "$T/sleep.pb.raw" "$waiter" 'wait_event:[Timeout:PgSleep]')
 diag <<<"pg_sleep: ${slept} ns under Timeout:PgSleep"
 check "pg_sleep(0.05) x 40: about 2 s under Timeout:PgSleep (within 10%)" within "$slept" 2000000000 10
 
+# --- a backend blocked on an advisory lock since before the profile, which
+# gets the lock during it: its block from the start of the profile to its
+# first switch in counts too (issue 14, point B) ---
+# A lock waiter also wakes once after deadlock_timeout (1 s) to look for a
+# deadlock: put that past the profile, so that its first switch in is the
+# grant.
+echo "SELECT pg_advisory_lock(43);" >&5
+sleep 0.3
+echo "SET deadlock_timeout = '10s'; SELECT pg_advisory_lock(43);" >&6
+for _ in $(seq 100); do
+	[ "$(pg_psql "SELECT wait_event FROM pg_stat_activity WHERE pid = $waiter")" = advisory ] && break
+	sleep 0.05
+done
+check "POST /profile/offcpu with a backend already waiting for a lock" post offcpu 3 "$T/early.pb"
+sleep 1
+echo "SELECT pg_advisory_unlock(43);" >&5
+wait "$POST_PID"
+echo "SELECT pg_advisory_unlock(43); RESET deadlock_timeout;" >&6
+check "go tool pprof -raw reads it" read_raw "$T/early.pb"
+dur_ns=$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/early.pb.raw")
+blocked=$(raw_sum "$T/early.pb.raw" "$waiter")
+before=$(raw_sum "$T/early.pb.raw" "$waiter" 'block_start:[before_profile]')
+before_lock=$(raw_sum "$T/early.pb.raw" "$waiter" 'block_start:[before_profile]' 'wait_event:[Lock:advisory]')
+diag <<<"waiter $waiter: blocked $blocked ns of $dur_ns, $before ns of it begun before the profile ($before_lock ns under Lock:advisory)"
+check "a backend blocked since before the profile, woken during it: blocked the whole profile (within 5%)" \
+	within "$blocked" "$dur_ns" 5
+check "its block from before the profile is counted until the lock is granted (1 s in), labelled block_start=before_profile" \
+	sh -c "[ $before -ge 900000000 ] && [ $before -le 1500000000 ]"
+check "... and wait_event=Lock:advisory" at_least "$before_lock" "$before" 95
+go tool pprof -traces -tagfocus block_start=before_profile "$T/early.pb" >"$T/early.traces" 2>"$T/early.traces.err"
+check "-tagfocus block_start=before_profile without a warning" test ! -s "$T/early.traces.err"
+# The waiter's trace in -traces output: its labels, then its frames.
+awk -v pid="$waiter" '/^-+\+-+$/ { if (keep) exit; sect = ""; next }
+	{ sect = sect $0 "\n" } $1 == "pid:" && $2 == pid { keep = 1 }
+	END { if (keep) printf "%s", sect }' "$T/early.traces" >"$T/early.waiter"
+check "the block from before the profile has the stack /proc gave as it started: the system call it waits in (epoll_wait), not [no stack]" \
+	grep -q 'epoll_wait' "$T/early.waiter"
+if cat "/proc/$waiter/stack" >/dev/null 2>&1; then
+	check "... and its kernel stack (/proc/PID/stack is readable here)" \
+		grep -q 'do_syscall_64' "$T/early.waiter"
+else
+	skip "the kernel stack of a block begun before the profile" "/proc/PID/stack is not readable here"
+fi
+
 # --- pgbench -S: blocked reading from the client; wall time adds up ---
-pg_bench_bg 30 -c 2 -j 1 -S
+pg_bench_bg 40 -c 2 -j 1 -S
 sleep 2
 check "POST /profile/offcpu under pgbench" post offcpu 3 "$T/bench.pb"
 wait "$POST_PID"
@@ -141,11 +185,17 @@ for pid in $clients; do
 	check "pgbench backend $pid: blocked (sleeping) mostly in Client:ClientRead" at_least "$read_" "$all" 50
 done
 
-# At 997 Hz the running part's sampling error is about 1% of the window
-# (at 99 Hz, one backend's share could be off by 5% from sampling alone).
-# On a virtual machine the host may take the CPU away (steal time): the
-# guest's CPU clock, which times the samples, does not run then, while
-# the wall clock does; the share of the window stolen is allowed on top.
+# The running part is estimated from on-CPU samples (each worth the period),
+# the blocked part is exact.  Measured on this shared 2-core machine under
+# this load (backends waiting for a CPU 45% of the time) against each
+# backend's exact running time (its switch-in to switch-out intervals): the
+# sampled running part is off by 1.7% of the window (one standard
+# deviation) over 4 s and 1.3% over 8 s at 997 Hz, about twice binomial
+# noise (docs/offcpu.md, "Wall-clock"); 8 s makes 5% about four standard
+# deviations.  On a virtual machine the host may take the CPU away (steal
+# time): the guest's CPU clock, which times the samples, does not run then,
+# while the wall clock does; the share of the window stolen is allowed on
+# top.
 cpu_times() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9 }' /proc/stat; }
 # wall_adds_up: every pgbench backend's running + blocked in $T/wall.pb is
 # within $tolerance% of the profile's duration (each told in a diag line).
@@ -161,19 +211,15 @@ wall_adds_up() {
 	done
 	return $ok
 }
-# One profile in about ten has had a backend 5-6% short (issue 14 is open
-# on it): a miss is said, and a second profile must then add up.
-for attempt in 1 2; do
-	read -r total0 steal0 < <(cpu_times)
-	check "POST /profile/wall under pgbench" post wall 4 "$T/wall.pb" '"sampling_frequency": 997'
-	wait "$POST_PID"
-	read -r total1 steal1 < <(cpu_times)
-	tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
-	check "POST /profile/wall: 200" test "$(cat "$T/wall.pb.code")" = 200
-	check "go tool pprof -raw reads the wall profile" read_raw "$T/wall.pb"
-	wall_adds_up && break
-	[ $attempt = 1 ] && diag <<<"wall profile $attempt: a backend's running + blocked missed $tolerance%; taking another"
-done
+read -r total0 steal0 < <(cpu_times)
+check "POST /profile/wall under pgbench" post wall 8 "$T/wall.pb" '"sampling_frequency": 997'
+wait "$POST_PID"
+read -r total1 steal1 < <(cpu_times)
+tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
+check "POST /profile/wall: 200" test "$(cat "$T/wall.pb.code")" = 200
+check "go tool pprof -raw reads the wall profile" read_raw "$T/wall.pb"
+check "the wall profile's duration is its window (8 s), not the time collecting it took too" \
+	within "$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/wall.pb.raw")" 8000000000 1
 check "sample types: samples/count, wall/nanoseconds" \
 	grep -q 'samples/count wall/nanoseconds' "$T/wall.pb.raw"
 check "every pgbench backend: running and blocked both present, running + blocked within $tolerance% (5% and the CPU time stolen by the host) of the duration" \

@@ -45,6 +45,7 @@
 
 #include "agent/profile/backend.h"
 #include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_preblocked.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
@@ -93,6 +94,8 @@ struct bpf_state {
 	/* off-CPU: the targets' threads as the profile started */
 	struct vm_thread_switches *threads;
 	size_t n_threads, cap_threads;
+	/* off-CPU: the targets' threads blocked before the programs attached */
+	struct vm_pre_blocked_set pre;
 	int *perf_fds;
 	struct bpf_link **links;
 	size_t n_cpus;
@@ -473,6 +476,7 @@ static void bpf_destroy(void *state)
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	vm_pg_cache_free(&st->pg);
+	vm_pre_blocked_free(&st->pre);
 	free(st->perf_fds);
 	free(st->links);
 	if (st->stop_fd >= 0)
@@ -771,13 +775,23 @@ static void find_running(struct bpf_state *st)
 				 &st->running, &st->n_running, NULL) < 0)
 		return;
 	for (size_t i = 0; i < st->n_running; i++) {
-		struct pg_proc pp;
+		struct pg_proc pp = { 0 };
+		bool pg = vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i],
+					       &pp) == 0;
 
-		if (vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i], &pp))
-			continue;
-		for (size_t o = 0; o < st->n_objs; o++)
+		for (size_t o = 0; pg && o < st->n_objs; o++)
 			bpf_map_update_elem(map_fd(st->objs[o], "pg_procs"),
 					    &st->running[i], &pp, BPF_ANY);
+		if (st->off)
+			vm_pre_blocked_scan(&st->pre, "/proc", st->running[i],
+					    pg ? pp.wait_event_ptr : 0);
+	}
+	/* The program tells when each is first switched in. */
+	for (size_t i = 0; st->off && i < st->pre.n; i++) {
+		__u64 zero = 0;
+
+		bpf_map_update_elem(bpf_map__fd(st->off->maps.pre_blocked),
+				    &st->pre.v[i].tid, &zero, BPF_NOEXIST);
 	}
 }
 
@@ -904,11 +918,57 @@ static void complete_processes(struct bpf_state *st)
 	}
 }
 
+/* The thread tid of those blocked before the programs attached, or NULL. */
+static const struct vm_pre_blocked *pre_blocked(const struct bpf_state *st,
+						uint32_t tid)
+{
+	for (size_t i = 0; i < st->pre.n; i++)
+		if (st->pre.v[i].tid == tid)
+			return &st->pre.v[i];
+	return NULL;
+}
+
+/*
+ * A block that began before the profile, worth value ns: on the stack
+ * /proc gave as the profile started when there is one (a user pc and the
+ * kernel stack), else none; its state and wait event from then when
+ * known, else state (the letter) and wait_event.
+ */
+static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
+			   uint64_t value, char state, uint32_t wait_event)
+{
+	const struct vm_pre_blocked *pre = pre_blocked(st, tid);
+	const struct vm_process *p = vm_samples_find_process(&st->samples, pid);
+	struct vm_sample *x;
+
+	if (vm_samples_add(&st->samples, pid, tid, p ? p->comm : NULL, 1,
+			   pre && pre->user_pc ? &pre->user_pc : NULL,
+			   pre && pre->user_pc ? 1 : 0,
+			   pre ? pre->kernel_ips : NULL,
+			   pre ? pre->n_kernel : 0))
+		return -ENOMEM;
+	x = &st->samples.v[st->samples.n - 1];
+	if (pre) {
+		state = pre->state;
+		/* Read as the profile started; else now (the same, asleep). */
+		if (pre->wait_event)
+			wait_event = pre->wait_event;
+	}
+	x->state = VM_STATE_BLOCKED;
+	x->sched_state = state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
+					VM_SCHED_SLEEPING;
+	x->value = value;
+	x->wait_event = wait_event;
+	x->before_start = 1;
+	return 0;
+}
+
 /*
  * Threads blocked since before the start that never ran: the program saw
- * no switch of theirs, so no stack; their wait event is read now, which
- * is the one they had all along.  Samples from index first on are the
- * off-CPU program's.
+ * no switch of theirs, so no stack but the one /proc gave at the start;
+ * their wait event is read now when /proc gave none, which is the one
+ * they had all along.  Samples from index first on are the off-CPU
+ * program's.
  */
 static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 {
@@ -916,8 +976,7 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 
 	for (size_t i = 0; i < st->n_threads; i++) {
 		const struct vm_thread_switches *t = &st->threads[i];
-		const struct vm_process *p;
-		struct vm_sample *x;
+		uint32_t wait_event = 0;
 		struct pg_proc pp;
 		bool seen = false;
 		char task_state;
@@ -926,18 +985,41 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 			seen = st->samples.v[j].tid == t->tid;
 		if (seen || !vm_bpf_slept_throughout("/proc", t, &task_state))
 			continue;
-		p = vm_samples_find_process(&st->samples, t->pid);
-		if (vm_samples_add(&st->samples, t->pid, t->tid,
-				   p ? p->comm : NULL, 1, NULL, 0, NULL, 0))
-			return -ENOMEM;
-		x = &st->samples.v[st->samples.n - 1];
-		x->state = VM_STATE_BLOCKED;
-		x->sched_state = task_state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
-						     VM_SCHED_SLEEPING;
-		x->value = end_ns - st->start_ns;
 		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
-			x->wait_event = vm_bpf_pg_read_wait_event(
+			wait_event = vm_bpf_pg_read_wait_event(
 				t->pid, pp.wait_event_ptr);
+		if (add_early_block(st, t->pid, t->tid, end_ns - st->start_ns,
+				    task_state, wait_event))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Threads blocked before the programs attached that then ran: blocked
+ * from the start until their first switch in, which the program kept in
+ * `pre_blocked` (offcpu.bpf.c).
+ */
+static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
+{
+	int fd = bpf_map__fd(st->off->maps.pre_blocked);
+
+	vm_pre_blocked_resolve(&st->pre, "/proc/kallsyms");
+	for (size_t i = 0; i < st->pre.n; i++) {
+		const struct vm_pre_blocked *pre = &st->pre.v[i];
+		__u64 in = 0;
+
+		if (bpf_map_lookup_elem(fd, &pre->tid, &in) ||
+		    in <= PRE_BLOCKED_RAN || in <= st->start_ns)
+			continue;
+		/* Switched in as the programs were being detached. */
+		if (in > end_ns)
+			in = end_ns;
+		if (in - st->start_ns < st->off->rodata->min_block_ns)
+			continue;
+		if (add_early_block(st, pre->pid, pre->tid, in - st->start_ns,
+				    pre->state, pre->wait_event))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -956,7 +1038,7 @@ static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
 			    st->off->rodata->min_block_ns, "/proc", c);
 	if (vm_stack_counts_to_blocks(c, &st->samples) ||
-	    add_sleepers(st, first, end_ns))
+	    add_sleepers(st, first, end_ns) || add_pre_blocks(st, end_ns))
 		return vm_error_set(err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -968,9 +1050,15 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	uint64_t end_ns;
 	int r = 0;
 
-	detach(st);
-	/* Blocks still going end with the profile, which ends now. */
+	/*
+	 * The profile ends now, as sampling stops: blocks still going end
+	 * here too, and the profile's duration is this window's, not the
+	 * time collecting then takes (reading /proc, kallsyms: under load
+	 * hundreds of ms, which every thread's running + blocked would lack).
+	 */
 	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	detach(st);
+	st->samples.duration_nanos = end_ns - st->start_ns;
 	/* Records and announcements still queued: the thread has stopped. */
 	ring_buffer__consume(st->rb);
 

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bpf_preblocked.c - the threads already blocked when an off-CPU or
+ * wall-clock profile starts, read from /proc with the best stack it gives
+ * (bpf_preblocked.h).
+ */
+#include "agent/profile/bpf/bpf_preblocked.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile/bpf/bpf_offcpu.h"
+#include "common/array.h"
+#include "common/cleanup.h"
+
+char vm_parse_task_stat_state(const char *text)
+{
+	/* "PID (COMM) S ...": COMM may hold anything, ')' included. */
+	const char *p = strrchr(text, ')');
+
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return 0;
+	return p[2];
+}
+
+uint64_t vm_parse_task_syscall_pc(const char *text)
+{
+	const char *last = NULL, *p = text;
+	unsigned long long pc;
+	char *end;
+
+	/* The pc is the last field; "running" has none. */
+	while (*p) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (*p)
+			last = p;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	if (!last || strncmp(last, "0x", 2))
+		return 0;
+	errno = 0;
+	pc = strtoull(last, &end, 16);
+	if (errno || end == last || (*end && *end != '\n' && *end != ' '))
+		return 0;
+	return pc;
+}
+
+int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p)
+{
+	const char *line = text;
+
+	while (line && *line && p->n_kernel < VM_PRE_KERNEL_MAX) {
+		const char *nl = strchr(line, '\n'), *f = strstr(line, "] ");
+		size_t len;
+
+		if (!nl)
+			nl = line + strlen(line);
+		if (f && f < nl) {
+			f += 2;
+			len = (size_t)(nl - f);
+			if (len > 0 && len < 256) {
+				p->kernel[p->n_kernel] = strndup(f, len);
+				if (!p->kernel[p->n_kernel])
+					return -ENOMEM;
+				p->n_kernel++;
+			}
+		}
+		line = *nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+/* A small file of /proc/PID/task/TID into buf; -1 when unreadable. */
+static ssize_t read_small(const char *proc_root, uint32_t pid, uint32_t tid,
+			  const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -1;
+	char path[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
+		 name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+static void pre_clear(struct vm_pre_blocked *p)
+{
+	for (uint32_t i = 0; i < p->n_kernel; i++)
+		free(p->kernel[i]);
+	p->n_kernel = 0;
+}
+
+int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
+			uint32_t pid, uint64_t wait_event_ptr)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "%s/%u/task", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return 0; /* gone */
+	while (!r && (de = readdir(d))) {
+		uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		struct vm_pre_blocked *p;
+		char state;
+
+		if (!tid || read_small(proc_root, pid, tid, "stat", buf,
+				       sizeof(buf)) < 0)
+			continue;
+		state = vm_parse_task_stat_state(buf);
+		if (state != 'S' && state != 'D')
+			continue;
+		if (vm_grow(set->v, &set->cap, set->n + 1)) {
+			r = -ENOMEM;
+			break;
+		}
+		p = &set->v[set->n];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->tid = tid;
+		p->state = state;
+		if (read_small(proc_root, pid, tid, "syscall", buf,
+			       sizeof(buf)) > 0)
+			p->user_pc = vm_parse_task_syscall_pc(buf);
+		/* Root only; without it, the user pc alone. */
+		if (read_small(proc_root, pid, tid, "stack", buf, sizeof(buf)) >
+			    0 &&
+		    vm_parse_task_stack(buf, p)) {
+			pre_clear(p);
+			r = -ENOMEM;
+			break;
+		}
+		p->wait_event = vm_bpf_pg_read_wait_event(pid, wait_event_ptr);
+		set->n++;
+	}
+	closedir(d);
+	return r;
+}
+
+/* A kernel frame's function name: "function+0xoff/0xsize". */
+struct kname {
+	char name[128];
+	uint64_t addr; /* from kallsyms; 0 until found */
+};
+
+static int kname_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct kname *)a)->name,
+		      ((const struct kname *)b)->name);
+}
+
+/* frame's function name into k->name, its offset into *off. */
+static void frame_name(const char *frame, struct kname *k, uint64_t *off)
+{
+	size_t len = strcspn(frame, "+ ");
+
+	if (len >= sizeof(k->name))
+		len = sizeof(k->name) - 1;
+	memcpy(k->name, frame, len);
+	k->name[len] = '\0';
+	k->addr = 0;
+	*off = frame[len] == '+' ? strtoull(frame + len + 1, NULL, 16) : 0;
+}
+
+/* Each name of names[n] (sorted) looked up in kallsyms_path, one pass. */
+static void find_names(struct kname *names, size_t n, const char *kallsyms_path)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen(kallsyms_path, "re");
+
+	if (!f)
+		return;
+	/* "ADDR TYPE NAME [MODULE]": text symbols only. */
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long addr;
+		struct kname key, *k;
+		char type;
+
+		if (sscanf(line, "%llx %c %127s", &addr, &type, key.name) !=
+			    3 ||
+		    (type != 't' && type != 'T') || !addr)
+			continue;
+		k = bsearch(&key, names, n, sizeof(*names), kname_cmp);
+		if (k && !k->addr)
+			k->addr = addr;
+	}
+	free(line);
+	fclose(f);
+}
+
+void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
+			    const char *kallsyms_path)
+{
+	_cleanup_free_ struct kname *names = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t off;
+
+	for (size_t i = 0; i < set->n; i++)
+		for (uint32_t j = 0; j < set->v[i].n_kernel; j++) {
+			if (vm_grow(names, &cap, n + 1))
+				return;
+			frame_name(set->v[i].kernel[j], &names[n++], &off);
+		}
+	if (!n)
+		return;
+	qsort(names, n, sizeof(*names), kname_cmp);
+	find_names(names, n, kallsyms_path);
+	for (size_t i = 0; i < set->n; i++) {
+		struct vm_pre_blocked *p = &set->v[i];
+		uint32_t kept = 0;
+
+		/* A frame not found ends the stack: what follows is a gap. */
+		for (uint32_t j = 0; j < p->n_kernel; j++) {
+			struct kname key, *k;
+
+			frame_name(p->kernel[j], &key, &off);
+			k = bsearch(&key, names, n, sizeof(*names), kname_cmp);
+			if (kept == j && k && k->addr)
+				p->kernel_ips[kept++] = k->addr + off;
+			free(p->kernel[j]);
+			p->kernel[j] = NULL;
+		}
+		p->n_kernel = kept;
+	}
+}
+
+void vm_pre_blocked_free(struct vm_pre_blocked_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		pre_clear(&set->v[i]);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
+}

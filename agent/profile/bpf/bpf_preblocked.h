@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bpf_preblocked.h - the threads of the targets already blocked when an
+ * off-CPU or wall-clock profile starts (bpf_preblocked.c).  The program
+ * cannot see their block begin; user space lists them before attaching,
+ * with the best stack /proc gives (the kernel stack and the user pc of
+ * the system call they wait in) and their wait event, and the program
+ * says when each is first switched in (bpf/offcpu.bpf.c, `pre_blocked`):
+ * the time from the start of the profile to then is theirs, blocked.
+ */
+#ifndef VMTOOLS_AGENT_BPF_PREBLOCKED_H
+#define VMTOOLS_AGENT_BPF_PREBLOCKED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Kernel frames kept from /proc/PID/task/TID/stack. */
+#define VM_PRE_KERNEL_MAX 32
+
+/* One thread blocked as the profile starts. */
+struct vm_pre_blocked {
+	uint32_t pid, tid;
+	char state; /* 'S' or 'D', from /proc/PID/task/TID/stat */
+	uint32_t wait_event; /* PostgreSQL's then; 0 when none or unknown */
+	uint64_t user_pc; /* from /proc/PID/task/TID/syscall; 0 unknown */
+	uint32_t n_kernel;
+	char *kernel[VM_PRE_KERNEL_MAX]; /* "function+0xoff", innermost first */
+	uint64_t kernel_ips[VM_PRE_KERNEL_MAX]; /* once resolved */
+};
+
+struct vm_pre_blocked_set {
+	struct vm_pre_blocked *v;
+	size_t n, cap;
+};
+
+/*
+ * The state letter of /proc/PID/task/TID/stat's text ('R', 'S', ...);
+ * 0 when the text is not one.
+ */
+char vm_parse_task_stat_state(const char *text);
+
+/*
+ * The user pc of /proc/PID/task/TID/syscall's text ("NR ARGS... SP PC",
+ * "-1 SP PC" outside a system call); 0 when the text says none
+ * ("running") or is not one.
+ */
+uint64_t vm_parse_task_syscall_pc(const char *text);
+
+/*
+ * The frames of /proc/PID/task/TID/stack's text ("[<0>] func+0x1/0x2"
+ * lines) into p->kernel[], innermost first.  -ENOMEM.
+ */
+int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p);
+
+/*
+ * The threads of process pid under proc_root blocked now ('S' or 'D'),
+ * appended to set with their stacks and, when wait_event_ptr is not 0
+ * (bpf/pg.h), their wait event.  0, or -ENOMEM.
+ */
+int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
+			uint32_t pid, uint64_t wait_event_ptr);
+
+/*
+ * The kernel frames of every thread of set resolved to addresses, from
+ * kallsyms_path (/proc/kallsyms) in one pass: a frame whose function is
+ * not found ends that thread's kernel stack.
+ */
+void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
+			    const char *kallsyms_path);
+
+void vm_pre_blocked_free(struct vm_pre_blocked_set *set);
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_preblocked.c - unit tests of agent/profile/bpf/bpf_preblocked.c:
+ * a thread's state from /proc/PID/task/TID/stat (a command name holding
+ * ") " included), its user pc from .../syscall, its kernel stack from
+ * .../stack resolved against a kallsyms text, and on this process's own
+ * threads that a sleeping one is listed with its pc.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/profile/bpf/bpf_preblocked.h"
+
+static void test_parse_stat(void **state)
+{
+	(void)state;
+	assert_int_equal(vm_parse_task_stat_state("42 (postgres) S 1 42 42 0"),
+			 'S');
+	assert_int_equal(vm_parse_task_stat_state("42 (a) R (b)) D 1 2 3"),
+			 'D');
+	assert_int_equal(vm_parse_task_stat_state("42 (postgres)"), 0);
+	assert_int_equal(vm_parse_task_stat_state(""), 0);
+	assert_int_equal(vm_parse_task_stat_state("42 (x) SS 1"), 0);
+}
+
+static void test_parse_syscall(void **state)
+{
+	(void)state;
+	assert_int_equal(
+		vm_parse_task_syscall_pc(
+			"232 0x5 0x7ffc1 0x1 0xffffffff 0x0 0x8 0x7ffc0 0x7f12a4\n"),
+		0x7f12a4);
+	assert_int_equal(vm_parse_task_syscall_pc("-1 0x7ffc0 0x55aa10\n"),
+			 0x55aa10);
+	assert_int_equal(vm_parse_task_syscall_pc("running\n"), 0);
+	assert_int_equal(vm_parse_task_syscall_pc(""), 0);
+	assert_int_equal(vm_parse_task_syscall_pc("1 0x12zz\n"), 0);
+}
+
+static void test_stack_resolved(void **state)
+{
+	char path[] = "/tmp/test_preblocked.XXXXXX";
+	struct vm_pre_blocked_set set = { 0 };
+	struct vm_pre_blocked *p;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("ffffffff81000000 T _text\n"
+	      "ffffffff81100000 t ep_poll\n"
+	      "ffffffff81200000 T do_syscall_64\n"
+	      "ffffffffc0001000 t ext4_foo\t[ext4]\n",
+	      f);
+	fclose(f);
+	set.v = calloc(1, sizeof(*set.v));
+	assert_non_null(set.v);
+	set.n = set.cap = 1;
+	p = &set.v[0];
+	assert_int_equal(vm_parse_task_stack("[<0>] ep_poll+0x2a4/0x3f0\n"
+					     "[<0>] do_syscall_64+0x71/0x280\n"
+					     "[<0>] nowhere+0x1/0x2\n"
+					     "[<0>] ext4_foo+0x3/0x10\n",
+					     p),
+			 0);
+	assert_int_equal(p->n_kernel, 4);
+	vm_pre_blocked_resolve(&set, path);
+	unlink(path);
+	/* The frame not found ends the stack. */
+	assert_int_equal(p->n_kernel, 2);
+	assert_int_equal(p->kernel_ips[0], 0xffffffff811002a4ULL);
+	assert_int_equal(p->kernel_ips[1], 0xffffffff81200071ULL);
+	vm_pre_blocked_free(&set);
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+static void test_scan_self(void **state)
+{
+	struct vm_pre_blocked_set set = { 0 };
+	bool found = false;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, sleeper, NULL), 0);
+	usleep(100000);
+	assert_int_equal(
+		vm_pre_blocked_scan(&set, "/proc", (uint32_t)getpid(), 0), 0);
+	for (size_t i = 0; i < set.n; i++) {
+		assert_int_equal(set.v[i].pid, getpid());
+		assert_true(set.v[i].state == 'S' || set.v[i].state == 'D');
+		if (set.v[i].tid != (uint32_t)getpid())
+			found = found || set.v[i].user_pc != 0;
+	}
+	assert_true(found);
+	vm_pre_blocked_free(&set);
+	assert_int_equal(pthread_cancel(t), 0);
+	pthread_join(t, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_stat),
+		cmocka_unit_test(test_parse_syscall),
+		cmocka_unit_test(test_stack_resolved),
+		cmocka_unit_test(test_scan_self),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
