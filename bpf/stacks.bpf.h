@@ -13,8 +13,9 @@
  * record is lost only when the ring buffer is full, i.e. the reader fell a
  * whole buffer behind; stacks_submit() says so and the caller counts it.
  *
- * The ring buffer wakes the reader only once a quarter of it is used (the
- * reader also drains it on a timer), not once per sample.
+ * The ring buffer wakes the reader only once a quarter of it is used (an
+ * on-demand profile's reader also drains it on a timer), not once per
+ * sample.
  *
  * Use:
  *	struct stack_record *r = stacks_scratch();

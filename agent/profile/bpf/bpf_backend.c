@@ -339,8 +339,12 @@ static int on_offcpu_record(void *ctx, void *data, size_t size)
 }
 
 /*
- * How often the thread drains the stack records when no wakeup comes: the
- * programs wake it only once a quarter of a ring buffer is used.
+ * How often the thread of an on-demand profile drains the stack records
+ * when no wakeup comes: the programs wake it only once a quarter of a ring
+ * buffer is used.  A continuous session's thread has no timer: at its low
+ * frequency a quarter of the ring is seconds of samples, and every cut
+ * drains the ring first, so it wakes only for those, for announcements
+ * and to stop (a timer was most of its CPU time: 10 wakeups a second).
  */
 #define DRAIN_MS 100
 
@@ -387,8 +391,11 @@ static void *event_thread(void *arg)
 		{ .fd = st->seal_fd, .events = POLLIN },
 	};
 
+	bool continuous = st->seal_fd >= 0;
+
 	for (;;) {
-		if (poll(pfd, st->seal_fd >= 0 ? 3 : 2, DRAIN_MS) < 0 &&
+		if (poll(pfd, continuous ? 3 : 2, continuous ? -1 : DRAIN_MS) <
+			    0 &&
 		    errno != EINTR)
 			break;
 		if (pfd[1].revents)
@@ -408,6 +415,11 @@ static int open_cpu_event(int cpu, uint32_t freq)
 		.size = sizeof(attr),
 		.freq = 1,
 		.sample_freq = freq,
+		/*
+		 * The program would drop an idle CPU's sample (pid 0) at
+		 * once: the kernel does not even run it.
+		 */
+		.exclude_idle = 1,
 	};
 
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,

@@ -4,8 +4,9 @@
  * (see bpf_sizing.h).
  *
  * Samples reach user space with their stacks on a ring buffer
- * (bpf/stacks.bpf.h), drained every 100 ms and whenever a quarter of it is
- * used: it holds one second of the deepest records at the profile's rate
+ * (bpf/stacks.bpf.h), drained whenever a quarter of it is used (and
+ * every 100 ms for an on-demand profile, at each cut for a continuous
+ * one): it holds one second of the deepest records at the profile's rate
  * (Hz x CPUs x ~2 KiB), from 256 KiB to 32 MiB, i.e. many seconds of
  * typical ones (a PostgreSQL sample is ~300 bytes).  The distinct records
  * user space counts (bpf_read.c) are bounded by 1 KiB per expected sample,
