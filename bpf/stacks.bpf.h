@@ -13,8 +13,9 @@
  * record is lost only when the ring buffer is full, i.e. the reader fell a
  * whole buffer behind; stacks_submit() says so and the caller counts it.
  *
- * The ring buffer wakes the reader only once a quarter of it is used (the
- * reader also drains it on a timer), not once per sample.
+ * The ring buffer wakes the reader only once a quarter of it is used (an
+ * on-demand profile's reader also drains it on a timer), not once per
+ * sample.
  *
  * Use:
  *	struct stack_record *r = stacks_scratch();
@@ -102,6 +103,18 @@ static __always_inline void stacks_capture(void *ctx, struct stack_record *r)
 }
 
 /*
+ * The flags of a record about to go on `stack_records`: wake the reader
+ * only once a quarter of the ring buffer is used.
+ */
+static __always_inline __u64 stacks_wakeup(void)
+{
+	if (bpf_ringbuf_query(&stack_records, BPF_RB_AVAIL_DATA) >=
+	    bpf_ringbuf_query(&stack_records, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/*
  * Send r, its frames only.  0, or -EAGAIN/-ENOSPC when the ring buffer is
  * full: the record is lost, for the caller to count.
  */
@@ -110,12 +123,9 @@ static __always_inline long stacks_submit(const struct stack_record *r)
 	__u64 size =
 		STACK_RECORD_HEAD +
 		((r->n_user & 0x7f) + (r->n_kernel & 0x7f)) * sizeof(__u64);
-	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (bpf_ringbuf_query(&stack_records, BPF_RB_AVAIL_DATA) >=
-	    bpf_ringbuf_query(&stack_records, BPF_RB_RING_SIZE) / 4)
-		flags = BPF_RB_FORCE_WAKEUP;
-	return bpf_ringbuf_output(&stack_records, (void *)r, size, flags);
+	return bpf_ringbuf_output(&stack_records, (void *)r, size,
+				  stacks_wakeup());
 }
 
 #endif

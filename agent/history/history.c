@@ -4,10 +4,15 @@
  *
  * Four tables, each an array indexed by id plus a tsearch tree to find an
  * entry by content: strings, mappings, frames (address, mapping id,
- * function string id) and stacks (pid, tid, comm, backend type and frame
- * ids).  A window is an array of (stack id, count).  Merging a span adds
+ * function string id) and stacks (pid, tid, comm, backend type, wait
+ * event, query id and frame ids).  A window is an array of (stack id, count).  Merging a span adds
  * counts per stack id, then builds the struct vm_symbolized the encoders
  * take from the tables.
+ *
+ * A window's frames name the same few mappings and functions over and
+ * over, by the same pointers: a small cache from those pointers to their
+ * ids, emptied whenever the pointers or the ids may change (each window
+ * put in, each compaction), spares most of the string comparisons.
  *
  * The tables only grow while windows come in; when windows are dropped,
  * compact() rebuilds them from the windows left, so their size follows
@@ -52,7 +57,8 @@ struct hframe {
 struct hstack {
 	uint32_t id;
 	uint32_t pid, tid;
-	uint32_t comm, backend; /* string id + 1, 0: none */
+	uint32_t comm, backend, wait_event; /* string id + 1, 0: none */
+	uint64_t query_id; /* PostgreSQL's, 0: none */
 	uint32_t n;
 	uint32_t frames[]; /* frame ids, leaf first */
 };
@@ -84,6 +90,13 @@ struct tables {
 	uint64_t bytes;
 };
 
+/* Pointer to id (+ 1), open addressing; keys NULL when empty. */
+struct ptr_cache {
+	const void **keys;
+	int64_t *ids;
+	size_t cap, n; /* cap a power of two, or 0 */
+};
+
 struct vm_history {
 	struct vm_history_config cfg;
 	pthread_mutex_t lock;
@@ -93,6 +106,7 @@ struct vm_history {
 	uint64_t window_bytes;
 	uint64_t dropped;
 	unsigned dropped_since_compact;
+	struct ptr_cache mapping_ids, function_ids;
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
@@ -141,6 +155,8 @@ static int cmp_stack(const void *a, const void *b)
 	CMP(x->tid, y->tid);
 	CMP(x->comm, y->comm);
 	CMP(x->backend, y->backend);
+	CMP(x->wait_event, y->wait_event);
+	CMP(x->query_id, y->query_id);
 	CMP(x->n, y->n);
 	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
 }
@@ -273,6 +289,100 @@ static const char *string_of(const struct tables *t, uint32_t id1)
 	return id1 ? t->strings[id1 - 1]->s : NULL;
 }
 
+static size_t ptr_slot(const struct ptr_cache *c, const void *key)
+{
+	uint64_t x = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ULL;
+
+	return (size_t)(x >> 32) & (c->cap - 1);
+}
+
+static void ptr_cache_clear(struct ptr_cache *c)
+{
+	if (c->n)
+		memset(c->keys, 0, c->cap * sizeof(c->keys[0]));
+	c->n = 0;
+}
+
+static void ptr_cache_free(struct ptr_cache *c)
+{
+	free(c->keys);
+	free(c->ids);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The id cached for key, or -1. */
+static int64_t ptr_cache_get(const struct ptr_cache *c, const void *key)
+{
+	if (!c->cap)
+		return -1;
+	for (size_t i = ptr_slot(c, key);; i = (i + 1) & (c->cap - 1)) {
+		if (!c->keys[i])
+			return -1;
+		if (c->keys[i] == key)
+			return c->ids[i];
+	}
+}
+
+/* Remember key's id; a cache that cannot grow just forgets. */
+static void ptr_cache_put(struct ptr_cache *c, const void *key, int64_t id)
+{
+	size_t i;
+
+	if (2 * (c->n + 1) > c->cap) {
+		struct ptr_cache bigger = { .cap = c->cap ? 2 * c->cap : 256 };
+
+		bigger.keys = calloc(bigger.cap, sizeof(bigger.keys[0]));
+		bigger.ids = malloc(bigger.cap * sizeof(bigger.ids[0]));
+		if (!bigger.keys || !bigger.ids) {
+			ptr_cache_free(&bigger);
+			return;
+		}
+		for (size_t k = 0; k < c->cap; k++)
+			if (c->keys[k])
+				ptr_cache_put(&bigger, c->keys[k], c->ids[k]);
+		ptr_cache_free(c);
+		*c = bigger;
+	}
+	for (i = ptr_slot(c, key); c->keys[i]; i = (i + 1) & (c->cap - 1))
+		;
+	c->keys[i] = key;
+	c->ids[i] = id;
+	c->n++;
+}
+
+/* The pointers of the window being put in, or the ids, change. */
+static void forget_pointers(struct vm_history *h)
+{
+	ptr_cache_clear(&h->mapping_ids);
+	ptr_cache_clear(&h->function_ids);
+}
+
+/* intern_mapping() and intern_string() through the caches. */
+static int64_t cached_mapping(struct vm_history *h,
+			      const struct vm_sym_mapping *m)
+{
+	int64_t id = m ? ptr_cache_get(&h->mapping_ids, m) : 0;
+
+	if (id < 0) {
+		id = intern_mapping(&h->t, m);
+		if (id >= 0)
+			ptr_cache_put(&h->mapping_ids, m, id);
+	}
+	return id;
+}
+
+static int64_t cached_function(struct vm_history *h, const char *s)
+{
+	int64_t id = s ? ptr_cache_get(&h->function_ids, s) : 0;
+
+	if (id < 0) {
+		id = intern_string(&h->t, s);
+		if (id >= 0)
+			ptr_cache_put(&h->function_ids, s, id);
+	}
+	return id;
+}
+
 int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 		   struct vm_error *err)
 {
@@ -291,6 +401,8 @@ void vm_history_free(struct vm_history *h)
 	if (!h)
 		return;
 	tables_free(&h->t);
+	ptr_cache_free(&h->mapping_ids);
+	ptr_cache_free(&h->function_ids);
 	for (size_t i = 0; i < h->n_windows; i++)
 		free(h->windows[i].v);
 	free(h->windows);
@@ -311,6 +423,7 @@ void vm_history_unlock(struct vm_history *h)
 
 void vm_history_begin(struct vm_history *h)
 {
+	forget_pointers(h);
 	h->n_pending = 0;
 }
 
@@ -319,32 +432,34 @@ void vm_history_abort(struct vm_history *h)
 	h->n_pending = 0;
 }
 
-int vm_history_stack(struct vm_history *h, uint32_t pid, uint32_t tid,
-		     const char *comm, const char *backend_type,
+int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 		     const struct vm_history_frame_in *frames, size_t n_frames,
 		     uint64_t count)
 {
 	struct tables *t = &h->t;
 	struct hstack *key;
-	int64_t c, b, id;
+	int64_t c, b, we, id;
 
 	if (n_frames > UINT32_MAX / 2)
 		return -ENOMEM;
 	key = calloc(1, sizeof(*key) + n_frames * sizeof(key->frames[0]));
 	if (!key)
 		return -ENOMEM;
-	c = intern_string(t, comm && comm[0] ? comm : NULL);
-	b = intern_string(t, backend_type);
-	if (c < 0 || b < 0)
+	c = intern_string(t, l->comm && l->comm[0] ? l->comm : NULL);
+	b = intern_string(t, l->backend_type);
+	we = intern_string(t, l->wait_event);
+	if (c < 0 || b < 0 || we < 0)
 		goto nomem;
-	key->pid = pid;
-	key->tid = tid;
+	key->pid = l->pid;
+	key->tid = l->tid;
 	key->comm = (uint32_t)c;
 	key->backend = (uint32_t)b;
+	key->wait_event = (uint32_t)we;
+	key->query_id = l->query_id;
 	key->n = (uint32_t)n_frames;
 	for (size_t i = 0; i < n_frames; i++) {
-		int64_t m = intern_mapping(t, frames[i].mapping);
-		int64_t f = intern_string(t, frames[i].function);
+		int64_t m = cached_mapping(h, frames[i].mapping);
+		int64_t f = cached_function(h, frames[i].function);
 		int64_t fr;
 
 		if (m < 0 || f < 0)
@@ -393,6 +508,7 @@ static int compact(struct vm_history *h)
 	int r = -ENOMEM;
 
 	h->dropped_since_compact = 0;
+	forget_pointers(h); /* the ids are about to change */
 	maps = calloc(old.n_mappings ? old.n_mappings : 1, sizeof(*maps));
 	if (!stack_map || !maps)
 		goto out;
@@ -416,6 +532,14 @@ static int compact(struct vm_history *h)
 		for (size_t e = 0; e < h->windows[w].n; e++) {
 			uint32_t sid = h->windows[w].v[e].stack;
 			const struct hstack *s = old.stacks[sid];
+			struct vm_history_labels l = {
+				.pid = s->pid,
+				.tid = s->tid,
+				.comm = string_of(&old, s->comm),
+				.backend_type = string_of(&old, s->backend),
+				.wait_event = string_of(&old, s->wait_event),
+				.query_id = s->query_id,
+			};
 			size_t n_saved;
 
 			if (stack_map[sid])
@@ -438,10 +562,7 @@ static int compact(struct vm_history *h)
 			}
 			/* vm_history_stack() appends its id to pending. */
 			n_saved = h->n_pending;
-			r = vm_history_stack(h, s->pid, s->tid,
-					     string_of(&old, s->comm),
-					     string_of(&old, s->backend), in,
-					     s->n, 0);
+			r = vm_history_stack(h, &l, in, s->n, 0);
 			if (r == 0)
 				stack_map[sid] = h->pending[n_saved].stack + 1;
 			h->n_pending = n_saved;
@@ -462,6 +583,7 @@ fail:
 	*t = old;
 	r = -ENOMEM;
 out:
+	forget_pointers(h); /* maps[] goes, the ids may have changed */
 	free(stack_map);
 	free(maps);
 	free(in);
@@ -555,6 +677,14 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 	vm_history_begin(h);
 	for (size_t i = 0; i < y->n_stacks && r == 0; i++) {
 		const struct vm_sym_stack *st = &y->stacks[i];
+		struct vm_history_labels l = {
+			.pid = st->sample->pid,
+			.tid = st->sample->tid,
+			.comm = st->sample->comm,
+			.backend_type = st->backend_type,
+			.wait_event = st->wait_event,
+			.query_id = st->sample->query_id,
+		};
 
 		if (vm_grow(in, &cap_in, st->n_frames ? st->n_frames : 1)) {
 			r = -ENOMEM;
@@ -571,9 +701,8 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 						NULL,
 				.function = st->frames[f].function,
 			};
-		r = vm_history_stack(h, st->sample->pid, st->sample->tid,
-				     st->sample->comm, st->backend_type, in,
-				     st->n_frames, st->sample->count);
+		r = vm_history_stack(h, &l, in, st->n_frames,
+				     st->sample->count);
 	}
 	if (r == 0)
 		r = vm_history_commit(h, w);
@@ -682,10 +811,12 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 		v->pid = s->pid;
 		v->tid = s->tid;
 		v->count = counts[sid];
+		v->query_id = s->query_id;
 		snprintf(v->comm, sizeof(v->comm), "%s",
 			 s->comm ? string_of(t, s->comm) : "");
 		st->sample = v;
 		st->backend_type = string_of(t, s->backend);
+		st->wait_event = string_of(t, s->wait_event);
 		st->frames = calloc(s->n ? s->n : 1, sizeof(st->frames[0]));
 		if (!st->frames)
 			return -ENOMEM;

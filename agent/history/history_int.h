@@ -22,13 +22,24 @@ struct vm_history_frame_in {
 	const char *function; /* NULL when unknown */
 };
 
+/*
+ * Who a stack was sampled in and PostgreSQL's labels of it; the strings
+ * may be NULL (none), query_id 0 (none).
+ */
+struct vm_history_labels {
+	uint32_t pid, tid;
+	const char *comm;
+	const char *backend_type;
+	const char *wait_event; /* "Class:Name", as symbolize.h names it */
+	uint64_t query_id;
+};
+
 void vm_history_lock(struct vm_history *h);
 void vm_history_unlock(struct vm_history *h);
 
 void vm_history_begin(struct vm_history *h);
-/* 0 or -ENOMEM; comm and backend_type may be NULL. */
-int vm_history_stack(struct vm_history *h, uint32_t pid, uint32_t tid,
-		     const char *comm, const char *backend_type,
+/* 0 or -ENOMEM. */
+int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 		     const struct vm_history_frame_in *frames, size_t n_frames,
 		     uint64_t count);
 /* The window begun, kept; then the bounds applied.  0 or -ENOMEM. */

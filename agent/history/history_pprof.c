@@ -12,6 +12,7 @@
  */
 #include "agent/history/history_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,8 @@ struct reader {
 	struct vm_sym_mapping *maps; /* one per pprof mapping */
 	struct vm_history_frame_in *frames;
 	size_t cap_frames;
-	int64_t key_pid, key_tid, key_comm, key_backend;
+	int64_t key_pid, key_tid, key_comm, key_backend, key_wait_event,
+		key_query_id;
 };
 
 static int64_t string_index(const Profile *p, const char *s)
@@ -150,12 +152,30 @@ static int read_location(struct reader *rd, uint64_t id,
 	return 0;
 }
 
+/*
+ * A query_id label as pprof.c writes it (pg_stat_activity's signed
+ * bigint, never 0) back into the number.  0 or -EINVAL.
+ */
+static int parse_query_id(const char *s, uint64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !s[0] || isspace((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v == 0)
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
+}
+
 static int read_sample(struct vm_history *h, struct reader *rd,
 		       const Perftools__Profiles__Sample *s, uint64_t *total)
 {
 	const Profile *p = rd->p;
-	const char *comm = NULL, *backend = NULL;
-	uint32_t pid = 0, tid = 0;
+	struct vm_history_labels lb = { 0 };
 	int r;
 
 	if (s->n_value < 1 || s->value[0] < 0 || s->n_location_id > 4096)
@@ -164,13 +184,18 @@ static int read_sample(struct vm_history *h, struct reader *rd,
 		const Perftools__Profiles__Label *l = s->label[i];
 
 		if (l->key == rd->key_pid)
-			pid = (uint32_t)l->num;
+			lb.pid = (uint32_t)l->num;
 		else if (l->key == rd->key_tid)
-			tid = (uint32_t)l->num;
+			lb.tid = (uint32_t)l->num;
 		else if (l->key == rd->key_comm)
-			comm = string_at(p, l->str);
+			lb.comm = string_at(p, l->str);
 		else if (l->key == rd->key_backend)
-			backend = string_at(p, l->str);
+			lb.backend_type = string_at(p, l->str);
+		else if (l->key == rd->key_wait_event)
+			lb.wait_event = string_at(p, l->str);
+		else if (l->key == rd->key_query_id &&
+			 parse_query_id(string_at(p, l->str), &lb.query_id))
+			return -EINVAL;
 	}
 	if (vm_grow(rd->frames, &rd->cap_frames,
 		    s->n_location_id ? s->n_location_id : 1))
@@ -181,8 +206,8 @@ static int read_sample(struct vm_history *h, struct reader *rd,
 			return r;
 	}
 	*total += (uint64_t)s->value[0];
-	return vm_history_stack(h, pid, tid, comm, backend, rd->frames,
-				s->n_location_id, (uint64_t)s->value[0]);
+	return vm_history_stack(h, &lb, rd->frames, s->n_location_id,
+				(uint64_t)s->value[0]);
 }
 
 static int read_profile(struct vm_history *h, const Profile *p,
@@ -199,6 +224,8 @@ static int read_profile(struct vm_history *h, const Profile *p,
 	rd.key_tid = string_index(p, "tid");
 	rd.key_comm = string_index(p, "comm");
 	rd.key_backend = string_index(p, "backend_type");
+	rd.key_wait_event = string_index(p, "wait_event");
+	rd.key_query_id = string_index(p, "query_id");
 	r = read_mappings(&rd);
 	for (size_t i = 0; r == 0 && i < p->n_sample; i++)
 		r = read_sample(h, &rd, p->sample[i], &total);

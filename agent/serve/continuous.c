@@ -78,6 +78,35 @@ static int encode_window(const struct vm_symbolized *y, void **gz,
 	return r;
 }
 
+/* The window as a file in --history-dir and in the push queue. */
+static void store_window(struct vm_continuous *c,
+			 const struct vm_history_window *w,
+			 const struct vm_symbolized *y)
+{
+	struct vm_error err = { 0 };
+	bool spooled = false;
+	void *gz = NULL;
+	size_t gz_len = 0;
+
+	if (encode_window(y, &gz, &gz_len, &err) < 0) {
+		vm_log("continuous: cannot encode a window: %s",
+		       vm_error_str(&err));
+		return;
+	}
+	if (c->dir) {
+		if (vm_history_dir_write(c->dir, w->start_ns, w->end_ns, gz,
+					 gz_len, &err) < 0)
+			vm_log("continuous: %s", vm_error_str(&err));
+		else if (c->push)
+			spooled = vm_history_dir_spool_add(c->dir, w->start_ns,
+							   w->end_ns) == 0;
+	}
+	if (c->push)
+		vm_push_enqueue(c->push, w->start_ns, w->end_ns, gz, gz_len,
+				spooled);
+	free(gz);
+}
+
 static void keep_window(struct vm_continuous *c, const struct vm_samples *s,
 			const struct vm_symbolized *y)
 {
@@ -88,36 +117,20 @@ static void keep_window(struct vm_continuous *c, const struct vm_samples *s,
 		.frequency = s->frequency,
 	};
 	struct vm_error err = { 0 };
-	bool spooled = false;
-	void *gz = NULL;
-	size_t gz_len = 0;
 
 	for (size_t i = 0; i < s->n; i++)
 		w.samples += s->v[i].count;
 	if (vm_history_add(c->history, &w, y, &err) < 0)
 		vm_log("continuous: %s", vm_error_str(&err));
+	if (c->dir || c->push)
+		store_window(c, &w, y);
+	/*
+	 * Counted once it is everywhere it goes: a window counted is in
+	 * the history, on disk and in the push queue (or failed there).
+	 */
 	pthread_mutex_lock(&c->lock);
 	c->windows++;
 	pthread_mutex_unlock(&c->lock);
-	if (!c->dir && !c->push)
-		return;
-	if (encode_window(y, &gz, &gz_len, &err) < 0) {
-		vm_log("continuous: cannot encode a window: %s",
-		       vm_error_str(&err));
-		return;
-	}
-	if (c->dir) {
-		if (vm_history_dir_write(c->dir, w.start_ns, w.end_ns, gz,
-					 gz_len, &err) < 0)
-			vm_log("continuous: %s", vm_error_str(&err));
-		else if (c->push)
-			spooled = vm_history_dir_spool_add(c->dir, w.start_ns,
-							   w.end_ns) == 0;
-	}
-	if (c->push)
-		vm_push_enqueue(c->push, w.start_ns, w.end_ns, gz, gz_len,
-				spooled);
-	free(gz);
 }
 
 static void seal(struct vm_continuous *c, struct vm_session *s)

@@ -6,7 +6,10 @@
  * its head with libcurl while the mutex is free, so enqueueing never
  * waits for the network.  The head being sent is never the one a full
  * queue drops.  A transfer is bounded (connect and total timeouts) and
- * aborted by vm_push_stop() through libcurl's progress callback.
+ * aborted by vm_push_stop() at once: it shuts the transfer's socket down
+ * (libcurl opens and closes it through our callbacks), which wakes
+ * libcurl from its wait; its progress callback, which it calls only about
+ * once a second while a server says nothing, was up to a second late.
  */
 #include "agent/serve/push.h"
 
@@ -18,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/history/history_time.h"
 #include "agent/serve/curl.h"
@@ -51,6 +56,9 @@ struct vm_push {
 	bool sending; /* q[0] is being sent */
 	struct vm_push_stats st;
 	CURL *curl;
+	/* libcurl's socket, -1 when none: vm_push_stop() shuts it down. */
+	pthread_mutex_t sock_lock;
+	int sock;
 };
 
 const char *vm_push_outcome_name(enum vm_push_outcome o)
@@ -144,6 +152,35 @@ static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,
 
 	(void)a, (void)b, (void)c, (void)d;
 	return atomic_load(&p->stopping); /* non-zero aborts the transfer */
+}
+
+/* libcurl's sockets, made here so that a stop can shut them down. */
+static curl_socket_t open_socket(void *ctx, curlsocktype purpose,
+				 struct curl_sockaddr *a)
+{
+	struct vm_push *p = ctx;
+	int fd;
+
+	(void)purpose;
+	pthread_mutex_lock(&p->sock_lock);
+	fd = atomic_load(&p->stopping) ?
+		     -1 :
+		     socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	if (fd >= 0)
+		p->sock = fd;
+	pthread_mutex_unlock(&p->sock_lock);
+	return fd >= 0 ? fd : CURL_SOCKET_BAD;
+}
+
+static int close_socket(void *ctx, curl_socket_t fd)
+{
+	struct vm_push *p = ctx;
+
+	pthread_mutex_lock(&p->sock_lock);
+	if (p->sock == fd)
+		p->sock = -1;
+	pthread_mutex_unlock(&p->sock_lock);
+	return close(fd);
 }
 
 static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
@@ -335,6 +372,11 @@ static int setup_curl(struct vm_push *p, struct vm_error *err)
 	sym_curl_easy_setopt(p->curl, CURLOPT_NOPROGRESS, 0L);
 	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 	sym_curl_easy_setopt(p->curl, CURLOPT_XFERINFODATA, p);
+	sym_curl_easy_setopt(p->curl, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+	sym_curl_easy_setopt(p->curl, CURLOPT_OPENSOCKETDATA, p);
+	sym_curl_easy_setopt(p->curl, CURLOPT_CLOSESOCKETFUNCTION,
+			     close_socket);
+	sym_curl_easy_setopt(p->curl, CURLOPT_CLOSESOCKETDATA, p);
 	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, discard);
 	sym_curl_easy_setopt(p->curl, CURLOPT_USERAGENT,
 			     "vmtools-agent/" VMTOOLS_VERSION);
@@ -362,6 +404,8 @@ int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
 	if (!p->cfg.backoff_max_ms)
 		p->cfg.backoff_max_ms = BACKOFF_MAX_MS;
 	pthread_mutex_init(&p->lock, NULL);
+	pthread_mutex_init(&p->sock_lock, NULL);
+	p->sock = -1;
 	vm_cond_init_monotonic(&p->wake);
 	p->url = strdup(cfg->url);
 	p->name = strdup(cfg->name ? cfg->name : VM_PUSH_DEFAULT_NAME);
@@ -401,6 +445,11 @@ void vm_push_stop(struct vm_push *p)
 	if (!p)
 		return;
 	atomic_store(&p->stopping, true);
+	/* A transfer under way fails now; no new socket is opened. */
+	pthread_mutex_lock(&p->sock_lock);
+	if (p->sock >= 0)
+		shutdown(p->sock, SHUT_RDWR);
+	pthread_mutex_unlock(&p->sock_lock);
 	if (p->thread_started) {
 		pthread_mutex_lock(&p->lock);
 		pthread_cond_broadcast(&p->wake);
@@ -418,6 +467,7 @@ void vm_push_stop(struct vm_push *p)
 	free(p->tenant);
 	free(p->escaped_name);
 	pthread_mutex_destroy(&p->lock);
+	pthread_mutex_destroy(&p->sock_lock);
 	pthread_cond_destroy(&p->wake);
 	free(p);
 }

@@ -157,4 +157,22 @@ check "after the restart the spooled windows are sent (received $before -> $(rec
 	test "$(received)" -ge $((before + spooled))
 check "after the restart the spool is empty" \
 	bash -c "[ -z \"\$(ls '$T/hist/push')\" ]"
-check "the agent stops cleanly" stop_agent
+
+# SIGTERM while a window is being sent to a server that does not answer:
+# the transfer is abandoned, the agent exits (checked within a generous
+# 5 s, not timed) and the window stays spooled for the next start.
+echo "slow 60" >"$RX/mode"
+sleep 2.5
+kill "$AGENT_PID"
+for _ in $(seq 100); do
+	kill -0 "$AGENT_PID" 2>/dev/null || break
+	sleep 0.05
+done
+check "SIGTERM during a transfer to a silent server: the agent has exited within 5 s" \
+	bash -c "! kill -0 $AGENT_PID 2>/dev/null"
+wait "$AGENT_PID"
+check "... with status 0" test $? = 0
+check "... the window being sent is still spooled" \
+	bash -c "[ -n \"\$(ls '$T/hist/push')\" ]"
+check "... no temporary file left" \
+	bash -c "[ -z \"\$(find '$T/hist' -name '.tmp-*')\" ]"

@@ -3,7 +3,8 @@
  * test_history.c - unit tests of agent/history/: windows kept and merged
  * (history.c), the age and byte bounds with the compaction that follows,
  * pprof read back (history_pprof.c) equal to what went in, hostile bytes
- * refused, the query times and file names (history_time.c), and the
+ * refused, PostgreSQL's wait_event and query_id labels kept through all
+ * of these, the query times and file names (history_time.c), and the
  * directory (history_dir.c): atomic files, reload, pruning, a symbolic
  * link never followed.
  */
@@ -316,6 +317,99 @@ static void test_pprof_roundtrip(void **state)
 	vm_history_free(b);
 }
 
+/*
+ * Samples of stack 0 of the fake window, labelled: per label pair, what
+ * the merged profile's stacks carry (summed), as "WAIT/QUERYID=COUNT;".
+ */
+static int look_labels(const struct vm_symbolized *y,
+		       const struct vm_history_window *span, void *ctx,
+		       struct vm_error *err)
+{
+	char *out = ctx;
+	size_t len = 0;
+
+	(void)span, (void)err;
+	out[0] = '\0';
+	/* The stacks come out in the order they were first interned. */
+	for (size_t i = 0; i < y->n_stacks; i++)
+		len += snprintf(
+			out + len, 512 - len, "%s/%lld=%llu;",
+			y->stacks[i].wait_event ? y->stacks[i].wait_event : "-",
+			(long long)y->stacks[i].sample->query_id,
+			(unsigned long long)y->stacks[i].sample->count);
+	return 0;
+}
+
+/* One window of one stack, three times over with other labels. */
+static void add_labelled(struct vm_history *h, uint64_t start_s)
+{
+	struct vm_history_window w = { .start_ns = T0 + start_s * NS,
+				       .end_ns = T0 + (start_s + 10) * NS,
+				       .frequency = 19 };
+	struct vm_error err = { 0 };
+	struct fake f;
+
+	fake_window(&f, 3, 2, 100);
+	for (size_t i = 0; i < 3; i++) {
+		f.v[i].tid = 100;
+		f.st[i].backend_type = "client backend";
+		f.st[i].n_frames = 1;
+		f.fr[i][0] = f.fr[0][0];
+	}
+	f.st[0].wait_event = "LWLock:WALWrite";
+	f.v[0].query_id = (uint64_t)-4242424242424242LL;
+	f.st[1].wait_event = NULL;
+	f.v[1].query_id = 77;
+	f.st[2].wait_event = "LWLock:WALWrite";
+	f.v[2].query_id = 0;
+	assert_int_equal(vm_history_add(h, &w, &f.y, &err), 0);
+}
+
+static void test_labels(void **state)
+{
+	const char *want = "LWLock:WALWrite/-4242424242424242=%d;-/77=%d;"
+			   "LWLock:WALWrite/0=%d;";
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
+	struct vm_history *a, *b;
+	struct vm_error err = { 0 };
+	struct encoded e = { 0 };
+	char got[512], expect[512];
+
+	/* Same frames, other labels: three stacks, merged per label. */
+	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
+	add_labelled(a, 0);
+	add_labelled(a, 10);
+	assert_int_equal(
+		vm_history_merge(a, 0, UINT64_MAX, look_labels, got, &err), 0);
+	snprintf(expect, sizeof(expect), want, 4, 4, 4);
+	assert_string_equal(got, expect);
+
+	/* Through the pprof of --history-dir and back. */
+	assert_int_equal(
+		vm_history_merge(a, T0, T0 + 10 * NS, encode_gz, &e, &err), 0);
+	assert_int_equal(vm_history_new(&cfg, &b, &err), 0);
+	assert_int_equal(vm_history_add_pprof(b, &w, e.data, e.len, &err), 0);
+	assert_int_equal(
+		vm_history_merge(b, 0, UINT64_MAX, look_labels, got, &err), 0);
+	snprintf(expect, sizeof(expect), want, 2, 2, 2);
+	assert_string_equal(got, expect);
+	free(e.data);
+	vm_history_free(b);
+	vm_history_free(a);
+
+	/* Through compactions, as old windows go. */
+	cfg.max_seconds = 30;
+	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
+	for (int i = 0; i < 80; i++)
+		add_labelled(a, 10 * i);
+	assert_int_equal(
+		vm_history_merge(a, 0, UINT64_MAX, look_labels, got, &err), 0);
+	snprintf(expect, sizeof(expect), want, 6, 6, 6);
+	assert_string_equal(got, expect);
+	vm_history_free(a);
+}
+
 static void test_times(void **state)
 {
 	struct vm_error err = { 0 };
@@ -466,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pprof_roundtrip),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
 	};

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_offcpu.c - unit tests of the pure parts of
- * agent/profile/bpf/bpf_offcpu.c: a thread's state and context switches
- * from /proc/PID/task/TID/status, which tell a thread blocked for the
- * whole profile; and, on this process's own threads, that a thread
- * sleeping throughout is told from one that ran.
+ * test_offcpu.c - unit tests of agent/profile/bpf/bpf_offcpu.c: blocks
+ * counted with the last record their thread sent (weights, min_block, a
+ * new record, blocks of a thread whose record was dropped or never came,
+ * malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
+ * map (skipped without BPF); a thread's state and context switches from
+ * /proc/PID/task/TID/status, which tell a thread blocked for the whole
+ * profile; and, on this process's own threads, that a thread sleeping
+ * throughout is told from one that ran.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -12,13 +15,181 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <bpf/bpf.h>
 
 #include <errno.h>
 
 #include <cmocka.h>
 
 #include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_read.h"
+
+/* A record of task with frames frames from base; its size. */
+static size_t record(struct offcpu_record *r, uint64_t task, uint32_t tid,
+		     uint16_t frames, uint64_t base)
+{
+	memset(r, 0, sizeof(*r));
+	r->task = task;
+	r->r.pid = (uint32_t)getpid();
+	r->r.tid = tid;
+	r->r.n_user = frames;
+	for (uint16_t i = 0; i < frames; i++)
+		r->r.ips[i] = base + i;
+	return OFFCPU_RECORD_HEAD + frames * sizeof(__u64);
+}
+
+static int block(struct vm_offcpu_join *j, uint64_t task, uint64_t start,
+		 uint64_t end)
+{
+	struct offcpu_block b = { task, start, end };
+
+	return vm_offcpu_join_add(j, &b, sizeof(b));
+}
+
+/* The blocks counted so far, as the profile would have them. */
+static void blocks(struct vm_stack_counts *c, struct vm_samples *out)
+{
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(vm_stack_counts_to_blocks(c, out), 0);
+}
+
+static void test_join(void **state)
+{
+	struct vm_stack_counts c;
+	struct vm_offcpu_join j;
+	struct offcpu_record r;
+	struct vm_samples out;
+	size_t n;
+
+	(void)state;
+	vm_stack_counts_init(&c, 1 << 20);
+	vm_offcpu_join_init(&j, &c, 1000, 16);
+	/* Two blocks of one thread on one record: one sample, 2 switches. */
+	n = record(&r, 0xa0, 7, 3, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 10000, 14000), 0);
+	/* Another thread blocks in between, with another record. */
+	n = record(&r, 0xb0, 8, 2, 0x500000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 20000, 22500), 0);
+	assert_int_equal(block(&j, 0xb0, 21000, 30000), 0);
+	/* Shorter than min_block: left out. */
+	assert_int_equal(block(&j, 0xb0, 40000, 40999), 0);
+	/* A thread sends a new record: its blocks from then on have it. */
+	n = record(&r, 0xb0, 8, 1, 0x600000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xb0, 41000, 43000), 0);
+	assert_int_equal(block(&j, 0xb0, 44000, 45000), 0);
+	blocks(&c, &out);
+	assert_int_equal(out.n, 3);
+	assert_int_equal(out.v[0].tid, 7);
+	assert_int_equal(out.v[0].count, 2);
+	assert_int_equal(out.v[0].value, 4000 + 2500);
+	assert_int_equal(out.v[0].n_user, 3);
+	assert_int_equal(out.v[0].user_ips[2], 0x400002);
+	assert_int_equal(out.v[1].tid, 8);
+	assert_int_equal(out.v[1].count, 1);
+	assert_int_equal(out.v[1].value, 9000);
+	assert_int_equal(out.v[2].tid, 8);
+	assert_int_equal(out.v[2].count, 2);
+	assert_int_equal(out.v[2].value, 3000);
+	assert_int_equal(out.v[2].user_ips[0], 0x600000);
+	vm_samples_free(&out);
+	vm_offcpu_join_free(&j);
+	vm_stack_counts_free(&c);
+}
+
+static void test_join_dropped_and_malformed(void **state)
+{
+	struct vm_stack_counts c;
+	struct vm_offcpu_join j;
+	struct offcpu_record r;
+	struct vm_samples out;
+	size_t n;
+
+	(void)state;
+	vm_stack_counts_init(&c, 1 << 20);
+	vm_offcpu_join_init(&j, &c, 0, 1);
+	n = record(&r, 0xa0, 7, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	assert_int_equal(block(&j, 0xa0, 300, 350), 0);
+	/* A second thread is past the bound of one: dropped, counted... */
+	n = record(&r, 0xb0, 8, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), -E2BIG);
+	assert_int_equal(c.dropped, 1);
+	/* ...and so are its blocks, as those of a thread never seen. */
+	assert_int_equal(block(&j, 0xb0, 400, 450), -ENOENT);
+	assert_int_equal(block(&j, 0xc0, 400, 450), -ENOENT);
+	assert_int_equal(c.dropped, 3);
+	/* Sizes that disagree with the frame counts, or fit nothing. */
+	n = record(&r, 0xa0, 7, 2, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n - 8), -EINVAL);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, 25), -EINVAL);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, 16), -EINVAL);
+	r.r.n_user = STACK_MAX_DEPTH + 1;
+	assert_int_equal(vm_offcpu_join_add(&j, &r, sizeof(r)), -EINVAL);
+	assert_int_equal(c.malformed, 4);
+	blocks(&c, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].value, 50);
+	vm_samples_free(&out);
+	vm_offcpu_join_free(&j);
+	vm_stack_counts_free(&c);
+}
+
+/*
+ * At the end: the threads `blocked` has switched out count until then;
+ * one running (0), one whose thread is gone, and one shorter than
+ * min_block do not.
+ */
+static void test_join_finish(void **state)
+{
+	uint32_t me = (uint32_t)getpid(), gone = 0x7ffffffe;
+	uint64_t k, v[2] = { 0, 0 }; /* offcpu.bpf.c's offcpu_thread */
+	struct vm_stack_counts c;
+	struct vm_offcpu_join j;
+	struct offcpu_record r;
+	struct vm_samples out;
+	size_t n;
+	int fd;
+
+	(void)state;
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "blocked", sizeof(__u64),
+			    sizeof(v), 16, NULL);
+	if (fd < 0)
+		skip(); /* no BPF here (not root, or no bpf(2)) */
+	vm_stack_counts_init(&c, 1 << 20);
+	vm_offcpu_join_init(&j, &c, 100, 16);
+	n = record(&r, 0xa0, me, 1, 0x400000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xb0, gone, 1, 0x500000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xc0, me, 1, 0x600000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	n = record(&r, 0xd0, me, 1, 0x700000);
+	assert_int_equal(vm_offcpu_join_add(&j, &r, n), 0);
+	k = 0xa0, v[0] = 1000;
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	k = 0xb0;
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	k = 0xc0, v[0] = 0; /* running */
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	k = 0xd0, v[0] = 1950; /* still going, but shorter than min_block */
+	assert_int_equal(bpf_map_update_elem(fd, &k, v, BPF_ANY), 0);
+	assert_int_equal(vm_offcpu_join_finish(&j, fd, 2000, "/proc"), 0);
+	close(fd);
+	blocks(&c, &out);
+	assert_int_equal(out.n, 1);
+	assert_int_equal(out.v[0].tid, me);
+	assert_int_equal(out.v[0].user_ips[0], 0x400000);
+	assert_int_equal(out.v[0].value, 1000);
+	vm_samples_free(&out);
+	vm_offcpu_join_free(&j);
+	vm_stack_counts_free(&c);
+}
 
 static void test_parse_status(void **state)
 {
@@ -83,6 +254,9 @@ static void test_slept_throughout(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_join),
+		cmocka_unit_test(test_join_dropped_and_malformed),
+		cmocka_unit_test(test_join_finish),
 		cmocka_unit_test(test_parse_status),
 		cmocka_unit_test(test_slept_throughout),
 	};

@@ -87,6 +87,8 @@ struct bpf_state {
 		struct bpf_state *st;
 		struct vm_stack_counts counts;
 	} sinks[MAX_OBJS];
+	/* The off-CPU program's blocks, started and not yet ended. */
+	struct vm_offcpu_join join;
 	struct vm_pg_cache pg; /* the postgres executable last read */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
 	uint32_t *running; /* the targets running as the profile starts */
@@ -327,9 +329,22 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* An off-CPU block's start or end: joined, then counted. */
+static int on_offcpu_record(void *ctx, void *data, size_t size)
+{
+	struct bpf_state *st = ctx;
+
+	vm_offcpu_join_add(&st->join, data, size);
+	return 0;
+}
+
 /*
- * How often the thread drains the stack records when no wakeup comes: the
- * programs wake it only once a quarter of a ring buffer is used.
+ * How often the thread of an on-demand profile drains the stack records
+ * when no wakeup comes: the programs wake it only once a quarter of a ring
+ * buffer is used.  A continuous session's thread has no timer: at its low
+ * frequency a quarter of the ring is seconds of samples, and every cut
+ * drains the ring first, so it wakes only for those, for announcements
+ * and to stop (a timer was most of its CPU time: 10 wakeups a second).
  */
 #define DRAIN_MS 100
 
@@ -376,8 +391,11 @@ static void *event_thread(void *arg)
 		{ .fd = st->seal_fd, .events = POLLIN },
 	};
 
+	bool continuous = st->seal_fd >= 0;
+
 	for (;;) {
-		if (poll(pfd, st->seal_fd >= 0 ? 3 : 2, DRAIN_MS) < 0 &&
+		if (poll(pfd, continuous ? 3 : 2, continuous ? -1 : DRAIN_MS) <
+			    0 &&
 		    errno != EINTR)
 			break;
 		if (pfd[1].revents)
@@ -397,6 +415,11 @@ static int open_cpu_event(int cpu, uint32_t freq)
 		.size = sizeof(attr),
 		.freq = 1,
 		.sample_freq = freq,
+		/*
+		 * The program would drop an idle CPU's sample (pid 0) at
+		 * once: the kernel does not even run it.
+		 */
+		.exclude_idle = 1,
 	};
 
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
@@ -461,6 +484,7 @@ static void bpf_destroy(void *state)
 	free(st->tp_links);
 	for (size_t i = 0; i < MAX_OBJS; i++)
 		vm_stack_counts_free(&st->sinks[i].counts);
+	vm_offcpu_join_free(&st->join);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	vm_pg_cache_free(&st->pg);
@@ -607,12 +631,14 @@ static int open_skeleton(struct bpf_state *st,
 				err, errno,
 				"cannot open the BPF off-CPU profiler object");
 		SET_FILTER(st->off, req);
-		/* A wall-clock profile counts every block: the time adds up. */
-		st->off->rodata->min_block_ns =
-			req->kind == VM_KIND_OFFCPU ?
-				(uint64_t)req->min_block_us * 1000 :
-				0;
 		add_object(st, st->off->obj, &sz);
+		/* A wall-clock profile counts every block: the time adds up. */
+		vm_offcpu_join_init(&st->join,
+				    &st->sinks[st->n_objs - 1].counts,
+				    req->kind == VM_KIND_OFFCPU ?
+					    (uint64_t)req->min_block_us * 1000 :
+					    0,
+				    sz.blocked);
 		set_size(st->off->obj, "stack_records", sz.blocks_ring);
 		set_size(st->off->obj, "blocked", sz.blocked);
 	}
@@ -663,16 +689,21 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	st->rb = ring_buffer__new(map_fd(st->objs[0], "events"), on_event, st,
 				  NULL);
-	for (size_t i = 0; st->rb && i < st->n_objs; i++)
+	for (size_t i = 0; st->rb && i < st->n_objs; i++) {
+		/* The off-CPU program's records are blocks' starts and ends. */
+		bool off = st->off && st->objs[i] == st->off->obj;
+
 		if ((i > 0 &&
 		     ring_buffer__add(st->rb, map_fd(st->objs[i], "events"),
 				      on_event, st)) ||
 		    ring_buffer__add(st->rb,
 				     map_fd(st->objs[i], "stack_records"),
-				     on_record, &st->sinks[i]))
+				     off ? on_offcpu_record : on_record,
+				     off ? (void *)st : &st->sinks[i]))
 			return vm_error_errno(
 				err, errno,
 				"cannot set up the BPF event ring buffer");
+	}
 	if (st->stop_fd < 0 || !st->rb)
 		return vm_error_errno(
 			err, errno, "cannot set up the BPF event ring buffer");
@@ -1003,7 +1034,7 @@ static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 		/* Switched in as the programs were being detached. */
 		if (in > end_ns)
 			in = end_ns;
-		if (in - st->start_ns < st->off->rodata->min_block_ns)
+		if (in - st->start_ns < st->join.min_ns)
 			continue;
 		if (add_early_block(st, pre->pid, pre->tid, in - st->start_ns,
 				    pre->state, pre->wait_event))
@@ -1023,8 +1054,8 @@ static int collect_offcpu(struct bpf_state *st, uint64_t end_ns,
 		&st->sinks[obj_index(st, st->off->obj)].counts;
 	size_t first = st->samples.n;
 
-	vm_bpf_read_blocked(bpf_map__fd(st->off->maps.blocked), end_ns,
-			    st->off->rodata->min_block_ns, "/proc", c);
+	vm_offcpu_join_finish(&st->join, bpf_map__fd(st->off->maps.blocked),
+			      end_ns, "/proc");
 	if (vm_stack_counts_to_blocks(c, &st->samples) ||
 	    add_sleepers(st, first, end_ns) || add_pre_blocks(st, end_ns))
 		return vm_error_set(err, ENOMEM, "out of memory");

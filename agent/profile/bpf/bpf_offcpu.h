@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bpf_offcpu.h - what the off-CPU profile needs besides the records its
- * program sends (bpf_offcpu.c): the threads still switched out at the
- * end, whose blocks end with the profile; and, from /proc, the threads
- * blocked since before the profile that never ran during it.
+ * bpf_offcpu.h - what the off-CPU profile needs besides counting records
+ * (bpf_offcpu.c): joining each block's start and end as the program sends
+ * them (bpf/offcpu.h), the blocks still going at the end, which end with
+ * the profile; and, from /proc, the threads blocked since before the
+ * profile that never ran during it.
  */
 #ifndef VMTOOLS_AGENT_BPF_OFFCPU_H
 #define VMTOOLS_AGENT_BPF_OFFCPU_H
@@ -19,14 +20,42 @@
 struct vm_stack_counts;
 
 /*
- * The threads of `blocked` (blocked_fd) switched out since before end_ns
- * (CLOCK_MONOTONIC) and still so, their blocks ending at end_ns, counted
- * into c when at least min_ns and the thread still exists under
- * proc_root (a thread that exited was switched out for good, not
- * blocked).  0.
+ * Each thread's last record, by task pointer, to count its blocks with.
+ * The reader thread adds every off-CPU record to it as the ring buffer
+ * delivers them, in order; a block lasting at least min_ns is counted
+ * into counts.
  */
-int vm_bpf_read_blocked(int blocked_fd, uint64_t end_ns, uint64_t min_ns,
-			const char *proc_root, struct vm_stack_counts *c);
+struct vm_offcpu_join {
+	void *tree; /* tsearch tree of struct vm_offcpu_thread, by task */
+	struct vm_offcpu_thread **v; /* the same, to free them */
+	size_t n, cap, max; /* threads known, and their bound */
+	uint64_t min_ns;
+	struct vm_stack_counts *counts;
+};
+
+void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
+			 uint64_t min_ns, size_t max_threads);
+
+/*
+ * One record off the ring buffer: a thread's record (struct
+ * offcpu_record, frames only) or a block (struct offcpu_block).  0;
+ * -EINVAL for a malformed record; -E2BIG or -ENOMEM for a record dropped,
+ * -ENOENT for a block of a thread whose record is not here (dropped):
+ * each counted in counts as vm_stack_counts_add counts them.
+ */
+int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size);
+
+/*
+ * The profile ends at end_ns (CLOCK_MONOTONIC): the threads `blocked`
+ * (blocked_fd, bpf/offcpu.bpf.c) has switched out since before then
+ * end their blocks now; counted when at least min_ns and the thread still
+ * exists under proc_root (a thread that exited was switched out for good,
+ * not blocked).  0.
+ */
+int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
+			  uint64_t end_ns, const char *proc_root);
+
+void vm_offcpu_join_free(struct vm_offcpu_join *j);
 
 /*
  * A target thread as the profile starts: how often it has been switched

@@ -4,8 +4,9 @@
  * (see bpf_sizing.h).
  *
  * Samples reach user space with their stacks on a ring buffer
- * (bpf/stacks.bpf.h), drained every 100 ms and whenever a quarter of it is
- * used: it holds one second of the deepest records at the profile's rate
+ * (bpf/stacks.bpf.h), drained whenever a quarter of it is used (and
+ * every 100 ms for an on-demand profile, at each cut for a continuous
+ * one): it holds one second of the deepest records at the profile's rate
  * (Hz x CPUs x ~2 KiB), from 256 KiB to 32 MiB, i.e. many seconds of
  * typical ones (a PostgreSQL sample is ~300 bytes).  The distinct records
  * user space counts (bpf_read.c) are bounded by 1 KiB per expected sample,
@@ -20,8 +21,9 @@
  * the samples (it is an LRU: beyond, a process is only announced again).
  * `target_pids` is read only with --pid targets: one entry otherwise.
  * `children` holds the children of targets (threads included) from their
- * fork until they exit.  `blocked` holds every target thread switched
- * out at once, which is every thread of the targets at most.
+ * fork until they exit.  `blocked` holds every target thread that has
+ * been switched out and not freed (16 bytes each), which is every thread
+ * of the targets at most.
  */
 #include "agent/profile/bpf/bpf_sizing.h"
 
@@ -42,11 +44,12 @@
 #define SEEN_MAX 16384u
 #define PIDS_MAX 65536u /* --pid targets and every child they fork */
 #define CHILDREN_MAX 16384u
-#define BLOCKED_MAX 16384u /* threads of targets switched out at once */
+#define BLOCKED_MAX 16384u /* threads of targets, switched out or not */
 /*
  * Context switches come at their own rate, not the sampling frequency:
  * the off-CPU ring holds half a second of 20,000 switches a second per
- * CPU (a saturated PostgreSQL) of typical 512-byte records.
+ * CPU (a saturated PostgreSQL) of typical 512-byte records (a block's
+ * start and end, bpf/offcpu.h, are ~250 bytes).
  */
 #define SWITCHES_PER_CPU 20000u
 #define BLOCK_RECORD_TYPICAL 512u
