@@ -107,6 +107,27 @@ const struct vm_ksym *vm_kallsyms_lookup(const struct vm_kallsyms *k,
 	return lo ? &k->v[lo - 1] : NULL;
 }
 
+static int name_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+void vm_kallsyms_addrs(const struct vm_kallsyms *k, const char *const *names,
+		       size_t n, uint64_t *addrs)
+{
+	memset(addrs, 0, n * sizeof(*addrs));
+	if (!n)
+		return;
+	/* In address order: the first found of a name is its lowest. */
+	for (size_t i = 0; i < k->n; i++) {
+		const char *const *found = bsearch(k->v[i].name, names, n,
+						   sizeof(*names), name_cmp);
+
+		if (found && !addrs[found - names])
+			addrs[found - names] = k->v[i].addr;
+	}
+}
+
 void vm_kallsyms_free(struct vm_kallsyms *k)
 {
 	free(k->v);

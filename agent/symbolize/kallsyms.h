@@ -32,6 +32,13 @@ int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err);
 const struct vm_ksym *vm_kallsyms_lookup(const struct vm_kallsyms *k,
 					 uint64_t addr);
 
+/*
+ * The address of each of names[n] (sorted by strcmp) into addrs[n]: the
+ * lowest of that name's symbols in k, 0 for a name k does not have.
+ */
+void vm_kallsyms_addrs(const struct vm_kallsyms *k, const char *const *names,
+		       size_t n, uint64_t *addrs);
+
 void vm_kallsyms_free(struct vm_kallsyms *k);
 
 /*

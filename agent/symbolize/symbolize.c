@@ -549,6 +549,21 @@ void vm_symbolize_prefetch_kernel(void)
 	vm_symcache_unlock();
 }
 
+int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
+			      uint64_t *addrs)
+{
+	const struct vm_kallsyms *k;
+	int r;
+
+	memset(addrs, 0, n * sizeof(*addrs));
+	vm_symcache_lock();
+	r = vm_kallsyms_get(&k, NULL);
+	if (r == 0)
+		vm_kallsyms_addrs(k, names, n, addrs);
+	vm_symcache_unlock();
+	return r < 0 ? r : 0;
+}
+
 void vm_symbolize_prefetch_process(const struct vm_process *p)
 {
 	const struct vm_symfile *sf;

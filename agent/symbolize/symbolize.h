@@ -85,4 +85,13 @@ void vm_symbolized_free(struct vm_symbolized *y);
 void vm_symbolize_prefetch_kernel(void);
 void vm_symbolize_prefetch_process(const struct vm_process *p);
 
+/*
+ * vm_kallsyms_addrs() on the running kernel's cached table (read only if
+ * it is not cached yet), under the symbol cache's lock: kernel frames
+ * known by name (/proc/PID/stack) to addresses.  0, or -errno when the
+ * table cannot be read (addrs all 0).
+ */
+int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
+			      uint64_t *addrs);
+
 #endif

@@ -3,9 +3,10 @@
  * test_preblocked.c - unit tests of agent/profile/bpf/bpf_preblocked.c:
  * a thread's state from /proc/PID/task/TID/stat (a command name holding
  * ") " included), its user pc from .../syscall, its kernel stack from
- * .../stack resolved against a kallsyms text, and on this process's own
+ * .../stack resolved against a kallsyms table (or none), and on this process's own
  * threads that a sleeping one is listed with its pc.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +20,7 @@
 #include <cmocka.h>
 
 #include "agent/profile/bpf/bpf_preblocked.h"
+#include "agent/symbolize/kallsyms.h"
 
 static void test_parse_stat(void **state)
 {
@@ -46,43 +48,68 @@ static void test_parse_syscall(void **state)
 	assert_int_equal(vm_parse_task_syscall_pc("1 0x12zz\n"), 0);
 }
 
-static void test_stack_resolved(void **state)
-{
-	char path[] = "/tmp/test_preblocked.XXXXXX";
-	struct vm_pre_blocked_set set = { 0 };
-	struct vm_pre_blocked *p;
-	FILE *f;
-	int fd;
+/* The table vm_pre_blocked_resolve() looks names up in, as the agent's. */
+static struct vm_kallsyms table;
 
-	(void)state;
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	f = fdopen(fd, "w");
-	assert_non_null(f);
-	fputs("ffffffff81000000 T _text\n"
-	      "ffffffff81100000 t ep_poll\n"
-	      "ffffffff81200000 T do_syscall_64\n"
-	      "ffffffffc0001000 t ext4_foo\t[ext4]\n",
-	      f);
-	fclose(f);
-	set.v = calloc(1, sizeof(*set.v));
-	assert_non_null(set.v);
-	set.n = set.cap = 1;
-	p = &set.v[0];
+static int table_addrs(const char *const *names, size_t n, uint64_t *addrs)
+{
+	vm_kallsyms_addrs(&table, names, n, addrs);
+	return 0;
+}
+
+static int no_table(const char *const *names, size_t n, uint64_t *addrs)
+{
+	(void)names;
+	(void)n;
+	(void)addrs;
+	return -ENOENT;
+}
+
+static void parse_stack(struct vm_pre_blocked_set *set)
+{
+	set->v = calloc(1, sizeof(*set->v));
+	assert_non_null(set->v);
+	set->n = set->cap = 1;
 	assert_int_equal(vm_parse_task_stack("[<0>] ep_poll+0x2a4/0x3f0\n"
 					     "[<0>] do_syscall_64+0x71/0x280\n"
 					     "[<0>] nowhere+0x1/0x2\n"
-					     "[<0>] ext4_foo+0x3/0x10\n",
-					     p),
+					     "[<0>] ext4_foo+0x3/0x10\n"
+					     "[<0>] ep_poll+0x10/0x3f0\n",
+					     &set->v[0]),
 			 0);
-	assert_int_equal(p->n_kernel, 4);
-	vm_pre_blocked_resolve(&set, path);
-	unlink(path);
+	assert_int_equal(set->v[0].n_kernel, 5);
+}
+
+static void test_stack_resolved(void **state)
+{
+	struct vm_pre_blocked_set set = { 0 };
+	struct vm_error err = { 0 };
+	struct vm_pre_blocked *p;
+
+	(void)state;
+	assert_int_equal(
+		vm_kallsyms_parse(
+			strdup("ffffffff81000000 T _text\n"
+			       "ffffffff81100000 t ep_poll\n"
+			       "ffffffff81200000 T do_syscall_64\n"
+			       "ffffffffc0001000 t ext4_foo\t[ext4]\n"),
+			&table, &err),
+		0);
+	parse_stack(&set);
+	p = &set.v[0];
+	vm_pre_blocked_resolve(&set, table_addrs);
 	/* The frame not found ends the stack. */
 	assert_int_equal(p->n_kernel, 2);
 	assert_int_equal(p->kernel_ips[0], 0xffffffff811002a4ULL);
 	assert_int_equal(p->kernel_ips[1], 0xffffffff81200071ULL);
 	vm_pre_blocked_free(&set);
+
+	/* No table: no kernel stack, rather than an unresolved one. */
+	parse_stack(&set);
+	vm_pre_blocked_resolve(&set, no_table);
+	assert_int_equal(set.v[0].n_kernel, 0);
+	vm_pre_blocked_free(&set);
+	vm_kallsyms_free(&table);
 }
 
 static void *sleeper(void *arg)

@@ -50,6 +50,7 @@
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/samples/proc.h"
+#include "agent/symbolize/symbolize.h"
 #include "bpf/profile.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/profile.skel.h"
@@ -1023,7 +1024,7 @@ static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 {
 	int fd = bpf_map__fd(st->off->maps.pre_blocked);
 
-	vm_pre_blocked_resolve(&st->pre, "/proc/kallsyms");
+	vm_pre_blocked_resolve(&st->pre, vm_symbolize_kernel_addrs);
 	for (size_t i = 0; i < st->pre.n; i++) {
 		const struct vm_pre_blocked *pre = &st->pre.v[i];
 		__u64 in = 0;

@@ -158,7 +158,6 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 /* A kernel frame's function name: "function+0xoff/0xsize". */
 struct kname {
 	char name[128];
-	uint64_t addr; /* from kallsyms; 0 until found */
 };
 
 static int kname_cmp(const void *a, const void *b)
@@ -176,71 +175,73 @@ static void frame_name(const char *frame, struct kname *k, uint64_t *off)
 		len = sizeof(k->name) - 1;
 	memcpy(k->name, frame, len);
 	k->name[len] = '\0';
-	k->addr = 0;
 	*off = frame[len] == '+' ? strtoull(frame + len + 1, NULL, 16) : 0;
 }
 
-/* Each name of names[n] (sorted) looked up in kallsyms_path, one pass. */
-static void find_names(struct kname *names, size_t n, const char *kallsyms_path)
+/* set's frames from names[n] (sorted) and their addrs[n]. */
+static void set_kernel_ips(struct vm_pre_blocked_set *set,
+			   const struct kname *names, const uint64_t *addrs,
+			   size_t n)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f = fopen(kallsyms_path, "re");
-
-	if (!f)
-		return;
-	/* "ADDR TYPE NAME [MODULE]": text symbols only. */
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long addr;
-		struct kname key, *k;
-		char type;
-
-		if (sscanf(line, "%llx %c %127s", &addr, &type, key.name) !=
-			    3 ||
-		    (type != 't' && type != 'T') || !addr)
-			continue;
-		k = bsearch(&key, names, n, sizeof(*names), kname_cmp);
-		if (k && !k->addr)
-			k->addr = addr;
-	}
-	free(line);
-	fclose(f);
-}
-
-void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
-			    const char *kallsyms_path)
-{
-	_cleanup_free_ struct kname *names = NULL;
-	size_t n = 0, cap = 0;
 	uint64_t off;
 
-	for (size_t i = 0; i < set->n; i++)
-		for (uint32_t j = 0; j < set->v[i].n_kernel; j++) {
-			if (vm_grow(names, &cap, n + 1))
-				return;
-			frame_name(set->v[i].kernel[j], &names[n++], &off);
-		}
-	if (!n)
-		return;
-	qsort(names, n, sizeof(*names), kname_cmp);
-	find_names(names, n, kallsyms_path);
 	for (size_t i = 0; i < set->n; i++) {
 		struct vm_pre_blocked *p = &set->v[i];
 		uint32_t kept = 0;
 
 		/* A frame not found ends the stack: what follows is a gap. */
 		for (uint32_t j = 0; j < p->n_kernel; j++) {
-			struct kname key, *k;
+			const struct kname *k;
+			struct kname key;
 
 			frame_name(p->kernel[j], &key, &off);
-			k = bsearch(&key, names, n, sizeof(*names), kname_cmp);
-			if (kept == j && k && k->addr)
-				p->kernel_ips[kept++] = k->addr + off;
+			k = n ? bsearch(&key, names, n, sizeof(*names),
+					kname_cmp) :
+				NULL;
+			if (kept == j && k && addrs[k - names])
+				p->kernel_ips[kept++] = addrs[k - names] + off;
 			free(p->kernel[j]);
 			p->kernel[j] = NULL;
 		}
 		p->n_kernel = kept;
 	}
+}
+
+void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
+			    vm_kernel_addrs_fn addrs_of)
+{
+	_cleanup_free_ struct kname *names = NULL;
+	_cleanup_free_ const char **ptrs = NULL;
+	_cleanup_free_ uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0, kept = 0;
+	uint64_t off;
+
+	for (size_t i = 0; i < set->n; i++)
+		for (uint32_t j = 0; j < set->v[i].n_kernel; j++) {
+			if (vm_grow(names, &cap, n + 1))
+				goto none;
+			frame_name(set->v[i].kernel[j], &names[n++], &off);
+		}
+	if (!n)
+		return;
+	qsort(names, n, sizeof(*names), kname_cmp);
+	/* One of each name. */
+	for (size_t i = 0; i < n; i++)
+		if (!kept || strcmp(names[kept - 1].name, names[i].name))
+			names[kept++] = names[i];
+	ptrs = calloc(kept, sizeof(*ptrs));
+	addrs = calloc(kept, sizeof(*addrs));
+	if (!ptrs || !addrs)
+		goto none;
+	for (size_t i = 0; i < kept; i++)
+		ptrs[i] = names[i].name;
+	if (addrs_of(ptrs, kept, addrs) < 0)
+		memset(addrs, 0, kept * sizeof(*addrs));
+	set_kernel_ips(set, names, addrs, kept);
+	return;
+none:
+	/* Out of memory: no kernel stacks rather than unresolved ones. */
+	set_kernel_ips(set, NULL, NULL, 0);
 }
 
 void vm_pre_blocked_free(struct vm_pre_blocked_set *set)

@@ -62,12 +62,19 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 			uint32_t pid, uint64_t wait_event_ptr);
 
 /*
- * The kernel frames of every thread of set resolved to addresses, from
- * kallsyms_path (/proc/kallsyms) in one pass: a frame whose function is
- * not found ends that thread's kernel stack.
+ * Kernel function names (sorted, each once) to addresses, 0 for a name
+ * not known; 0 or -errno.  vm_symbolize_kernel_addrs() in the agent.
+ */
+typedef int (*vm_kernel_addrs_fn)(const char *const *names, size_t n,
+				  uint64_t *addrs);
+
+/*
+ * The kernel frames of every thread of set resolved to addresses by
+ * addrs_of, all names in one call: a frame whose function is not found
+ * ends that thread's kernel stack.
  */
 void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
-			    const char *kallsyms_path);
+			    vm_kernel_addrs_fn addrs_of);
 
 void vm_pre_blocked_free(struct vm_pre_blocked_set *set);
 
