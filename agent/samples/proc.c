@@ -79,12 +79,7 @@ char *vm_proc_title_from_cmdline(const char *buf, size_t len)
 	return t;
 }
 
-/*
- * Read a small /proc file whole (to EOF: /proc may answer a read with less
- * than there is); NUL-terminated, *len without the NUL.  A file of a
- * process that is gone is -ESRCH.
- */
-static int read_small(const char *path, char *buf, size_t size, size_t *len)
+int vm_proc_read_small(const char *path, char *buf, size_t size, size_t *len)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t r;
@@ -114,7 +109,7 @@ int vm_proc_read_comm(const char *proc_root, uint32_t pid,
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", proc_root, pid);
-	r = read_small(path, buf, sizeof(buf), NULL);
+	r = vm_proc_read_small(path, buf, sizeof(buf), NULL);
 	if (r < 0)
 		return r;
 	len = strcspn(buf, "\n");
@@ -133,7 +128,7 @@ int vm_proc_read_title(const char *proc_root, uint32_t pid, char **title)
 
 	*title = NULL;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/cmdline", proc_root, pid);
-	r = read_small(path, buf, sizeof(buf), &len);
+	r = vm_proc_read_small(path, buf, sizeof(buf), &len);
 	if (r < 0)
 		return r;
 	if (title_len(buf, len) == 0)
@@ -197,7 +192,7 @@ int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
 	int r;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", proc_root, pid);
-	r = read_small(path, buf, sizeof(buf), NULL);
+	r = vm_proc_read_small(path, buf, sizeof(buf), NULL);
 	if (r < 0)
 		return vm_error_errno(err, -r, "cannot read %s", path);
 	tgid = strstr(buf, "\nTgid:");

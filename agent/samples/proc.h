@@ -54,6 +54,14 @@ int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
 char *vm_proc_title_from_cmdline(const char *buf, size_t len);
 
 /*
+ * Read a small /proc file whole (to EOF: /proc may answer a read with less
+ * than there is) into buf, NUL-terminated, at most size - 1 bytes; *len
+ * (when not NULL) without the NUL.  0; -ESRCH for a file of a process
+ * that is gone, another -errno otherwise.
+ */
+int vm_proc_read_small(const char *path, char *buf, size_t size, size_t *len);
+
+/*
  * The command name of pid, /proc/PID/comm without its newline.  Returns 0,
  * -ESRCH when the process is gone, or another negative errno.
  */

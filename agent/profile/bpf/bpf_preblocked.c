@@ -8,14 +8,13 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
@@ -82,20 +81,14 @@ int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p)
 static ssize_t read_small(const char *proc_root, uint32_t pid, uint32_t tid,
 			  const char *name, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = -1;
 	char path[128];
-	ssize_t n;
+	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
 		 name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (vm_proc_read_small(path, buf, size, &n) < 0)
 		return -1;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
+	return (ssize_t)n;
 }
 
 static void pre_clear(struct vm_pre_blocked *p)
