@@ -20,6 +20,11 @@
 #       kprobe oncpu (`offcputime-bpfcc -u`, compiled in the guest) add over
 #       WINDOW seconds from SETTLE seconds after it began to run, ROUNDS
 #       times interleaved; and the CPU time of the profiler's process
+#   (c) the floor in the same rounds: bench/lib/stack-cost.bpf.c's programs
+#       (the target filter alone, with the kernel stack, the user stack,
+#       both, of each switch out of a postgres thread), WINDOW seconds
+#       each, as bench/offcpu.sh measures it on the host: what taking
+#       exact stacks costs in this guest, whoever takes them
 #   (b) pgbench -S TPS over 10 s alone, with ours and with bcc's running,
 #       TPS_ROUNDS times interleaved
 #
@@ -61,6 +66,8 @@ fi
 # The guest half and its settings, appended as one more archive.
 mkdir -p "$T/guest/usr/lib/vmtest" "$T/guest/etc/vmtest"
 install -m 755 "$SRC/bench/lib/offcpu-vm-guest.sh" "$T/guest/usr/lib/vmtest/bench"
+stack_cost_build || exit 1
+install -m 755 "$T/stack-cost" "$T/stack-cost.bpf.o" "$T/guest/usr/lib/vmtest/"
 printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d SETTLE=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d\n' \
 	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$SETTLE" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
 (cd "$T/guest" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc --owner=0:0) |
@@ -89,13 +96,15 @@ grep -E '^VMBENCH (error|info) ' "$T/results" | sed 's/^VMBENCH /# /' >&2
 python3 - "$T/results" "$ROUNDS" "$TPS_ROUNDS" "$WINDOW" <<'PY'
 import statistics as st, sys
 path, rounds, tps_rounds, window = sys.argv[1:5]
-switch, tps, errors = {}, {}, {}
+switch, tps, errors, floor = {}, {}, {}, {}
 for line in open(path):
     f = line.split()
     if f[1] == "switch" and int(f[4]) > 0:
         switch.setdefault(f[2], []).append((int(f[3]) / int(f[4]), int(f[4]) / float(f[5]), int(f[6]) / float(f[5]) / 10))
     elif f[1] == "tps" and float(f[3]) > 0:
         tps.setdefault(f[2], []).append(float(f[3]))
+    elif f[1] == "floor" and int(f[4]) > 0:
+        floor.setdefault(f[2], []).append([int(x) for x in f[3:7]])
     elif f[1] == "error":
         errors.setdefault(f[2], " ".join(f[3:]))
 def why(name):
@@ -113,6 +122,24 @@ for label, name in rows:
     ratio = "%.1fx" % (ns / ours) if ours else ""
     print("| %s | %.0f ns | %s | %.0f | %.1f%% of one vCPU |" % (label, ns, ratio, st.median(v[1] for v in switch[name]), st.median(v[2] for v in switch[name])))
 print()
+if "filter" in floor:
+    base = [ns / c for ns, c, calls, fr in floor["filter"]]
+    print("| the floor in the guest: raw tracepoint programs doing only this on sched_switch (median of %s interleaved %s-s windows) | BPF time per switch | bcc / this | one call of bpf_get_stack | frames per call |" % (rounds, window))
+    print("|---|---|---|---|---|")
+    bcc = st.median(v[0] for v in switch["bcc"]) if "bcc" in switch else None
+    print("| target filter only (command name is postgres) | %.0f ns | | | |" % st.median(base))
+    for label, name in (("filter + kernel stack of each postgres switch out", "kstack"),
+                        ("filter + user stack of each postgres switch out", "ustack"),
+                        ("filter + both stacks of each postgres switch out", "both")):
+        if name not in floor:
+            print("| %s | %s | | | |" % (label, why(name)))
+            continue
+        v = floor[name]
+        ns = st.median(n / c for n, c, calls, fr in v)
+        per_call = st.median((n / c - b) * c / max(calls, 1) for (n, c, calls, fr), b in zip(v, base))
+        print("| %s | %.0f ns | %s | %.0f ns | %.1f |" % (label, ns, "%.1fx" % (bcc / ns) if bcc else "", per_call,
+              st.median(fr / max(calls, 1) for n, c, calls, fr in v)))
+    print()
 print("| pgbench -S TPS in the guest (median of %s interleaved 10-s runs) | TPS | lost |" % tps_rounds)
 print("|---|---|---|")
 none = st.median(tps["none"]) if "none" in tps else None

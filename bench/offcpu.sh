@@ -10,6 +10,13 @@
 #       (`vmtools-agent profile --kind offcpu`) vs bcc's finish_task_switch
 #       kprobe (`offcputime-bpfcc -u`), read with bpftool over 3 s while
 #       each runs (bcc's once it has compiled)
+#   (c) the floor: what taking exact stacks costs on this kernel at the
+#       least, whoever takes them.  bench/lib/stack-cost.bpf.c's programs,
+#       one at a time on the same raw tracepoint for 3 s each in the same
+#       rounds: the target filter alone, then with bpf_get_stack() of the
+#       kernel stack, of the user stack, and of both on every switch out
+#       of a postgres thread.  Their difference from the filter alone,
+#       over the calls made, is what one call of the helper costs
 #   (b) pgbench -S TPS for 5 s alone, while our off-CPU profile runs,
 #       while offcputime-bpfcc runs, and while `perf record -e
 #       sched:sched_switch -a -g` does (what perf offers where its
@@ -40,6 +47,9 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 else
 	BCC=$(bcc_command offcputime-bpfcc -u -f 12)
 fi
+stack_cost_build || exit 1
+FLOOR="filter kstack ustack both"
+
 PERF="perf record -q -e sched:sched_switch -a -g -o $T/perf.data -- sleep 8"
 
 # prog_stats PROG: "run_time_ns run_cnt" of the BPF programs bpftool names
@@ -79,6 +89,9 @@ sleep 2
 for ((i = 0; i < ROUNDS; i++)); do
 	per_switch ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/ours.pb"
 	[ -n "$BCC" ] && per_switch bcc oncpu "$BCC"
+	for f in $FLOOR; do
+		"$T/stack-cost" "$T/stack-cost.bpf.o" "$f" 3 >>"$T/floor.$f" || exit 1
+	done
 done
 kill "$PG_BENCH_PID" 2>/dev/null
 wait "$PG_BENCH_PID" 2>/dev/null
@@ -113,6 +126,24 @@ for label, name in rows:
         print("| %s | %s | | |" % (label, no_bcc))
         continue
     print("| %s | %.0f ns | %.1fx | %.0f |" % (label, r[0], r[0] / max(ours[0], 1), r[1]))
+print()
+def floor(name):
+    v = [[float(x) for x in l.split()] for l in open(os.path.join(T, "floor." + name)) if l.strip()]
+    return v
+print()
+base = [ns / max(c, 1) for ns, c, calls, fr in floor("filter")]
+print("| the floor: raw tracepoint programs doing only this on sched_switch, pgbench -S -c 2 -j 2 (median of %s interleaved 3-s runs) | BPF time per switch | stack calls per switch | one call of bpf_get_stack | frames per call |" % rounds)
+print("|---|---|---|---|---|")
+print("| target filter only (command name is postgres) | %.0f ns | | | |" % st.median(base))
+for label, name in (("filter + kernel stack of each postgres switch out", "kstack"),
+                    ("filter + user stack of each postgres switch out", "ustack"),
+                    ("filter + both stacks of each postgres switch out", "both")):
+    v = floor(name)
+    per = [ns / max(c, 1) for ns, c, calls, fr in v]
+    per_call = [(ns / max(c, 1) - b) * c / max(calls, 1) for (ns, c, calls, fr), b in zip(v, base)]
+    print("| %s | %.0f ns | %.2f | %.0f ns | %.1f |" % (label, st.median(per),
+          st.median(calls / max(c, 1) for ns, c, calls, fr in v),
+          st.median(per_call), st.median(fr / max(calls, 1) for ns, c, calls, fr in v)))
 print()
 none = tps("none")
 print("| pgbench -S TPS (median of %s interleaved 5-s runs) | TPS | lost |" % tps_rounds)

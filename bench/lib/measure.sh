@@ -22,6 +22,10 @@
 #                         for bcc's kprobe blacklist, the host is not
 #                         modified); prints nothing and says why on stderr
 #                         when it cannot
+#   stack_cost_build      build bench/lib/stack-cost.bpf.c and its loader
+#                         into $T/stack-cost.bpf.o and $T/stack-cost (the
+#                         off-CPU benchmarks' floor); 1 saying why when it
+#                         cannot
 
 . "$(dirname "${BASH_SOURCE[0]}")/../../tests/lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
@@ -77,4 +81,16 @@ bcc_command() {
 	common=$(ls -d "$KERNEL_ROOT"/usr/src/linux-headers-*-common | head -n 1)
 	mkdir -p "$T/kernel-src"
 	echo "unshare -m sh -c 'mount --make-rprivate / && { mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug; } && mount -t overlay overlay -o lowerdir=$hdr:$common $T/kernel-src && BCC_KERNEL_SOURCE=$T/kernel-src exec $tool $* >$T/bcc.out 2>$T/bcc.err'"
+}
+
+stack_cost_build() {
+	local lib
+	lib=$(dirname "${BASH_SOURCE[0]}")
+	if ! clang -g -O2 -Wall -Werror -target bpf -I"/usr/include/$(gcc -dumpmachine)" \
+		-c "$lib/stack-cost.bpf.c" -o "$T/stack-cost.bpf.o" 2>"$T/stack-cost.err" ||
+		! cc -O2 -Wall -Wextra -Werror -o "$T/stack-cost" "$lib/stack-cost.c" -lbpf 2>>"$T/stack-cost.err"; then
+		echo "$(basename "$0"): cannot build bench/lib/stack-cost:" >&2
+		tail -n 5 "$T/stack-cost.err" >&2
+		return 1
+	fi
 }

@@ -10,6 +10,8 @@
 #   SETTLE seconds after its BPF program (on_switch, oncpu) has begun to
 #   run, the run_time_ns and run_cnt it adds over WINDOW seconds; then
 #   stop it (SIGTERM)
+#   in the same rounds, each program of /usr/lib/vmtest/stack-cost.bpf.o
+#   (bench/lib/stack-cost.bpf.c: the floor) for WINDOW seconds
 #   TPS_ROUNDS times, interleaved: pgbench -S TPS over TPS_SECONDS alone,
 #   with ours running, with bcc's running (each started, and loaded, first)
 #
@@ -17,6 +19,8 @@
 # go to the console, one per line, for the host to read:
 #   VMBENCH switch NAME RUN_TIME_NS RUN_CNT SECONDS CPU_MS
 #                       (NAME: ours or bcc; CPU_MS: its process's own)
+#   VMBENCH floor NAME RUN_TIME_NS RUN_CNT STACK_CALLS FRAMES
+#                       (NAME: filter, kstack, ustack, both)
 #   VMBENCH tps NAME TPS                              (NAME: none, ours, bcc)
 #   VMBENCH error NAME WHAT
 #   VMBENCH info WHAT             (facts of the guest, for the host's log)
@@ -133,6 +137,13 @@ r=0
 while [ $r -lt "$ROUNDS" ]; do
 	per_switch ours "$OURS" on_switch
 	per_switch bcc "$BCC" oncpu
+	for f in filter kstack ustack both; do
+		if out=$(/usr/lib/vmtest/stack-cost /usr/lib/vmtest/stack-cost.bpf.o "$f" "$WINDOW" 2>&1); then
+			say "floor $f $out"
+		else
+			say "error $f $(echo "$out" | tail -n 1)"
+		fi
+	done
 	r=$((r + 1))
 done
 kill -TERM "$LOAD"
