@@ -130,7 +130,6 @@ print()
 def floor(name):
     v = [[float(x) for x in l.split()] for l in open(os.path.join(T, "floor." + name)) if l.strip()]
     return v
-print()
 base = [ns / max(c, 1) for ns, c, calls, fr in floor("filter")]
 print("| the floor: raw tracepoint programs doing only this on sched_switch, pgbench -S -c 2 -j 2 (median of %s interleaved 3-s runs) | BPF time per switch | stack calls per switch | one call of bpf_get_stack | frames per call |" % rounds)
 print("|---|---|---|---|---|")
