@@ -176,35 +176,43 @@ bool vm_sha256_hex_equal(const char a[VM_SHA256_HEX_LEN],
 	       sym_CRYPTO_memcmp(a, b, VM_SHA256_HEX_LEN) == 0;
 }
 
-int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
-		   struct vm_error *err)
+int vm_sha256_fd(int fd, const char *name, char hex[VM_SHA256_HEX_LEN],
+		 struct vm_error *err)
 {
-	_cleanup_close_ int fd = -1;
 	struct vm_sha256 *ctx;
 	char buf[1 << 16];
 	ssize_t n;
 
 	int r = vm_dl_load(&crypto, err);
 
+	hex[0] = '\0';
 	if (r < 0)
 		return r;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return vm_error_errno(err, errno, "cannot open %s", path);
 	ctx = vm_sha256_new();
 	if (!ctx)
 		return vm_error_set(err, ENOMEM, "out of memory hashing %s",
-				    path);
+				    name);
 	while ((n = read(fd, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			vm_sha256_free(ctx);
 			return vm_error_errno(err, errno, "cannot read %s",
-					      path);
+					      name);
 		}
 		vm_sha256_update(ctx, buf, (size_t)n);
 	}
 	vm_sha256_final_hex(ctx, hex);
 	return 0;
+}
+
+int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
+		   struct vm_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	hex[0] = '\0';
+	if (fd < 0)
+		return vm_error_errno(err, errno, "cannot open %s", path);
+	return vm_sha256_fd(fd, path, hex, err);
 }

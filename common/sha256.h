@@ -33,7 +33,15 @@ int vm_sha256_hex(const void *data, size_t len, char hex[VM_SHA256_HEX_LEN]);
 bool vm_sha256_hex_equal(const char a[VM_SHA256_HEX_LEN],
 			 const char b[VM_SHA256_HEX_LEN]);
 
-/* Hash a whole file by path; errors name the path. */
+/*
+ * Hash what is left to read of fd, to its end; errors name name.  The
+ * caller opens fd, so it chooses how (setup opens the files of the tools
+ * disk without following a symlink off it).
+ */
+int vm_sha256_fd(int fd, const char *name, char hex[VM_SHA256_HEX_LEN],
+		 struct vm_error *err);
+
+/* Hash a whole file by path (vm_sha256_fd); errors name the path. */
 int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
 		   struct vm_error *err);
 

@@ -169,6 +169,20 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
 	return hit;
 }
 
+size_t vm_path_component(const char **p, const char **name)
+{
+	const char *e;
+
+	while (**p == '/')
+		(*p)++;
+	*name = *p;
+	e = strchrnul(*p, '/');
+	*p = e;
+	while (**p == '/')
+		(*p)++;
+	return (size_t)(e - *name);
+}
+
 /* The walk itself (safe_path.h). */
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err)
@@ -187,17 +201,12 @@ static int walk(const char *path, const struct vm_guard *g,
 	if (dfd < 0)
 		return vm_error_errno(err, errno, "cannot open /");
 	for (;;) {
-		const char *c, *e;
+		const char *c;
+		size_t n = vm_path_component(&p, &c);
+		const char *e = c + n;
 		char name[NAME_MAX + 1];
 		int next;
 
-		while (*p == '/')
-			p++;
-		c = p;
-		e = strchrnul(c, '/');
-		p = e;
-		while (*p == '/')
-			p++;
 		if (*p == '\0') { /* c..e is the last component */
 			if (e == c || (e - c == 1 && c[0] == '.') ||
 			    (e - c == 2 && c[0] == '.' && c[1] == '.')) {

@@ -20,10 +20,19 @@
 #define VMTOOLS_AGENT_SETUP_SAFE_PATH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "agent/setup/setup_journal.h"
 #include "common/error.h"
+
+/*
+ * The next component of the path at *p: skips the slashes before it,
+ * points *name at it and returns its length (0 at the end), and moves *p
+ * past it and the slashes after it, so **p is '\0' once it was the last.
+ * Both walks, this one and disk_open.h's, step with it.
+ */
+size_t vm_path_component(const char **p, const char **name);
 
 /*
  * Open (O_PATH) the directory that holds path's last component and point

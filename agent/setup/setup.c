@@ -431,7 +431,7 @@ static int setup_mounted(struct vm_setup_ctx *c, struct vm_setup_state *state,
 			m->kernel_release, c->release);
 	}
 	if (c->o->verify) {
-		r = vm_setup_verify(c, m, err);
+		r = vm_setup_verify(c, m, j->guard.dev, err);
 		if (r < 0)
 			return r;
 	}

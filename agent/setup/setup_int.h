@@ -83,8 +83,11 @@ int vm_setup_mount(struct vm_setup_ctx *c, const char *device,
  */
 int vm_setup_unmount(struct vm_setup_ctx *c, struct vm_error *err);
 
-/* Re-hash every file the manifest lists; err names the first that differs. */
+/*
+ * Re-hash every file the manifest lists on the disk (device disk) mounted
+ * at the mountpoint; err names the first that differs.
+ */
 int vm_setup_verify(struct vm_setup_ctx *c, const struct vm_manifest *m,
-		    struct vm_error *err);
+		    dev_t disk, struct vm_error *err);
 
 #endif

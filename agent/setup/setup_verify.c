@@ -3,38 +3,50 @@
  * setup_verify.c - `setup --verify`: re-hash every regular file the
  * manifest lists, as mounted, and refuse the disk when one is missing,
  * replaced by something else or differs, naming the first such file.
+ * Each file is opened once, below the mountpoint and never off the disk
+ * (disk_open.h), and hashed from that fd.
  */
 #include "agent/setup/setup_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agent/setup/disk_open.h"
 #include "common/cleanup.h"
 #include "common/sha256.h"
 
 int vm_setup_verify(struct vm_setup_ctx *c, const struct vm_manifest *m,
-		    struct vm_error *err)
+		    dev_t disk, struct vm_error *err)
 {
+	_cleanup_close_ int root =
+		open(c->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_free_ char *first = NULL;
+	struct stat st;
 	size_t bad = 0;
 
+	if (root < 0)
+		return vm_error_errno(err, errno,
+				      "cannot open the tools disk at %s",
+				      c->mountpoint);
+	if (fstat(root, &st) < 0 || st.st_dev != disk)
+		return vm_error_set(
+			err, EXDEV,
+			"%s is no longer the tools disk (something was mounted over it); run setup again",
+			c->mountpoint);
 	for (size_t i = 0; i < m->n_files; i++) {
 		const struct vm_manifest_file *f = &m->files[i];
-		char hex[VM_SHA256_HEX_LEN], path[PATH_MAX * 2];
+		char hex[VM_SHA256_HEX_LEN];
 		const char *why = NULL;
-		struct stat st;
+		_cleanup_close_ int fd =
+			vm_disk_open_file(root, disk, f->path, &why);
 
-		snprintf(path, sizeof(path), "%s%s", c->mountpoint, f->path);
-		if (lstat(path, &st) < 0)
-			why = "is missing";
-		else if (!S_ISREG(st.st_mode))
-			why = "is not a regular file";
-		else if (vm_sha256_file(path, hex, NULL) < 0)
+		if (fd >= 0 && vm_sha256_fd(fd, f->path, hex, NULL) < 0)
 			why = "cannot be read";
-		else if (strcmp(hex, f->sha256))
+		else if (fd >= 0 && strcmp(hex, f->sha256))
 			why = "does not match its sha256 in the manifest";
 		if (!why)
 			continue;

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * disk_open.h - opening a file the manifest lists on the mounted tools disk
+ * without being led off the disk.  The disk is hostile: a directory on it
+ * may be a symlink to /proc (the manifest's /x/kmsg would then read
+ * /proc/kmsg, and block), a file may be a FIFO, and what a path names may
+ * change between a look and an open.  So a file is opened once, relative
+ * to the mountpoint's directory fd, never through a symlink or onto
+ * another filesystem, without blocking, and what was opened is checked.
+ *
+ * openat2() says all of that in one call (RESOLVE_BENEATH, NO_SYMLINKS,
+ * NO_MAGICLINKS, NO_XDEV); on kernels without it (before 5.6) the same is
+ * done a component at a time with openat(O_NOFOLLOW), each directory's
+ * device checked to be the disk's.  That walk is not safe_path.h's: that
+ * one follows the guest's own symlinks and refuses the disk, this one
+ * follows no symlink and refuses everything but the disk.
+ */
+#ifndef VMTOOLS_AGENT_SETUP_DISK_OPEN_H
+#define VMTOOLS_AGENT_SETUP_DISK_OPEN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/*
+ * Open path (absolute within the disk, as the manifest names it) below
+ * root, an O_PATH directory fd of the mountpoint on device dev, with open
+ * flags (O_RDONLY, O_PATH...; O_NOFOLLOW and O_CLOEXEC are added).
+ * Returns the fd, or -errno: -ENOENT / -ENOTDIR when missing, -ELOOP when
+ * a symlink is on the way or at the end, -EXDEV when the way leaves the
+ * disk (another mount, a ".." above root).  walk forces the fallback
+ * (the unit tests use it to cover both).
+ */
+int vm_disk_open(int root, dev_t dev, const char *path, int flags, bool walk);
+
+/*
+ * Open the regular file path on the disk for reading (O_NONBLOCK: a FIFO
+ * or device opens without blocking and is then refused).  Returns the fd,
+ * or -errno with *why saying why, as a phrase following the file's name
+ * ("is missing", "leads out of the disk through a symlink", ...).
+ */
+int vm_disk_open_file(int root, dev_t dev, const char *path, const char **why);
+
+#endif
