@@ -6,6 +6,7 @@
  * or a JSON document.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,6 +82,37 @@ static void test_sha256_file(void **state)
 	unlink(path);
 	assert_int_equal(vm_sha256_file(path, hex, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, path));
+}
+
+/* The fd is hashed from where it stands to its end; errors name the name. */
+static void test_sha256_fd(void **state)
+{
+	char path[] = "/tmp/vmtools-sha-XXXXXX", hex[VM_SHA256_HEX_LEN];
+	struct vm_error err = { 0 };
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, "xyzabc", 6), 6);
+	assert_int_equal(lseek(fd, 3, SEEK_SET), 3);
+	assert_int_equal(vm_sha256_fd(fd, "the-name", hex, &err), 0);
+	assert_string_equal(
+		hex,
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	/* At its end: the hash of nothing. */
+	assert_int_equal(vm_sha256_fd(fd, "the-name", hex, &err), 0);
+	assert_string_equal(
+		hex,
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	close(fd);
+	/* A directory cannot be read: -EISDIR, the name in the message. */
+	fd = open("/", O_RDONLY | O_DIRECTORY);
+	assert_true(fd >= 0);
+	assert_int_equal(vm_sha256_fd(fd, "the-root", hex, &err), -EISDIR);
+	assert_non_null(strstr(err.msg, "the-root"));
+	assert_string_equal(hex, "");
+	close(fd);
 }
 
 static void test_sha256_equal(void **state)
@@ -397,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_error_errno_suffix),
 		cmocka_unit_test(test_sha256_known_vectors),
 		cmocka_unit_test(test_sha256_file),
+		cmocka_unit_test(test_sha256_fd),
 		cmocka_unit_test(test_sha256_equal),
 		cmocka_unit_test(test_dl_load),
 		cmocka_unit_test(test_array_grows_and_keeps),

@@ -3,8 +3,9 @@
  * test_setup.c - unit tests of setup's parts that need no root: the link
  * plan (check, apply, idempotence, refusal of real files and foreign
  * links, rollback of everything including created parents), the state
- * file, and finding a disk by label in a fake /sys/class/block whose
- * "devices" are files holding an ext4 superblock.
+ * file, finding a disk by label in a fake /sys/class/block whose
+ * "devices" are files holding an ext4 superblock, and opening the files
+ * of a stand-in tools disk never through a symlink (disk_open.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <cmocka.h>
 
 #include "agent/setup/blockdev.h"
+#include "agent/setup/disk_open.h"
 #include "agent/setup/safe_path.h"
 #include "agent/setup/setup_links.h"
 #include "agent/setup/setup_journal.h"
@@ -501,6 +503,85 @@ static void test_many_links_state_and_undo(void **state)
 	vm_setup_result_clear(&res);
 }
 
+/*
+ * disk_open.h on a tree standing in for the tools disk (the temp dir's
+ * filesystem is "the disk"), through openat2() and through the walk for
+ * kernels without it: both give the same answers.
+ */
+static void test_disk_open(void **state)
+{
+	int root, fd;
+	const char *why;
+	struct stat st;
+	char buf[8];
+
+	assert_int_equal(mkdir(P("disk"), 0755), 0);
+	assert_int_equal(mkdir(P("disk/d"), 0755), 0);
+	assert_int_equal(mkdir(P("disk/d/e"), 0755), 0);
+	fd = open(P("disk/d/e/f"), O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "ok", 2), 2);
+	close(fd);
+	assert_int_equal(symlink("/proc", P("disk/x")), 0);
+	assert_int_equal(symlink("d", P("disk/in")), 0);
+	assert_int_equal(symlink("e/f", P("disk/d/lf")), 0);
+	assert_int_equal(mkfifo(P("disk/d/fifo"), 0644), 0);
+	root = open(P("disk"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	assert_int_equal(fstat(root, &st), 0);
+
+	for (int walk = 0; walk < 2; walk++) {
+		/* A regular file, read from the fd. */
+		fd = vm_disk_open(root, st.st_dev, "/d/e/f", O_RDONLY, walk);
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, buf, sizeof(buf)), 2);
+		close(fd);
+		assert_int_equal(vm_disk_open(root, st.st_dev, "//d//e/f",
+					      O_RDONLY, walk) >= 0,
+				 1);
+		/* Through a symlink, out of the disk or within it: refused. */
+		assert_int_equal(vm_disk_open(root, st.st_dev, "/x/kmsg",
+					      O_RDONLY | O_NONBLOCK, walk),
+				 -ELOOP);
+		assert_int_equal(vm_disk_open(root, st.st_dev, "/in/e/f",
+					      O_RDONLY, walk),
+				 -ELOOP);
+		assert_int_equal(vm_disk_open(root, st.st_dev, "/d/lf",
+					      O_RDONLY, walk),
+				 -ELOOP);
+		assert_int_equal(vm_disk_open(root, st.st_dev,
+					      "/d/../../etc/passwd", O_RDONLY,
+					      walk),
+				 -EXDEV);
+		assert_int_equal(vm_disk_open(root, st.st_dev, "/d/nope",
+					      O_RDONLY, walk),
+				 -ENOENT);
+		assert_int_equal(vm_disk_open(root, st.st_dev, "/d/e/f/g",
+					      O_RDONLY, walk),
+				 -ENOTDIR);
+	}
+	/* The walk checks every directory's device is the disk's. */
+	assert_int_equal(vm_disk_open(root, st.st_dev + 1, "/d/e/f", O_RDONLY,
+				      true),
+			 -EXDEV);
+
+	/* What setup --verify says of each (a FIFO opens, not blocking). */
+	fd = vm_disk_open_file(root, st.st_dev, "/d/e/f", &why);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_true(vm_disk_open_file(root, st.st_dev, "/x/kmsg", &why) < 0);
+	assert_string_equal(why, "leads out of the disk through a symlink");
+	assert_true(vm_disk_open_file(root, st.st_dev, "/d/lf", &why) < 0);
+	assert_string_equal(why, "is a symlink");
+	assert_true(vm_disk_open_file(root, st.st_dev, "/d/fifo", &why) < 0);
+	assert_string_equal(why, "is not a regular file");
+	assert_true(vm_disk_open_file(root, st.st_dev, "/d/e", &why) < 0);
+	assert_string_equal(why, "is not a regular file");
+	assert_true(vm_disk_open_file(root, st.st_dev, "/d/nope", &why) < 0);
+	assert_string_equal(why, "is missing");
+	close(root);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -517,6 +598,7 @@ int main(void)
 		T(test_find_by_label),
 		T(test_never_through_a_link_into_the_disk),
 		T(test_many_links_state_and_undo),
+		T(test_disk_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
