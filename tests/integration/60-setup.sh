@@ -22,9 +22,10 @@
 # named); two setups at once (serialized, both succeed); a mountpoint under
 # a symlinked directory (the second run sees it mounted, undo unmounts); a
 # hostile disk whose manifest link would be made through the disk's own
-# symlink (refused, nothing written outside).  The directories removed by
-# hand are only those setup's state file says it made, so an empty
-# /lib/modules that was there before stays.
+# symlink (refused, nothing written outside); --verify of a disk listing a
+# file behind its symlink x -> /proc, or a FIFO (refused promptly, named).
+# The directories removed by hand are only those setup's state file says
+# it made, so an empty /lib/modules that was there before stays.
 . "$(dirname "$0")/../lib/tap.sh"
 
 # --- inside the private mount namespace -------------------------------------
@@ -251,6 +252,32 @@ if [ "${1:-}" = inside ]; then
 		test -z "$(ls -A "$W/outside")"
 	unchanged "a symlink escape refused"
 	losetup -d "$DEV"
+
+	# -- --verify on hostile disks: a listed file reached through the
+	# disk's directory x -> /proc (/x/kmsg would be /proc/kmsg, a regular
+	# file whose read blocks), and a listed file that is a FIFO (whose
+	# open blocks).  Each is refused at once, named, under a timeout
+	# that only a hang reaches; the guest as before.
+	verify_refused() { # verify_refused SUFFIX FILE REASON: $W/SUFFIX's image lists FILE
+		local out=$W/$1.out
+		printf '{"format_version": 1, "kernel_release": "%s", "arch": "%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [], "files": {"%s": "%s"}}\n' \
+			"$RUN" "$(uname -m)" "$2" "$(sha256sum </dev/null | cut -d' ' -f1)" >"$W/$1/.vmtools/manifest.json"
+		if ! mke2fs -q -t ext4 -L "${LABEL}$1" -d "$W/$1" "$W/$1.img" 4M >/dev/null 2>&1 ||
+			! attach "$W/$1.img"; then
+			not_ok "cannot make and attach an image listing $2"
+			return
+		fi
+		timeout 60 "$A" setup "${OPTS[@]/#$LABEL/${LABEL}$1}" --verify >"$out" 2>&1
+		check_said $? 1 "$out" "--verify, $2 $3: refused at once, named" \
+			"the tools disk is damaged: $2 $3; rebuild the image or attach a good copy"
+		unchanged "--verify refusing $2"
+		losetup -d "$DEV"
+	}
+	mkdir -p "$W/s/.vmtools" "$W/f/.vmtools" "$W/f/d"
+	ln -s /proc "$W/s/x"
+	mkfifo "$W/f/d/fifo"
+	verify_refused s /x/kmsg "leads out of the disk through a symlink"
+	verify_refused f /d/fifo "is not a regular file"
 
 	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
 	check_said $? 2 "$W/nodisk.out" "no disk with the label: exit 2, a clear error" \
