@@ -23,7 +23,8 @@
 # a symlinked directory (the second run sees it mounted, undo unmounts); a
 # hostile disk whose manifest link would be made through the disk's own
 # symlink (refused, nothing written outside); --verify of a disk listing a
-# file behind its symlink x -> /proc, or a FIFO (refused promptly, named).
+# file behind its symlink x -> /proc, a FIFO or a device (refused
+# promptly, named).
 # The directories removed by hand are only those setup's state file says
 # it made, so an empty /lib/modules that was there before stays.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -255,9 +256,10 @@ if [ "${1:-}" = inside ]; then
 
 	# -- --verify on hostile disks: a listed file reached through the
 	# disk's directory x -> /proc (/x/kmsg would be /proc/kmsg, a regular
-	# file whose read blocks), and a listed file that is a FIFO (whose
-	# open blocks).  Each is refused at once, named, under a timeout
-	# that only a hang reaches; the guest as before.
+	# file whose read blocks), a listed file that is a FIFO (whose open
+	# blocks) and one that is a device node.  Each is refused at once,
+	# named, under a timeout that only a hang reaches; the guest as
+	# before.
 	verify_refused() { # verify_refused SUFFIX FILE REASON: $W/SUFFIX's image lists FILE
 		local out=$W/$1.out
 		printf '{"format_version": 1, "kernel_release": "%s", "arch": "%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [], "files": {"%s": "%s"}}\n' \
@@ -273,11 +275,13 @@ if [ "${1:-}" = inside ]; then
 		unchanged "--verify refusing $2"
 		losetup -d "$DEV"
 	}
-	mkdir -p "$W/s/.vmtools" "$W/f/.vmtools" "$W/f/d"
+	mkdir -p "$W/s/.vmtools" "$W/f/.vmtools" "$W/f/d" "$W/c/.vmtools" "$W/c/d"
 	ln -s /proc "$W/s/x"
 	mkfifo "$W/f/d/fifo"
+	mknod "$W/c/d/null" c 1 3
 	verify_refused s /x/kmsg "leads out of the disk through a symlink"
 	verify_refused f /d/fifo "is not a regular file"
+	verify_refused c /d/null "is not a regular file"
 
 	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
 	check_said $? 2 "$W/nodisk.out" "no disk with the label: exit 2, a clear error" \
