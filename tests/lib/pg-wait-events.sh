@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/lib/pg-wait-events.sh - what a running PostgreSQL itself says its
 # wait events are, sourced after pg.sh with the cluster started: the truth
 # the agent's tables (agent/symbolize/pgwait_NN.c) are checked against, and
