@@ -34,17 +34,19 @@ version_bin() {
 }
 
 # session NAME: a psql session reading statements from fifo $T/NAME.in
-# (written through fd 5 or 6 by the caller), printing to $T/NAME.out.
+# (written through fd 5 or 6 by the caller), printing to $T/NAME.out (its
+# errors to $T/NAME.err), run from $T, where the postgres user may be.
 session() {
 	mkfifo "$T/$1.in"
 	chmod 666 "$T/$1.in"
-	pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres \
-		<"$T/$1.in" >"$T/$1.out" 2>&1 &
+	(cd "$T" && pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres \
+		<"$T/$1.in" >"$T/$1.out" 2>"$T/$1.err") &
 }
 
 for v in 15 16 17 18; do
 	T=$TOP/pg$v
 	mkdir -p "$T"
+	cd "$T" || exit 1
 	PG_BIN=$(version_bin "$v")
 	if [ ! -x "$PG_BIN/postgres" ]; then
 		not_ok "PostgreSQL $v: its server is installed ($PG_BIN: run ci/install-deps.sh)"
@@ -115,3 +117,4 @@ for v in 15 16 17 18; do
 	wait 2>/dev/null
 done
 T=$TOP
+cd "$TOP" || exit 1
