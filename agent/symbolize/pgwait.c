@@ -10,6 +10,9 @@
 
 static const struct vm_pg_layout *const layouts[] = {
 	&vm_pg_layout_15,
+	&vm_pg_layout_16,
+	&vm_pg_layout_17,
+	&vm_pg_layout_18,
 };
 
 const struct vm_pg_layout *vm_pg_layout(unsigned major)
@@ -22,7 +25,7 @@ const struct vm_pg_layout *vm_pg_layout(unsigned major)
 
 const char *vm_pg_known_versions(void)
 {
-	return "15";
+	return "15, 16, 17 and 18";
 }
 
 size_t vm_pg_wait_event_name(const struct vm_pg_layout *l, uint32_t info,

@@ -57,5 +57,8 @@ size_t vm_pg_wait_event_name(const struct vm_pg_layout *l, uint32_t info,
 			     char *buf, size_t size);
 
 extern const struct vm_pg_layout vm_pg_layout_15;
+extern const struct vm_pg_layout vm_pg_layout_16;
+extern const struct vm_pg_layout vm_pg_layout_17;
+extern const struct vm_pg_layout vm_pg_layout_18;
 
 #endif

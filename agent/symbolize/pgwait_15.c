@@ -9,9 +9,11 @@
  * lwlocknames.h, Lock ids from storage/lock.h's LockTagType), and every
  * name below is what postgres's own pgstat_get_wait_event_type() and
  * pgstat_get_wait_event() return for that number, called in a running
- * 15.20 backend.  st_query_id is at offset 424 of PgBackendStatus:
- * offsetof() compiled against postgresql-server-dev-15's
- * utils/backend_status.h.
+ * 15.20 backend (BufferPin and Extension name every number alike).
+ * tests/integration/36-pg-versions.sh checks the table against a running
+ * 15 as it does the later versions'.  st_query_id is at offset 424 of
+ * PgBackendStatus: offsetof() compiled against
+ * postgresql-server-dev-15's utils/backend_status.h.
  */
 #include "agent/symbolize/pgwait.h"
 
@@ -100,10 +102,6 @@ static const char *const lock[] = {
 	[3] = "page",	    [4] = "tuple",     [5] = "transactionid",
 	[6] = "virtualxid", [7] = "spectoken", [8] = "object",
 	[9] = "userlock",   [10] = "advisory",
-};
-
-static const char *const bufferpin[] = {
-	[0] = "BufferPin",
 };
 
 static const char *const activity[] = {
@@ -286,7 +284,6 @@ const struct vm_pg_layout vm_pg_layout_15 = {
 	.events = {
 		[0x01] = NAMES(lwlock),
 		[0x03] = NAMES(lock),
-		[0x04] = NAMES(bufferpin),
 		[0x05] = NAMES(activity),
 		[0x06] = NAMES(client),
 		[0x08] = NAMES(ipc),
@@ -295,6 +292,7 @@ const struct vm_pg_layout vm_pg_layout_15 = {
 	},
 	.lwlock_first_extension = 75,
 	.single = {
+		[0x04] = "BufferPin",
 		[0x07] = "Extension",
 	},
 };

@@ -10,6 +10,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
+. "$SRC/tests/lib/pprof-raw.sh"
 
 skip_unless "off-CPU and wall-clock profiles of PostgreSQL" "$(need_bpf)" \
 	"$(need_cmd curl go awk)" "$(pg_reason)"
@@ -23,27 +24,6 @@ pg_psql "ALTER SYSTEM SET compute_query_id = on" >/dev/null
 pg_psql "SELECT pg_reload_conf()" >/dev/null
 start_agent agent --no-setup
 
-# raw_sum FILE PID [LABEL [LABEL2]]: the nanoseconds (second value) of
-# pid's samples in `go tool pprof -raw` FILE, only those with the labels
-# given.
-raw_sum() {
-	awk -v pid="pid:[$2]" -v want="${3:-}" -v want2="${4:-}" '
-		/^ +[0-9]+ +[0-9]+:/ { v = $2; sub(":", "", v); labels = ""; next }
-		/^ +[a-z_]+:\[/ { labels = labels " " $0
-			if ($0 ~ /pid:\[/) {
-				if (index(labels, pid) && (want == "" || index(labels, want)) &&
-				    (want2 == "" || index(labels, want2)))
-					sum += v
-			}
-		}
-		END { printf "%.0f\n", sum }' "$1"
-}
-
-# within A B PCT: A is within PCT percent of B.
-within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
-# at_least A B PCT: A is at least PCT percent of B.
-at_least() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { exit !(b > 0 && a >= b * p / 100) }'; }
-
 # post KIND SECONDS OUT [EXTRA_JSON]: POST /profile/KIND in the background;
 # returns once the profile is sampling.
 post() {
@@ -56,10 +36,6 @@ post() {
 		sleep 0.02
 	done
 	return 1
-}
-
-read_raw() { # PB: -raw into PB.raw; fails on a warning or an error
-	go tool pprof -raw "$1" >"$1.raw" 2>"$1.err" && ! grep -qi 'warn\|error' "$1.err"
 }
 
 # --- a backend waiting for an advisory lock held for the whole profile ---
@@ -262,4 +238,4 @@ curl -s "$AGENT_URL/metrics" >"$T/metrics"
 check "/metrics counts profiles by kind" \
 	sh -c "grep -q 'vmtools_profiles_total{kind=\"offcpu\"} [1-9]' '$T/metrics' && grep -q 'vmtools_profiles_total{kind=\"wall\"} [1-9]' '$T/metrics'"
 curl -s "$AGENT_URL/healthz" >"$T/healthz"
-check "/healthz says which PostgreSQL versions get labels" grep -q '"label_versions": *"15"' "$T/healthz"
+check "/healthz says which PostgreSQL versions get labels" grep -q '"label_versions": *"15, 16, 17 and 18"' "$T/healthz"

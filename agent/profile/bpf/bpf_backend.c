@@ -804,7 +804,7 @@ static void find_running(struct bpf_state *st)
 					    &st->running[i], &pp, BPF_ANY);
 		if (st->off)
 			vm_pre_blocked_scan(&st->pre, "/proc", st->running[i],
-					    pg ? pp.wait_event_ptr : 0);
+					    pg ? &pp : NULL);
 	}
 	/* The program tells when each is first switched in. */
 	for (size_t i = 0; st->off && i < st->pre.n; i++) {
@@ -951,11 +951,12 @@ static const struct vm_pre_blocked *pre_blocked(const struct bpf_state *st,
 /*
  * A block that began before the profile, worth value ns: on the stack
  * /proc gave as the profile started when there is one (a user pc and the
- * kernel stack), else none; its state and wait event from then when
- * known, else state (the letter) and wait_event.
+ * kernel stack), else none; its state, wait event and query id from
+ * then when known, else state (the letter), wait_event and query_id.
  */
 static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
-			   uint64_t value, char state, uint32_t wait_event)
+			   uint64_t value, char state, uint32_t wait_event,
+			   uint64_t query_id)
 {
 	const struct vm_pre_blocked *pre = pre_blocked(st, tid);
 	const struct vm_process *p = vm_samples_find_process(&st->samples, pid);
@@ -973,12 +974,15 @@ static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
 		/* Read as the profile started; else now (the same, asleep). */
 		if (pre->wait_event)
 			wait_event = pre->wait_event;
+		if (pre->query_id)
+			query_id = pre->query_id;
 	}
 	x->state = VM_STATE_BLOCKED;
 	x->sched_state = state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
 					VM_SCHED_SLEEPING;
 	x->value = value;
 	x->wait_event = wait_event;
+	x->query_id = query_id;
 	x->before_start = 1;
 	return 0;
 }
@@ -986,8 +990,8 @@ static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
 /*
  * Threads blocked since before the start that never ran: the program saw
  * no switch of theirs, so no stack but the one /proc gave at the start;
- * their wait event is read now when /proc gave none, which is the one
- * they had all along.  Samples from index first on are the off-CPU
+ * their wait event and query id are read now when none was read at the
+ * start: the ones they had all along.  Samples from index first on are the off-CPU
  * program's.
  */
 static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
@@ -997,6 +1001,7 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 	for (size_t i = 0; i < st->n_threads; i++) {
 		const struct vm_thread_switches *t = &st->threads[i];
 		uint32_t wait_event = 0;
+		uint64_t query_id = 0;
 		struct pg_proc pp;
 		bool seen = false;
 		char task_state;
@@ -1006,10 +1011,10 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 		if (seen || !vm_bpf_slept_throughout("/proc", t, &task_state))
 			continue;
 		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
-			wait_event = vm_bpf_pg_read_wait_event(
-				t->pid, pp.wait_event_ptr);
+			vm_bpf_pg_read_labels(t->pid, &pp, &wait_event,
+					      &query_id);
 		if (add_early_block(st, t->pid, t->tid, end_ns - st->start_ns,
-				    task_state, wait_event))
+				    task_state, wait_event, query_id))
 			return -ENOMEM;
 	}
 	return 0;
@@ -1038,7 +1043,7 @@ static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 		if (in - st->start_ns < st->join.min_ns)
 			continue;
 		if (add_early_block(st, pre->pid, pre->tid, in - st->start_ns,
-				    pre->state, pre->wait_event))
+				    pre->state, pre->wait_event, pre->query_id))
 			return -ENOMEM;
 	}
 	return 0;

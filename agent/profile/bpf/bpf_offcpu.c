@@ -276,23 +276,41 @@ bool vm_bpf_slept_throughout(const char *proc_root,
 	       switches == t->switches && *state != 'R';
 }
 
-uint32_t vm_bpf_pg_read_wait_event(uint32_t pid, uint64_t wait_event_ptr)
+/*
+ * size bytes at off past the pointer stored at ptr_addr in process pid
+ * into out; false (out untouched) when the pointer is 0 or unreadable.
+ */
+static bool read_through(uint32_t pid, uint64_t ptr_addr, uint64_t off,
+			 void *out, size_t size)
 {
 	uint64_t ptr = 0;
-	uint32_t info = 0;
 	struct iovec local = { &ptr, sizeof(ptr) };
-	struct iovec remote = { (void *)(uintptr_t)wait_event_ptr,
-				sizeof(ptr) };
+	struct iovec remote = { (void *)(uintptr_t)ptr_addr, sizeof(ptr) };
 
-	if (!wait_event_ptr ||
+	if (!ptr_addr ||
 	    process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) !=
 		    sizeof(ptr) ||
 	    !ptr)
-		return 0;
-	local = (struct iovec){ &info, sizeof(info) };
-	remote = (struct iovec){ (void *)(uintptr_t)ptr, sizeof(info) };
-	if (process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) !=
-	    sizeof(info))
-		return 0;
-	return info;
+		return false;
+	local = (struct iovec){ out, size };
+	remote = (struct iovec){ (void *)(uintptr_t)(ptr + off), size };
+	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) ==
+	       (ssize_t)size;
+}
+
+void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
+			   uint32_t *wait_event, uint64_t *query_id)
+{
+	uint32_t info = 0;
+	uint64_t id = 0;
+
+	*wait_event = 0;
+	*query_id = 0;
+	if (!pp)
+		return;
+	if (read_through(pid, pp->wait_event_ptr, 0, &info, sizeof(info)))
+		*wait_event = info;
+	if (read_through(pid, pp->be_entry_ptr, pp->query_id_off, &id,
+			 sizeof(id)))
+		*query_id = id;
 }

@@ -16,6 +16,7 @@
 #include <linux/types.h>
 
 #include "bpf/offcpu.h"
+#include "bpf/pg.h"
 
 struct vm_stack_counts;
 
@@ -92,9 +93,11 @@ bool vm_bpf_slept_throughout(const char *proc_root,
 int vm_parse_task_status(const char *text, char *state, uint64_t *switches);
 
 /*
- * The wait_event_info PostgreSQL process pid shows now, read from its
- * memory at the address of my_wait_event_info (bpf/pg.h); 0 if unknown.
+ * The wait_event_info and the query id PostgreSQL process pid shows now,
+ * read from its memory where pp says (bpf/pg.h), as the programs read
+ * them (bpf/pglabels.bpf.h); each 0 when unknown, all 0 when pp is NULL.
  */
-uint32_t vm_bpf_pg_read_wait_event(uint32_t pid, uint64_t wait_event_ptr);
+void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
+			   uint32_t *wait_event, uint64_t *query_id);
 
 #endif

@@ -99,7 +99,7 @@ static void pre_clear(struct vm_pre_blocked *p)
 }
 
 int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
-			uint32_t pid, uint64_t wait_event_ptr)
+			uint32_t pid, const struct pg_proc *pg)
 {
 	char path[64], buf[4096];
 	struct dirent *de;
@@ -141,7 +141,7 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 			r = -ENOMEM;
 			break;
 		}
-		p->wait_event = vm_bpf_pg_read_wait_event(pid, wait_event_ptr);
+		vm_bpf_pg_read_labels(pid, pg, &p->wait_event, &p->query_id);
 		set->n++;
 	}
 	closedir(d);

@@ -15,6 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "bpf/pg.h"
+
 /* Kernel frames kept from /proc/PID/task/TID/stack. */
 #define VM_PRE_KERNEL_MAX 32
 
@@ -23,6 +27,7 @@ struct vm_pre_blocked {
 	uint32_t pid, tid;
 	char state; /* 'S' or 'D', from /proc/PID/task/TID/stat */
 	uint32_t wait_event; /* PostgreSQL's then; 0 when none or unknown */
+	uint64_t query_id; /* PostgreSQL's then; 0 when none or unknown */
 	uint64_t user_pc; /* from /proc/PID/task/TID/syscall; 0 unknown */
 	uint32_t n_kernel;
 	char *kernel[VM_PRE_KERNEL_MAX]; /* "function+0xoff", innermost first */
@@ -55,11 +60,11 @@ int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p);
 
 /*
  * The threads of process pid under proc_root blocked now ('S' or 'D'),
- * appended to set with their stacks and, when wait_event_ptr is not 0
- * (bpf/pg.h), their wait event.  0, or -ENOMEM.
+ * appended to set with their stacks and, when pg is not NULL, their wait
+ * event and query id (bpf/pg.h) * (bpf/pg.h), their wait event.  0, or -ENOMEM.
  */
 int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
-			uint32_t pid, uint64_t wait_event_ptr);
+			uint32_t pid, const struct pg_proc *pg);
 
 /*
  * Kernel function names (sorted, each once) to addresses, 0 for a name
