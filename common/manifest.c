@@ -574,36 +574,44 @@ int vm_manifest_parse(const char *data, size_t len, struct vm_manifest **out,
 	return 0;
 }
 
-int vm_manifest_load(const char *path, struct vm_manifest **out,
-		     struct vm_error *err)
+int vm_manifest_load_fd(int fd, const char *name, struct vm_manifest **out,
+			struct vm_error *err)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	long long got;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return vm_error_errno(err, errno, "cannot open manifest %s",
-				      path);
 	if (fstat(fd, &st) < 0)
-		return vm_error_errno(err, errno, "cannot stat %s", path);
+		return vm_error_errno(err, errno, "cannot stat %s", name);
 	if (!S_ISREG(st.st_mode))
 		return vm_error_set(err, EINVAL,
-				    "manifest %s is not a regular file", path);
+				    "manifest %s is not a regular file", name);
 	if ((uint64_t)st.st_size > VM_MANIFEST_MAX_BYTES)
 		return vm_error_set(err, EFBIG,
 				    "manifest %s is too large (%lld bytes)",
-				    path, (long long)st.st_size);
+				    name, (long long)st.st_size);
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
 		return vm_error_set(err, ENOMEM, "out of memory reading %s",
-				    path);
+				    name);
 	got = vm_read_all(fd, buf, (size_t)st.st_size);
 	if (got < 0)
-		return vm_error_errno(err, (int)-got, "cannot read %s", path);
+		return vm_error_errno(err, (int)-got, "cannot read %s", name);
 	return vm_manifest_parse(buf, (size_t)got, out, err);
+}
+
+int vm_manifest_load(const char *path, struct vm_manifest **out,
+		     struct vm_error *err)
+{
+	_cleanup_close_ int fd = -1;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return vm_error_errno(err, errno, "cannot open manifest %s",
+				      path);
+	return vm_manifest_load_fd(fd, path, out, err);
 }
 
 /* --- writing --------------------------------------------------------- */

@@ -95,9 +95,16 @@ int vm_manifest_add_file(struct vm_manifest *m, const char *path,
  */
 int vm_manifest_parse(const char *data, size_t len, struct vm_manifest **out,
 		      struct vm_error *err);
-/* Read and parse a manifest file, e.g. <mountpoint>/.vmtools/manifest.json */
+/*
+ * Read and parse a manifest file, e.g. <mountpoint>/.vmtools/manifest.json.
+ * Opened without blocking (a FIFO or a device is refused, not waited on).
+ */
 int vm_manifest_load(const char *path, struct vm_manifest **out,
 		     struct vm_error *err);
+
+/* The same from fd, open for reading; name is what errors call it. */
+int vm_manifest_load_fd(int fd, const char *name, struct vm_manifest **out,
+			struct vm_error *err);
 
 /*
  * Bytes a JSON string holds for `s` once escaped by the serializer, at

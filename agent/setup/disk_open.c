@@ -153,3 +153,41 @@ int vm_disk_open_file(int root, dev_t dev, const char *path, const char **why)
 	*why = k && k != S_IFREG ? "is not a regular file" : "cannot be read";
 	return fd;
 }
+
+int vm_disk_open_root(const char *mountpoint, dev_t dev, struct vm_error *err)
+{
+	int root = open(mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (root < 0)
+		return vm_error_errno(err, errno,
+				      "cannot open the tools disk at %s",
+				      mountpoint);
+	if (fstat(root, &st) < 0 || st.st_dev != dev) {
+		close(root);
+		return vm_error_set(
+			err, EXDEV,
+			"%s is no longer the tools disk (something was mounted over it); run setup again",
+			mountpoint);
+	}
+	return root;
+}
+
+int vm_disk_load_manifest(const char *mountpoint, dev_t dev,
+			  struct vm_manifest **out, struct vm_error *err)
+{
+	_cleanup_close_ int root = vm_disk_open_root(mountpoint, dev, err);
+	_cleanup_close_ int fd = -1;
+	const char *why = NULL;
+
+	*out = NULL;
+	if (root < 0)
+		return root;
+	fd = vm_disk_open_file(root, dev, VM_MANIFEST_PATH, &why);
+	if (fd < 0)
+		return vm_error_set(
+			err, -fd,
+			"the tools disk's manifest %s %s; rebuild the image or attach a good copy",
+			VM_MANIFEST_PATH, why);
+	return vm_manifest_load_fd(fd, VM_MANIFEST_PATH, out, err);
+}

@@ -21,6 +21,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "common/error.h"
+#include "common/manifest.h"
+
 /*
  * Open path (absolute within the disk, as the manifest names it) below
  * root, an O_PATH directory fd of the mountpoint on device dev, with open
@@ -39,5 +42,18 @@ int vm_disk_open(int root, dev_t dev, const char *path, int flags, bool walk);
  * ("is missing", "leads out of the disk through a symlink", ...).
  */
 int vm_disk_open_file(int root, dev_t dev, const char *path, const char **why);
+
+/*
+ * The mountpoint, O_PATH, when it is the disk on device dev that is mounted
+ * there: the fd, or -errno with err saying what to do.
+ */
+int vm_disk_open_root(const char *mountpoint, dev_t dev, struct vm_error *err);
+
+/*
+ * The disk's manifest (VM_MANIFEST_PATH), opened as vm_disk_open_file()
+ * opens a file and parsed: 0 with *out, or -errno with err naming it.
+ */
+int vm_disk_load_manifest(const char *mountpoint, dev_t dev,
+			  struct vm_manifest **out, struct vm_error *err);
 
 #endif

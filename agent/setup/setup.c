@@ -21,6 +21,8 @@
  */
 #include "agent/setup/setup_int.h"
 
+#include "agent/setup/disk_open.h"
+
 #include <errno.h>
 #include <json-c/linkhash.h>
 #include <stdarg.h>
@@ -403,11 +405,10 @@ static int setup_mounted(struct vm_setup_ctx *c, struct vm_setup_state *state,
 	struct vm_manifest *m
 		__attribute__((cleanup(vm_setup_manifest_freep))) = NULL;
 	struct vm_link_plan plan = { 0 };
-	char path[PATH_MAX + 64];
 	int r;
 
-	snprintf(path, sizeof(path), "%s%s", c->mountpoint, VM_MANIFEST_PATH);
-	r = vm_manifest_load(path, &m, err);
+	/* Read from the disk only, as --verify reads (disk_open.h). */
+	r = vm_disk_load_manifest(c->mountpoint, j->guard.dev, &m, err);
 	if (r < 0)
 		return r;
 	/* Binaries and modules of another architecture are of no use. */

@@ -9,6 +9,8 @@
  */
 #include "agent/setup/setup_int.h"
 
+#include "agent/setup/disk_open.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +92,6 @@ static int undo_without_state(struct vm_setup_ctx *c, struct vm_error *err)
 	struct vm_manifest *m
 		__attribute__((cleanup(vm_setup_manifest_freep))) = NULL;
 	struct vm_link_plan plan = { 0 };
-	char path[PATH_MAX + 64];
 	dev_t dev;
 	int r;
 
@@ -106,8 +107,7 @@ static int undo_without_state(struct vm_setup_ctx *c, struct vm_error *err)
 				c->mountpoint);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s%s", c->mountpoint, VM_MANIFEST_PATH);
-	if (vm_manifest_load(path, &m, NULL) == 0 &&
+	if (vm_disk_load_manifest(c->mountpoint, dev, &m, NULL) == 0 &&
 	    vm_setup_plan(c, m, true, &plan, NULL) == 0) {
 		for (size_t i = 0; i < plan.n; i++) {
 			_cleanup_free_ char *cur = NULL;

@@ -22,21 +22,12 @@
 int vm_setup_verify(struct vm_setup_ctx *c, const struct vm_manifest *m,
 		    dev_t disk, struct vm_error *err)
 {
-	_cleanup_close_ int root =
-		open(c->mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int root = vm_disk_open_root(c->mountpoint, disk, err);
 	_cleanup_free_ char *first = NULL;
-	struct stat st;
 	size_t bad = 0;
 
 	if (root < 0)
-		return vm_error_errno(err, errno,
-				      "cannot open the tools disk at %s",
-				      c->mountpoint);
-	if (fstat(root, &st) < 0 || st.st_dev != disk)
-		return vm_error_set(
-			err, EXDEV,
-			"%s is no longer the tools disk (something was mounted over it); run setup again",
-			c->mountpoint);
+		return root;
 	for (size_t i = 0; i < m->n_files; i++) {
 		const struct vm_manifest_file *f = &m->files[i];
 		char hex[VM_SHA256_HEX_LEN];

@@ -23,7 +23,8 @@
 # a symlinked directory (the second run sees it mounted, undo unmounts); a
 # hostile disk whose manifest link would be made through the disk's own
 # symlink (refused, nothing written outside); --verify of a disk listing a
-# file behind its symlink x -> /proc, a FIFO or a device (refused
+# file behind its symlink x -> /proc, a FIFO or a device, and a disk
+# whose manifest is behind a symlink out of it or is a FIFO (each refused
 # promptly, named).
 # The directories removed by hand are only those setup's state file says
 # it made, so an empty /lib/modules that was there before stays.
@@ -282,6 +283,31 @@ if [ "${1:-}" = inside ]; then
 	verify_refused s /x/kmsg "leads out of the disk through a symlink"
 	verify_refused f /d/fifo "is not a regular file"
 	verify_refused c /d/null "is not a regular file"
+
+	# -- the manifest itself, read on every setup, on hostile disks: its
+	# directory .vmtools a symlink out of the disk (to a directory holding
+	# a valid manifest: following it would go on), and a manifest that is
+	# a FIFO.  Refused at once, named, under a timeout; the guest as before.
+	manifest_refused() { # manifest_refused SUFFIX REASON
+		local out=$W/$1.out
+		if ! mke2fs -q -t ext4 -L "${LABEL}$1" -d "$W/$1" "$W/$1.img" 4M >/dev/null 2>&1 ||
+			! attach "$W/$1.img"; then
+			not_ok "cannot make and attach the image $1"
+			return
+		fi
+		timeout 60 "$A" setup "${OPTS[@]/#$LABEL/${LABEL}$1}" >"$out" 2>&1
+		check_said $? 1 "$out" "a manifest that $2: refused at once, named" \
+			"the tools disk's manifest /.vmtools/manifest.json $2; rebuild the image or attach a good copy"
+		unchanged "a manifest that $2"
+		losetup -d "$DEV"
+	}
+	mkdir -p "$W/ms" "$W/mf/.vmtools" "$W/elsewhere"
+	printf '{"format_version": 1, "kernel_release": "%s", "arch": "%s", "build_time": 0, "label": "x", "generator": "test", "tools": [], "links": [], "files": {}}\n' \
+		"$RUN" "$(uname -m)" >"$W/elsewhere/manifest.json"
+	ln -s "$W/elsewhere" "$W/ms/.vmtools"
+	mkfifo "$W/mf/.vmtools/manifest.json"
+	manifest_refused ms "leads out of the disk through a symlink"
+	manifest_refused mf "is not a regular file"
 
 	"$A" setup "${OPTS[@]/$LABEL/vmt-none-$$}" >"$W/nodisk.out" 2>&1
 	check_said $? 2 "$W/nodisk.out" "no disk with the label: exit 2, a clear error" \

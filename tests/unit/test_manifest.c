@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -159,6 +160,23 @@ static void test_load_missing_file_names_path(void **state)
 	assert_non_null(strstr(err.msg, "/nonexistent/manifest.json"));
 }
 
+/* A FIFO where the manifest should be is refused, not waited on. */
+static void test_load_fifo_refused(void **state)
+{
+	char dir[] = "/tmp/vmtools-manifest-XXXXXX", path[64];
+	struct vm_manifest *m = NULL;
+	struct vm_error err = { 0 };
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(vm_manifest_load(path, &m, &err), -EINVAL);
+	assert_null(m);
+	assert_non_null(strstr(err.msg, "not a regular file"));
+	unlink(path);
+	rmdir(dir);
+}
+
 /*
  * The bound reserved before the hashes exist holds the manifest once they
  * are listed, and wastes at most 8 bytes a file and 65 more, whatever the
@@ -259,6 +277,7 @@ int main(void)
 		cmocka_unit_test(test_minimal_accepted),
 		cmocka_unit_test(test_path_rules),
 		cmocka_unit_test(test_load_missing_file_names_path),
+		cmocka_unit_test(test_load_fifo_refused),
 		cmocka_unit_test(test_serialized_bound),
 		cmocka_unit_test(test_names_not_utf8),
 	};
