@@ -10,12 +10,14 @@
  * throughout is told from one that ran.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -209,6 +211,25 @@ static void test_parse_status(void **state)
 	assert_int_equal(vm_parse_task_status("", &st, &switches), -EINVAL);
 }
 
+/* schedstat: "CPU_NS WAIT_NS TIMESLICES"; the first is what counts. */
+static void test_parse_schedstat(void **state)
+{
+	uint64_t ns = 7;
+
+	(void)state;
+	assert_int_equal(vm_parse_task_schedstat("123456789 42 7\n", &ns), 0);
+	assert_int_equal(ns, 123456789);
+	assert_int_equal(vm_parse_task_schedstat("0 0 0\n", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(vm_parse_task_schedstat("", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("x 1 2\n", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("12x 1 2\n", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("-5 1 2\n", &ns), -EINVAL);
+	assert_int_equal(
+		vm_parse_task_schedstat("99999999999999999999999 1 2\n", &ns),
+		-EINVAL);
+}
+
 static int wake_fd[2];
 
 static void *sleeper(void *arg)
@@ -251,6 +272,87 @@ static void test_slept_throughout(void **state)
 	free(v);
 }
 
+static int spin_fd[2];
+static pid_t spinner_tid;
+
+/* Blocks on a pipe, then spins for 300 ms of its own CPU time. */
+static void *spinner(void *arg)
+{
+	struct timespec t0, t;
+	char c;
+
+	(void)arg;
+	spinner_tid = gettid();
+	if (read(spin_fd[0], &c, 1) != 1)
+		return NULL;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
+	       300000000L);
+	return NULL;
+}
+
+/*
+ * A thread blocked at its snapshot, then woken and running without a
+ * break (SCHED_FIFO: nothing of this machine's preempts it): running
+ * since, for about the CPU time it has used.  Needs root (SCHED_FIFO) and
+ * a second CPU for this thread to look while it spins.
+ */
+static void test_running_since(void **state)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+	struct vm_thread_switches *v = NULL, *me = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t self = (uint32_t)getpid();
+	pthread_attr_t attr;
+	uint64_t ran = 0, elapsed;
+	struct timespec w0, w1;
+	pthread_t t;
+
+	(void)state;
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	assert_int_equal(pipe(spin_fd), 0);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	if (pthread_create(&t, &attr, spinner, NULL)) {
+		pthread_attr_destroy(&attr);
+		skip(); /* not allowed SCHED_FIFO here */
+	}
+	pthread_attr_destroy(&attr);
+	usleep(100000);
+	assert_int_equal(
+		vm_bpf_snapshot_threads("/proc", &self, 1, &v, &n, &cap), 0);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].tid == (uint32_t)spinner_tid)
+			me = &v[i];
+	assert_non_null(me);
+	assert_int_not_equal(me->run_ns, VM_RUN_NS_UNKNOWN);
+	/* Asleep: not running since. */
+	assert_false(vm_bpf_running_since("/proc", me, &ran));
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	assert_int_equal(write(spin_fd[1], "x", 1), 1);
+	usleep(100000);
+	assert_true(vm_bpf_running_since("/proc", me, &ran));
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	/*
+	 * It has spun since the write, all of the time since but the
+	 * wake-up and what the scheduler's last tick has not counted yet
+	 * (10 ms at 100 Hz): never more, and not much less.
+	 */
+	elapsed = (uint64_t)((w1.tv_sec - w0.tv_sec) * 1000000000L +
+			     w1.tv_nsec - w0.tv_nsec);
+	assert_true(ran <= elapsed);
+	assert_true(ran + 30000000 >= elapsed);
+	pthread_join(t, NULL);
+	/* Gone: not running. */
+	assert_false(vm_bpf_running_since("/proc", me, &ran));
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +360,8 @@ int main(void)
 		cmocka_unit_test(test_join_dropped_and_malformed),
 		cmocka_unit_test(test_join_finish),
 		cmocka_unit_test(test_parse_status),
+		cmocka_unit_test(test_parse_schedstat),
+		cmocka_unit_test(test_running_since),
 		cmocka_unit_test(test_slept_throughout),
 	};
 

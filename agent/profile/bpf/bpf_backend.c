@@ -988,6 +988,32 @@ static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
 }
 
 /*
+ * A thread blocked as the profile started (st->pre) that has not been
+ * switched out since, and runs now: woken during the profile, it has run
+ * without a break, so the program saw only its switch in, a task pointer
+ * it cannot tie to the thread.  Its block ended when it began to run:
+ * now less the CPU time it has used since the start (schedstat, to the
+ * last tick; all of the profile when it has not run yet).
+ */
+static int add_woken_runner(struct bpf_state *st,
+			    const struct vm_thread_switches *t, uint64_t end_ns)
+{
+	const struct vm_pre_blocked *pre = pre_blocked(st, t->tid);
+	uint64_t ran, now, woke;
+
+	if (!pre || !vm_bpf_running_since("/proc", t, &ran))
+		return 0;
+	now = vm_clock_ns(CLOCK_MONOTONIC);
+	woke = now > ran ? now - ran : 0;
+	if (woke > end_ns)
+		woke = end_ns;
+	if (woke <= st->start_ns || woke - st->start_ns < st->join.min_ns)
+		return 0;
+	return add_early_block(st, t->pid, t->tid, woke - st->start_ns,
+			       pre->state, pre->wait_event, pre->query_id);
+}
+
+/*
  * Threads blocked since before the start that never ran: the program saw
  * no switch of theirs, so no stack but the one /proc gave at the start;
  * their wait event and query id are read now when none was read at the
@@ -1008,8 +1034,13 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 
 		for (size_t j = first; j < st->samples.n && !seen; j++)
 			seen = st->samples.v[j].tid == t->tid;
-		if (seen || !vm_bpf_slept_throughout("/proc", t, &task_state))
+		if (seen)
 			continue;
+		if (!vm_bpf_slept_throughout("/proc", t, &task_state)) {
+			if (add_woken_runner(st, t, end_ns))
+				return -ENOMEM;
+			continue;
+		}
 		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
 			vm_bpf_pg_read_labels(t->pid, &pp, &wait_event,
 					      &query_id);

@@ -213,6 +213,41 @@ int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
 	return have_state && have_switches == 2 ? 0 : -EINVAL;
 }
 
+int vm_parse_task_schedstat(const char *text, uint64_t *run_ns)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*text || *text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || (*end != ' ' && *end != '\n'))
+		return -EINVAL;
+	*run_ns = v;
+	return 0;
+}
+
+/* The CPU time of one thread now, VM_RUN_NS_UNKNOWN when unreadable. */
+static uint64_t read_run_ns(const char *proc_root, uint32_t pid, uint32_t tid)
+{
+	char path[96], buf[128];
+	_cleanup_close_ int fd = -1;
+	uint64_t ns;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/schedstat", proc_root, pid,
+		 tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return VM_RUN_NS_UNKNOWN;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return VM_RUN_NS_UNKNOWN;
+	buf[n] = '\0';
+	return vm_parse_task_schedstat(buf, &ns) ? VM_RUN_NS_UNKNOWN : ns;
+}
+
 /* The state and switches of one thread now; -ENOENT when it is gone. */
 static int read_task(const char *proc_root, uint32_t pid, uint32_t tid,
 		     char *state, uint64_t *switches)
@@ -258,9 +293,10 @@ int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
 				closedir(d);
 				return -ENOMEM;
 			}
-			(*v)[(*n)++] = (struct vm_thread_switches){ pids[i],
-								    tid,
-								    switches };
+			(*v)[(*n)++] = (struct vm_thread_switches){
+				pids[i], tid, switches,
+				read_run_ns(proc_root, pids[i], tid)
+			};
 		}
 		closedir(d);
 	}
@@ -274,6 +310,23 @@ bool vm_bpf_slept_throughout(const char *proc_root,
 
 	return read_task(proc_root, t->pid, t->tid, state, &switches) == 0 &&
 	       switches == t->switches && *state != 'R';
+}
+
+bool vm_bpf_running_since(const char *proc_root,
+			  const struct vm_thread_switches *t, uint64_t *ran_ns)
+{
+	uint64_t switches, now;
+	char state;
+
+	if (t->run_ns == VM_RUN_NS_UNKNOWN ||
+	    read_task(proc_root, t->pid, t->tid, &state, &switches) ||
+	    switches != t->switches || state != 'R')
+		return false;
+	now = read_run_ns(proc_root, t->pid, t->tid);
+	if (now == VM_RUN_NS_UNKNOWN || now < t->run_ns)
+		return false;
+	*ran_ns = now - t->run_ns;
+	return true;
 }
 
 /*

@@ -68,7 +68,10 @@ void vm_offcpu_join_free(struct vm_offcpu_join *j);
 struct vm_thread_switches {
 	uint32_t pid, tid;
 	uint64_t switches; /* voluntary + nonvoluntary context switches */
+	uint64_t run_ns; /* its CPU time (schedstat); VM_RUN_NS_UNKNOWN */
 };
+
+#define VM_RUN_NS_UNKNOWN UINT64_MAX
 
 /*
  * The threads of processes pids[] under proc_root, appended to *v (*n
@@ -85,6 +88,18 @@ int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
  */
 bool vm_bpf_slept_throughout(const char *proc_root,
 			     const struct vm_thread_switches *t, char *state);
+
+/*
+ * Whether t has not been switched out since its snapshot and is running
+ * or runnable now: woken since, it has run without a break, *ran_ns of
+ * CPU time (0: it has not run yet), as /proc/PID/task/TID/schedstat
+ * counts it (to the last scheduler tick).  false when not, or unknown.
+ */
+bool vm_bpf_running_since(const char *proc_root,
+			  const struct vm_thread_switches *t, uint64_t *ran_ns);
+
+/* The CPU time (ns) at the start of /proc/.../schedstat's text; -EINVAL. */
+int vm_parse_task_schedstat(const char *text, uint64_t *run_ns);
 
 /*
  * From the text of /proc/PID/task/TID/status: the state letter ('R',
