@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "agent/profile/bpf/bpf_read.h"
+#include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
@@ -228,43 +229,41 @@ int vm_parse_task_schedstat(const char *text, uint64_t *run_ns)
 	return 0;
 }
 
+ssize_t vm_bpf_read_task_file(const char *proc_root, uint32_t pid, uint32_t tid,
+			      const char *name, char *buf, size_t size)
+{
+	char path[128];
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
+		 name);
+	if (vm_proc_read_small(path, buf, size, &n) < 0)
+		return -1;
+	return (ssize_t)n;
+}
+
 /* The CPU time of one thread now, VM_RUN_NS_UNKNOWN when unreadable. */
 static uint64_t read_run_ns(const char *proc_root, uint32_t pid, uint32_t tid)
 {
-	char path[96], buf[128];
-	_cleanup_close_ int fd = -1;
+	char buf[128];
 	uint64_t ns;
-	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%u/task/%u/schedstat", proc_root, pid,
-		 tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (vm_bpf_read_task_file(proc_root, pid, tid, "schedstat", buf,
+				  sizeof(buf)) <= 0 ||
+	    vm_parse_task_schedstat(buf, &ns))
 		return VM_RUN_NS_UNKNOWN;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return VM_RUN_NS_UNKNOWN;
-	buf[n] = '\0';
-	return vm_parse_task_schedstat(buf, &ns) ? VM_RUN_NS_UNKNOWN : ns;
+	return ns;
 }
 
 /* The state and switches of one thread now; -ENOENT when it is gone. */
 static int read_task(const char *proc_root, uint32_t pid, uint32_t tid,
 		     char *state, uint64_t *switches)
 {
-	char path[96], buf[4096];
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
+	char buf[4096];
 
-	snprintf(path, sizeof(path), "%s/%u/task/%u/status", proc_root, pid,
-		 tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (vm_bpf_read_task_file(proc_root, pid, tid, "status", buf,
+				  sizeof(buf)) <= 0)
 		return -ENOENT;
-	n = read(fd, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	buf[n] = '\0';
 	return vm_parse_task_status(buf, state, switches);
 }
 

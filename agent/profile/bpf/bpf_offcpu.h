@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <linux/types.h>
 
@@ -97,6 +98,13 @@ bool vm_bpf_slept_throughout(const char *proc_root,
  */
 bool vm_bpf_running_since(const char *proc_root,
 			  const struct vm_thread_switches *t, uint64_t *ran_ns);
+
+/*
+ * The small file /proc/PID/task/TID/NAME (under proc_root) whole into buf,
+ * NUL-terminated (vm_proc_read_small): its length, -1 when unreadable.
+ */
+ssize_t vm_bpf_read_task_file(const char *proc_root, uint32_t pid, uint32_t tid,
+			      const char *name, char *buf, size_t size);
 
 /* The CPU time (ns) at the start of /proc/.../schedstat's text; -EINVAL. */
 int vm_parse_task_schedstat(const char *text, uint64_t *run_ns);

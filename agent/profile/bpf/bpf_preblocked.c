@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "agent/profile/bpf/bpf_offcpu.h"
-#include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
@@ -77,20 +76,6 @@ int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p)
 	return 0;
 }
 
-/* A small file of /proc/PID/task/TID into buf; -1 when unreadable. */
-static ssize_t read_small(const char *proc_root, uint32_t pid, uint32_t tid,
-			  const char *name, char *buf, size_t size)
-{
-	char path[128];
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
-		 name);
-	if (vm_proc_read_small(path, buf, size, &n) < 0)
-		return -1;
-	return (ssize_t)n;
-}
-
 static void pre_clear(struct vm_pre_blocked *p)
 {
 	for (uint32_t i = 0; i < p->n_kernel; i++)
@@ -115,8 +100,8 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		struct vm_pre_blocked *p;
 		char state;
 
-		if (!tid || read_small(proc_root, pid, tid, "stat", buf,
-				       sizeof(buf)) < 0)
+		if (!tid || vm_bpf_read_task_file(proc_root, pid, tid, "stat",
+						  buf, sizeof(buf)) < 0)
 			continue;
 		state = vm_parse_task_stat_state(buf);
 		if (state != 'S' && state != 'D')
@@ -130,12 +115,12 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		p->pid = pid;
 		p->tid = tid;
 		p->state = state;
-		if (read_small(proc_root, pid, tid, "syscall", buf,
-			       sizeof(buf)) > 0)
+		if (vm_bpf_read_task_file(proc_root, pid, tid, "syscall", buf,
+					  sizeof(buf)) > 0)
 			p->user_pc = vm_parse_task_syscall_pc(buf);
 		/* Root only; without it, the user pc alone. */
-		if (read_small(proc_root, pid, tid, "stack", buf, sizeof(buf)) >
-			    0 &&
+		if (vm_bpf_read_task_file(proc_root, pid, tid, "stack", buf,
+					  sizeof(buf)) > 0 &&
 		    vm_parse_task_stack(buf, p)) {
 			pre_clear(p);
 			r = -ENOMEM;
