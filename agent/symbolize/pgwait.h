@@ -42,6 +42,12 @@ struct vm_pg_layout {
 	const char *single[VM_PG_CLASSES];
 };
 
+/* A table's events, from an array indexed by event id. */
+#define VM_PG_NAMES(a)                      \
+	{                                   \
+		a, sizeof(a) / sizeof(a[0]) \
+	}
+
 /* The layout of a major version, NULL when there is no table for it. */
 const struct vm_pg_layout *vm_pg_layout(unsigned major);
 

@@ -14,11 +14,6 @@
  */
 #include "agent/symbolize/pgwait.h"
 
-#define NAMES(a)                            \
-	{                                   \
-		a, sizeof(a) / sizeof(a[0]) \
-	}
-
 static const char *const lwlock[] = {
 	[1] = "ShmemIndex",
 	[2] = "OidGen",
@@ -327,15 +322,15 @@ const struct vm_pg_layout vm_pg_layout_18 = {
 		[0x0B] = "InjectionPoint",
 	},
 	.events = {
-		[0x01] = NAMES(lwlock),
-		[0x03] = NAMES(lock),
-		[0x04] = NAMES(bufferpin),
-		[0x05] = NAMES(activity),
-		[0x06] = NAMES(client),
-		[0x07] = NAMES(extension),
-		[0x08] = NAMES(ipc),
-		[0x09] = NAMES(timeout),
-		[0x0A] = NAMES(io),
+		[0x01] = VM_PG_NAMES(lwlock),
+		[0x03] = VM_PG_NAMES(lock),
+		[0x04] = VM_PG_NAMES(bufferpin),
+		[0x05] = VM_PG_NAMES(activity),
+		[0x06] = VM_PG_NAMES(client),
+		[0x07] = VM_PG_NAMES(extension),
+		[0x08] = VM_PG_NAMES(ipc),
+		[0x09] = VM_PG_NAMES(timeout),
+		[0x0A] = VM_PG_NAMES(io),
 	},
 	.lwlock_first_extension = 95,
 };

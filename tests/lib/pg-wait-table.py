@@ -49,11 +49,6 @@ for l in textwrap.wrap(text, 72, break_on_hyphens=False):
     w(" * " + l)
 w(" */")
 w('#include "agent/symbolize/pgwait.h"')
-w("")
-w("#define NAMES(a)                            \\")
-w("\t{                                   \\")
-w("\t\ta, sizeof(a) / sizeof(a[0]) \\")
-w("\t}")
 for c in sorted(events):
     w("")
     w("static const char *const %s[] = {" % ident(c))
@@ -70,7 +65,7 @@ for c in sorted(classes):
 w("\t},")
 w("\t.events = {")
 for c in sorted(events):
-    w("\t\t[0x%02X] = NAMES(%s)," % (c, ident(c)))
+    w("\t\t[0x%02X] = VM_PG_NAMES(%s)," % (c, ident(c)))
 w("\t},")
 w("\t.lwlock_first_extension = %d," % first_ext)
 if single:
