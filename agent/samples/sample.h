@@ -111,6 +111,8 @@ struct vm_process {
 	 * version whose layout is known (agent/symbolize/pgwait.h), else 0.
 	 */
 	unsigned pg_major;
+	/* its minor release, VM_PG_MINOR_UNKNOWN when it could not be read */
+	unsigned pg_minor;
 };
 
 /* Everything one profile collected. */

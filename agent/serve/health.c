@@ -10,6 +10,7 @@
 #include "agent/serve/health.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -92,10 +93,19 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 static struct json_object *postgresql_json(void)
 {
 	struct json_object *o = json_object_new_object();
-	char note[256];
+	struct json_object *tables = json_object_new_object();
+	const struct vm_pg_layout *l;
+	char note[256], major[16];
 
 	json_object_object_add(o, "label_versions",
 			       json_object_new_string(vm_pg_known_versions()));
+	/* Each table's minor release: {"15": "15.20", ...}. */
+	for (size_t i = 0; (l = vm_pg_layout_at(i)); i++) {
+		snprintf(major, sizeof(major), "%u", l->major);
+		json_object_object_add(tables, major,
+				       json_object_new_string(l->written_from));
+	}
+	json_object_object_add(o, "tables_written_from", tables);
 	vm_pg_labels_note(note, sizeof(note));
 	if (note[0])
 		json_object_object_add(o, "error",

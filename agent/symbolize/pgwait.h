@@ -21,13 +21,38 @@
 /* The wait event classes: the top byte of wait_event_info. */
 #define VM_PG_CLASSES 16
 
+/* A server whose minor release could not be read (pgrelease.h). */
+#define VM_PG_MINOR_UNKNOWN 0xffffu
+
 struct vm_pg_names {
 	const char *const *names; /* by event id; a NULL slot is unused */
 	size_t n;
 };
 
+/*
+ * An event that earlier minor releases name otherwise: releases up to
+ * last_old (checked) name it name; from first_new (checked) on, as the
+ * table does.  A release between the two, which could not be checked, and
+ * one whose minor release is unknown, get it labelled by number.
+ */
+struct vm_pg_rename {
+	uint8_t cls;
+	uint16_t id;
+	const char *name;
+	uint16_t last_old, first_new;
+};
+
 struct vm_pg_layout {
 	unsigned major;
+	/*
+	 * The minor release the table was written from ("15.20"): an older
+	 * one reports only a prefix of each class's numbers, a newer one may
+	 * report numbers past the table's, which are then labelled by number.
+	 */
+	const char *written_from;
+	/* What older minor releases name otherwise, by (cls, id). */
+	const struct vm_pg_rename *renames;
+	size_t n_renames;
 	/* offsetof(PgBackendStatus, st_query_id); 0: no query id (< 14) */
 	uint32_t query_id_offset;
 	const char *classes[VM_PG_CLASSES]; /* wait_event_type, by class */
@@ -42,6 +67,9 @@ struct vm_pg_layout {
 	const char *single[VM_PG_CLASSES];
 };
 
+/* A table's renames, from an array of struct vm_pg_rename. */
+#define VM_PG_RENAMES(a) .renames = a, .n_renames = sizeof(a) / sizeof(a[0])
+
 /* A table's events, from an array indexed by event id. */
 #define VM_PG_NAMES(a)                      \
 	{                                   \
@@ -54,13 +82,21 @@ const struct vm_pg_layout *vm_pg_layout(unsigned major);
 /* The versions with a table, "15" or "14, 15 and 16", for messages. */
 const char *vm_pg_known_versions(void);
 
+/* The i-th table (0, 1, ...), NULL past the last: for /healthz. */
+const struct vm_pg_layout *vm_pg_layout_at(size_t i);
+
 /*
- * "Class:Name" of wait_event_info in buf; returns its length, 0 when the
- * backend waits for nothing (0) or the number is not in the table (the
- * label is then left out).
+ * "Class:Name" of wait_event_info as minor release minor of l's major
+ * version names it (VM_PG_MINOR_UNKNOWN when not known), in buf; returns
+ * its length, 0 when the backend waits for nothing (0) or there is no
+ * table.  A number the table does not name (a later minor release's
+ * event, an extension's own event from 17 on) is labelled by number, never
+ * by a neighbour's name: "IPC:<unknown 52>", and "<unknown 12>:<unknown 3>"
+ * for a class the table does not know; so is an event renamed between
+ * minor releases when which name the server uses is not known.
  */
-size_t vm_pg_wait_event_name(const struct vm_pg_layout *l, uint32_t info,
-			     char *buf, size_t size);
+size_t vm_pg_wait_event_name(const struct vm_pg_layout *l, unsigned minor,
+			     uint32_t info, char *buf, size_t size);
 
 extern const struct vm_pg_layout vm_pg_layout_15;
 extern const struct vm_pg_layout vm_pg_layout_16;

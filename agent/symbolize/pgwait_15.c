@@ -17,6 +17,16 @@
  */
 #include "agent/symbolize/pgwait.h"
 
+/*
+ * What older minor releases name otherwise: 15.0 and 15.1 call LWLock 49
+ * CommitTSBuffer, 15.3 and later CommitTsBuffer (asked of the
+ * embedded-postgres builds of 15.0, 15.1, 15.3, 15.4, 15.5, 15.10, 15.14
+ * and 15.18 with tests/programs/pgwait-ask.c; 15.2 was not to be had).
+ */
+static const struct vm_pg_rename renames[] = {
+	{ 0x01, 49, "CommitTSBuffer", 1, 3 },
+};
+
 static const char *const lwlock[] = {
 	[1] = "ShmemIndex",
 	[2] = "OidGen",
@@ -264,6 +274,8 @@ static const char *const io[] = {
 
 const struct vm_pg_layout vm_pg_layout_15 = {
 	.major = 15,
+	.written_from = "15.20",
+	VM_PG_RENAMES(renames),
 	.query_id_offset = 424,
 	.classes = {
 		[0x01] = "LWLock",

@@ -267,6 +267,7 @@ static const char *const io[] = {
 
 const struct vm_pg_layout vm_pg_layout_16 = {
 	.major = 16,
+	.written_from = "16.14",
 	.query_id_offset = 424,
 	.classes = {
 		[0x01] = "LWLock",

@@ -14,6 +14,58 @@
  */
 #include "agent/symbolize/pgwait.h"
 
+/*
+ * What older minor releases name otherwise (checked: 17.0, 17.1, 17.2,
+ * 17.4, 17.5, 17.6, 17.7; a release between last_old and first_new was not
+ * to be had).
+ */
+static const struct vm_pg_rename renames[] = {
+	{ 0x01, 1, "ShmemIndexLock", 2, 4 },
+	{ 0x01, 2, "OidGenLock", 2, 4 },
+	{ 0x01, 3, "XidGenLock", 2, 4 },
+	{ 0x01, 4, "ProcArrayLock", 2, 4 },
+	{ 0x01, 5, "SInvalReadLock", 2, 4 },
+	{ 0x01, 6, "SInvalWriteLock", 2, 4 },
+	{ 0x01, 7, "WALBufMappingLock", 2, 4 },
+	{ 0x01, 8, "WALWriteLock", 2, 4 },
+	{ 0x01, 9, "ControlFileLock", 2, 4 },
+	{ 0x01, 13, "MultiXactGenLock", 2, 4 },
+	{ 0x01, 16, "RelCacheInitLock", 2, 4 },
+	{ 0x01, 17, "CheckpointerCommLock", 2, 4 },
+	{ 0x01, 18, "TwoPhaseStateLock", 2, 4 },
+	{ 0x01, 19, "TablespaceCreateLock", 2, 4 },
+	{ 0x01, 20, "BtreeVacuumLock", 2, 4 },
+	{ 0x01, 21, "AddinShmemInitLock", 2, 4 },
+	{ 0x01, 22, "AutovacuumLock", 2, 4 },
+	{ 0x01, 23, "AutovacuumScheduleLock", 2, 4 },
+	{ 0x01, 24, "SyncScanLock", 2, 4 },
+	{ 0x01, 25, "RelationMappingLock", 2, 4 },
+	{ 0x01, 27, "NotifyQueueLock", 2, 4 },
+	{ 0x01, 28, "SerializableXactHashLock", 2, 4 },
+	{ 0x01, 29, "SerializableFinishedListLock", 2, 4 },
+	{ 0x01, 30, "SerializablePredicateListLock", 2, 4 },
+	{ 0x01, 32, "SyncRepLock", 2, 4 },
+	{ 0x01, 33, "BackgroundWorkerLock", 2, 4 },
+	{ 0x01, 34, "DynamicSharedMemoryControlLock", 2, 4 },
+	{ 0x01, 35, "AutoFileLock", 2, 4 },
+	{ 0x01, 36, "ReplicationSlotAllocationLock", 2, 4 },
+	{ 0x01, 37, "ReplicationSlotControlLock", 2, 4 },
+	{ 0x01, 39, "CommitTsLock", 2, 4 },
+	{ 0x01, 40, "ReplicationOriginLock", 2, 4 },
+	{ 0x01, 41, "MultiXactTruncationLock", 2, 4 },
+	{ 0x01, 43, "LogicalRepWorkerLock", 2, 4 },
+	{ 0x01, 44, "XactTruncationLock", 2, 4 },
+	{ 0x01, 46, "WrapLimitsVacuumLock", 2, 4 },
+	{ 0x01, 47, "NotifyQueueTailLock", 2, 4 },
+	{ 0x01, 48, "WaitEventCustomLock", 2, 4 },
+	{ 0x01, 49, "WALSummarizerLock", 2, 4 },
+	{ 0x01, 50, "DSMRegistryLock", 2, 4 },
+	{ 0x01, 51, "InjectionPointLock", 2, 4 },
+	{ 0x01, 52, "SerialControlLock", 2, 4 },
+	{ 0x01, 85, "MultixactMemberSLRU", 5, 6 },
+	{ 0x01, 86, "MultixactOffsetSLRU", 5, 6 },
+};
+
 static const char *const lwlock[] = {
 	[1] = "ShmemIndex",
 	[2] = "OidGen",
@@ -299,6 +351,8 @@ static const char *const io[] = {
 
 const struct vm_pg_layout vm_pg_layout_17 = {
 	.major = 17,
+	.written_from = "17.10",
+	VM_PG_RENAMES(renames),
 	.query_id_offset = 424,
 	.classes = {
 		[0x01] = "LWLock",

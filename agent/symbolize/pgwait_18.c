@@ -308,6 +308,7 @@ static const char *const io[] = {
 
 const struct vm_pg_layout vm_pg_layout_18 = {
 	.major = 18,
+	.written_from = "18.4",
 	.query_id_offset = 424,
 	.classes = {
 		[0x01] = "LWLock",

@@ -340,7 +340,8 @@ static int wait_event_label(struct vm_symbolized *y, const struct vm_sample *x,
 	st->wait_event = NULL;
 	if (!x->wait_event || !st->proc ||
 	    !vm_pg_wait_event_name(vm_pg_layout(st->proc->pg_major),
-				   x->wait_event, name, sizeof(name)))
+				   st->proc->pg_minor, x->wait_event, name,
+				   sizeof(name)))
 		return 0;
 	st->wait_event = vm_symbolized_intern(y, name);
 	return st->wait_event ? 0 : -ENOMEM;

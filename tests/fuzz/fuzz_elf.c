@@ -4,14 +4,16 @@
  * (agent/symbolize/elf.c): any bytes a process might map, including truncated files,
  * bogus section headers and broken .gnu_debugdata, must yield an error or
  * fewer symbols, never a crash.  Lookups run on whatever was read.  The
- * .dynsym objects reader (agent/symbolize/elf_objects.c) reads the same
- * bytes.
+ * .dynsym objects reader (agent/symbolize/elf_objects.c) and the
+ * PostgreSQL release reader (agent/symbolize/pgrelease.c) read the same
+ * bytes, the latter also as plain text.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "agent/symbolize/elf.h"
 #include "agent/symbolize/elf_objects.h"
+#include "agent/symbolize/pgrelease.h"
 
 static void fuzz_objects(const uint8_t *data, size_t size)
 {
@@ -38,5 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	vm_elf_info_free(&info);
 	fuzz_objects(data, size);
+	vm_pg_release_of_mem(data, size, 17);
+	vm_pg_release_in((const char *)data, size, 15);
 	return 0;
 }

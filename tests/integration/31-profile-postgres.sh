@@ -17,6 +17,7 @@ pprof_home
 check "a PostgreSQL 15 cluster starts" pg_start
 check "pgbench initializes its tables" pg_bench_init 1
 check_postgres_profile bpf 4
+check_postgres_debug_file bpf
 
 # No stack lost: each sample's stacks reach the agent whole (bpf/stacks.bpf.h)
 # instead of a stack map that drops a stack whose hash slot is taken.  The

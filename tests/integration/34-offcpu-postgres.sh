@@ -214,8 +214,8 @@ check "-tagfocus thread_state=blocked without a warning" test ! -s "$T/wall.err"
 
 # --- pgbench -S at a rate it holds (-R 2000, about a tenth of saturation):
 # running + blocked within 5% of the window ---
-kill "$PG_BENCH_PID" 2>/dev/null
-wait "$PG_BENCH_PID" 2>/dev/null
+# The saturated run's backends gone first: they are not this window's.
+check "the saturated pgbench and its backends are gone" pg_bench_stop
 pg_bench_bg 20 -c 2 -j 1 -S -R 2000
 sleep 2
 clients=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
@@ -227,8 +227,7 @@ tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { pri
 check "go tool pprof -raw reads it" read_raw "$T/wall.pb"
 check "every pgbench backend at 2000 TPS: running and blocked both present, running + blocked within $tolerance% (5% and the CPU time stolen by the host) of the duration" \
 	wall_adds_up
-kill "$PG_BENCH_PID" 2>/dev/null
-wait "$PG_BENCH_PID" 2>/dev/null
+pg_bench_stop
 
 # --- query_id on CPU samples ---
 echo "SELECT sum(i) FROM generate_series(1, 400000000) i;" >&6
@@ -266,3 +265,5 @@ check "/metrics counts profiles by kind" \
 	sh -c "grep -q 'vmtools_profiles_total{kind=\"offcpu\"} [1-9]' '$T/metrics' && grep -q 'vmtools_profiles_total{kind=\"wall\"} [1-9]' '$T/metrics'"
 curl -s "$AGENT_URL/healthz" >"$T/healthz"
 check "/healthz says which PostgreSQL versions get labels" grep -q '"label_versions": *"15, 16, 17 and 18"' "$T/healthz"
+check "/healthz says which minor release each table was written from" \
+	grep -q '"tables_written_from": *{ *"15": *"15\.20", *"16": *"16\.14", *"17": *"17\.10", *"18": *"18\.4" *}' "$T/healthz"

@@ -19,3 +19,4 @@ check "a PostgreSQL 15 cluster starts" pg_start
 check "pgbench initializes its tables" pg_bench_init 1
 # A second longer than the eBPF backend's: perf's start-up is in it.
 check_postgres_profile perf 5
+check_postgres_debug_file perf

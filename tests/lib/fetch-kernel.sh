@@ -10,6 +10,7 @@
 #   KERNEL_DEBS=/…/debs
 # Use: eval "$(tests/lib/fetch-kernel.sh)"
 set -euo pipefail
+. "$(dirname "$0")/apt-download.sh"
 CACHE=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}
 mkdir -p "$CACHE"
 
@@ -35,11 +36,9 @@ root=$dir/root
 if [ ! -e "$dir/.done" ]; then
 	rm -rf "$dir"
 	mkdir -p "$dir/debs" "$root"
-	(
-		cd "$dir/debs"
-		apt-get download -q "linux-image-$rel-unsigned" "linux-headers-$rel" \
-			"linux-headers-6.1.0-$abi-common" linux-kbuild-6.1 linux-perf >&2
-	)
+	apt_download "$dir/debs" "linux-image-$rel-unsigned" "linux-headers-$rel" \
+		"linux-headers-6.1.0-$abi-common" linux-kbuild-6.1 linux-perf ||
+		{ echo "fetch-kernel.sh: cannot download the $rel packages (apt-get download, after apt-get update)" >&2; exit 1; }
 	for d in "$dir"/debs/*.deb; do
 		dpkg -x "$d" "$root"
 	done

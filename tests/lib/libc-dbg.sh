@@ -10,6 +10,8 @@
 #                        debug file); prints why on stdout and fails when
 #                        it cannot
 
+. "$SRC/tests/lib/apt-download.sh"
+
 libc_dbg_fetch() {
 	local dir=$1 cache ver deb
 	cache=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}/libc6-dbg
@@ -22,8 +24,8 @@ libc_dbg_fetch() {
 	mkdir -p "$cache"
 	deb=$(ls "$cache"/libc6-dbg_"${ver//:/%3a}"_*.deb 2>/dev/null | head -n 1)
 	if [ -z "$deb" ]; then
-		(cd "$cache" && apt-get download -q "libc6-dbg=$ver" >/dev/null 2>&1) ||
-			{ echo "cannot download libc6-dbg $ver (apt-get download)"; return 1; }
+		apt_download "$cache" "libc6-dbg=$ver" 2>/dev/null ||
+			{ echo "cannot download libc6-dbg $ver (apt-get download, after apt-get update)"; return 1; }
 		deb=$(ls "$cache"/libc6-dbg_*"${ver##*:}"_*.deb 2>/dev/null | head -n 1)
 	fi
 	[ -n "$deb" ] && dpkg -x "$deb" "$dir" ||

@@ -1,17 +1,27 @@
 # shellcheck shell=bash
-# tests/lib/pg-wait-events.sh - what a running PostgreSQL itself says its
-# wait events are, sourced after pg.sh with the cluster started: the truth
-# the agent's tables (agent/symbolize/pgwait_NN.c) are checked against, and
+# tests/lib/pg-wait-events.sh - what a PostgreSQL itself says its wait
+# events are, sourced after pg.sh with the cluster started: the truth the
+# agent's tables (agent/symbolize/pgwait_NN.c) are checked against, and
 # what a new version's table is written from.
 #
-#   pg_wait_events FILE   ask a backend of the cluster and write FILE
+#   pg_wait_events FILE   ask the cluster's server and write FILE
 #
-# A backend runs `SELECT pg_sleep(60)` with compute_query_id on; gdb
-# attaches to it and calls its own pgstat_get_wait_event_type() for every
-# class (the top byte of wait_event_info) and pgstat_get_wait_event() for
-# every event number of each, as pg_stat_activity would to name them.  The
-# query id pg_stat_activity shows for that backend is then looked for in
-# its status entry (*MyBEEntry): where it sits is st_query_id's offset.
+# The names: the server executable ($PG_BIN/postgres) is run with
+# tests/programs/pgwait-ask.c preloaded, which calls the executable's own
+# pgstat_get_wait_event_type() for every class (the top byte of
+# wait_event_info) and pgstat_get_wait_event() for every event number of
+# each, as pg_stat_activity would to name them, and exits before
+# postgres's main() (the names of built-in events are constants of the
+# executable; asking a running backend with gdb's inferior calls fails on
+# CPUs whose extended register state gdb 13 cannot write back).
+#
+# The query id: a backend runs `SELECT pg_sleep(60)` with compute_query_id
+# on, and the query id pg_stat_activity shows for it is looked for in its
+# status entry, read from /proc/PID/mem at *MyBEEntry (the executable
+# exports MyBEEntry in its .dynsym; nm -D gives its address, the
+# executable's mapping the load bias): where it sits is st_query_id's
+# offset.
+#
 # FILE, sorted, one fact a line, in the form tests/programs/pgwait-dump.c
 # prints the agent's table:
 #
@@ -20,66 +30,16 @@
 #   single CLASS NAME                 every ID of CLASS is NAME
 #   lwlock_first_extension ID         from ID on, LWLocks are "extension"
 #   query_id_offset N
-#
-# Only the built-in events: from 17 on an extension's own (class
-# Extension, InjectionPoint) are named from shared memory, and asking for
-# one that is not registered raises an ERROR in the backend, so only
-# Extension's event 0 is asked for there (the binary has
-# WaitEventExtensionNew), and an InjectionPoint none.  A class whose
-# events 0, 1 and 2 have one name is that name whatever the number
-# (single: Extension and BufferPin before 17); numbering is taken to end
-# after 64 numbers without a name, and a number PostgreSQL does not use
-# ("<unassigned:N>", a gap among the LWLocks) has none.
 
 pg_wait_events() {
 	local out=$1 pid qid sleeper
-	cat >"$T/pg-wait-events.py" <<'PY'
-import gdb
-out = open(gdb.parameter("logging file") + ".facts", "w")
-def text(expr):
-    v = gdb.parse_and_eval(expr)
-    return None if int(v) == 0 else v.string()
-def name(info):
-    return text("(char *)pgstat_get_wait_event(%d)" % info)
-for cls in range(1, 16):
-    t = text("(char *)pgstat_get_wait_event_type(%d)" % (cls << 24))
-    if t in (None, "???"):
-        continue
-    out.write("class %d %s\n" % (cls, t))
-    if t == "InjectionPoint":
-        continue
-    if t == "Extension":
-        # From 17 on extensions name their own (WaitEventExtensionNew):
-        # asking for one not registered is an ERROR.
-        try:
-            gdb.parse_and_eval("(long)&WaitEventExtensionNew")
-            out.write("event %d 0 %s\n" % (cls, name(cls << 24)))
-            continue
-        except gdb.error:
-            pass
-    if name(cls << 24) == name((cls << 24) | 1) == name((cls << 24) | 2):
-        out.write("single %d %s\n" % (cls, name(cls << 24)))
-        continue
-    misses = 0
-    for i in range(0, 4096):
-        n = name((cls << 24) | i)
-        if t == "LWLock" and n == "extension":
-            out.write("lwlock_first_extension %d\n" % i)
-            break
-        if n in (None, "???", "unknown wait event") or n.startswith("<unassigned:"):
-            misses += 1
-            if misses == 64:
-                break
-            continue
-        misses = 0
-        out.write("event %d %d %s\n" % (cls, i, n))
-entry = int(gdb.parse_and_eval("*(unsigned long *)&MyBEEntry"))
-mem = gdb.selected_inferior().read_memory(entry, 2048).tobytes()
-qid = int(gdb.parameter("logging file").split(".")[-1]) & (2**64 - 1)
-offs = [o for o in range(0, len(mem) - 7, 8) if int.from_bytes(mem[o:o + 8], "little") == qid]
-out.write("query_id_offset %s\n" % (offs[0] if len(offs) == 1 else "unknown:%r" % offs))
-out.close()
-PY
+	rm -f "$T/pg-wait.names" "$T/pg-wait.qid"
+	if ! LD_PRELOAD=$BUILD/programs/pgwait-ask.so VMTOOLS_PGWAIT_ASK=$T/pg-wait.names \
+		"$PG_BIN/postgres" --version >"$T/pg-wait-ask.log" 2>&1 || [ ! -s "$T/pg-wait.names" ]; then
+		echo "pg_wait_events: $PG_BIN/postgres did not answer pgwait-ask.so:" >&2
+		tail -n 5 "$T/pg-wait-ask.log" >&2
+		return 1
+	fi
 	pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -q \
 		-c "SET compute_query_id = on" -c "SELECT pg_sleep(60)" postgres >/dev/null 2>&1 &
 	sleeper=$!
@@ -90,16 +50,46 @@ PY
 	done
 	[ -n "$pid" ] || { echo "pg_wait_events: the sleeping backend did not show in pg_stat_activity" >&2; kill "$sleeper"; return 1; }
 	qid=$(pg_psql "SELECT query_id FROM pg_stat_activity WHERE pid = $pid")
-	# The query id rides in the log file's name: gdb hands it over.
-	timeout 120 gdb -q -batch -nx -p "$pid" -ex "set logging file $T/gdb.$qid" \
-		-ex "source $T/pg-wait-events.py" >"$T/gdb.log" 2>&1
+	python3 - "$pid" "$qid" >"$T/pg-wait.qid" 2>"$T/pg-wait-qid.log" <<'PY'
+import os, struct, subprocess, sys
+pid, qid = int(sys.argv[1]), int(sys.argv[2]) & (2**64 - 1)
+exe = "/proc/%d/exe" % pid
+nm = subprocess.run(["nm", "-D", "--defined-only", exe], capture_output=True, text=True).stdout
+value = [int(l.split()[0], 16) for l in nm.splitlines() if l.split()[-1:] == ["MyBEEntry"]]
+if len(value) != 1:
+    sys.exit("no MyBEEntry in the .dynsym of %s" % os.readlink(exe))
+with open(exe, "rb") as f:
+    ehdr = f.read(64)
+    e_type, phoff = struct.unpack_from("<H", ehdr, 16)[0], struct.unpack_from("<Q", ehdr, 32)[0]
+    phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
+    f.seek(phoff)
+    phdrs = [struct.unpack_from("<IIQQ", f.read(phentsize)) for _ in range(phnum)]
+bias = 0
+if e_type == 3:  # ET_DYN: the mapping of the first PT_LOAD gives the bias
+    first = min(p[3] for p in phdrs if p[0] == 1 and p[2] == 0)
+    target = os.readlink(exe)
+    for line in open("/proc/%d/maps" % pid):
+        f = line.split()
+        if len(f) >= 6 and f[5] == target and int(f[2], 16) == 0:
+            bias = int(f[0].split("-")[0], 16) - (first & ~0xfff)
+            break
+    else:
+        sys.exit("no mapping of %s at offset 0" % target)
+with open("/proc/%d/mem" % pid, "rb", buffering=0) as m:
+    m.seek(value[0] + bias)
+    entry = struct.unpack("<Q", m.read(8))[0]
+    m.seek(entry)
+    mem = m.read(2048)
+offs = [o for o in range(0, len(mem) - 7, 8) if int.from_bytes(mem[o:o + 8], "little") == qid]
+print("query_id_offset %s" % (offs[0] if len(offs) == 1 else "unknown:%r" % offs))
+PY
 	kill "$sleeper" 2>/dev/null
 	pg_psql "SELECT pg_cancel_backend($pid)" >/dev/null
 	wait "$sleeper" 2>/dev/null
-	if [ ! -s "$T/gdb.$qid.facts" ] || ! grep -q '^query_id_offset ' "$T/gdb.$qid.facts"; then
-		echo "pg_wait_events: gdb could not ask backend $pid:" >&2
-		tail -n 5 "$T/gdb.log" >&2
+	if ! grep -q '^query_id_offset [0-9]' "$T/pg-wait.qid"; then
+		echo "pg_wait_events: backend $pid's query id was not found in its status entry:" >&2
+		cat "$T/pg-wait.qid" "$T/pg-wait-qid.log" | tail -n 5 >&2
 		return 1
 	fi
-	LC_ALL=C sort "$T/gdb.$qid.facts" >"$out"
+	cat "$T/pg-wait.names" "$T/pg-wait.qid" | LC_ALL=C sort >"$out"
 }

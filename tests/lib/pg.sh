@@ -8,6 +8,9 @@
 #   pg_bench_init [SCALE]  pgbench -i into database postgres
 #   pg_bench SECONDS [ARG]...  run pgbench in the foreground
 #   pg_bench_bg SECONDS [ARG]... run pgbench in the background; PG_BENCH_PID
+#   pg_bench_stop        stop it: pgbench itself (runuser's child, which a
+#                        kill of PG_BENCH_PID alone leaves running), then
+#                        wait until its backends have left pg_stat_activity
 #   pg_psql SQL          run one statement, print the result unaligned
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -65,5 +68,21 @@ pg_bench_bg() {
 	shift
 	pg_bench "$secs" "$@" >"$T/pg/pgbench.log" 2>&1 &
 	PG_BENCH_PID=$!
-	at_exit "kill $PG_BENCH_PID"
+	at_exit "pg_bench_stop"
+}
+
+pg_bench_stop() {
+	local p tree=$PG_BENCH_PID kids=$PG_BENCH_PID
+	while [ -n "$kids" ]; do
+		kids=$(for p in $kids; do pgrep -P "$p"; done)
+		tree="$tree $kids"
+	done
+	# shellcheck disable=SC2086
+	kill $tree 2>/dev/null
+	wait "$PG_BENCH_PID" 2>/dev/null
+	for _ in $(seq 100); do
+		[ "$(pg_psql "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pgbench'" 2>/dev/null)" = 0 ] && return 0
+		sleep 0.1
+	done
+	return 1
 }

@@ -25,6 +25,16 @@
 #       PostgreSQL's and the kernel's functions named, every location with
 #       a function, build ids, backend types, only postgres sampled, exited
 #       backends still symbolized
+#   check_postgres_debug_file BACKEND
+#       static functions of a stripped postgres named from its separate
+#       debug file, found by .gnu_debuglink: tests/pg-versions' 17 (which
+#       carries .symtab) split as a distribution splits its packages
+#       (objcopy --only-keep-debug, then --strip-all --add-gnu-debuglink),
+#       a cluster of it busy in the executor, profiled once with the debug
+#       file put aside (the hot static function is postgres+0x...) and once
+#       with it (ExecInterpExpr, ExecNestLoop).  Debian's own postgres has
+#       no debug file here: postgresql-15-dbgsym is only in Debian's
+#       debug archive, which this machine cannot reach.
 
 profile_bg() {
 	local b=$1 name=$2 i
@@ -161,17 +171,7 @@ check_postgres_profile() {
 	check "$b: PostgreSQL's own functions are named (PostgresMain, PortalRun, ExecutorRun...)" \
 		bash -c "grep -qw PostgresMain '$T/top.txt' && grep -qw PortalRun '$T/top.txt' &&
 			grep -Eqw '(standard_)?ExecutorRun' '$T/top.txt'"
-	# exec_simple_query is static: Debian's binary has it only in the
-	# separate debug file (postgresql-15-dbgsym, found by build id or
-	# debuglink).
 	pgid=$(readelf -n "$PG_BIN/postgres" | awk '/Build ID/ {print $3}')
-	if [ -f "/usr/lib/debug/.build-id/${pgid:0:2}/${pgid:2}.debug" ]; then
-		check "$b: static functions come from the debug file (exec_simple_query)" \
-			grep -qw exec_simple_query "$T/top.txt"
-	else
-		skip "$b: static functions come from the debug file (exec_simple_query)" \
-			"no debug file for postgres (postgresql-15-dbgsym is not in Debian's main archive)"
-	fi
 	check "$b: kernel frames are named from kallsyms (entry_SYSCALL_64...)" \
 		bash -c "grep -Eq 'entry_SYSCALL_64|do_syscall_64' '$T/top.txt' && grep -q 'kernel.kallsyms' '$T/raw.txt'"
 	check "$b: samples are labelled with the backend type 'client backend'" \
@@ -211,4 +211,66 @@ check_postgres_profile() {
 	else
 		not_ok "$b: no exited backend was labelled 'client backend'"
 	fi
+}
+
+# pg_split_server DIR: tests/pg-versions' PostgreSQL 17.10 copied to DIR, its
+# postgres split into a stripped executable with a .gnu_debuglink and
+# DIR/bin/.debug/postgres.debug; prints why and fails when it cannot.
+pg_split_server() {
+	local dir=$1 src=$BUILD/npm/pg/node_modules/pg17.10/native
+	[ -x "$src/bin/postgres" ] || { echo "no $src/bin/postgres: run ci/install-deps.sh"; return 1; }
+	rm -rf "$dir"
+	cp -a "$src" "$dir" || return 1
+	mkdir -p "$dir/bin/.debug"
+	(
+		cd "$dir/bin" &&
+			objcopy --only-keep-debug postgres .debug/postgres.debug &&
+			objcopy --strip-all --add-gnu-debuglink=.debug/postgres.debug postgres postgres.stripped &&
+			mv postgres.stripped postgres
+	) || { echo "objcopy could not split $dir/bin/postgres"; return 1; }
+	chmod -R a+rX "$dir"
+}
+
+check_postgres_debug_file() {
+	local b=$1 saved="$T $PG_BIN $PGDATA_DIR $PGPORT $PGHOST" why
+	local dir=$T/split qpid
+	mkdir -p "$dir"
+	if ! why=$(pg_split_server "$dir/server"); then
+		not_ok "$b: a stripped postgres with a separate debug file is made ($why)"
+		return
+	fi
+	check "$b: the stripped postgres has no symbol table, its debug file has ExecInterpExpr" \
+		bash -c "! readelf -S '$dir/server/bin/postgres' | grep -q '\.symtab' &&
+			readelf -x .gnu_debuglink '$dir/server/bin/postgres' | grep -q 'postgres' &&
+			nm '$dir/server/bin/.debug/postgres.debug' | grep -qw ExecInterpExpr"
+	T=$dir PG_BIN=$dir/server/bin
+	if ! pg_start; then
+		not_ok "$b: a cluster of the stripped PostgreSQL 17 starts"
+		read -r T PG_BIN PGDATA_DIR PGPORT PGHOST <<<"$saved"
+		export PGPORT PGHOST
+		return
+	fi
+	for with in without with; do
+		[ "$with" = without ] && mv "$dir/server/bin/.debug" "$dir/server/bin/.debug.aside"
+		[ "$with" = with ] && mv "$dir/server/bin/.debug.aside" "$dir/server/bin/.debug"
+		# A nested loop over pg_class, ended by statement_timeout.
+		pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -c "SET statement_timeout = '6s'" \
+			-c "SELECT count(*) FROM pg_class a, pg_class b, pg_class c WHERE a.relnatts + b.relnatts + c.relnatts = -1" \
+			postgres >/dev/null 2>&1 &
+		qpid=$!
+		sleep 1
+		"$VMTOOLS_AGENT" profile --profiler "$b" --seconds 3 --frequency 199 \
+			--output "$dir/$with.pb" 2>"$dir/$with.err"
+		wait "$qpid"
+		go tool pprof -top -nodecount=100000 "$dir/$with.pb" >"$dir/$with.top" 2>&1
+	done
+	check "$b: with the debug file put aside, the executor's static functions are unnamed (postgres+0x...)" \
+		bash -c "! grep -qw ExecInterpExpr '$dir/without.top' && grep -q 'postgres+0x' '$dir/without.top'"
+	diag < <(head -n 12 "$dir/without.top")
+	check "$b: with it, static functions come from the debug file (ExecInterpExpr, ExecNestLoop)" \
+		bash -c "grep -qw ExecInterpExpr '$dir/with.top' && grep -qw ExecNestLoop '$dir/with.top'"
+	diag < <(head -n 12 "$dir/with.top")
+	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1
+	read -r T PG_BIN PGDATA_DIR PGPORT PGHOST <<<"$saved"
+	export PGPORT PGHOST
 }

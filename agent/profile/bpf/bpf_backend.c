@@ -931,8 +931,10 @@ static void complete_processes(struct bpf_state *st)
 			for (size_t m = 0; parent && m < parent->n_maps; m++)
 				vm_process_add_mapping(p, &parent->maps[m]);
 			/* And the labels' layout it inherited in the kernel. */
-			if (parent)
+			if (parent) {
 				p->pg_major = parent->pg_major;
+				p->pg_minor = parent->pg_minor;
+			}
 			break;
 		}
 	}

@@ -10,6 +10,9 @@
  *   globals   my_wait_event_info and MyBEEntry in the executable's
  *             .dynsym (postgres is linked with --export-dynamic), moved
  *             by the executable's load bias, from its mapping
+ *   release   the minor release, from the executable's version string
+ *             (agent/symbolize/pgrelease.h): a few names changed between
+ *             minor releases
  *   offsets   the version's table (agent/symbolize/pgwait.h); a version
  *             without one gets no labels, and the reason is kept
  *
@@ -30,6 +33,7 @@
 
 #include "agent/samples/proc.h"
 #include "agent/symbolize/elf_objects.h"
+#include "agent/symbolize/pgrelease.h"
 #include "agent/symbolize/pgwait.h"
 #include "common/cleanup.h"
 
@@ -107,6 +111,7 @@ static int read_globals(struct vm_pg_cache *c, int fd)
 		      (uint64_t)st.st_mtim.tv_nsec;
 	c->wait_event_vaddr = values[0];
 	c->be_entry_vaddr = values[1];
+	c->release_major = 0;
 	c->valid = true;
 	return 0;
 }
@@ -163,11 +168,11 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
 
 /*
  * pid's labels, its executable mapped at start from file offset pgoff;
- * *major its version.
+ * *major its version, *minor its minor release.
  */
 static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
 		  uint64_t start, uint64_t pgoff, struct pg_proc *out,
-		  unsigned *major)
+		  unsigned *major, unsigned *minor)
 {
 	const struct vm_pg_layout *l;
 	_cleanup_close_ int fd = -1;
@@ -186,6 +191,11 @@ static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
 	r = read_globals(c, fd);
 	if (r < 0)
 		return r;
+	if (c->release_major != *major) {
+		c->release_minor = vm_pg_release_of_fd(fd, *major);
+		c->release_major = *major;
+	}
+	*minor = c->release_minor;
 	l = vm_pg_layout(*major);
 	if (!l) {
 		set_note(*major, pid);
@@ -208,14 +218,17 @@ int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
 		     struct vm_process *p, struct pg_proc *out)
 {
 	const struct vm_mapping *m = exe_mapping(proc_root, p);
-	unsigned major;
+	unsigned major, minor;
 	int r;
 
 	if (!m)
 		return -ENOENT;
-	r = locate(c, proc_root, p->pid, m->start, m->pgoff, out, &major);
-	if (r == 0)
+	r = locate(c, proc_root, p->pid, m->start, m->pgoff, out, &major,
+		   &minor);
+	if (r == 0) {
 		p->pg_major = major;
+		p->pg_minor = minor;
+	}
 	return r;
 }
 
@@ -223,11 +236,11 @@ int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
 			 uint32_t pid, struct pg_proc *out)
 {
 	struct vm_mapping m;
-	unsigned major;
+	unsigned major, minor;
 
 	if (!exe_mapping_of_pid(proc_root, pid, &m))
 		return -ENOENT;
-	return locate(c, proc_root, pid, m.start, m.pgoff, out, &major);
+	return locate(c, proc_root, pid, m.start, m.pgoff, out, &major, &minor);
 }
 
 void vm_pg_cache_free(struct vm_pg_cache *c)

@@ -20,13 +20,14 @@
 struct vm_pg_cache {
 	uint64_t dev, ino, mtime_ns;
 	uint64_t wait_event_vaddr, be_entry_vaddr;
+	unsigned release_major, release_minor; /* pgrelease.h, once read */
 	bool valid;
 	void *objects; /* struct vm_elf_objects, malloc'd */
 };
 
 /*
  * Where process p (captured, alive) keeps its labels, in out, and its
- * major version in p->pg_major.  0; -ENOENT when p is not PostgreSQL
+ * major version in p->pg_major, its minor release in p->pg_minor.  0; -ENOENT when p is not PostgreSQL
  * (no PG_VERSION in its working directory, no my_wait_event_info in its
  * executable); -EOPNOTSUPP when its version has no table (the reason is
  * kept for vm_pg_labels_note()).
