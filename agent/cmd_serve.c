@@ -68,6 +68,7 @@ struct serve_options {
 	const char *push_url;
 	const char *push_name;
 	const char *push_token_file;
+	const char *push_basic_auth_file;
 	const char *push_tenant;
 	struct vm_debuginfod_options debuginfod;
 };
@@ -120,6 +121,8 @@ static void usage(FILE *out)
 		"  --push-url URL          send each window to a Pyroscope server\n"
 		"  --push-name NAME        its application name (default %s)\n"
 		"  --push-token-file F     send 'Authorization: Bearer' the content of F\n"
+		"  --push-basic-auth-file F  authenticate with HTTP basic auth as the\n"
+		"                          USER:PASSWORD F holds\n"
 		"  --push-tenant ID        send 'X-Scope-OrgID: ID'\n"
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
@@ -157,6 +160,7 @@ enum {
 	OPT_PUSH_URL,
 	OPT_PUSH_NAME,
 	OPT_PUSH_TOKEN,
+	OPT_PUSH_BASIC,
 	OPT_PUSH_TENANT,
 };
 
@@ -198,16 +202,16 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_HISTORY_DIR:
 		o->history_dir = arg;
 		return 0;
-	case OPT_PUSH_URL:
-		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8)) {
-			fprintf(stderr,
-				WHO
-				": --push-url '%s' must start with http:// or https://\n",
-				arg);
+	case OPT_PUSH_URL: {
+		char why[512];
+
+		if (vm_push_check_url(arg, why, sizeof(why)) < 0) {
+			fprintf(stderr, WHO ": %s\n", why);
 			return -EINVAL;
 		}
 		o->push_url = arg;
 		return 0;
+	}
 	case OPT_PUSH_NAME:
 		if (!plain_word(arg, "_.-")) {
 			fprintf(stderr,
@@ -220,6 +224,9 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 		return 0;
 	case OPT_PUSH_TOKEN:
 		o->push_token_file = arg;
+		return 0;
+	case OPT_PUSH_BASIC:
+		o->push_basic_auth_file = arg;
 		return 0;
 	case OPT_PUSH_TENANT:
 		if (!plain_word(arg, "_.-:")) {
@@ -349,6 +356,8 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "push-url", required_argument, NULL, OPT_PUSH_URL },
 		{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 		{ "push-token-file", required_argument, NULL, OPT_PUSH_TOKEN },
+		{ "push-basic-auth-file", required_argument, NULL,
+		  OPT_PUSH_BASIC },
 		{ "push-tenant", required_argument, NULL, OPT_PUSH_TENANT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -365,9 +374,15 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		return -EINVAL;
 	}
 	if (r == 0 && !o->push_url &&
-	    (o->push_name || o->push_token_file || o->push_tenant)) {
+	    (o->push_name || o->push_token_file || o->push_basic_auth_file ||
+	     o->push_tenant)) {
 		fprintf(stderr, WHO
-			": --push-name, --push-token-file and --push-tenant go with --push-url; add it\n");
+			": --push-name, --push-token-file, --push-basic-auth-file and --push-tenant go with --push-url; add it\n");
+		return -EINVAL;
+	}
+	if (r == 0 && o->push_token_file && o->push_basic_auth_file) {
+		fprintf(stderr, WHO
+			": --push-token-file and --push-basic-auth-file both set the Authorization header; give one\n");
 		return -EINVAL;
 	}
 	return r;
@@ -439,6 +454,7 @@ struct server {
 	struct vm_service *svc;
 	struct vm_http_server *srv;
 	char *push_token; /* NULL without --push-token-file */
+	char *push_userpwd; /* NULL without --push-basic-auth-file */
 	struct vm_push_config push;
 	struct utsname uts;
 	char host[256];
@@ -550,6 +566,20 @@ static int configure_push(const struct serve_options *o, struct server *sv,
 			vm_log("warning: the push token file %s may be read by other users; chmod 600 it",
 			       o->push_token_file);
 	}
+	if (o->push_basic_auth_file) {
+		r = vm_http_load_token(o->push_basic_auth_file,
+				       &sv->push_userpwd, &loose, err);
+		if (r < 0)
+			return r;
+		if (!strchr(sv->push_userpwd, ':'))
+			return vm_error_set(
+				err, EINVAL,
+				"%s holds no USER:PASSWORD (no colon); write the user name, a colon and the password in it",
+				o->push_basic_auth_file);
+		if (loose)
+			vm_log("warning: the push basic auth file %s may be read by other users; chmod 600 it",
+			       o->push_basic_auth_file);
+	}
 	uname(&sv->uts);
 	if (gethostname(sv->host, sizeof(sv->host) - 1) < 0)
 		snprintf(sv->host, sizeof(sv->host), "unknown");
@@ -557,6 +587,7 @@ static int configure_push(const struct serve_options *o, struct server *sv,
 		.url = o->push_url,
 		.name = o->push_name ? o->push_name : VM_PUSH_DEFAULT_NAME,
 		.token = sv->push_token,
+		.userpwd = sv->push_userpwd,
 		.tenant = o->push_tenant,
 		.host = sv->host,
 		.kernel = sv->uts.release,
@@ -642,6 +673,9 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	free(sv->push_token);
+	if (sv->push_userpwd)
+		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));
+	free(sv->push_userpwd);
 	vm_debuginfod_shutdown();
 	if (sv->health.setup_ran)
 		vm_setup_result_clear(&sv->setup_res);

@@ -45,7 +45,7 @@ struct item {
 
 struct vm_push {
 	struct vm_push_config cfg;
-	char *url, *name, *token, *tenant, *escaped_name;
+	char *url, *name, *token, *userpwd, *tenant, *escaped_name;
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock;
@@ -56,6 +56,9 @@ struct vm_push {
 	bool sending; /* q[0] is being sent */
 	struct vm_push_stats st;
 	CURL *curl;
+	/* What the answer being read has had; past the bound, the rest goes. */
+	size_t body_bytes;
+	bool body_cut;
 	/* libcurl's socket, -1 when none: vm_push_stop() shuts it down. */
 	pthread_mutex_t sock_lock;
 	int sock;
@@ -71,6 +74,49 @@ const char *vm_push_outcome_name(enum vm_push_outcome o)
 	};
 
 	return o < VM_PUSH_OUTCOMES ? names[o] : "unknown";
+}
+
+int vm_push_check_url(const char *url, char *why, size_t size)
+{
+	const char *host, *end;
+
+	if (!strncmp(url, "http://", 7))
+		host = url + 7;
+	else if (!strncmp(url, "https://", 8))
+		host = url + 8;
+	else
+		goto bad_scheme;
+	for (const char *c = url; *c; c++)
+		if ((unsigned char)*c <= ' ' || *c == 0x7f) {
+			snprintf(
+				why, size,
+				"--push-url '%s' has a blank or control character; give the server's address as is",
+				url);
+			return -EINVAL;
+		}
+	if (strpbrk(url, "?#")) {
+		snprintf(
+			why, size,
+			"--push-url '%s' has a query or fragment, which would take the place of the ingest request's own; give the server's base URL (http://HOST:PORT[/PREFIX])",
+			url);
+		return -EINVAL;
+	}
+	end = host + strcspn(host, "/");
+	if (memchr(host, '@', (size_t)(end - host))) {
+		snprintf(
+			why, size,
+			"--push-url has credentials in it, which would show in logs and /healthz; put USER:PASSWORD in a file readable only by root and give it with --push-basic-auth-file");
+		return -EINVAL;
+	}
+	if (end == host) {
+		snprintf(why, size, "--push-url '%s' names no host", url);
+		return -EINVAL;
+	}
+	return 0;
+bad_scheme:
+	snprintf(why, size,
+		 "--push-url '%s' must start with http:// or https://", url);
+	return -EINVAL;
 }
 
 char *vm_push_ingest_url(const char *base, const char *escaped_name,
@@ -183,10 +229,39 @@ static int close_socket(void *ctx, curl_socket_t fd)
 	return close(fd);
 }
 
+/*
+ * The answer's body is not needed, and a server may send without end:
+ * past VM_PUSH_BODY_MAX the transfer ends (its status is known by then).
+ */
 static size_t discard(char *ptr, size_t size, size_t n, void *ctx)
 {
-	(void)ptr, (void)ctx;
+	struct vm_push *p = ctx;
+
+	(void)ptr;
+	p->body_bytes += size * n;
+	if (p->body_bytes > VM_PUSH_BODY_MAX) {
+		p->body_cut = true;
+		return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
+	}
 	return size * n;
+}
+
+/* A header line "NAME: VALUE" onto list, however long VALUE is. */
+static struct curl_slist *add_header(struct curl_slist *list, const char *name,
+				     const char *value, bool *failed)
+{
+	struct curl_slist *l;
+	char *line;
+
+	if (asprintf(&line, "%s: %s", name, value) < 0) {
+		*failed = true;
+		return list;
+	}
+	l = sym_curl_slist_append(list, line);
+	free(line);
+	if (!l)
+		*failed = true;
+	return l ? l : list;
 }
 
 /* Whether sending the same body again may succeed. */
@@ -200,7 +275,8 @@ static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
 				     char *err, size_t errlen)
 {
 	struct curl_slist *headers = NULL;
-	char *url, hdr[512];
+	bool failed = false;
+	char *url;
 	curl_mime *mime;
 	curl_mimepart *part;
 	CURLcode c;
@@ -222,14 +298,28 @@ static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
 	sym_curl_mime_type(part, "application/octet-stream");
 	sym_curl_mime_data(part, it->data, it->len);
 	if (p->token) {
-		snprintf(hdr, sizeof(hdr), "Authorization: Bearer %s",
-			 p->token);
-		headers = sym_curl_slist_append(headers, hdr);
+		char *bearer;
+
+		if (asprintf(&bearer, "Bearer %s", p->token) < 0) {
+			failed = true;
+		} else {
+			headers = add_header(headers, "Authorization", bearer,
+					     &failed);
+			free(bearer);
+		}
 	}
-	if (p->tenant) {
-		snprintf(hdr, sizeof(hdr), "X-Scope-OrgID: %s", p->tenant);
-		headers = sym_curl_slist_append(headers, hdr);
+	if (p->tenant)
+		headers = add_header(headers, "X-Scope-OrgID", p->tenant,
+				     &failed);
+	if (failed) {
+		free(url);
+		sym_curl_mime_free(mime);
+		sym_curl_slist_free_all(headers);
+		snprintf(err, errlen, "out of memory");
+		return VM_PUSH_RETRY;
 	}
+	p->body_bytes = 0;
+	p->body_cut = false;
 	sym_curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	sym_curl_easy_setopt(p->curl, CURLOPT_MIMEPOST, mime);
 	sym_curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, headers);
@@ -241,6 +331,9 @@ static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
 	sym_curl_slist_free_all(headers);
 	free(url);
 
+	/* Cut short by us: what counts is the status, already read. */
+	if (c == CURLE_WRITE_ERROR && p->body_cut && status >= 200)
+		c = CURLE_OK;
 	if (c != CURLE_OK) {
 		snprintf(err, errlen, "cannot send to %s: %s", p->url,
 			 sym_curl_easy_strerror(c));
@@ -378,6 +471,12 @@ static int setup_curl(struct vm_push *p, struct vm_error *err)
 			     close_socket);
 	sym_curl_easy_setopt(p->curl, CURLOPT_CLOSESOCKETDATA, p);
 	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, discard);
+	sym_curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, p);
+	if (p->userpwd) {
+		sym_curl_easy_setopt(p->curl, CURLOPT_HTTPAUTH,
+				     (long)CURLAUTH_BASIC);
+		sym_curl_easy_setopt(p->curl, CURLOPT_USERPWD, p->userpwd);
+	}
 	sym_curl_easy_setopt(p->curl, CURLOPT_USERAGENT,
 			     "vmtools-agent/" VMTOOLS_VERSION);
 	return 0;
@@ -410,9 +509,10 @@ int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
 	p->url = strdup(cfg->url);
 	p->name = strdup(cfg->name ? cfg->name : VM_PUSH_DEFAULT_NAME);
 	p->token = cfg->token ? strdup(cfg->token) : NULL;
+	p->userpwd = cfg->userpwd ? strdup(cfg->userpwd) : NULL;
 	p->tenant = cfg->tenant ? strdup(cfg->tenant) : NULL;
 	if (!p->url || !p->name || (cfg->token && !p->token) ||
-	    (cfg->tenant && !p->tenant)) {
+	    (cfg->userpwd && !p->userpwd) || (cfg->tenant && !p->tenant)) {
 		vm_push_stop(p);
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
@@ -464,6 +564,9 @@ void vm_push_stop(struct vm_push *p)
 	free(p->url);
 	free(p->name);
 	free(p->token);
+	if (p->userpwd)
+		explicit_bzero(p->userpwd, strlen(p->userpwd));
+	free(p->userpwd);
 	free(p->tenant);
 	free(p->escaped_name);
 	pthread_mutex_destroy(&p->lock);

@@ -7,8 +7,10 @@
  *        &spyName=vmtools&sampleRate=HZ
  *   multipart/form-data, the gzipped pprof as the file field "profile"
  *
- * with the bearer token of --push-token-file and X-Scope-OrgID from
- * --push-tenant.  A thread of its own sends from a bounded queue, so a
+ * with the bearer token of --push-token-file (or the user:password of
+ * --push-basic-auth-file) and X-Scope-OrgID from --push-tenant.  What a
+ * server answers is read up to VM_PUSH_BODY_MAX bytes, its status being
+ * what counts.  A thread of its own sends from a bounded queue, so a
  * down, slow or refusing server never holds up profiling: a failure that
  * may pass (no connection, timeout, 408, 429, 5xx) is retried with
  * backoff; a refusal that sending the same body again cannot change
@@ -29,6 +31,7 @@
 
 #define VM_PUSH_DEFAULT_NAME "postgres"
 #define VM_PUSH_QUEUE_MAX 64 /* windows waiting, at most */
+#define VM_PUSH_BODY_MAX 65536 /* bytes of an answer read, at most */
 
 enum vm_push_outcome {
 	VM_PUSH_OK, /* accepted (2xx) */
@@ -43,7 +46,8 @@ const char *vm_push_outcome_name(enum vm_push_outcome o);
 struct vm_push_config {
 	const char *url; /* http(s)://host[:port][/prefix] */
 	const char *name; /* application name, VM_PUSH_DEFAULT_NAME */
-	const char *token; /* NULL: no Authorization header */
+	const char *token; /* NULL: no Authorization: Bearer header */
+	const char *userpwd; /* "user:password", NULL: no basic auth */
 	const char *tenant; /* NULL: no X-Scope-OrgID */
 	const char *host; /* labels of the series */
 	const char *kernel;
@@ -74,6 +78,15 @@ void vm_push_enqueue(struct vm_push *p, uint64_t start_ns, uint64_t end_ns,
 void vm_push_stats(struct vm_push *p, struct vm_push_stats *st);
 /* Stop at once (a transfer under way is aborted); the spool stays. */
 void vm_push_stop(struct vm_push *p);
+
+/*
+ * Whether url may be --push-url: http:// or https://, a host, no
+ * credentials (they would show in logs and /healthz: --push-basic-auth-file
+ * gives them), no query or fragment (the ingest path and query are
+ * appended to it), no blank or control character.  0, or -EINVAL with the
+ * reason and what to do in why.
+ */
+int vm_push_check_url(const char *url, char *why, size_t size);
 
 /* The ingest URL of one window, malloc'd; pure, for tests. */
 char *vm_push_ingest_url(const char *base, const char *escaped_name,

@@ -16,7 +16,9 @@
 # Every request is one JSON line in DIR/requests.jsonl (path, name,
 # from, until, auth, tenant, status).  What it answers comes from the file
 # DIR/mode, read per request: "ok" (200), "500", "413", "slow N" (wait N
-# seconds, then 200).  "Down" is the test stopping the process.
+# seconds, then 200), "flood" (200, then a body without end, up to 2 GiB,
+# as a hostile server would: how much the client took before it closed is
+# the record's "flooded").  "Down" is the test stopping the process.
 #
 #   pyroscope-standin.py DIR PORT   (PORT 0: any; the port is written to
 #                                    DIR/port once listening)
@@ -104,7 +106,26 @@ class Handler(http.server.BaseHTTPRequestHandler):
         n = len(os.listdir(DIR))
         with open(os.path.join(DIR, "%d-%d-%d.pb.gz" % (start, end, n)), "wb") as f:
             f.write(profile)
+        if m[0] == "flood":
+            return self.flood(rec)
         self.answer(200, "", rec)
+
+    def flood(self, rec):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chunk, sent = b"x" * (1 << 20), 0
+        try:
+            while sent < (2 << 30):
+                self.wfile.write(chunk)
+                sent += len(chunk)
+        except OSError:
+            pass
+        self.close_connection = True
+        rec["status"], rec["flooded"] = 200, sent
+        with open(os.path.join(DIR, "requests.jsonl"), "a") as f:
+            f.write(json.dumps(rec) + "\n")
 
 
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler)

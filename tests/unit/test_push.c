@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_push.c - unit tests of the pure parts of `serve --continuous`'s
- * output: the Pyroscope ingest URL of a window (agent/serve/push.c) and
+ * output: the Pyroscope ingest URL of a window and which --push-url is
+ * accepted (agent/serve/push.c), and
  * the /metrics lines of the continuous profile, its history and its push
  * (agent/serve/continuous_metrics.c).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,6 +39,33 @@ static void test_ingest_url(void **state)
 		"https://h/prefix/ingest?name=n&from=0&until=1&spyName=vmtools&sampleRate=99");
 	free(u);
 	assert_string_equal(vm_push_outcome_name(VM_PUSH_REJECTED), "rejected");
+}
+
+/*
+ * A base URL only: no query or fragment (the windows would go to another
+ * endpoint), no credentials (they would be echoed), nothing blank.
+ */
+static void test_check_url(void **state)
+{
+	char why[512];
+
+	(void)state;
+	assert_int_equal(vm_push_check_url("http://pyro:4040", why, 512), 0);
+	assert_int_equal(vm_push_check_url("https://h/prefix/", why, 512), 0);
+	assert_int_equal(vm_push_check_url("ftp://h/", why, 512), -EINVAL);
+	assert_non_null(strstr(why, "http://"));
+	assert_int_equal(vm_push_check_url("http://h/?x=1", why, 512), -EINVAL);
+	assert_non_null(strstr(why, "query or fragment"));
+	assert_int_equal(vm_push_check_url("http://h/p#f", why, 512), -EINVAL);
+	assert_int_equal(vm_push_check_url("http://u:secret@h/", why, 512),
+			 -EINVAL);
+	assert_null(strstr(why, "secret"));
+	assert_non_null(strstr(why, "--push-basic-auth-file"));
+	/* an @ in the path is not credentials */
+	assert_int_equal(vm_push_check_url("http://h/a@b", why, 512), 0);
+	assert_int_equal(vm_push_check_url("http://h /", why, 512), -EINVAL);
+	assert_int_equal(vm_push_check_url("http://h/\n", why, 512), -EINVAL);
+	assert_int_equal(vm_push_check_url("http:///x", why, 512), -EINVAL);
 }
 
 static void test_metrics(void **state)
@@ -92,6 +121,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ingest_url),
+		cmocka_unit_test(test_check_url),
 		cmocka_unit_test(test_metrics),
 	};
 
