@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * history_time.c - parsing and printing the history's times (see
- * history_time.h).  Calendar arithmetic is libc's (strptime, timegm,
- * gmtime_r); what is checked here is that nothing is left over and that
- * the numbers stay in range.
+ * history_time.h).  Calendar arithmetic is libc's (timegm, gmtime_r);
+ * RFC 3339 is parsed here, strictly (strptime skips blanks and lets
+ * 2026-02-30 become March 2nd), and the numbers are kept in range.
  */
 #include "agent/history/history_time.h"
 
@@ -76,15 +76,75 @@ static uint64_t fraction(const char *s, const char **end)
 	return ns;
 }
 
-static int parse_rfc3339(const char *s, uint64_t *out)
+/* n digits at s as a number, or -1 when they are not all digits. */
+static int digits(const char *s, size_t n)
+{
+	int v = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return v;
+}
+
+static int days_in_month(int year, int month)
+{
+	static const int days[] = { 31, 28, 31, 30, 31, 30,
+				    31, 31, 30, 31, 30, 31 };
+	bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return month == 2 && leap ? 29 : days[month - 1];
+}
+
+/*
+ * Unix seconds of a UTC civil time whose fields were read as numbers
+ * (-1 for a field that was not digits); -EINVAL when one is out of range.
+ */
+static int civil(int year, int mon, int day, int hour, int min, int sec,
+		 time_t *t)
 {
 	struct tm tm = { 0 };
-	const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+
+	if (year < 0 || mon < 1 || mon > 12 || day < 1 ||
+	    day > days_in_month(year, mon) || hour < 0 || hour > 23 ||
+	    min < 0 || min > 59 || sec < 0 || sec > 59)
+		return -EINVAL;
+	tm.tm_year = year - 1900;
+	tm.tm_mon = mon - 1;
+	tm.tm_mday = day;
+	tm.tm_hour = hour;
+	tm.tm_min = min;
+	tm.tm_sec = sec;
+	*t = timegm(&tm);
+	return *t == (time_t)-1 ? -EINVAL : 0;
+}
+
+/*
+ * RFC 3339's date-time, strictly: YYYY-MM-DDTHH:MM:SS[.FRAC](Z|+HH:MM|
+ * -HH:MM), every field its width, every value in its range (a day the
+ * month has, no second 60: a leap second has no Unix time, as Go's
+ * time.Parse refuses it too), nothing before or after.
+ */
+static int parse_rfc3339(const char *s, uint64_t *out)
+{
+	int year, mon, day, hour, min, sec, oh = 0, om = 0;
+	const char *p = s + 19;
 	long offset = 0;
 	uint64_t frac = 0;
 	time_t t;
 
-	if (!p && !(p = strptime(s, "%Y-%m-%dt%H:%M:%S", &tm)))
+	if (strlen(s) < 20 || s[4] != '-' || s[7] != '-' ||
+	    (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':')
+		return -EINVAL;
+	year = digits(s, 4);
+	mon = digits(s + 5, 2);
+	day = digits(s + 8, 2);
+	hour = digits(s + 11, 2);
+	min = digits(s + 14, 2);
+	sec = digits(s + 17, 2);
+	if (civil(year, mon, day, hour, min, sec, &t) < 0)
 		return -EINVAL;
 	if (*p == '.') {
 		const char *q;
@@ -96,12 +156,14 @@ static int parse_rfc3339(const char *s, uint64_t *out)
 	}
 	if (*p == 'Z' || *p == 'z') {
 		p++;
-	} else if ((*p == '+' || *p == '-') && isdigit((unsigned char)p[1]) &&
-		   isdigit((unsigned char)p[2]) && p[3] == ':' &&
-		   isdigit((unsigned char)p[4]) &&
-		   isdigit((unsigned char)p[5])) {
-		offset = ((p[1] - '0') * 10 + (p[2] - '0')) * 3600 +
-			 ((p[4] - '0') * 10 + (p[5] - '0')) * 60;
+	} else if (*p == '+' || *p == '-') {
+		oh = digits(p + 1, 2);
+		if (oh < 0 || oh > 23 || p[3] != ':')
+			return -EINVAL;
+		om = digits(p + 4, 2);
+		if (om < 0 || om > 59)
+			return -EINVAL;
+		offset = oh * 3600L + om * 60L;
 		if (*p == '+')
 			offset = -offset;
 		p += 6;
@@ -110,9 +172,7 @@ static int parse_rfc3339(const char *s, uint64_t *out)
 	}
 	if (*p)
 		return -EINVAL;
-	t = timegm(&tm);
-	if (t == (time_t)-1 || t + offset < 0 ||
-	    (uint64_t)(t + offset) > MAX_UNIX_SECONDS)
+	if (t + offset < 0 || (uint64_t)(t + offset) > MAX_UNIX_SECONDS)
 		return -EINVAL;
 	*out = (uint64_t)(t + offset) * NS + frac;
 	return 0;
@@ -176,18 +236,14 @@ void vm_history_file_name(uint64_t start_ns, uint64_t end_ns,
 
 static int parse_compact(const char *s, uint64_t *out)
 {
-	struct tm tm = { 0 };
-	const char *p;
 	time_t t;
 
 	if (!all_digits(s, 8) || s[8] != 'T' || !all_digits(s + 9, 6) ||
-	    s[15] != 'Z')
-		return -EINVAL;
-	p = strptime(s, "%Y%m%dT%H%M%SZ", &tm);
-	if (p != s + 16)
-		return -EINVAL;
-	t = timegm(&tm);
-	if (t == (time_t)-1 || t < 0)
+	    s[15] != 'Z' ||
+	    civil(digits(s, 4), digits(s + 4, 2), digits(s + 6, 2),
+		  digits(s + 9, 2), digits(s + 11, 2), digits(s + 13, 2),
+		  &t) < 0 ||
+	    t < 0)
 		return -EINVAL;
 	*out = (uint64_t)t * NS;
 	return 0;

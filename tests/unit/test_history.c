@@ -434,18 +434,31 @@ static void test_times(void **state)
 					       now, &t, &err),
 			 0);
 	assert_int_equal(t, T0 + NS / 2);
-	static const char *const bad[] = { "",
-					   "-",
-					   "-5",
-					   "-5x",
-					   "5m",
-					   "yesterday",
-					   "-99999999999999h",
-					   "2026-11-18",
-					   "2026-11-18T21:46:40",
-					   "2026-11-18T21:46:40Zjunk",
-					   "2026-13-18T21:46:40Z",
-					   "99999999999999" };
+	/* a leap day, lower-case t and z, -00:00 */
+	assert_int_equal(vm_history_parse_time("2028-02-29t00:00:00z", now, &t,
+					       &err),
+			 0);
+	assert_int_equal(t, 1835395200ULL * NS);
+	assert_int_equal(vm_history_parse_time("2026-11-18T11:06:40-00:00", now,
+					       &t, &err),
+			 0);
+	assert_int_equal(t, T0);
+	static const char *const bad[] = {
+		"", "-", "-5", "-5x", "5m", "yesterday", "-99999999999999h",
+		"2026-11-18", "2026-11-18T21:46:40", "2026-11-18T21:46:40Zjunk",
+		"2026-13-18T21:46:40Z", "99999999999999",
+		/* what strptime took and moved */
+		"2026-02-30T00:00:00Z", "2025-02-29T00:00:00Z",
+		"2026-04-31T00:00:00Z", "2026-11-18T21:46:61Z",
+		"2026-11-18T21:46:60Z", "2026-11-18T24:00:00Z",
+		"2026-11-18T21:60:00Z", "2026-11-18T21:46:40+99:99",
+		"2026-11-18T21:46:40+24:00", "2026-11-18T21:46:40+01:60",
+		"2026-11-18T21:46:40+0100", "2026-11-18T21:46:40+01:0",
+		"2026-11-18T21:46:40+", " 2026-11-18T21:46:40Z",
+		"2026-11-18T21:46:40Z ", "2026-1-18T21:46:40Z",
+		"2026-11-18 21:46:40Z", "+2026-11-18T21:46:40Z",
+		"2026-11-18T21:46:40.Z"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = (struct vm_error){ 0 };
 		if (vm_history_parse_time(bad[i], now, &t, &err) != -EINVAL)
@@ -477,6 +490,23 @@ static void test_times(void **state)
 		assert_int_equal(vm_history_parse_file_name("cpu-.pb.gz", &s,
 							    &e),
 				 -EINVAL);
+		/* a day February does not have, an hour past 23 */
+		assert_int_equal(
+			vm_history_parse_file_name(
+				"cpu-20260230T000000Z-20260230T000010Z.pb.gz",
+				&s, &e),
+			-EINVAL);
+		assert_int_equal(
+			vm_history_parse_file_name(
+				"cpu-20261118T240000Z-20261118T240010Z.pb.gz",
+				&s, &e),
+			-EINVAL);
+		/* a leap day that is one */
+		assert_int_equal(
+			vm_history_parse_file_name(
+				"cpu-20280229T000000Z-20280229T000010Z.pb.gz",
+				&s, &e),
+			0);
 	}
 }
 
