@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/cleanup.h"
+#include "common/satmath.h"
 
 void vm_frame_fallback_name(const struct vm_symbolized *y,
 			    const struct vm_sym_frame *f, char *buf,
@@ -135,7 +136,7 @@ int vm_folded_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		size_t j = i;
 
 		for (; j < n && !strcmp(lines[j].text, lines[i].text); j++)
-			count += lines[j].count;
+			count = vm_sat_add_u64(count, lines[j].count);
 		fprintf(f, "%s %" PRIu64 "\n", lines[i].text, count);
 		i = j;
 	}

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/satmath.h"
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -440,6 +441,12 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 	return 0;
 }
 
+/* A count as pprof's int64, the largest there is past it. */
+static int64_t clamp_i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
 /*
  * One Sample per stack: its locations, [count, time], its labels.  An
  * off-CPU block is worth its time, a CPU sample the period.
@@ -462,10 +469,10 @@ static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 		fi += ps->n_location_id;
 		ps->value = &p->values[2 * i];
 		ps->n_value = 2;
-		ps->value[0] = st->sample->count;
+		ps->value[0] = clamp_i64(st->sample->count);
 		ps->value[1] = st->sample->state == VM_STATE_BLOCKED ?
-				       (int64_t)st->sample->value :
-				       (int64_t)st->sample->count * period;
+				       clamp_i64(st->sample->value) :
+				       vm_sat_mul_i64(ps->value[0], period);
 		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
 				&p->label_ptrs[MAX_LABELS * i], ps);
 		if (r < 0)

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/satmath.h"
 
 #define COMPACT_EVERY 32
 /* What a table entry costs beyond its content: its tree node, roughly. */
@@ -636,7 +637,8 @@ int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
 		      cmp_entry);
 	for (size_t i = 0; i < h->n_pending; i++) {
 		if (n && h->pending[n - 1].stack == h->pending[i].stack)
-			h->pending[n - 1].count += h->pending[i].count;
+			h->pending[n - 1].count = vm_sat_add_u64(
+				h->pending[n - 1].count, h->pending[i].count);
 		else
 			h->pending[n++] = h->pending[i];
 	}
@@ -876,12 +878,13 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 			span.samples = span.lost = 0;
 		}
 		span.end_ns = w->w.end_ns;
-		span.samples += w->w.samples;
-		span.lost += w->w.lost;
+		span.samples = vm_sat_add_u64(span.samples, w->w.samples);
+		span.lost = vm_sat_add_u64(span.lost, w->w.lost);
 		for (size_t e = 0; e < w->n; e++) {
 			if (!counts[w->v[e].stack])
 				n_used++;
-			counts[w->v[e].stack] += w->v[e].count;
+			counts[w->v[e].stack] = vm_sat_add_u64(
+				counts[w->v[e].stack], w->v[e].count);
 		}
 	}
 	if (!n_windows) {

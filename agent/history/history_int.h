@@ -13,6 +13,13 @@
 #ifndef VMTOOLS_AGENT_HISTORY_INT_H
 #define VMTOOLS_AGENT_HISTORY_INT_H
 
+/*
+ * The most samples a window read from a file may have, in one stack or in
+ * all (1000 Hz for a day on 12,000 CPUs is less): more is not a window
+ * this agent wrote, and summing such counts over a span could wrap.
+ */
+#define VM_HISTORY_MAX_COUNT (1ULL << 40)
+
 #include "agent/history/history.h"
 
 /* One frame as it comes in; mapping NULL when it has none. */

@@ -178,7 +178,9 @@ static int read_sample(struct vm_history *h, struct reader *rd,
 	struct vm_history_labels lb = { 0 };
 	int r;
 
-	if (s->n_value < 1 || s->value[0] < 0 || s->n_location_id > 4096)
+	if (s->n_value < 1 || s->value[0] < 0 ||
+	    (uint64_t)s->value[0] > VM_HISTORY_MAX_COUNT ||
+	    s->n_location_id > 4096)
 		return -EINVAL;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const Perftools__Profiles__Label *l = s->label[i];
@@ -206,6 +208,8 @@ static int read_sample(struct vm_history *h, struct reader *rd,
 			return r;
 	}
 	*total += (uint64_t)s->value[0];
+	if (*total > VM_HISTORY_MAX_COUNT)
+		return -EINVAL; /* no window has so many samples */
 	return vm_history_stack(h, &lb, rd->frames, s->n_location_id,
 				(uint64_t)s->value[0]);
 }

@@ -318,6 +318,48 @@ static void test_pprof_roundtrip(void **state)
 }
 
 /*
+ * Counts near 2^63: merged windows stop at the largest count instead of
+ * wrapping, the pprof of them says INT64_MAX (no signed overflow, which
+ * UBSan aborts on), and a file with such a count is refused whole.
+ */
+static void test_huge_counts(void **state)
+{
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 20 * NS };
+	struct vm_history *a, *b;
+	struct vm_error err = { 0 };
+	struct encoded e = { 0 };
+	struct seen sa;
+
+	(void)state;
+	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
+	assert_int_equal(vm_history_new(&cfg, &b, &err), 0);
+	assert_int_equal(add(a, 0, 10, 1, 1ULL << 63), 0);
+	assert_int_equal(add(a, 10, 20, 1, 1ULL << 63), 0);
+	assert_int_equal(vm_history_merge(a, 0, UINT64_MAX, look, &sa, &err),
+			 0);
+	assert_non_null(strstr(sa.folded, " 18446744073709551615"));
+	assert_int_equal(
+		vm_history_merge(a, T0, T0 + 20 * NS, encode_gz, &e, &err), 0);
+	assert_int_equal(vm_history_add_pprof(b, &w, e.data, e.len, &err),
+			 -EINVAL);
+	free(e.data);
+	/* Just over the bound, in one window: refused too. */
+	vm_history_free(a);
+	assert_int_equal(vm_history_new(&cfg, &a, &err), 0);
+	assert_int_equal(add(a, 0, 10, 1, (1ULL << 40) + 1), 0);
+	e = (struct encoded){ 0 };
+	assert_int_equal(
+		vm_history_merge(a, T0, T0 + 10 * NS, encode_gz, &e, &err), 0);
+	w.end_ns = T0 + 10 * NS;
+	assert_int_equal(vm_history_add_pprof(b, &w, e.data, e.len, &err),
+			 -EINVAL);
+	free(e.data);
+	vm_history_free(a);
+	vm_history_free(b);
+}
+
+/*
  * Samples of stack 0 of the fake window, labelled: per label pair, what
  * the merged profile's stacks carry (summed), as "WAIT/QUERYID=COUNT;".
  */
@@ -590,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pprof_roundtrip),
+		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
