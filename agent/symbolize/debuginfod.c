@@ -6,8 +6,9 @@
  * One thread runs the lookups one after the other, each with its own
  * libdebuginfod client (a client is not shared between threads).  Build
  * ids are remembered: one found or answered 404 is never asked again; one
- * that failed (server down, timeout) is forgotten, so a later profile asks
- * again.  A lookup is aborted through the progress callback when the
+ * that failed (server down, timeout, an answer that is not an ELF file
+ * with that build id, which is removed from the cache) is forgotten, so a
+ * later profile asks again.  A lookup is aborted through the progress callback when the
  * agent stops.  Lock order: the symbol cache's, then ours.
  */
 #include "agent/symbolize/debuginfod.h"
@@ -16,6 +17,8 @@
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -198,6 +201,43 @@ static void prune_cache(void)
 	}
 }
 
+/* Whether the ELF file open on fd has the GNU build id id. */
+static bool has_build_id(int fd, const uint8_t *id, size_t len)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF)
+		goto out;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off, next;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((next = gelf_getnote(d, off, &nh, &name_off,
+					    &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
+			    nh.n_descsz == len &&
+			    !memcmp((char *)d->d_buf + desc_off, id, len)) {
+				found = true;
+				break;
+			}
+			off = next;
+		}
+	}
+out:
+	elf_end(e);
+	return found;
+}
+
 /* One lookup, the lock not held; its outcome. */
 static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 {
@@ -213,6 +253,16 @@ static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 	if (fd < 0)
 		return fd == -ENOENT ? VM_DEBUGINFOD_NOT_FOUND :
 				       VM_DEBUGINFOD_FAILED;
+	/* A server may answer anything: only the file asked for counts. */
+	if (!has_build_id(fd, x->id, x->len)) {
+		close(fd);
+		/* From our cache, so that it is not served again. */
+		if (path && !strncmp(path, cache_dir, strlen(cache_dir)) &&
+		    path[strlen(cache_dir)] == '/')
+			unlink(path);
+		free(path);
+		return VM_DEBUGINFOD_FAILED;
+	}
 	close(fd);
 	vm_symcache_debug_file_found(x->id, x->len, path);
 	free(path);

@@ -118,6 +118,38 @@ check "/healthz counts the failed lookups" \
 	python3 -c "import json,sys; d=json.load(open('$T/healthz-dead.json'))['debuginfod']; sys.exit(not (d['lookups']['failed'] >= 1 and d['lookups']['found'] == 0))"
 stop_agent
 
+# A server that answers 200 with what is not the debug file asked for (not
+# an ELF file): a failed lookup, not a found one, and names only lost.
+cat >"$T/liar.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        body = b"<html>this is not an ELF file</html>" * 100
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+liar=$(pg_free_port)
+python3 "$T/liar.py" "$liar" 2>/dev/null &
+at_exit "kill $!"
+for ((i = 0; i < 100; i++)); do
+	curl -s -o /dev/null "http://127.0.0.1:$liar/x" && break
+	sleep 0.05
+done
+start_agent liar --no-setup --debuginfod-url "http://127.0.0.1:$liar" \
+	--debuginfod-cache "$T/cache4"
+st=$(post_folded "$T/serve-liar.folded")
+curl -s "$AGENT_URL/healthz" >"$T/healthz-liar.json"
+check "a server answering what is not an ELF file: counted failed, not found" \
+	python3 -c "import json,sys; d=json.load(open('$T/healthz-liar.json'))['debuginfod']; sys.exit(not (d['lookups']['failed'] >= 1 and d['lookups']['found'] == 0))"
+check "... the profile still comes (200, libc.so.6+0x frames), and its answer is not kept in the cache" \
+	bash -c "[ '$st' = 200 ] && grep -q 'libc\.so\.6+0x' '$T/serve-liar.folded' && [ -z \"\$(find '$T/cache4' -name debuginfo -type f)\" ]"
+diag "$T/healthz-liar.json"
+stop_agent
+
 # (b) The tools disk: an image with --debug-dir, mounted read-only.
 mkdir -p "$T/root/lib/modules/$(uname -r)" "$T/mnt"
 check "(b) vmtools-image build --debug-dir packs the .build-id tree" \
