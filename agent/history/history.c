@@ -29,7 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/history/history_time.h"
 #include "common/array.h"
+#include "common/clock.h"
 #include "common/satmath.h"
 
 #define COMPACT_EVERY 32
@@ -602,16 +604,20 @@ static void drop_oldest(struct vm_history *h)
 	h->dropped_since_compact++;
 }
 
-/* Drop windows beyond the age bound, then beyond the byte bound. */
+/*
+ * Drop windows beyond the age bound (counted from the newest or now,
+ * whichever is earlier), then beyond the byte bound.
+ */
 static void apply_bounds(struct vm_history *h)
 {
-	uint64_t newest, horizon;
+	uint64_t newest, horizon, now = vm_clock_ns(CLOCK_REALTIME);
 
 	if (!h->n_windows)
 		return;
 	newest = h->windows[h->n_windows - 1].w.end_ns;
 	horizon = (uint64_t)h->cfg.max_seconds * 1000000000ULL;
-	while (h->n_windows > 1 && newest - h->windows[0].w.end_ns >= horizon)
+	while (h->n_windows > 1 &&
+	       vm_history_too_old(h->windows[0].w.end_ns, newest, now, horizon))
 		drop_oldest(h);
 	if (h->dropped_since_compact >= COMPACT_EVERY)
 		compact(h);

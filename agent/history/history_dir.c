@@ -23,6 +23,7 @@
 
 #include "agent/history/history_time.h"
 #include "common/array.h"
+#include "common/clock.h"
 #include "common/fdio.h"
 
 #define SPOOL "push"
@@ -205,6 +206,7 @@ size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
 {
 	struct entry *v;
 	size_t n, loaded = 0;
+	uint64_t now = vm_clock_ns(CLOCK_REALTIME);
 
 	if (list(d->fd, false, &v, &n) < 0)
 		return 0;
@@ -222,11 +224,15 @@ size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
 					  strerror(-r));
 			continue;
 		}
-		if (vm_history_add_pprof(h, &w, data, len, &err) < 0)
+		if (vm_history_add_pprof(h, &w, data, len, &err) < 0) {
 			log("history: skipping %s: %s", v[i].name,
 			    vm_error_str(&err));
-		else
+		} else {
 			loaded++;
+			if (v[i].start_ns > now)
+				log("history: %s is dated after now (written with the clock ahead?): kept, but the age of the others is counted from now",
+				    v[i].name);
+		}
 		free(data);
 	}
 	free(v);
@@ -241,17 +247,23 @@ static void remove_window(struct vm_history_dir *d, const char *name)
 	d->st.dropped++;
 }
 
-/* Drop what is older than max_seconds before the newest, or too much. */
+/*
+ * Drop what is older than max_seconds before the newest or now, whichever
+ * is earlier (a file dated after now never makes the rest look old), or
+ * too much.
+ */
 static void prune(struct vm_history_dir *d)
 {
 	struct entry *v;
 	size_t n, first = 0;
 	uint64_t bytes = 0, horizon = (uint64_t)d->max_seconds * 1000000000ULL;
+	uint64_t now = vm_clock_ns(CLOCK_REALTIME);
 
 	if (list(d->fd, false, &v, &n) < 0)
 		return;
 	while (n && first < n - 1 &&
-	       v[n - 1].end_ns - v[first].end_ns >= horizon)
+	       vm_history_too_old(v[first].end_ns, v[n - 1].end_ns, now,
+				  horizon))
 		remove_window(d, v[first++].name);
 	for (size_t i = first; i < n; i++)
 		bytes += v[i].size;

@@ -206,6 +206,14 @@ int vm_history_parse_time(const char *s, uint64_t now_ns, uint64_t *out_ns,
 	return 0;
 }
 
+bool vm_history_too_old(uint64_t end_ns, uint64_t newest_end_ns,
+			uint64_t now_ns, uint64_t horizon_ns)
+{
+	uint64_t anchor = newest_end_ns < now_ns ? newest_end_ns : now_ns;
+
+	return anchor > end_ns && anchor - end_ns >= horizon_ns;
+}
+
 void vm_history_format_rfc3339(uint64_t unix_ns, char buf[32])
 {
 	time_t t = (time_t)(unix_ns / NS);

@@ -11,6 +11,7 @@
 #ifndef VMTOOLS_AGENT_HISTORY_TIME_H
 #define VMTOOLS_AGENT_HISTORY_TIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,15 @@ int vm_history_parse_time(const char *s, uint64_t now_ns, uint64_t *out_ns,
 
 /* "2026-11-22T17:05:00Z" */
 void vm_history_format_rfc3339(uint64_t unix_ns, char buf[32]);
+
+/*
+ * Whether a window ending at end_ns is older than horizon_ns, the age
+ * being counted back from the newest window's end or now, whichever is
+ * earlier: a window dated after now (a guest that once ran with its clock
+ * ahead wrote it) never makes the others look old.
+ */
+bool vm_history_too_old(uint64_t end_ns, uint64_t newest_end_ns,
+			uint64_t now_ns, uint64_t horizon_ns);
 
 #define VM_HISTORY_FILE_NAME_MAX 64
 

@@ -25,6 +25,7 @@
 #include "agent/history/history.h"
 #include "agent/history/history_dir.h"
 #include "agent/history/history_time.h"
+#include "common/clock.h"
 
 #define NS 1000000000ULL
 #define T0 (1795000000ULL * NS)
@@ -626,6 +627,68 @@ static void test_dir(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * A window dated after now (a guest that ran with its clock ahead wrote
+ * it) neither deletes the others, on disk or in memory, nor makes new
+ * windows look old: the age bound counts from now then.
+ */
+static void test_future_window(void **state)
+{
+	char tmpl[] = "/tmp/test_history.XXXXXX", path[256];
+	struct vm_history_config cfg = { 30, 32 << 20 };
+	uint64_t now = vm_clock_ns(CLOCK_REALTIME) / NS * NS;
+	uint64_t year = 365ULL * 86400 * NS;
+	struct vm_history_dir *d;
+	struct vm_history_dir_status st;
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	const char *dir = mkdtemp(tmpl);
+	struct encoded e = { 0 };
+	struct vm_history_index idx;
+
+	(void)state;
+	assert_true(vm_history_too_old(10, 100, 1000, 90));
+	assert_false(vm_history_too_old(10, 100, 1000, 91));
+	assert_false(vm_history_too_old(10, 5000, 50, 90)); /* from now */
+	assert_true(vm_history_too_old(10, 5000, 100, 90));
+	assert_false(vm_history_too_old(500, 100, 50, 1)); /* after both */
+
+	assert_non_null(dir);
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(add(h, 0, 10, 3, 2), 0);
+	assert_int_equal(
+		vm_history_merge(h, T0, T0 + 10 * NS, encode_gz, &e, &err), 0);
+	vm_history_free(h);
+
+	snprintf(path, sizeof(path), "%s/h", dir);
+	assert_int_equal(vm_history_dir_open(path, 30, 1 << 20, &d, &err), 0);
+	assert_int_equal(vm_history_dir_write(d, now + year,
+					      now + year + 10 * NS, e.data,
+					      e.len, &err),
+			 0);
+	assert_int_equal(vm_history_dir_write(d, now - 20 * NS, now - 10 * NS,
+					      e.data, e.len, &err),
+			 0);
+	assert_int_equal(vm_history_dir_write(d, now - 10 * NS, now, e.data,
+					      e.len, &err),
+			 0);
+	vm_history_dir_status(d, &st);
+	assert_int_equal(st.files, 3);
+	assert_int_equal(st.dropped, 0);
+
+	/* In memory too, loaded in any order: all three kept. */
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(vm_history_dir_load(d, h, log_nothing), 3);
+	assert_int_equal(vm_history_get_index(h, &idx), 0);
+	assert_int_equal(idx.n, 3);
+	free(idx.v);
+	vm_history_free(h);
+	vm_history_dir_close(d);
+	free(e.data);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pprof_roundtrip),
 		cmocka_unit_test(test_huge_counts),
+		cmocka_unit_test(test_future_window),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
