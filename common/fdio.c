@@ -5,6 +5,8 @@
 #include "common/fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int vm_write_all(int fd, const void *buf, size_t len)
@@ -41,4 +43,18 @@ long long vm_read_all(int fd, void *buf, size_t len)
 		got += (size_t)n;
 	}
 	return (long long)got;
+}
+
+int vm_open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }

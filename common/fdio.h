@@ -2,7 +2,8 @@
 /*
  * fdio.h - whole reads and writes on a file descriptor (fdio.c): read()
  * and write() may move less than asked or be interrupted, and every reader
- * or writer of a file wants all of it or an error.
+ * or writer of a file wants all of it or an error; and opening a file that
+ * someone else named, which must never wait.
  */
 #ifndef VMTOOLS_COMMON_FDIO_H
 #define VMTOOLS_COMMON_FDIO_H
@@ -17,5 +18,14 @@ int vm_write_all(int fd, const void *buf, size_t len);
  * read (less than len only at the end), or a negative errno.
  */
 long long vm_read_all(int fd, void *buf, size_t len);
+
+/*
+ * path opened for reading as a regular file, without ever waiting: the
+ * open does not block (a FIFO named like a debug file has no writer, a
+ * device may never answer) and anything but a regular file is closed
+ * again.  The descriptor, or -EINVAL for what is not a regular file, or a
+ * negative errno.
+ */
+int vm_open_regular(const char *path);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "common/array.h"
 #include "common/cleanup.h"
+#include "common/fdio.h"
 
 void vm_proc_files_free(struct vm_proc_files *f)
 {
@@ -156,12 +157,13 @@ static const char *open_mapped(struct vm_samples *s,
 
 	snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
 		 proc_root, pid, m->start, m->end);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	/* Never a FIFO or a device put where the mapped file was. */
+	fd = vm_open_regular(p);
 	if (fd < 0) {
 		/* map_files needs CAP_SYS_ADMIN; the root link does not. */
 		snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid,
 			 m->path);
-		fd = open(p, O_RDONLY | O_CLOEXEC);
+		fd = vm_open_regular(p);
 	}
 	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
 		if (fd >= 0)

@@ -29,6 +29,7 @@
 
 #include "agent/symbolize/debuginfod.h"
 #include "common/cleanup.h"
+#include "common/fdio.h"
 
 #define SYMCACHE_MAX 512 /* binaries; oldest unused dropped beyond */
 
@@ -149,7 +150,7 @@ static bool crc_matches(int fd, uint32_t want)
 static bool try_debug_file(struct vm_symfile *f, const char *path,
 			   bool check_crc)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = vm_open_regular(path);
 	struct vm_elf_info dbg = { 0 };
 	bool ok = false;
 
@@ -235,14 +236,17 @@ void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
 int vm_symcache_get(const char *open_path, const char *path, const char *root,
 		    const struct vm_symfile **out, struct vm_error *err)
 {
-	_cleanup_close_ int fd = open(open_path, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int fd = vm_open_regular(open_path);
 	struct vm_symfile *f;
 	struct stat st;
 	void *nv;
 	int r;
 
+	if (fd == -EINVAL)
+		return vm_error_set(err, EINVAL, "%s is not a regular file",
+				    path ? path : open_path);
 	if (fd < 0)
-		return vm_error_errno(err, errno, "cannot open %s", open_path);
+		return vm_error_errno(err, -fd, "cannot open %s", open_path);
 	if (fstat(fd, &st))
 		return vm_error_errno(err, errno, "cannot stat %s", open_path);
 	if (!S_ISREG(st.st_mode))
