@@ -108,13 +108,24 @@ int vm_debuginfod_add_url(struct vm_debuginfod_options *o, const char *url,
 	return 0;
 }
 
-/* Aborts the transfer when the agent stops (libdebuginfod calls it often). */
-static int progress(debuginfod_client *c, long a, long b)
+/* DEBUGINFOD_MAXSIZE as a number: the most one download may bring. */
+static long max_bytes;
+/* The running lookup was cut for bringing more (one worker: no race). */
+static bool too_big;
+
+/*
+ * Aborts the transfer when the agent stops, or when it has brought more
+ * than max_bytes: libdebuginfod itself checks DEBUGINFOD_MAXSIZE only
+ * against a Content-Length, which a server may leave out (libdebuginfod
+ * calls this often, with the bytes received so far).
+ */
+static int progress(debuginfod_client *c, long got, long total)
 {
 	(void)c;
-	(void)a;
-	(void)b;
-	return atomic_load(&stopping) ? 1 : 0;
+	(void)total;
+	if (max_bytes > 0 && got > max_bytes)
+		too_big = true;
+	return atomic_load(&stopping) || too_big ? 1 : 0;
 }
 
 struct cached {
@@ -248,8 +259,15 @@ static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 	if (!c)
 		return VM_DEBUGINFOD_FAILED;
 	sym_set_progressfn(c, progress);
+	too_big = false;
 	fd = sym_find_debuginfo(c, x->id, x->len, &path);
 	sym_end(c);
+	if (too_big) {
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return VM_DEBUGINFOD_FAILED;
+	}
 	if (fd < 0)
 		return fd == -ENOENT ? VM_DEBUGINFOD_NOT_FOUND :
 				       VM_DEBUGINFOD_FAILED;
@@ -390,6 +408,7 @@ int vm_debuginfod_init(const struct vm_debuginfod_options *o,
 	    setenv("DEBUGINFOD_TIMEOUT", DEFAULT_TIMEOUT_S, 0) ||
 	    setenv("DEBUGINFOD_MAXSIZE", DEFAULT_MAXSIZE, 0))
 		return disable(vm_error_set(err, ENOMEM, "out of memory"), err);
+	max_bytes = strtol(getenv("DEBUGINFOD_MAXSIZE"), NULL, 10);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&done, &ca);

@@ -150,6 +150,39 @@ check "... the profile still comes (200, libc.so.6+0x frames), and its answer is
 diag "$T/healthz-liar.json"
 stop_agent
 
+# A server that answers without a Content-Length and sends 64 MiB: the
+# download stops at DEBUGINFOD_MAXSIZE (1 MiB here) all the same, and
+# nothing of it stays in the cache.
+cat >"$T/flood.py" <<'PY'
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        try:
+            for _ in range(64):
+                self.wfile.write(b"\0" * (1 << 20))
+        except OSError:
+            pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+flood=$(pg_free_port)
+python3 "$T/flood.py" "$flood" 2>/dev/null &
+at_exit "kill $!"
+for ((i = 0; i < 100; i++)); do
+	curl -s -o /dev/null --max-time 1 -r 0-0 "http://127.0.0.1:$flood/x" && break
+	sleep 0.05
+done
+start_agent flood DEBUGINFOD_MAXSIZE=1048576 --no-setup \
+	--debuginfod-url "http://127.0.0.1:$flood" --debuginfod-cache "$T/cache5"
+st=$(post_folded "$T/serve-flood.folded")
+curl -s "$AGENT_URL/healthz" >"$T/healthz-flood.json"
+kept=$(du -sb "$T/cache5" | cut -f1)
+check "a download without Content-Length stops at DEBUGINFOD_MAXSIZE: failed, the cache holds $kept bytes" \
+	bash -c "[ '$st' = 200 ] && [ '$kept' -lt 4194304 ] && python3 -c \"import json,sys; d=json.load(open('$T/healthz-flood.json'))['debuginfod']; sys.exit(not (d['lookups']['failed'] >= 1 and d['lookups']['found'] == 0))\""
+stop_agent
+
 # (b) The tools disk: an image with --debug-dir, mounted read-only.
 mkdir -p "$T/root/lib/modules/$(uname -r)" "$T/mnt"
 check "(b) vmtools-image build --debug-dir packs the .build-id tree" \
