@@ -56,6 +56,13 @@ struct proc_memo {
 	const struct vm_symfile **files; /* per mapping; NULL: not loaded */
 	bool *tried;
 	uint32_t *mapping_ids; /* per mapping: index + 1 in the output */
+	/*
+	 * The mappings' indexes by start address, for a binary search (a
+	 * process may have tens of thousands); NULL when some overlap (a
+	 * child's inherited mappings and its own), where the first one in
+	 * order that holds an address is the one, found by a scan.
+	 */
+	uint32_t *by_start;
 };
 
 static void hex_build_id(char *out, const uint8_t *id, size_t len)
@@ -86,15 +93,68 @@ static uint32_t add_mapping(struct vm_symbolized *y,
 	return y->n_mappings;
 }
 
-static const struct vm_mapping *find_mapping(const struct vm_process *p,
+static const struct vm_mapping *find_mapping(const struct proc_memo *pm,
 					     uint64_t addr, size_t *idx)
 {
+	const struct vm_process *p = pm->proc;
+	size_t lo = 0, hi = p->n_maps;
+
+	if (!pm->by_start) {
+		for (size_t i = 0; i < p->n_maps; i++)
+			if (addr >= p->maps[i].start && addr < p->maps[i].end) {
+				*idx = i;
+				return &p->maps[i];
+			}
+		return NULL;
+	}
+	/* The last mapping that starts at or below addr holds it, or none. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[pm->by_start[mid]].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= p->maps[pm->by_start[lo - 1]].end)
+		return NULL;
+	*idx = pm->by_start[lo - 1];
+	return &p->maps[*idx];
+}
+
+/* By start address; qsort_r's arg is the process. */
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+	const struct vm_process *p = arg;
+	const struct vm_mapping *x = &p->maps[*(const uint32_t *)a];
+	const struct vm_mapping *y = &p->maps[*(const uint32_t *)b];
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * pm->by_start for its process; left NULL when the mappings overlap, or
+ * there is no memory for it (the scan then).
+ */
+static void index_mappings(struct proc_memo *pm)
+{
+	const struct vm_process *p = pm->proc;
+	uint32_t *v;
+
+	if (p->n_maps < 2 || p->n_maps > UINT32_MAX)
+		return;
+	v = malloc(p->n_maps * sizeof(*v));
+	if (!v)
+		return;
 	for (size_t i = 0; i < p->n_maps; i++)
-		if (addr >= p->maps[i].start && addr < p->maps[i].end) {
-			*idx = i;
-			return &p->maps[i];
+		v[i] = (uint32_t)i;
+	qsort_r(v, p->n_maps, sizeof(*v), cmp_start, (void *)p);
+	for (size_t i = 1; i < p->n_maps; i++)
+		if (p->maps[v[i - 1]].end > p->maps[v[i]].start) {
+			free(v);
+			return;
 		}
-	return NULL;
+	pm->by_start = v;
 }
 
 /* FILE+0xADDR, FILE the base name of path: what names a frame no symbol does. */
@@ -147,7 +207,7 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 	f->addr = addr;
 	f->mapping = 0;
 	f->function = NULL;
-	if (!p || !(m = find_mapping(p, lookup, &i))) {
+	if (!p || !(m = find_mapping(pm, lookup, &i))) {
 		/* No file to say what it is, so no address to keep. */
 		f->function = vm_symbolized_intern(y, "[unknown]");
 		f->source = VM_NAME_ADDRESS;
@@ -231,6 +291,7 @@ static void free_memos(struct proc_memo *memos, size_t n)
 		free(memos[i].files);
 		free(memos[i].tried);
 		free(memos[i].mapping_ids);
+		free(memos[i].by_start);
 	}
 	free(memos);
 }
@@ -274,6 +335,7 @@ static int alloc_memos(const struct vm_samples *s, struct proc_memo *memos)
 		memos[i].mapping_ids = calloc(n, sizeof(uint32_t));
 		if (!memos[i].files || !memos[i].tried || !memos[i].mapping_ids)
 			return -ENOMEM;
+		index_mappings(&memos[i]);
 	}
 	return 0;
 }

@@ -5,8 +5,11 @@
 #     in .debug/): the debug file search opens it without blocking and
 #     passes over it, so the profile ends on time, /healthz answers within
 #     1 s meanwhile, and SIGTERM stops the agent within 2 s (it waited
-#     forever, holding the symbol cache every session needs).
-# The hostile process runs as the user nobody.
+#     forever, holding the symbol cache every session needs);
+#   - a process with 30,000 executable mappings, busy: a 5 s profile at
+#     999 Hz answers within 10 s of its start (it took 25 s when each
+#     frame's mapping was found by a scan), /healthz answering meanwhile.
+# The hostile processes run as the user nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -56,3 +59,48 @@ timeout 5 tail --pid="$AGENT_PID" -f /dev/null
 gone=$((($(date +%s%N) - start) / 1000000))
 check "SIGTERM stops the agent within 2 s ($gone ms)" test "$gone" -lt 2000
 kill "$HOSTILE" 2>/dev/null
+
+# 30,000 executable mappings of one page, then a busy loop.
+cat >"$H/maps.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, b"c27maps", 0, 0, 0)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+n = 0
+for _ in range(30000):  # PROT_READ | PROT_EXEC, MAP_PRIVATE, offset 0
+    n += libc.mmap(None, 4096, 5, 2, fd, 0) not in (None, ctypes.c_void_p(-1).value)
+open(sys.argv[2], "w").write(str(n))
+while True:
+    sum(range(1000))
+PY
+chmod a+r "$H/maps.py"
+mkdir -m 1777 "$H/run"
+runuser -u nobody -- python3 "$H/maps.py" "$H/hostile" "$H/run/maps.ready" 2>/dev/null &
+MAPS=$!
+at_exit "pkill -u nobody -x c27maps"
+for ((i = 0; i < 200; i++)); do
+	[ -s "$H/run/maps.ready" ] && break
+	sleep 0.05
+done
+n=$(pgrep -u nobody -x c27maps | head -1)
+n=$(wc -l <"/proc/$n/maps" 2>/dev/null)
+check "the hostile process has over 30,000 mappings ($n)" test "${n:-0}" -gt 30000
+start_agent maps --no-setup --comm c27maps
+start=$(date +%s%N)
+curl -s -X POST -H 'Content-Type: application/json' \
+	-d '{"sampling_frequency": 999, "timeout_seconds": 5, "format": "folded"}' \
+	-o "$T/maps.folded" -w '%{http_code}' --max-time 60 \
+	"$AGENT_URL/profile/cpu" >"$T/maps.code" &
+POST=$!
+sleep 5.5
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
+check "/healthz answers within 1 s while it is symbolized" test "$code" = 200
+wait "$POST"
+took=$((($(date +%s%N) - start) / 1000000))
+check "a 5 s profile at 999 Hz of it answers within 10 s of its start ($took ms), with its samples" \
+	bash -c "[ \"\$(cat '$T/maps.code')\" = 200 ] && [ $took -lt 10000 ] && grep -q '^c27maps' '$T/maps.folded'"
+stop_agent
+kill "$MAPS" 2>/dev/null
