@@ -98,5 +98,7 @@ int vm_history_add_pprof(struct vm_history *h,
 /* Largest file vm_history_add_pprof() reads, packed and unpacked. */
 #define VM_HISTORY_MAX_FILE (8u << 20)
 #define VM_HISTORY_MAX_UNPACKED (32u << 20)
+/* What reading one file may allocate, at most. */
+#define VM_HISTORY_MAX_DECODED (128u << 20)
 
 #endif

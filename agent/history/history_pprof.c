@@ -5,7 +5,9 @@
  *
  * The files are not trusted: another process may have put anything
  * there.  zlib inflates at most VM_HISTORY_MAX_UNPACKED bytes, protobuf-c
- * unpacks, and every index the profile holds (strings, mappings,
+ * unpacks with at most VM_HISTORY_MAX_DECODED bytes allocated (32 MiB of
+ * zeros, which a 31 KB gzip holds, made it allocate 1.9 GB), and every
+ * index the profile holds (strings, mappings,
  * locations, functions) is checked before it is followed; what does not
  * look like a profile this agent wrote is refused whole.  Fuzzed by
  * tests/fuzz/fuzz_history_pprof.c.
@@ -22,6 +24,30 @@
 #include "proto/profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;
+
+/* protobuf-c's allocations for one file, counted against a bound. */
+struct budget {
+	size_t left;
+	bool over;
+};
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+
+	if (size > b->left) {
+		b->over = true;
+		return NULL;
+	}
+	b->left -= size;
+	return malloc(size);
+}
+
+static void budget_free(void *data, void *p)
+{
+	(void)data;
+	free(p);
+}
 
 /* gzip (windowBits 15 + 16) inflated into a malloc'd buffer, bounded. */
 static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
@@ -262,6 +288,8 @@ int vm_history_add_pprof(struct vm_history *h,
 	uint8_t *raw = NULL;
 	size_t raw_len = len;
 	Profile *p;
+	struct budget bud = { VM_HISTORY_MAX_DECODED, false };
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &bud };
 	int r;
 
 	if (len > VM_HISTORY_MAX_FILE)
@@ -280,9 +308,14 @@ int vm_history_add_pprof(struct vm_history *h,
 				VM_HISTORY_MAX_UNPACKED);
 		data = raw;
 	}
-	p = perftools__profiles__profile__unpack(NULL, raw_len, data);
+	p = perftools__profiles__profile__unpack(&alloc, raw_len, data);
 	if (!p) {
 		free(raw);
+		if (bud.over)
+			return vm_error_set(
+				err, EFBIG,
+				"reading it would take more than %u bytes",
+				VM_HISTORY_MAX_DECODED);
 		return vm_error_set(err, EINVAL, "it is not a pprof profile");
 	}
 	vm_history_lock(h);
@@ -293,7 +326,7 @@ int vm_history_add_pprof(struct vm_history *h,
 	else
 		vm_history_abort(h);
 	vm_history_unlock(h);
-	perftools__profiles__profile__free_unpacked(p, NULL);
+	perftools__profiles__profile__free_unpacked(p, &alloc);
 	free(raw);
 	if (r == -ENOMEM)
 		return vm_error_set(err, ENOMEM, "out of memory");

@@ -628,6 +628,37 @@ static void test_dir(void **state)
 }
 
 /*
+ * A gzip bomb for protobuf-c: 16 million empty Sample messages (two bytes
+ * each, 32 MiB unpacked, a few KB gzipped) would have it allocate over a
+ * gigabyte of structs; refused once VM_HISTORY_MAX_DECODED is reached.
+ */
+static void test_decode_bound(void **state)
+{
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
+	size_t n = VM_HISTORY_MAX_UNPACKED - 16, gz_len;
+	uint8_t *raw = malloc(n);
+	void *gz;
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+
+	(void)state;
+	assert_non_null(raw);
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		raw[i] = 0x12; /* field 2 (sample), length-delimited */
+		raw[i + 1] = 0x00; /* empty */
+	}
+	assert_int_equal(vm_gzip(raw, n, &gz, &gz_len, &err), 0);
+	free(raw);
+	assert_true(gz_len < VM_HISTORY_MAX_FILE);
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(vm_history_add_pprof(h, &w, gz, gz_len, &err), -EFBIG);
+	assert_non_null(strstr(vm_error_str(&err), "would take more than"));
+	free(gz);
+	vm_history_free(h);
+}
+
+/*
  * A window dated after now (a guest that ran with its clock ahead wrote
  * it) neither deletes the others, on disk or in memory, nor makes new
  * windows look old: the age bound counts from now then.
@@ -697,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_pprof_roundtrip),
 		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_future_window),
+		cmocka_unit_test(test_decode_bound),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
