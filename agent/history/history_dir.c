@@ -202,7 +202,7 @@ static int read_file(int dir_fd, const char *name, void **data, size_t *len)
 }
 
 size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
-			   vm_history_log_fn *log)
+			   const atomic_bool *stop, vm_history_log_fn *log)
 {
 	struct entry *v;
 	size_t n, loaded = 0;
@@ -210,7 +210,7 @@ size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
 
 	if (list(d->fd, false, &v, &n) < 0)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !(stop && atomic_load(stop)); i++) {
 		struct vm_history_window w = { .start_ns = v[i].start_ns,
 					       .end_ns = v[i].end_ns };
 		struct vm_error err = { 0 };

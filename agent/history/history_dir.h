@@ -18,6 +18,7 @@
 #ifndef VMTOOLS_AGENT_HISTORY_DIR_H
 #define VMTOOLS_AGENT_HISTORY_DIR_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,13 +47,13 @@ void vm_history_dir_close(struct vm_history_dir *d);
 
 /*
  * Every window file into h, oldest first; files that cannot be read are
- * skipped and said through log (one line each).  Returns how many were
- * loaded.
+ * skipped and said through log (one line each).  Stops early once *stop
+ * is raised (stop may be NULL).  Returns how many were loaded.
  */
 typedef void vm_history_log_fn(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
-			   vm_history_log_fn *log);
+			   const atomic_bool *stop, vm_history_log_fn *log);
 
 /*
  * Write one window (gzipped pprof) as cpu-START-END.pb.gz, making room by

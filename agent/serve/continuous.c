@@ -36,6 +36,7 @@ struct vm_continuous {
 	pthread_mutex_t lock; /* stop, wake, the stats below */
 	pthread_cond_t wake;
 	bool stopping;
+	atomic_bool loading_stop; /* raised with stopping, read unlocked */
 	bool sampling;
 	uint64_t windows;
 	char last_error[256];
@@ -173,6 +174,34 @@ static int start_session(struct vm_continuous *c, struct vm_session **s)
 	return 0;
 }
 
+static void log_line(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	vm_log("%s", buf);
+}
+
+/*
+ * The windows --history-dir kept, read back by the continuous thread
+ * before it samples: the agent listens at once, and the history fills
+ * while it does (300 windows took 14 s when read before listening).
+ */
+static void load_storage(struct vm_continuous *c)
+{
+	size_t loaded;
+
+	if (!c->dir)
+		return;
+	loaded = vm_history_dir_load(c->dir, c->history, &c->loading_stop,
+				     log_line);
+	vm_log("history: %zu window(s) read back from %s", loaded,
+	       c->cfg.history_dir);
+}
+
 static void *continuous_thread(void *arg)
 {
 	struct vm_continuous *c = arg;
@@ -180,6 +209,7 @@ static void *continuous_thread(void *arg)
 	struct vm_session *s = NULL;
 	bool told = false;
 
+	load_storage(c);
 	for (;;) {
 		if (start_session(c, &s) == 0)
 			break;
@@ -213,20 +243,8 @@ static void *continuous_thread(void *arg)
 	return NULL;
 }
 
-static void log_line(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	vm_log("%s", buf);
-}
-
 static int open_storage(struct vm_continuous *c, struct vm_error *err)
 {
-	size_t loaded;
 	int r;
 
 	r = vm_history_new(&c->cfg.history, &c->history, err);
@@ -236,9 +254,6 @@ static int open_storage(struct vm_continuous *c, struct vm_error *err)
 				c->cfg.history.max_bytes, &c->dir, err);
 	if (r < 0)
 		return r;
-	loaded = vm_history_dir_load(c->dir, c->history, log_line);
-	vm_log("history: %zu window(s) read back from %s", loaded,
-	       c->cfg.history_dir);
 	return 0;
 }
 
@@ -284,6 +299,7 @@ void vm_continuous_stop(struct vm_continuous *c)
 		return;
 	pthread_mutex_lock(&c->lock);
 	c->stopping = true;
+	atomic_store(&c->loading_stop, true);
 	pthread_cond_broadcast(&c->wake);
 	pthread_mutex_unlock(&c->lock);
 	if (c->thread_started)

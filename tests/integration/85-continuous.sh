@@ -168,6 +168,16 @@ nfiles=$(ls "$HIST"/cpu-*.pb.gz | wc -l)
 check "--history-dir holds cpu-START-END.pb.gz files ($nfiles)" test "$nfiles" -ge 15
 start_agent again --no-setup --comm "$COMM" --continuous \
 	--continuous-frequency $FREQ --continuous-interval 2 --history-dir "$HIST"
+# read_back: the agent has said it read the directory back (it listens
+# first and reads after, in the background).
+read_back() {
+	for ((i = 0; i < 400; i++)); do
+		grep -q 'window(s) read back' "$AGENT_LOG" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+check "after a restart the windows are read back (in the background)" read_back
 curl -s "$AGENT_URL/profile/cpu/history" >"$T/idx2.json"
 check "after a restart the windows from before are listed" \
 	python3 -c "import json,sys; a=json.load(open('$T/idx.json'))['windows']; b=json.load(open('$T/idx2.json'))['windows'];
@@ -178,6 +188,30 @@ check "after a restart the windows from before are queryable: 200" test "$st" = 
 check "read back: the same samples and ratio as before the restart" \
 	bash -c "[ \"\$(go tool pprof -sample_index=samples -top '$T/old.pb' 2>/dev/null | sed -n 's/.*Total samples = \([0-9]*\).*/\1/p')\" -ge $(total "$T/all.pb") ]"
 check "read back: burn_hot_a:burn_hot_b 3:1" ratio_ok "$T/old.pb"
+stop_agent
+
+# 300 windows to read back: the agent listens first (reading them before
+# listening took 14 s in the issue's case), and reads them after.
+one=$(ls "$HIST"/cpu-*.pb.gz | head -n 1)
+python3 - "$HIST" "$one" <<'PY'
+import os, shutil, sys, time
+now = int(time.time()) - 3000
+for i in range(300):
+    s, e = now + 2 * i, now + 2 * i + 2
+    name = time.strftime("cpu-%Y%m%dT%H%M%SZ-", time.gmtime(s)) + time.strftime("%Y%m%dT%H%M%SZ.pb.gz", time.gmtime(e))
+    p = os.path.join(sys.argv[1], name)
+    if not os.path.exists(p):
+        shutil.copyfile(sys.argv[2], p)
+PY
+start_agent many --no-setup --comm "$COMM" --continuous \
+	--continuous-frequency $FREQ --continuous-interval 2 --history-dir "$HIST"
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
+check "with 300 windows to read back, /healthz answers at once ($code)" test "$code" = 200
+check "... it listened before it had read them back" \
+	bash -c "l=\$(grep -n 'listening on' '$AGENT_LOG' | head -n1 | cut -d: -f1);
+		r=\$(grep -n 'window(s) read back' '$AGENT_LOG' | head -n1 | cut -d: -f1);
+		[ -n \"\$l\" ] && { [ -z \"\$r\" ] || [ \"\$l\" -lt \"\$r\" ]; }"
+check "... and they are all read back in the end" read_back
 stop_agent
 
 # A tiny tmpfs as --history-dir: it fills, the oldest windows go.

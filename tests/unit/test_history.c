@@ -611,7 +611,7 @@ static void test_dir(void **state)
 	snprintf(path, sizeof(path), "%s/h/.tmp-x", dir);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
-	assert_int_equal(vm_history_dir_load(d, h, log_nothing), 3);
+	assert_int_equal(vm_history_dir_load(d, h, NULL, log_nothing), 3);
 	assert_int_equal(vm_history_get_index(h, &idx), 0);
 	assert_int_equal(idx.n, 3);
 	free(idx.v);
@@ -709,7 +709,7 @@ static void test_future_window(void **state)
 
 	/* In memory too, loaded in any order: all three kept. */
 	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
-	assert_int_equal(vm_history_dir_load(d, h, log_nothing), 3);
+	assert_int_equal(vm_history_dir_load(d, h, NULL, log_nothing), 3);
 	assert_int_equal(vm_history_get_index(h, &idx), 0);
 	assert_int_equal(idx.n, 3);
 	free(idx.v);
