@@ -113,6 +113,7 @@ struct vm_history {
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
+	unsigned merges; /* vm_history_merge() calls under way */
 };
 
 static int cmp_string(const void *a, const void *b)
@@ -759,12 +760,26 @@ struct merged {
 
 static void merged_free(struct merged *m)
 {
+	tdestroy(m->y.strings, free);
 	for (size_t i = 0; i < m->y.n_stacks; i++)
 		free(m->y.stacks[i].frames);
 	free(m->y.stacks);
 	free(m->y.mappings);
 	free(m->samples.v);
 	free(m->mapping_out);
+}
+
+/*
+ * String id1 of t copied into m (NULL for none, or when out of memory):
+ * the merged profile is encoded after the history's lock is let go, when
+ * a compaction may free t's strings.
+ */
+static const char *copy_of(struct merged *m, const struct tables *t,
+			   uint32_t id1)
+{
+	const char *s = string_of(t, id1);
+
+	return s ? vm_symbolized_intern(&m->y, s) : NULL;
 }
 
 static uint32_t out_mapping(struct vm_history *h, struct merged *m,
@@ -783,7 +798,7 @@ static uint32_t out_mapping(struct vm_history *h, struct merged *m,
 		.start = hm->start,
 		.end = hm->end,
 		.pgoff = hm->pgoff,
-		.file = string_of(&h->t, hm->file),
+		.file = copy_of(m, &h->t, hm->file) ?: "",
 		.kernel = hm->kernel,
 		.has_functions = hm->has_functions,
 	};
@@ -823,8 +838,11 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 		snprintf(v->comm, sizeof(v->comm), "%s",
 			 s->comm ? string_of(t, s->comm) : "");
 		st->sample = v;
-		st->backend_type = string_of(t, s->backend);
-		st->wait_event = string_of(t, s->wait_event);
+		st->backend_type = copy_of(m, t, s->backend);
+		st->wait_event = copy_of(m, t, s->wait_event);
+		if ((s->backend && !st->backend_type) ||
+		    (s->wait_event && !st->wait_event))
+			return -ENOMEM;
 		st->frames = calloc(s->n ? s->n : 1, sizeof(st->frames[0]));
 		if (!st->frames)
 			return -ENOMEM;
@@ -834,7 +852,9 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 
 			st->frames[f].addr = fr->addr;
 			st->frames[f].mapping = out_mapping(h, m, fr->mapping);
-			st->frames[f].function = string_of(t, fr->function);
+			st->frames[f].function = copy_of(m, t, fr->function);
+			if (fr->function && !st->frames[f].function)
+				return -ENOMEM;
 		}
 		k++;
 		m->samples.n = m->y.n_stacks = k;
@@ -869,6 +889,14 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 	int r;
 
 	vm_history_lock(h);
+	if (h->merges >= VM_HISTORY_MERGES_MAX) {
+		vm_history_unlock(h);
+		return vm_error_set(
+			err, EBUSY,
+			"%d merged answers are being built already; ask again when one is done",
+			VM_HISTORY_MERGES_MAX);
+	}
+	h->merges++;
 	counts = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*counts));
 	if (!counts) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
@@ -908,8 +936,15 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 	m.samples.time_nanos = span.start_ns;
 	m.samples.duration_nanos = span.end_ns - span.start_ns;
 	m.samples.lost_stacks = span.lost;
+	/*
+	 * Encoded without the lock: sealing, /healthz and other queries
+	 * wait for nothing while it runs; m owns all it points to.
+	 */
+	vm_history_unlock(h);
 	r = fn(&m.y, &span, ctx, err);
+	vm_history_lock(h);
 out:
+	h->merges--;
 	vm_history_unlock(h);
 	merged_free(&m);
 	free(counts);

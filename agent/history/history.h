@@ -73,10 +73,12 @@ void vm_history_usage(struct vm_history *h, uint64_t *bytes, uint64_t *dropped);
 
 /*
  * Called with the windows overlapping [from_ns, until_ns) merged into one
- * profile; y and what it points to are valid during the call only (the
- * history stays locked).  span says from when to when the merged windows
- * go.  Returns what fn returns, or -ENOENT (nothing stored there, with a
- * sentence), -ENOMEM.
+ * profile; y and what it points to are valid during the call only (they
+ * are the merge's own copy: fn runs without the history's lock, so
+ * sealing and other readers do not wait for it).  span says from when to
+ * when the merged windows go.  Returns what fn returns, or -ENOENT
+ * (nothing stored there, with a sentence), -EBUSY (VM_HISTORY_MERGES_MAX
+ * merges under way already), -ENOMEM.
  */
 typedef int vm_history_use_fn(const struct vm_symbolized *y,
 			      const struct vm_history_window *span, void *ctx,
@@ -98,6 +100,11 @@ int vm_history_add_pprof(struct vm_history *h,
 /* Largest file vm_history_add_pprof() reads, packed and unpacked. */
 #define VM_HISTORY_MAX_FILE (8u << 20)
 #define VM_HISTORY_MAX_UNPACKED (32u << 20)
+/*
+ * Merged answers built at once, at most: each takes memory in proportion
+ * to the history (8 folded merges of a 30 MB history took 1.49 GB).
+ */
+#define VM_HISTORY_MERGES_MAX 2
 /* What reading one file may allocate, at most. */
 #define VM_HISTORY_MAX_DECODED (128u << 20)
 

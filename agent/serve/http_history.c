@@ -180,6 +180,8 @@ enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
 			x, 404,
 			"%s; GET /profile/cpu/history lists what is kept",
 			vm_error_str(&err));
+	if (r == -EBUSY)
+		return vm_http_reply_error(x, 503, "%s", vm_error_str(&err));
 	if (r < 0)
 		return vm_http_reply_error(x, 500, "%s", vm_error_str(&err));
 	return vm_http_reply_data(x, 200, ctx.out.data, ctx.out.len,

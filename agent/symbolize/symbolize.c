@@ -30,9 +30,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-/* One copy of each file and function name in y; NULL on ENOMEM. */
-static const char *vm_symbolized_intern(struct vm_symbolized *y,
-					const char *str)
+const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
 	char **found, *copy;
 

@@ -79,6 +79,12 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 void vm_symbolized_free(struct vm_symbolized *y);
 
 /*
+ * One copy of str in y->strings, shared by every use (freed with y):
+ * the copy, or NULL when out of memory.
+ */
+const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
+
+/*
  * Warm the caches while a profile runs, so that symbolizing at its end is
  * quick: the kernel's symbols, and those of every file p maps.
  */

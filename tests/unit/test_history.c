@@ -627,6 +627,60 @@ static void test_dir(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* Merges inside a merge's callback: the lock is not held there. */
+struct nest {
+	struct vm_history *h;
+	int depth, busy_at;
+	char why[256];
+};
+
+static int nested(const struct vm_symbolized *y,
+		  const struct vm_history_window *span, void *ctx,
+		  struct vm_error *err)
+{
+	struct nest *n = ctx;
+	struct vm_error inner = { 0 };
+	uint64_t bytes, dropped;
+	int r;
+
+	(void)y, (void)span, (void)err;
+	vm_history_usage(n->h, &bytes, &dropped); /* takes the lock */
+	n->depth++;
+	r = vm_history_merge(n->h, 0, UINT64_MAX, nested, n, &inner);
+	if (r == -EBUSY && !n->busy_at) {
+		n->busy_at = n->depth;
+		snprintf(n->why, sizeof(n->why), "%s", vm_error_str(&inner));
+		return 0;
+	}
+	return r;
+}
+
+/*
+ * A merged answer is encoded without the history's lock (sealing and
+ * /healthz wait for nothing), and at most VM_HISTORY_MERGES_MAX are built
+ * at once: the next is -EBUSY, said.
+ */
+static void test_merge_unlocked(void **state)
+{
+	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_error err = { 0 };
+	struct nest n = { 0 };
+
+	(void)state;
+	assert_int_equal(vm_history_new(&cfg, &n.h, &err), 0);
+	assert_int_equal(add(n.h, 0, 10, 3, 2), 0);
+	assert_int_equal(vm_history_merge(n.h, 0, UINT64_MAX, nested, &n, &err),
+			 0);
+	assert_int_equal(n.busy_at, VM_HISTORY_MERGES_MAX);
+	assert_non_null(strstr(n.why, "ask again"));
+	/* all done: merging works again */
+	n = (struct nest){ .h = n.h };
+	assert_int_equal(vm_history_merge(n.h, 0, UINT64_MAX, nested, &n, &err),
+			 0);
+	assert_int_equal(n.busy_at, VM_HISTORY_MERGES_MAX);
+	vm_history_free(n.h);
+}
+
 /*
  * A gzip bomb for protobuf-c: 16 million empty Sample messages (two bytes
  * each, 32 MiB unpacked, a few KB gzipped) would have it allocate over a
@@ -729,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_future_window),
 		cmocka_unit_test(test_decode_bound),
+		cmocka_unit_test(test_merge_unlocked),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
