@@ -27,6 +27,54 @@ void vm_proc_files_free(struct vm_proc_files *f)
 	memset(f, 0, sizeof(*f));
 }
 
+#define FD_PREFIX "/proc/self/fd/"
+
+/* The descriptor of an open_path this file made, or -1. */
+static int fd_of(const char *open_path)
+{
+	char *end;
+	long fd;
+
+	if (!open_path || strncmp(open_path, FD_PREFIX, strlen(FD_PREFIX)))
+		return -1;
+	fd = strtol(open_path + strlen(FD_PREFIX), &end, 10);
+	return *end || fd < 0 || fd > INT32_MAX ? -1 : (int)fd;
+}
+
+void vm_proc_files_drop_unused(struct vm_proc_files *f, struct vm_samples *s)
+{
+	int max = -1;
+	size_t keep = 0;
+	bool *used;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (fd_of(f->v[i].open_path) > max)
+			max = fd_of(f->v[i].open_path);
+	used = calloc((size_t)max + 1, sizeof(*used));
+	if (!used)
+		return; /* kept: tried again at the next window */
+	for (size_t p = 0; p < s->n_procs; p++)
+		for (size_t m = 0; m < s->procs[p].n_maps; m++) {
+			int fd = fd_of(s->procs[p].maps[m].open_path);
+
+			if (fd >= 0 && fd <= max)
+				used[fd] = true;
+		}
+	for (size_t i = 0; i < f->n; i++) {
+		int fd = fd_of(f->v[i].open_path);
+
+		if (fd >= 0 && used[fd]) {
+			f->v[keep++] = f->v[i];
+			continue;
+		}
+		if (fd >= 0)
+			vm_samples_release_fd(s, fd);
+		free(f->v[i].open_path);
+	}
+	f->n = keep;
+	free(used);
+}
+
 int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
 			    uint64_t *ino)
 {
@@ -176,7 +224,7 @@ static const char *open_mapped(struct vm_samples *s,
 	f->open_path = NULL;
 	if (fd < 0)
 		return NULL;
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	snprintf(p, sizeof(p), FD_PREFIX "%d", fd);
 	if (vm_samples_hold_fd(s, fd))
 		return NULL;
 	f->open_path = strdup(p);

@@ -35,6 +35,13 @@ struct vm_proc_files {
 void vm_proc_files_free(struct vm_proc_files *f);
 
 /*
+ * Close the files no process of s maps any more (the processes that mapped
+ * them exited and were forgotten), so a long session holds descriptors
+ * for the living only; those that could not be opened are forgotten too.
+ */
+void vm_proc_files_drop_unused(struct vm_proc_files *f, struct vm_samples *s);
+
+/*
  * Capture pid into s: comm, title and executable mappings, replacing what
  * was captured before.  -ESRCH when the process is gone, -ENOENT when pid
  * is a thread rather than a process (nothing is recorded then).

@@ -114,6 +114,16 @@ int vm_samples_hold_fd(struct vm_samples *s, int fd)
 	return 0;
 }
 
+void vm_samples_release_fd(struct vm_samples *s, int fd)
+{
+	for (size_t i = 0; i < s->n_held_fds; i++)
+		if (s->held_fds[i] == fd) {
+			close(fd);
+			s->held_fds[i] = s->held_fds[--s->n_held_fds];
+			return;
+		}
+}
+
 void vm_samples_free(struct vm_samples *s)
 {
 	if (!s)

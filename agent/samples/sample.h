@@ -165,6 +165,8 @@ void vm_process_clear(struct vm_process *p);
 
 /* Keep fd open until vm_samples_free(); takes ownership.  -ENOMEM. */
 int vm_samples_hold_fd(struct vm_samples *s, int fd);
+/* Close fd, held by s, and forget it. */
+void vm_samples_release_fd(struct vm_samples *s, int fd);
 
 void vm_samples_free(struct vm_samples *s);
 

@@ -8,7 +8,10 @@
 #     forever, holding the symbol cache every session needs);
 #   - a process with 30,000 executable mappings, busy: a 5 s profile at
 #     999 Hz answers within 10 s of its start (it took 25 s when each
-#     frame's mapping was found by a scan), /healthz answering meanwhile.
+#     frame's mapping was found by a scan), /healthz answering meanwhile;
+#   - under --continuous, a process that maps 1,200 files and exits: the
+#     agent holds a descriptor for each while it lives and closes them
+#     once it has gone (they stayed open until the agent ran out).
 # The hostile processes run as the user nobody.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
@@ -104,3 +107,46 @@ check "a 5 s profile at 999 Hz of it answers within 10 s of its start ($took ms)
 	bash -c "[ \"\$(cat '$T/maps.code')\" = 200 ] && [ $took -lt 10000 ] && grep -q '^c27maps' '$T/maps.folded'"
 stop_agent
 kill "$MAPS" 2>/dev/null
+
+# 1,200 files mapped executable by a process that lives 3 s.
+mkdir -p "$H/many"
+for i in $(seq 1200); do printf 'x%.0s' $(seq 64) >"$H/many/f$i"; done
+chmod -R a+rX "$H/many"
+cat >"$H/many.py" <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, b"c27files", 0, 0, 0)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for i in range(1, 1201):
+    fd = os.open(os.path.join(sys.argv[1], "f%d" % i), os.O_RDONLY)
+    libc.mmap(None, 4096, 5, 2, fd, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
+    os.close(fd)
+end = time.time() + 3
+while time.time() < end:
+    sum(range(1000))
+PY
+chmod a+r "$H/many.py"
+start_agent files --no-setup --comm c27files --continuous --continuous-interval 1
+fds() { ls "/proc/$AGENT_PID/fd" | wc -l; }
+before=$(fds)
+runuser -u nobody -- python3 "$H/many.py" "$H/many" 2>/dev/null &
+MANY=$!
+peak=0
+for ((i = 0; i < 40; i++)); do
+	n=$(fds)
+	[ "$n" -gt "$peak" ] && peak=$n
+	sleep 0.1
+done
+wait "$MANY"
+sleep 4 # windows sealed after it exited
+after=$(fds)
+diag <<<"agent descriptors: $before before, $peak at most while it ran, $after after"
+check "while the process lives the agent holds its files ($peak descriptors, $before before)" \
+	test "$peak" -ge $((before + 1000))
+check "once it has gone they are closed ($after descriptors)" test "$after" -lt $((before + 50))
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -X POST -H 'Content-Type: application/json' \
+	-d '{"timeout_seconds": 1}' "$AGENT_URL/profile/cpu")
+check "and a profile is still taken (200)" test "$code" = 200
+stop_agent

@@ -1199,6 +1199,8 @@ static int window_processes(struct bpf_state *st, struct vm_samples *out)
 		keep++;
 	}
 	st->samples.n_procs = keep;
+	/* The files only forgotten processes mapped are closed now. */
+	vm_proc_files_drop_unused(&st->files, &st->samples);
 	return 0;
 }
 
