@@ -760,7 +760,7 @@ struct merged {
 
 static void merged_free(struct merged *m)
 {
-	tdestroy(m->y.strings, free);
+	vm_strpool_free(&m->y.strings);
 	for (size_t i = 0; i < m->y.n_stacks; i++)
 		free(m->y.stacks[i].frames);
 	free(m->y.stacks);

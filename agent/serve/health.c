@@ -23,6 +23,7 @@
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/symcache.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
 {
@@ -136,6 +137,39 @@ static struct json_object *debuginfod_json(void)
 	return o;
 }
 
+/* What the symbol cache holds, and the binaries it skipped (symcache.h). */
+static struct json_object *symbols_json(void)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *list = json_object_new_array();
+	struct vm_symcache_skip skip[4];
+	uint64_t entries, hits, misses, bytes, total;
+	size_t n;
+
+	vm_symcache_stats(&entries, &hits, &misses, &bytes);
+	vm_symcache_skipped(skip, 4, &n, &total);
+	json_object_object_add(o, "binaries",
+			       json_object_new_int64((int64_t)entries));
+	json_object_object_add(o, "bytes",
+			       json_object_new_int64((int64_t)bytes));
+	json_object_object_add(
+		o, "max_bytes",
+		json_object_new_int64((int64_t)VM_SYMCACHE_MAX_BYTES));
+	json_object_object_add(o, "skipped",
+			       json_object_new_int64((int64_t)total));
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *k = json_object_new_object();
+
+		json_object_object_add(k, "file",
+				       json_object_new_string(skip[i].file));
+		json_object_object_add(k, "reason",
+				       json_object_new_string(skip[i].reason));
+		json_object_array_add(list, k);
+	}
+	json_object_object_add(o, "last_skipped", list);
+	return o;
+}
+
 struct json_object *vm_health_json(const struct vm_health_config *cfg,
 				   bool *usable)
 {
@@ -192,5 +226,6 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
+	json_object_object_add(root, "symbols", symbols_json());
 	return root;
 }

@@ -11,6 +11,7 @@
 #include "agent/symbolize/elf.h"
 
 #include "agent/symbolize/ehframe.h"
+#include "common/array.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -37,24 +38,42 @@ static int libelf_ready(struct vm_error *err)
 	return 0;
 }
 
+static size_t limit_of(const struct vm_elf_info *info)
+{
+	return info->max_bytes ? info->max_bytes : VM_ELF_SYMBOLS_MAX_BYTES;
+}
+
+size_t vm_elf_info_bytes(const struct vm_elf_info *info)
+{
+	return info->cap_syms * sizeof(*info->syms) + info->names.bytes +
+	       info->n_segs * sizeof(*info->segs) +
+	       info->n_fn_starts * sizeof(*info->fn_starts);
+}
+
+/* -EFBIG when the symbols would take more than the file's bound. */
 static int add_symbol(struct vm_elf_info *info, uint64_t addr, uint64_t size,
 		      const char *name, bool from_debug_file)
 {
+	size_t limit = limit_of(info);
 	struct vm_elf_symbol *s;
+	const char *kept;
 
 	if (info->n_syms == info->cap_syms) {
-		size_t ncap = info->cap_syms ? info->cap_syms * 2 : 256;
-		void *nv = reallocarray(info->syms, ncap, sizeof(*info->syms));
+		/* vm_grow doubles (or starts at 16): count that first. */
+		size_t more = info->cap_syms ? info->cap_syms : 16;
 
-		if (!nv)
+		if (vm_elf_info_bytes(info) + more * sizeof(*s) > limit)
+			return -EFBIG;
+		if (vm_grow(info->syms, &info->cap_syms, info->n_syms + 1))
 			return -ENOMEM;
-		info->syms = nv;
-		info->cap_syms = ncap;
 	}
-	s = &info->syms[info->n_syms];
-	s->name = strdup(name);
-	if (!s->name)
+	kept = vm_strpool_intern(&info->names, name);
+	if (!kept)
 		return -ENOMEM;
+	if (vm_elf_info_bytes(info) > limit)
+		return -EFBIG;
+	s = &info->syms[info->n_syms];
+	s->name = kept;
 	s->addr = addr;
 	s->size = size;
 	s->from_debug_file = from_debug_file;
@@ -86,10 +105,8 @@ static void sort_symbols(struct vm_elf_info *info)
 		return;
 	qsort(info->syms, info->n_syms, sizeof(*info->syms), cmp_sym);
 	for (size_t i = 0; i < info->n_syms; i++) {
-		if (out > 0 && info->syms[out - 1].addr == info->syms[i].addr) {
-			free(info->syms[i].name);
+		if (out > 0 && info->syms[out - 1].addr == info->syms[i].addr)
 			continue;
-		}
 		info->syms[out++] = info->syms[i];
 	}
 	info->n_syms = out;
@@ -100,6 +117,7 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t n;
+	int r;
 
 	if (!data || sh->sh_entsize == 0)
 		return 0;
@@ -120,8 +138,9 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
 		name = elf_strptr(e, sh->sh_link, sym.st_name);
 		if (!name || !name[0])
 			continue;
-		if (add_symbol(info, sym.st_value, sym.st_size, name, false))
-			return -ENOMEM;
+		r = add_symbol(info, sym.st_value, sym.st_size, name, false);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -175,28 +194,38 @@ static void read_debuglink(Elf *e, Elf_Scn *scn, struct vm_elf_info *info)
 	info->debuglink_crc = crc;
 }
 
+/*
+ * The symbols of .gnu_debugdata, within what the file's bound leaves:
+ * -ENOMEM or -EFBIG; a section that is not valid xz or ELF costs its
+ * symbols only.
+ */
 static int read_debugdata(Elf_Scn *scn, struct vm_elf_info *info,
 			  const char *what)
 {
 	Elf_Data *data = elf_rawdata(scn, NULL);
 	struct vm_elf_info mini = { 0 };
+	size_t len, used = vm_elf_info_bytes(info), limit = limit_of(info);
+	size_t room = limit > used ? limit - used : 0;
 	void *buf = NULL;
-	size_t len;
 	int r;
 
 	if (!data || !data->d_buf || data->d_size == 0)
 		return 0;
-	if (vm_xz_decompress(data->d_buf, data->d_size, DEBUGDATA_MAX, &buf,
-			     &len, NULL))
-		return 0; /* a bad .gnu_debugdata costs its symbols only */
+	r = vm_xz_decompress(data->d_buf, data->d_size,
+			     room < DEBUGDATA_MAX ? room : DEBUGDATA_MAX, &buf,
+			     &len, NULL);
+	if (r)
+		return r == -EFBIG && room < DEBUGDATA_MAX ? -EFBIG : 0;
+	/* The decompressed file counts against the bound while it is read. */
+	mini.max_bytes = room > len ? room - len : 1;
 	r = vm_elf_read_mem(buf, len, &mini, what, NULL);
 	if (r == 0 && mini.n_syms) {
 		r = vm_elf_merge_symbols(info, &mini, false);
-		info->has_debugdata = true;
+		info->has_debugdata = r == 0;
 	}
 	vm_elf_info_free(&mini);
 	free(buf);
-	return r == -ENOMEM ? r : 0;
+	return r == -ENOMEM || r == -EFBIG ? r : 0;
 }
 
 /*
@@ -222,6 +251,15 @@ static int read_fn_starts(Elf *e, const GElf_Phdr *ph, struct vm_elf_info *info)
 	h.big_endian = ident[EI_DATA] == ELFDATA2MSB;
 	r = vm_ehframe_hdr_starts(&h, &info->fn_starts, &info->n_fn_starts);
 	return r == -ENOMEM ? r : 0;
+}
+
+static int too_big(const struct vm_elf_info *info, const char *what,
+		   struct vm_error *err)
+{
+	return vm_error_set(err, EFBIG,
+			    "the symbols of %s take more than %zu MiB, "
+			    "the most one file may have",
+			    what, limit_of(info) >> 20);
 }
 
 static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
@@ -250,6 +288,8 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 			    read_fn_starts(e, &ph, info))
 				return vm_error_set(err, ENOMEM,
 						    "out of memory");
+			if (vm_elf_info_bytes(info) > limit_of(info))
+				return too_big(info, what, err);
 			if (ph.p_type != PT_LOAD)
 				continue;
 			nv = reallocarray(info->segs, info->n_segs + 1,
@@ -285,6 +325,8 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 		} else if (name && !strcmp(name, ".gnu_debugdata") && !nested) {
 			r = read_debugdata(scn, info, what);
 		}
+		if (r == -EFBIG)
+			return too_big(info, what, err);
 		if (r)
 			return vm_error_set(err, ENOMEM, "out of memory");
 	}
@@ -330,10 +372,19 @@ int vm_elf_read_mem(const void *buf, size_t len, struct vm_elf_info *info,
 int vm_elf_merge_symbols(struct vm_elf_info *info,
 			 const struct vm_elf_info *other, bool from_debug_file)
 {
-	for (size_t i = 0; i < other->n_syms; i++)
-		if (add_symbol(info, other->syms[i].addr, other->syms[i].size,
-			       other->syms[i].name, from_debug_file))
-			return -ENOMEM;
+	size_t had = info->n_syms;
+
+	for (size_t i = 0; i < other->n_syms; i++) {
+		int r = add_symbol(info, other->syms[i].addr,
+				   other->syms[i].size, other->syms[i].name,
+				   from_debug_file);
+
+		if (r) {
+			/* Still sorted: only appended to.  Names stay pooled. */
+			info->n_syms = had;
+			return r;
+		}
+	}
 	sort_symbols(info);
 	return 0;
 }
@@ -385,8 +436,7 @@ void vm_elf_info_free(struct vm_elf_info *info)
 {
 	if (!info)
 		return;
-	for (size_t i = 0; i < info->n_syms; i++)
-		free(info->syms[i].name);
+	vm_strpool_free(&info->names);
 	free(info->syms);
 	free(info->segs);
 	free(info->fn_starts);

@@ -8,7 +8,10 @@
  *
  * Input is untrusted (any file a process maps): every size and index is
  * checked, and a malformed file yields an error or fewer symbols, never a
- * crash (tests/fuzz/fuzz_elf.c).
+ * crash (tests/fuzz/fuzz_elf.c).  What one file's symbols may take is
+ * bounded (max_bytes): each name is kept once however many symbols point
+ * at it, and a table that outgrows the bound is refused with EFBIG while
+ * it is read, before it has taken more.
  */
 #ifndef VMTOOLS_AGENT_ELF_H
 #define VMTOOLS_AGENT_ELF_H
@@ -19,11 +22,15 @@
 
 #include "agent/samples/sample.h"
 #include "common/error.h"
+#include "common/strpool.h"
+
+/* What one binary's symbols may take, unless max_bytes says otherwise. */
+#define VM_ELF_SYMBOLS_MAX_BYTES ((size_t)128 << 20)
 
 struct vm_elf_symbol {
 	uint64_t addr;
 	uint64_t size; /* 0 when the symbol table does not say */
-	char *name;
+	const char *name; /* in the info's pool */
 	bool from_debug_file; /* merged from a separate debug file */
 };
 
@@ -45,12 +52,19 @@ struct vm_elf_info {
 	struct vm_elf_symbol *syms; /* sorted by addr, one per addr */
 	size_t n_syms;
 	size_t cap_syms;
+	struct vm_strpool names; /* the symbols' names, each once */
+	/* Bound on vm_elf_info_bytes() while reading; 0: the default. */
+	size_t max_bytes;
 	/* Function starts from .eh_frame_hdr (ehframe.h), sorted. */
 	uint64_t *fn_starts;
 	size_t n_fn_starts;
 };
 
-/* Read the ELF file open on fd (it stays open; the caller closes it). */
+/*
+ * Read the ELF file open on fd (it stays open; the caller closes it).
+ * -EFBIG: its symbols would take more than info->max_bytes (what was read
+ * is kept; the caller drops it).
+ */
 int vm_elf_read_fd(int fd, struct vm_elf_info *info, const char *what,
 		   struct vm_error *err);
 
@@ -60,7 +74,9 @@ int vm_elf_read_mem(const void *buf, size_t len, struct vm_elf_info *info,
 
 /*
  * Add other's symbols to info, then re-sort; from_debug_file: other is a
- * separate debug file (not the file's own .gnu_debugdata).
+ * separate debug file (not the file's own .gnu_debugdata).  All or none:
+ * -EFBIG (over info->max_bytes) or -ENOMEM leave info's symbols as they
+ * were.
  */
 int vm_elf_merge_symbols(struct vm_elf_info *info,
 			 const struct vm_elf_info *other, bool from_debug_file);
@@ -79,6 +95,9 @@ bool vm_elf_function_start(const struct vm_elf_info *info, uint64_t addr,
 /* Link-time address of a file offset; false when no segment holds it. */
 bool vm_elf_offset_to_addr(const struct vm_elf_info *info, uint64_t offset,
 			   uint64_t *addr);
+
+/* The memory info holds: symbols, names, segments, function starts. */
+size_t vm_elf_info_bytes(const struct vm_elf_info *info);
 
 void vm_elf_info_free(struct vm_elf_info *info);
 

@@ -41,8 +41,14 @@ int vm_xz_decompress(const void *in, size_t in_len, size_t max_out, void **out,
 		if (strm.avail_out == 0) {
 			size_t used = cap;
 
-			if (cap >= max_out)
-				goto bad;
+			if (cap >= max_out) {
+				lzma_end(&strm);
+				free(buf);
+				return vm_error_set(
+					err, EFBIG,
+					".gnu_debugdata decompresses to more than %zu bytes",
+					max_out);
+			}
 			cap = cap * 2 > max_out ? max_out : cap * 2;
 			nb = realloc(buf, cap);
 			if (!nb)

@@ -14,7 +14,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +24,9 @@
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
-	char **found, *copy;
-
-	found = tfind(str, &y->strings, cmp_str);
-	if (found)
-		return *found;
-	copy = strdup(str);
-	if (!copy)
-		return NULL;
-	found = tsearch(copy, &y->strings, cmp_str);
-	if (!found || *found != copy) {
-		free(copy);
-		return found ? *found : NULL;
-	}
-	return copy;
+	return vm_strpool_intern(&y->strings, str);
 }
 
 /* Per process: what each of its mappings resolves to, filled lazily. */
@@ -597,7 +578,7 @@ void vm_symbolized_free(struct vm_symbolized *y)
 		free(y->stacks[i].frames);
 	free(y->stacks);
 	free(y->mappings);
-	tdestroy(y->strings, free);
+	vm_strpool_free(&y->strings);
 	memset(y, 0, sizeof(*y));
 }
 

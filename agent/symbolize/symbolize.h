@@ -22,6 +22,7 @@
 
 #include "agent/samples/sample.h"
 #include "common/error.h"
+#include "common/strpool.h"
 
 #define VM_KERNEL_MAPPING "[kernel.kallsyms]"
 
@@ -66,7 +67,7 @@ struct vm_symbolized {
 	size_t n_stacks;
 	uint64_t frames_total; /* for tests, logs and the pprof's comment */
 	uint64_t frames_by[VM_NAME_SOURCES]; /* per vm_name_source */
-	void *strings; /* tsearch tree of interned strings */
+	struct vm_strpool strings; /* every name, once */
 };
 
 /*

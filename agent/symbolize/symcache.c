@@ -29,9 +29,16 @@
 
 #include "agent/symbolize/debuginfod.h"
 #include "common/cleanup.h"
+#include "common/escape.h"
 #include "common/fdio.h"
 
 #define SYMCACHE_MAX 512 /* binaries; oldest unused dropped beyond */
+#define SKIPPED_KEPT 8 /* the last binaries skipped, for /healthz */
+
+struct skipped {
+	char file[256];
+	char reason[160];
+};
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vm_symfile **files;
@@ -39,6 +46,77 @@ static size_t n_files;
 static uint64_t run, hits, misses;
 static char debug_dir[PATH_MAX] = "/usr/lib/debug";
 static char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
+static size_t max_bytes = VM_SYMCACHE_MAX_BYTES,
+	      file_max_bytes = VM_ELF_SYMBOLS_MAX_BYTES;
+static struct skipped skipped[SKIPPED_KEPT];
+static uint64_t n_skipped;
+
+void vm_symcache_set_limits(size_t total, size_t per_file)
+{
+	pthread_mutex_lock(&lock);
+	max_bytes = total;
+	file_max_bytes = per_file;
+	pthread_mutex_unlock(&lock);
+}
+
+/* What every entry holds. */
+static size_t total_bytes(void)
+{
+	size_t sum = 0;
+
+	for (size_t i = 0; i < n_files; i++)
+		sum += vm_elf_info_bytes(&files[i]->info);
+	return sum;
+}
+
+static void note_skipped(const char *file, const char *reason)
+{
+	struct skipped *k = &skipped[n_skipped++ % SKIPPED_KEPT];
+
+	/* Any process names the file: valid UTF-8 for /healthz's JSON. */
+	vm_escape(k->file, sizeof(k->file), file, strlen(file), VM_ESCAPE_TEXT);
+	snprintf(k->reason, sizeof(k->reason), "%s", reason);
+}
+
+/*
+ * A file's symbols outgrew their bound (EFBIG): say which bound in the
+ * list /healthz shows.
+ */
+static void skip_symbols(const char *file, const struct vm_elf_info *info)
+{
+	char reason[160];
+
+	if (info->max_bytes < file_max_bytes)
+		snprintf(reason, sizeof(reason),
+			 "its symbols outgrow the %zu MiB the symbol cache "
+			 "has left of %zu MiB",
+			 info->max_bytes >> 20, max_bytes >> 20);
+	else
+		snprintf(reason, sizeof(reason),
+			 "its symbols take more than %zu MiB, the most one "
+			 "binary may have",
+			 file_max_bytes >> 20);
+	note_skipped(file, reason);
+}
+
+void vm_symcache_skipped(struct vm_symcache_skip *out, size_t max,
+			 size_t *n_out, uint64_t *total)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&lock);
+	*total = n_skipped;
+	/* Newest first. */
+	for (uint64_t i = n_skipped;
+	     i > 0 && n_skipped - i < SKIPPED_KEPT && n < max; i--, n++) {
+		const struct skipped *k = &skipped[(i - 1) % SKIPPED_KEPT];
+
+		snprintf(out[n].file, sizeof(out[n].file), "%s", k->file);
+		snprintf(out[n].reason, sizeof(out[n].reason), "%s", k->reason);
+	}
+	*n_out = n;
+	pthread_mutex_unlock(&lock);
+}
 
 void vm_symcache_lock(void)
 {
@@ -80,21 +158,26 @@ void vm_symcache_clear(void)
 	free(files);
 	files = NULL;
 	n_files = 0;
-	hits = misses = 0;
+	hits = misses = n_skipped = 0;
 	pthread_mutex_unlock(&lock);
 }
 
-void vm_symcache_stats(uint64_t *entries, uint64_t *h, uint64_t *m)
+void vm_symcache_stats(uint64_t *entries, uint64_t *h, uint64_t *m,
+		       uint64_t *bytes)
 {
 	pthread_mutex_lock(&lock);
 	*entries = n_files;
 	*h = hits;
 	*m = misses;
+	*bytes = total_bytes();
 	pthread_mutex_unlock(&lock);
 }
 
-/* Drop the least recently used entry not used in this run. */
-static void evict_one(void)
+/*
+ * Drop the least recently used entry not used in this run; false when
+ * every one is in use.
+ */
+static bool evict_one(void)
 {
 	size_t victim = n_files;
 
@@ -104,9 +187,26 @@ static void evict_one(void)
 		     files[i]->last_used < files[victim]->last_used))
 			victim = i;
 	if (victim == n_files)
-		return;
+		return false;
 	symfile_free(files[victim]);
 	files[victim] = files[--n_files];
+	return true;
+}
+
+/*
+ * What a new entry may take: one file's bound, less when the cache is
+ * near its own, after dropping entries this run has not used to make room.
+ */
+static size_t room_for_one(void)
+{
+	size_t used = total_bytes();
+
+	while (used + file_max_bytes > max_bytes && evict_one())
+		used = total_bytes();
+	if (used >= max_bytes)
+		return 1; /* nothing fits: reading stops at the first symbol */
+	return max_bytes - used < file_max_bytes ? max_bytes - used :
+						   file_max_bytes;
 }
 
 /* snprintf that says whether the whole path fitted. */
@@ -151,23 +251,29 @@ static bool try_debug_file(struct vm_symfile *f, const char *path,
 			   bool check_crc)
 {
 	_cleanup_close_ int fd = vm_open_regular(path);
-	struct vm_elf_info dbg = { 0 };
+	struct vm_elf_info dbg = { .max_bytes = f->info.max_bytes };
 	bool ok = false;
+	int r;
 
 	if (fd < 0)
 		return false;
 	if (check_crc && !crc_matches(fd, f->info.debuglink_crc))
 		return false;
-	if (vm_elf_read_fd(fd, &dbg, path, NULL) == 0 && dbg.n_syms &&
+	r = vm_elf_read_fd(fd, &dbg, path, NULL);
+	if (r == 0 && dbg.n_syms &&
 	    (!f->info.build_id_len || !dbg.build_id_len ||
 	     (dbg.build_id_len == f->info.build_id_len &&
 	      !memcmp(dbg.build_id, f->info.build_id, dbg.build_id_len)))) {
-		ok = vm_elf_merge_symbols(&f->info, &dbg, true) == 0;
+		r = vm_elf_merge_symbols(&f->info, &dbg, true);
+		ok = r == 0;
 		if (ok)
 			f->debug_path = strdup(path);
 	}
+	/* Too big: the binary keeps its own symbols, and the list says so. */
+	if (r == -EFBIG)
+		skip_symbols(path, &f->info);
 	vm_elf_info_free(&dbg);
-	return ok;
+	return ok || r == -EFBIG;
 }
 
 static void find_debug_file(struct vm_symfile *f, const char *path,
@@ -273,13 +379,22 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	f->size = st.st_size;
 	f->mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	f->last_used = run;
+	f->info.max_bytes = room_for_one();
 	r = vm_elf_read_fd(fd, &f->info, path ? path : open_path, err);
-	if (r < 0) {
+	if (r == -EFBIG) {
+		/* Kept without symbols, so it is not read again each profile. */
+		size_t limit = f->info.max_bytes;
+
+		skip_symbols(path ? path : open_path, &f->info);
+		vm_elf_info_free(&f->info);
+		f->info.max_bytes = limit;
+		f->skipped = true;
+	} else if (r < 0) {
 		symfile_free(f);
 		return r;
-	}
-	if (!f->info.has_symtab)
+	} else if (!f->info.has_symtab) {
 		find_debug_file(f, path, root ? root : "");
+	}
 	if (n_files >= SYMCACHE_MAX)
 		evict_one();
 	nv = reallocarray(files, n_files + 1, sizeof(*files));

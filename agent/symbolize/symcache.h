@@ -8,6 +8,12 @@
  *
  * One lock guards the cache; the symbolizer holds it for a whole run
  * (vm_symcache_lock), so entries stay valid meanwhile.
+ *
+ * Memory is bounded: one binary's symbols (with its debug file's) by
+ * VM_ELF_SYMBOLS_MAX_BYTES, all entries by VM_SYMCACHE_MAX_BYTES (entries
+ * no running profile uses are dropped to make room).  A binary over
+ * either bound is kept without symbols (its frames keep their addresses),
+ * and the last few such are listed for /healthz.
  */
 #ifndef VMTOOLS_AGENT_SYMCACHE_H
 #define VMTOOLS_AGENT_SYMCACHE_H
@@ -18,12 +24,22 @@
 #include "agent/symbolize/elf.h"
 #include "common/error.h"
 
+/* What every cached binary's symbols may take together. */
+#define VM_SYMCACHE_MAX_BYTES ((size_t)512 << 20)
+
 struct vm_symfile {
 	uint64_t dev, ino, size;
 	int64_t mtime_ns;
 	struct vm_elf_info info; /* binary + debug file symbols */
 	char *debug_path; /* the debug file used, or NULL */
 	uint64_t last_used; /* run counter, for eviction */
+	bool skipped; /* its symbols outgrew their bound: none kept */
+};
+
+/* A binary whose symbols were skipped, and why (one sentence). */
+struct vm_symcache_skip {
+	char file[256];
+	char reason[160];
 };
 
 void vm_symcache_lock(void);
@@ -44,8 +60,19 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
  */
 int vm_symcache_get_vdso(const struct vm_symfile **out);
 
-/* Entries and hits so far (for tests and /metrics). */
-void vm_symcache_stats(uint64_t *entries, uint64_t *hits, uint64_t *misses);
+/* Entries, hits so far and the bytes held (for tests and /healthz). */
+void vm_symcache_stats(uint64_t *entries, uint64_t *hits, uint64_t *misses,
+		       uint64_t *bytes);
+
+/*
+ * The binaries skipped most recently, newest first (at most max of them,
+ * *n_out written), and *total skipped since start.
+ */
+void vm_symcache_skipped(struct vm_symcache_skip *out, size_t max,
+			 size_t *n_out, uint64_t *total);
+
+/* Set the bounds (tests): all entries together, one binary. */
+void vm_symcache_set_limits(size_t total, size_t per_file);
 
 /* Drop everything (tests). */
 void vm_symcache_clear(void);

@@ -6,6 +6,12 @@
 #     passes over it, so the profile ends on time, /healthz answers within
 #     1 s meanwhile, and SIGTERM stops the agent within 2 s (it waited
 #     forever, holding the symbol cache every session needs);
+#   - two busy executables whose symbol tables name 250,000 functions
+#     with one 4 KiB string (a 6 MB file) and 1,000,000 in .gnu_debugdata
+#     (a 400 KB file): the agent keeps each name once, so profiling both
+#     leaves it under 200 MB resident at its peak (VmHWM; it took 1.9 GB
+#     when it copied the name per symbol), /healthz within 1 s meanwhile,
+#     and SIGTERM stops it within 2 s;
 #   - a process with 30,000 executable mappings, busy: a 5 s profile at
 #     999 Hz answers within 10 s of its start (it took 25 s when each
 #     frame's mapping was found by a scan), /healthz answering meanwhile;
@@ -62,6 +68,50 @@ timeout 5 tail --pid="$AGENT_PID" -f /dev/null
 gone=$((($(date +%s%N) - start) / 1000000))
 check "SIGTERM stops the agent within 2 s ($gone ms)" test "$gone" -lt 2000
 kill "$HOSTILE" 2>/dev/null
+
+# Symbol tables built to take memory, run as nobody.
+python3 "$SRC/tests/lib/hostile-elf.py" "$H/c27syms" --symbols 250000 --name-bytes 4096
+python3 "$SRC/tests/lib/hostile-elf.py" "$H/c27mini" --symbols 1000000 \
+	--name-bytes 4096 --debugdata
+chmod a+rx "$H/c27syms" "$H/c27mini"
+diag <<<"hostile executables: $(stat -c '%n %s bytes' "$H/c27syms" "$H/c27mini" | sed "s|$H/||" | paste -sd,)"
+SPIN=()
+for exe in c27syms c27mini; do
+	runuser -u nobody -- "$H/$exe" &
+	SPIN+=($!)
+	at_exit "pkill -u nobody -x $exe"
+done
+start_agent syms --no-setup --comm c27syms --comm c27mini
+curl -s -X POST -H 'Content-Type: application/json' \
+	-d '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}' \
+	-o "$T/syms.folded" -w '%{http_code}' --max-time 60 \
+	"$AGENT_URL/profile/cpu" >"$T/syms.code" &
+POST=$!
+sleep 2.2
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
+check "/healthz answers within 1 s while their symbols are read" test "$code" = 200
+wait "$POST"
+check "the profile of both answers 200, with the samples of each" \
+	bash -c "[ \"\$(cat '$T/syms.code')\" = 200 ] && grep -q '^c27syms' '$T/syms.folded' && grep -q '^c27mini' '$T/syms.folded'"
+check "their loops are named from the hostile tables (spin)" \
+	bash -c "grep '^c27syms' '$T/syms.folded' | grep -q spin && grep '^c27mini' '$T/syms.folded' | grep -q spin"
+hwm=$(awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$AGENT_PID/status")
+rss=$(awk '/^VmRSS/ {print int($2 / 1024)}' "/proc/$AGENT_PID/status")
+diag <<<"agent memory after profiling them: $rss MB resident, $hwm MB at the peak"
+check "the agent stayed under 200 MB resident at its peak ($hwm MB)" test "$hwm" -lt 200
+curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/syms.health"
+check "/healthz says what the symbol cache holds (binaries, bytes, its bound, none skipped)" \
+	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['symbols']; assert s['binaries'] >= 2 and 0 < s['bytes'] < 200 << 20 and s['max_bytes'] == 512 << 20 and s['skipped'] == 0 and s['last_skipped'] == [], s" "$T/syms.health"
+start=$(date +%s%N)
+kill -TERM "$AGENT_PID"
+timeout 5 tail --pid="$AGENT_PID" -f /dev/null
+gone=$((($(date +%s%N) - start) / 1000000))
+check "SIGTERM stops it within 2 s ($gone ms)" test "$gone" -lt 2000
+{
+	pkill -u nobody -x c27syms
+	pkill -u nobody -x c27mini
+	wait "${SPIN[@]}"
+} 2>/dev/null
 
 # 30,000 executable mappings of one page, then a busy loop.
 cat >"$H/maps.py" <<'PY'

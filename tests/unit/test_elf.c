@@ -6,12 +6,17 @@
  * xz is refused; the function starts of .eh_frame_hdr (ehframe.c): those
  * of this program are its functions' symbol addresses, and a table made
  * by hand is read with its encodings, unsorted entries and a count larger
- * than its bytes.  The symbolizer's use of it is in test_symbolize.c.
+ * than its bytes.  Hostile tables (tests/lib/hostile-elf.py): a million
+ * symbols named by one long string take their entries, not a copy of the
+ * name each, in .symtab and in .gnu_debugdata; a table over the bound is
+ * refused with EFBIG while it is read, and a merge over it changes
+ * nothing.  The symbolizer's use of it is in test_symbolize.c.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,7 @@
 
 #include "agent/symbolize/ehframe.h"
 #include "agent/symbolize/elf.h"
+#include "hostile_elf.h"
 
 /* A static function the compiler gives an FDE, as every function. */
 __attribute__((noinline)) static int vmtest_static_leaf(int x)
@@ -144,12 +150,87 @@ static void test_elf_errors(void **state)
 			 -EINVAL);
 }
 
+static void read_path(const char *path, struct vm_elf_info *info, int want,
+		      struct vm_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(vm_elf_read_fd(fd, info, path, err), want);
+	close(fd);
+}
+
+static void test_hostile_tables(void **state)
+{
+	char dir[] = "/tmp/test_elf.XXXXXX", *shared, *mini, *distinct;
+	struct vm_elf_info info = { 0 }, small = { 0 };
+	struct vm_error err = { 0 };
+	size_t held;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* 1,000,000 symbols x 4 KiB names: 4 GB copied one by one. */
+	shared = hostile_elf(dir, "shared",
+			     "--symbols 1000000 --name-bytes 4096");
+	read_path(shared, &info, 0, NULL);
+	assert_int_equal(info.n_syms, 1000001);
+	assert_int_equal(info.names.count, 2); /* "spin" and the long one */
+	assert_ptr_equal(info.syms[1].name, info.syms[999999].name);
+	held = vm_elf_info_bytes(&info);
+	print_message("1,000,000 symbols sharing a 4 KiB name: %zu MiB\n",
+		      held >> 20);
+	assert_true(held < (48u << 20));
+	vm_elf_info_free(&info);
+
+	/* The same in .gnu_debugdata, xz-compressed into a few hundred KB. */
+	mini = hostile_elf(dir, "mini",
+			   "--symbols 1000000 --name-bytes 4096 --debugdata");
+	read_path(mini, &info, 0, NULL);
+	assert_true(info.has_debugdata);
+	assert_int_equal(info.n_syms, 1000001);
+	assert_true(vm_elf_info_bytes(&info) < (48u << 20));
+
+	/* Over a bound of 8 MiB: refused as it is read, what it says. */
+	small.max_bytes = 8u << 20;
+	read_path(shared, &small, -EFBIG, &err);
+	assert_non_null(strstr(err.msg, "take more than 8 MiB"));
+	assert_true(vm_elf_info_bytes(&small) <= (8u << 20));
+	vm_elf_info_free(&small);
+	small.max_bytes = 8u << 20;
+	read_path(mini, &small, -EFBIG, NULL);
+	vm_elf_info_free(&small);
+
+	/* Distinct names count: 200,000 of 100 bytes pass 16 MiB. */
+	distinct = hostile_elf(dir, "distinct",
+			       "--symbols 200000 --name-bytes 100 --distinct");
+	small.max_bytes = 16u << 20;
+	read_path(distinct, &small, -EFBIG, NULL);
+	vm_elf_info_free(&small);
+
+	/* A merge over the bound leaves the symbols as they were. */
+	small.max_bytes = 24u << 20;
+	read_path("/proc/self/exe", &small, 0, NULL);
+	held = small.n_syms;
+	assert_int_equal(vm_elf_merge_symbols(&small, &info, true), -EFBIG);
+	assert_int_equal(small.n_syms, held);
+	for (size_t i = 1; i < small.n_syms; i++)
+		assert_true(small.syms[i - 1].addr < small.syms[i].addr);
+	vm_elf_info_free(&small);
+	vm_elf_info_free(&info);
+
+	hostile_elf_done(dir);
+	free(shared);
+	free(mini);
+	free(distinct);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_elf_errors),
 		cmocka_unit_test(test_function_starts_of_self),
 		cmocka_unit_test(test_ehframe_table),
+		cmocka_unit_test(test_hostile_tables),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,9 @@
  * (elf.c, symcache.c, symbolize.c) and encoded; the pprof is unpacked
  * again with protobuf-c and checked field by field against docs/profiler.md's
  * "The pprof we emit" (default_sample_type included); the folded text and
- * the gzip are checked too.
+ * the gzip are checked too.  The symbol cache's bounds: a binary whose
+ * symbols outgrow one binary's bound, or what the cache has left, is kept
+ * without symbols and listed with the reason.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -25,6 +27,7 @@
 #include "agent/samples/proc.h"
 #include "agent/symbolize/symbolize.h"
 #include "agent/symbolize/symcache.h"
+#include "hostile_elf.h"
 #include "proto/profile.pb-c.h"
 
 __attribute__((noinline)) int vmtest_outer_function(int x)
@@ -106,7 +109,7 @@ static void test_symbolize_and_cache(void **state)
 	struct vm_samples s;
 	struct vm_proc_files files;
 	struct vm_symbolized y;
-	uint64_t entries, hits, misses, hits2;
+	uint64_t entries, hits, misses, bytes, hits2;
 
 	(void)state;
 	vm_symcache_clear();
@@ -139,13 +142,13 @@ static void test_symbolize_and_cache(void **state)
 			    "[lost user stack]");
 	assert_null(y.stacks[2].proc);
 	vm_symbolized_free(&y);
-	vm_symcache_stats(&entries, &hits, &misses);
+	vm_symcache_stats(&entries, &hits, &misses, &bytes);
 	assert_true(entries >= 1);
 	assert_true(misses >= 1);
 
 	/* Again: every binary comes from the cache. */
 	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
-	vm_symcache_stats(&entries, &hits2, &misses);
+	vm_symcache_stats(&entries, &hits2, &misses, &bytes);
 	assert_true(hits2 > hits);
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
@@ -405,6 +408,75 @@ static void test_pprof_kinds(void **state)
 	vm_proc_files_free(&files);
 }
 
+static void test_symcache_bounds(void **state)
+{
+	char dir[] = "/tmp/test_symbolize.XXXXXX", *big, *small;
+	const struct vm_symfile *f, *again;
+	struct vm_symcache_skip skip[4];
+	uint64_t entries, hits, misses, bytes, total;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* 200,000 distinct 100-byte names: about 35 MiB of symbols. */
+	big = hostile_elf(dir, "big",
+			  "--symbols 200000 --name-bytes 100 --distinct");
+	small = hostile_elf(dir, "small", "--symbols 1000 --name-bytes 100");
+	vm_symcache_clear();
+
+	/* Over one binary's bound: kept without symbols, listed. */
+	vm_symcache_set_limits(64u << 20, 16u << 20);
+	vm_symcache_lock();
+	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_true(f->skipped);
+	assert_int_equal(f->info.n_syms, 0);
+	assert_int_equal(vm_symcache_get(big, big, "", &again, NULL), 0);
+	assert_ptr_equal(f, again); /* not read again */
+	vm_symcache_unlock();
+	vm_symcache_skipped(skip, 4, &n, &total);
+	assert_int_equal(total, 1);
+	assert_int_equal(n, 1);
+	assert_string_equal(skip[0].file, big);
+	assert_string_equal(skip[0].reason,
+			    "its symbols take more than 16 MiB, the most one "
+			    "binary may have");
+
+	/* Within it, but over what the cache has left. */
+	vm_symcache_clear();
+	vm_symcache_set_limits(20u << 20, 64u << 20);
+	vm_symcache_lock();
+	assert_int_equal(vm_symcache_get(small, small, "", &f, NULL), 0);
+	assert_false(f->skipped);
+	assert_int_equal(f->info.n_syms, 1001);
+	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_true(f->skipped);
+	vm_symcache_unlock();
+	vm_symcache_skipped(skip, 4, &n, &total);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(skip[0].reason, "the symbol cache has left"));
+
+	/* A later run drops the unused entry to make room. */
+	vm_symcache_clear();
+	vm_symcache_set_limits(48u << 20, 40u << 20);
+	vm_symcache_lock();
+	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_false(f->skipped);
+	vm_symcache_unlock();
+	vm_symcache_lock();
+	assert_int_equal(vm_symcache_get(small, small, "", &f, NULL), 0);
+	assert_false(f->skipped);
+	vm_symcache_unlock();
+	vm_symcache_stats(&entries, &hits, &misses, &bytes);
+	assert_int_equal(entries, 1); /* big was dropped for small */
+	assert_true(bytes <= (48u << 20));
+
+	vm_symcache_set_limits(VM_SYMCACHE_MAX_BYTES, VM_ELF_SYMBOLS_MAX_BYTES);
+	vm_symcache_clear();
+	hostile_elf_done(dir);
+	free(big);
+	free(small);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_folded_and_gzip),
 		cmocka_unit_test(test_pprof_kinds),
 		cmocka_unit_test(test_zero_is_no_frame),
+		cmocka_unit_test(test_symcache_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
