@@ -806,6 +806,7 @@ static void find_running(struct bpf_state *st)
 			vm_pre_blocked_scan(&st->pre, "/proc", st->running[i],
 					    pg ? &pp : NULL);
 	}
+	vm_pre_blocked_sort(&st->pre);
 	/* The program tells when each is first switched in. */
 	for (size_t i = 0; st->off && i < st->pre.n; i++) {
 		__u64 zero = 0;
@@ -944,10 +945,7 @@ static void complete_processes(struct bpf_state *st)
 static const struct vm_pre_blocked *pre_blocked(const struct bpf_state *st,
 						uint32_t tid)
 {
-	for (size_t i = 0; i < st->pre.n; i++)
-		if (st->pre.v[i].tid == tid)
-			return &st->pre.v[i];
-	return NULL;
+	return vm_pre_blocked_find(&st->pre, tid);
 }
 
 /*
@@ -1015,28 +1013,55 @@ static int add_woken_runner(struct bpf_state *st,
 			       pre->state, pre->wait_event, pre->query_id);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The threads of samples first.. (the off-CPU program's), sorted: whether
+ * each of tens of thousands of threads was seen is then a binary search.
+ */
+static uint32_t *seen_tids(const struct bpf_state *st, size_t first, size_t *n)
+{
+	uint32_t *v;
+
+	*n = st->samples.n - first;
+	v = malloc((*n ? *n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t j = 0; j < *n; j++)
+		v[j] = st->samples.v[first + j].tid;
+	qsort(v, *n, sizeof(*v), cmp_u32);
+	return v;
+}
+
 /*
  * Threads blocked since before the start that never ran: the program saw
  * no switch of theirs, so no stack but the one /proc gave at the start;
  * their wait event and query id are read now when none was read at the
- * start: the ones they had all along.  Samples from index first on are the off-CPU
- * program's.
+ * start: the ones they had all along.  Samples from index first on are the
+ * off-CPU program's.
  */
 static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 {
 	int fd = map_fd(st->off->obj, "pg_procs");
+	size_t n_seen;
+	_cleanup_free_ uint32_t *seen = seen_tids(st, first, &n_seen);
 
+	if (!seen)
+		return -ENOMEM;
 	for (size_t i = 0; i < st->n_threads; i++) {
 		const struct vm_thread_switches *t = &st->threads[i];
 		uint32_t wait_event = 0;
 		uint64_t query_id = 0;
 		struct pg_proc pp;
-		bool seen = false;
 		char task_state;
 
-		for (size_t j = first; j < st->samples.n && !seen; j++)
-			seen = st->samples.v[j].tid == t->tid;
-		if (seen)
+		if (n_seen &&
+		    bsearch(&t->tid, seen, n_seen, sizeof(*seen), cmp_u32))
 			continue;
 		if (!vm_bpf_slept_throughout("/proc", t, &task_state)) {
 			if (add_woken_runner(st, t, end_ns))

@@ -188,6 +188,35 @@ void vm_offcpu_join_free(struct vm_offcpu_join *j)
 	memset(j, 0, sizeof(*j));
 }
 
+/*
+ * The number after "NAME:" and blanks at the start of line, when line
+ * starts so: true and *v.
+ */
+static bool field_u64(const char *line, const char *name, uint64_t *v)
+{
+	size_t len = strlen(name);
+	unsigned long long x;
+	char *end;
+
+	if (strncmp(line, name, len) || line[len] != ':')
+		return false;
+	line += len + 1;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line < '0' || *line > '9')
+		return false;
+	errno = 0;
+	x = strtoull(line, &end, 10);
+	if (errno || (*end != '\n' && *end != '\0'))
+		return false;
+	*v = x;
+	return true;
+}
+
+/*
+ * Found by the lines' names, not scanned with sscanf: tens of thousands
+ * of threads are read as a profile ends, each status ~55 lines.
+ */
 int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
 {
 	const char *line = text;
@@ -196,14 +225,19 @@ int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
 
 	*switches = 0;
 	while (line && *line) {
-		unsigned long long v;
+		uint64_t v;
 
-		if (sscanf(line, "State: %c", state) == 1)
-			have_state = true;
-		else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) ==
-				 1 ||
-			 sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) ==
-				 1) {
+		if (!strncmp(line, "State:", 6)) {
+			const char *c = line + 6;
+
+			while (*c == ' ' || *c == '\t')
+				c++;
+			if (*c && *c != '\n') {
+				*state = *c;
+				have_state = true;
+			}
+		} else if (field_u64(line, "voluntary_ctxt_switches", &v) ||
+			   field_u64(line, "nonvoluntary_ctxt_switches", &v)) {
 			*switches += v;
 			have_switches++;
 		}

@@ -222,6 +222,29 @@ none:
 	set_kernel_ips(set, NULL, NULL, 0);
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct vm_pre_blocked *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void vm_pre_blocked_sort(struct vm_pre_blocked_set *set)
+{
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), cmp_tid);
+}
+
+const struct vm_pre_blocked *
+vm_pre_blocked_find(const struct vm_pre_blocked_set *set, uint32_t tid)
+{
+	const struct vm_pre_blocked key = { .tid = tid };
+
+	if (!set->n)
+		return NULL;
+	return bsearch(&key, set->v, set->n, sizeof(*set->v), cmp_tid);
+}
+
 void vm_pre_blocked_free(struct vm_pre_blocked_set *set)
 {
 	for (size_t i = 0; i < set->n; i++)

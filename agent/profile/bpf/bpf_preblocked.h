@@ -81,6 +81,17 @@ typedef int (*vm_kernel_addrs_fn)(const char *const *names, size_t n,
 void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
 			    vm_kernel_addrs_fn addrs_of);
 
+/*
+ * Sort set by thread id, once every process is scanned, for
+ * vm_pre_blocked_find: tens of thousands of threads are looked up at the
+ * end of a profile, so each must cost a binary search, not a scan.
+ */
+void vm_pre_blocked_sort(struct vm_pre_blocked_set *set);
+
+/* The thread tid of a sorted set, or NULL. */
+const struct vm_pre_blocked *
+vm_pre_blocked_find(const struct vm_pre_blocked_set *set, uint32_t tid);
+
 void vm_pre_blocked_free(struct vm_pre_blocked_set *set);
 
 #endif
