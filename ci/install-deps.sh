@@ -43,6 +43,7 @@ TEST_PKGS=(
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
 	debuginfod                      # a real debuginfod server (symbols test)
+	fuse2fs fuse3                   # a FUSE mount the tests freeze (57)
 	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for

@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agent/samples/guard.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
@@ -205,13 +206,16 @@ static const char *open_mapped(struct vm_samples *s,
 
 	snprintf(p, sizeof(p), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
 		 proc_root, pid, m->start, m->end);
-	/* Never a FIFO or a device put where the mapped file was. */
-	fd = vm_open_regular(p);
-	if (fd < 0) {
+	/*
+	 * Never a FIFO or a device put where the mapped file was, and never
+	 * a wait on a frozen mount (guard.h).
+	 */
+	fd = vm_guard_open_regular(p, m->dev, VM_GUARD_OPEN_MS);
+	if (fd < 0 && fd != -ETIMEDOUT && fd != -EAGAIN && fd != -ECANCELED) {
 		/* map_files needs CAP_SYS_ADMIN; the root link does not. */
 		snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid,
 			 m->path);
-		fd = vm_open_regular(p);
+		fd = vm_guard_open_regular(p, m->dev, VM_GUARD_OPEN_MS);
 	}
 	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
 		if (fd >= 0)
@@ -266,6 +270,7 @@ int vm_proc_capture(struct vm_samples *s, struct vm_proc_files *files,
 		r = vm_proc_parse_maps_line(line, &m, &dev, &ino);
 		if (r <= 0)
 			continue;
+		m.dev = ino ? makedev(dev >> 32, dev & 0xffffffffu) : 0;
 		m.open_path = (char *)open_mapped(s, files, proc_root, pid, &m,
 						  dev, ino);
 		if (vm_process_add_mapping(proc, &m))

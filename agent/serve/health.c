@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent/profile/bpf/bpf_pg.h"
+#include "agent/samples/guard.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
@@ -170,6 +171,21 @@ static struct json_object *symbols_json(void)
 	return o;
 }
 
+/* Reads of targets' files that did not finish in time (guard.h). */
+static struct json_object *target_files_json(void)
+{
+	struct json_object *o = json_object_new_object();
+	uint64_t timed_out;
+	unsigned stuck;
+
+	vm_guard_stats(&stuck, &timed_out);
+	json_object_object_add(o, "reads_hanging",
+			       json_object_new_int64((int64_t)stuck));
+	json_object_object_add(o, "reads_timed_out",
+			       json_object_new_int64((int64_t)timed_out));
+	return o;
+}
+
 struct json_object *vm_health_json(const struct vm_health_config *cfg,
 				   bool *usable)
 {
@@ -227,5 +243,6 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
 	json_object_object_add(root, "symbols", symbols_json());
+	json_object_object_add(root, "target_files", target_files_json());
 	return root;
 }

@@ -200,7 +200,7 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 		snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
 		if (m->path && m->path[0] == '/' &&
 		    vm_symcache_get(m->open_path ? m->open_path : m->path,
-				    m->path, p->exited ? "" : root, &sf,
+				    m->path, p->exited ? "" : root, m->dev, &sf,
 				    NULL) == 0)
 			pm->files[i] = sf;
 		else if (m->path && !strcmp(m->path, "[vdso]") &&
@@ -619,7 +619,7 @@ void vm_symbolize_prefetch_process(const struct vm_process *p)
 			continue;
 		vm_symcache_lock();
 		vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
-				root, &sf, NULL);
+				root, m->dev, &sf, NULL);
 		vm_symcache_unlock();
 	}
 }

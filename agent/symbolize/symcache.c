@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "agent/samples/guard.h"
 #include "agent/symbolize/debuginfod.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
@@ -79,18 +80,18 @@ static void note_skipped(const char *file, const char *reason)
 }
 
 /*
- * A file's symbols outgrew their bound (EFBIG): say which bound in the
- * list /healthz shows.
+ * A file's symbols outgrew their bound, limit (EFBIG): say which bound in
+ * the list /healthz shows.  With the lock held.
  */
-static void skip_symbols(const char *file, const struct vm_elf_info *info)
+static void skip_symbols(const char *file, size_t limit)
 {
 	char reason[160];
 
-	if (info->max_bytes < file_max_bytes)
+	if (limit < file_max_bytes)
 		snprintf(reason, sizeof(reason),
 			 "its symbols outgrow the %zu MiB the symbol cache "
 			 "has left of %zu MiB",
-			 info->max_bytes >> 20, max_bytes >> 20);
+			 limit >> 20, max_bytes >> 20);
 	else
 		snprintf(reason, sizeof(reason),
 			 "its symbols take more than %zu MiB, the most one "
@@ -246,9 +247,27 @@ static bool crc_matches(int fd, uint32_t want)
 	return (uint32_t)crc == want;
 }
 
+/*
+ * Reading one binary, as two guard jobs (agent/samples/guard.h): it is a
+ * file of the target's, on whatever mount it runs from.  The first opens
+ * and stats it (the cache is then searched), the second reads its
+ * symbols and its debug file's into f.  They touch nothing the lock
+ * guards: the directories are copied, a skipped file is only noted here.
+ */
+struct read_job {
+	struct vm_guard_job job;
+	int fd;
+	struct stat st;
+	struct vm_symfile *f; /* NULL: open and stat; else read into it */
+	struct vm_error err;
+	char skipped[PATH_MAX]; /* a debug file over the bound, or "" */
+	char debug_dir[PATH_MAX], tools_dir[PATH_MAX];
+	char *open_path, *path, *root;
+};
+
 /* Read the debug file at path into f if it is one for f's binary. */
 static bool try_debug_file(struct vm_symfile *f, const char *path,
-			   bool check_crc)
+			   bool check_crc, struct read_job *job)
 {
 	_cleanup_close_ int fd = vm_open_regular(path);
 	struct vm_elf_info dbg = { .max_bytes = f->info.max_bytes };
@@ -270,15 +289,18 @@ static bool try_debug_file(struct vm_symfile *f, const char *path,
 			f->debug_path = strdup(path);
 	}
 	/* Too big: the binary keeps its own symbols, and the list says so. */
-	if (r == -EFBIG)
-		skip_symbols(path, &f->info);
+	if (r == -EFBIG && job)
+		snprintf(job->skipped, sizeof(job->skipped), "%s", path);
+	else if (r == -EFBIG)
+		skip_symbols(path, f->info.max_bytes);
 	vm_elf_info_free(&dbg);
 	return ok || r == -EFBIG;
 }
 
 static void find_debug_file(struct vm_symfile *f, const char *path,
-			    const char *root)
+			    const char *root, struct read_job *job)
 {
+	const char *debug_dir = job->debug_dir, *tools_dir = job->tools_dir;
 	const char *roots[2] = { root, "" };
 	char p[PATH_MAX], hex[2 * VM_BUILD_ID_MAX + 1], dir[PATH_MAX];
 	char *slash;
@@ -297,7 +319,7 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 			if (path_fmt(p, sizeof(p),
 				     "%s%s/.build-id/%.2s/%s.debug", roots[r],
 				     debug_dir, hex, hex + 2) &&
-			    try_debug_file(f, p, false))
+			    try_debug_file(f, p, false, job))
 				return;
 		}
 		if (!f->info.debuglink || !slash)
@@ -305,21 +327,21 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 		if (path_fmt(p, sizeof(p), "%s%s/%s", roots[r], dir,
 			     f->info.debuglink) &&
 		    strcmp(p + strlen(roots[r]), path) &&
-		    try_debug_file(f, p, true))
+		    try_debug_file(f, p, true, job))
 			return;
 		if (path_fmt(p, sizeof(p), "%s%s/.debug/%s", roots[r], dir,
 			     f->info.debuglink) &&
-		    try_debug_file(f, p, true))
+		    try_debug_file(f, p, true, job))
 			return;
 		if (path_fmt(p, sizeof(p), "%s%s%s/%s", roots[r], debug_dir,
 			     dir, f->info.debuglink) &&
-		    try_debug_file(f, p, true))
+		    try_debug_file(f, p, true, job))
 			return;
 	}
 	if (tools_dir[0] && f->info.build_id_len >= 2 &&
 	    path_fmt(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 		     tools_dir, hex, hex + 2) &&
-	    try_debug_file(f, p, false))
+	    try_debug_file(f, p, false, job))
 		return;
 	/* Last: a server may have it; its answer arrives later. */
 	vm_debuginfod_request(f->info.build_id, f->info.build_id_len);
@@ -334,67 +356,172 @@ void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
 
 		if (!f->debug_path && f->info.build_id_len == len &&
 		    !memcmp(f->info.build_id, id, len))
-			try_debug_file(f, path, false);
+			try_debug_file(f, path, false, NULL);
 	}
 	pthread_mutex_unlock(&lock);
 }
 
-int vm_symcache_get(const char *open_path, const char *path, const char *root,
-		    const struct vm_symfile **out, struct vm_error *err)
+static int read_run(struct vm_guard_job *job)
 {
-	_cleanup_close_ int fd = vm_open_regular(open_path);
-	struct vm_symfile *f;
-	struct stat st;
-	void *nv;
+	struct read_job *j = vm_guard_owner(job, struct read_job);
+	const char *name = j->path ? j->path : j->open_path;
+	struct vm_symfile *f = j->f;
 	int r;
 
-	if (fd == -EINVAL)
-		return vm_error_set(err, EINVAL, "%s is not a regular file",
-				    path ? path : open_path);
-	if (fd < 0)
-		return vm_error_errno(err, -fd, "cannot open %s", open_path);
-	if (fstat(fd, &st))
-		return vm_error_errno(err, errno, "cannot stat %s", open_path);
-	if (!S_ISREG(st.st_mode))
-		return vm_error_set(err, EINVAL, "%s is not a regular file",
-				    path ? path : open_path);
-	for (size_t i = 0; i < n_files; i++) {
-		f = files[i];
-		if (f->dev == st.st_dev && f->ino == st.st_ino &&
-		    f->size == (uint64_t)st.st_size &&
-		    f->mtime_ns == st.st_mtim.tv_sec * 1000000000LL +
-					   st.st_mtim.tv_nsec) {
-			f->last_used = run;
-			hits++;
-			*out = f;
-			return 0;
-		}
+	if (!f) {
+		j->fd = vm_open_regular(j->open_path);
+		if (j->fd == -EINVAL)
+			return vm_error_set(&j->err, EINVAL,
+					    "%s is not a regular file", name);
+		if (j->fd < 0)
+			return vm_error_errno(&j->err, -j->fd, "cannot open %s",
+					      j->open_path);
+		if (fstat(j->fd, &j->st))
+			return vm_error_errno(&j->err, errno, "cannot stat %s",
+					      j->open_path);
+		__atomic_store_n(&job->dev, (uint64_t)j->st.st_dev,
+				 __ATOMIC_RELAXED);
+		return 0;
 	}
-	misses++;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return vm_error_set(err, ENOMEM, "out of memory");
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->size = st.st_size;
-	f->mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	f->last_used = run;
-	f->info.max_bytes = room_for_one();
-	r = vm_elf_read_fd(fd, &f->info, path ? path : open_path, err);
+	r = vm_elf_read_fd(j->fd, &f->info, name, &j->err);
 	if (r == -EFBIG) {
 		/* Kept without symbols, so it is not read again each profile. */
 		size_t limit = f->info.max_bytes;
 
-		skip_symbols(path ? path : open_path, &f->info);
+		snprintf(j->skipped, sizeof(j->skipped), "%s", name);
 		vm_elf_info_free(&f->info);
 		f->info.max_bytes = limit;
 		f->skipped = true;
-	} else if (r < 0) {
-		symfile_free(f);
-		return r;
-	} else if (!f->info.has_symtab) {
-		find_debug_file(f, path, root ? root : "");
+		return 0;
 	}
+	if (r < 0)
+		return r;
+	if (!f->info.has_symtab)
+		find_debug_file(f, j->path, j->root ? j->root : "", j);
+	return 0;
+}
+
+static void read_free(struct vm_guard_job *job)
+{
+	struct read_job *j = vm_guard_owner(job, struct read_job);
+
+	if (j->fd >= 0)
+		close(j->fd);
+	if (j->f)
+		symfile_free(j->f);
+	free(j->open_path);
+	free(j->path);
+	free(j->root);
+	free(j);
+}
+
+static struct read_job *read_job_new(const char *open_path, const char *path,
+				     const char *root)
+{
+	struct read_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->fd = -1;
+	j->job = (struct vm_guard_job){ .run = read_run, .free = read_free };
+	j->open_path = strdup(open_path);
+	j->path = path ? strdup(path) : NULL;
+	j->root = root ? strdup(root) : NULL;
+	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", debug_dir);
+	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", tools_dir);
+	if (!j->open_path || (path && !j->path) || (root && !j->root)) {
+		read_free(&j->job);
+		return NULL;
+	}
+	return j;
+}
+
+/*
+ * Run j: 0, or what the guard or the job said, in err.  On an error the
+ * job is freed, by the guard or here.
+ */
+static int read_step(struct read_job *j, unsigned timeout_ms,
+		     struct vm_error *err)
+{
+	const char *name = j->path ? j->path : j->open_path;
+	char what[256];
+	int r;
+
+	snprintf(what, sizeof(what), "%s", name);
+	r = vm_guard_run(&j->job, timeout_ms);
+	if (r == -ETIMEDOUT)
+		return vm_error_set(err, ETIMEDOUT,
+				    "reading %s did not finish within %u ms "
+				    "(a frozen mount?)",
+				    what, timeout_ms);
+	if (r < 0)
+		return vm_error_errno(err, -r, "cannot read %s", what);
+	r = j->job.result;
+	if (r < 0) {
+		if (err)
+			*err = j->err;
+		read_free(&j->job);
+	}
+	return r;
+}
+
+static struct vm_symfile *cached(const struct stat *st)
+{
+	for (size_t i = 0; i < n_files; i++) {
+		struct vm_symfile *f = files[i];
+
+		if (f->dev == st->st_dev && f->ino == st->st_ino &&
+		    f->size == (uint64_t)st->st_size &&
+		    f->mtime_ns == st->st_mtim.tv_sec * 1000000000LL +
+					   st->st_mtim.tv_nsec)
+			return f;
+	}
+	return NULL;
+}
+
+int vm_symcache_get(const char *open_path, const char *path, const char *root,
+		    uint64_t dev, const struct vm_symfile **out,
+		    struct vm_error *err)
+{
+	struct read_job *j = read_job_new(open_path, path, root);
+	struct vm_symfile *f;
+	void *nv;
+	int r;
+
+	if (!j)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	j->job.dev = dev;
+	r = read_step(j, VM_GUARD_OPEN_MS, err);
+	if (r < 0)
+		return r;
+	f = cached(&j->st);
+	if (f) {
+		f->last_used = run;
+		hits++;
+		*out = f;
+		read_free(&j->job);
+		return 0;
+	}
+	misses++;
+	f = j->f = calloc(1, sizeof(*f));
+	if (!f) {
+		read_free(&j->job);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	f->dev = j->st.st_dev;
+	f->ino = j->st.st_ino;
+	f->size = j->st.st_size;
+	f->mtime_ns =
+		j->st.st_mtim.tv_sec * 1000000000LL + j->st.st_mtim.tv_nsec;
+	f->last_used = run;
+	f->info.max_bytes = room_for_one();
+	r = read_step(j, VM_GUARD_READ_MS, err);
+	if (r < 0)
+		return r; /* f with it */
+	if (j->skipped[0])
+		skip_symbols(j->skipped, f->info.max_bytes);
+	j->f = NULL; /* the cache's now */
+	read_free(&j->job);
 	if (n_files >= SYMCACHE_MAX)
 		evict_one();
 	nv = reallocarray(files, n_files + 1, sizeof(*files));

@@ -48,11 +48,14 @@ void vm_symcache_unlock(void);
 /*
  * The entry for the file at open_path (as the agent opens it); root is
  * the process's root (e.g. /proc/PID/root, "" for ours) under which debug
- * files are searched, path the file's name inside that root.
+ * files are searched, path the file's name inside that root, dev its
+ * device when known (0: not).  Opened and read through the guard
+ * (agent/samples/guard.h): -ETIMEDOUT when that does not finish in time.
  * Call with the lock held.
  */
 int vm_symcache_get(const char *open_path, const char *path, const char *root,
-		    const struct vm_symfile **out, struct vm_error *err);
+		    uint64_t dev, const struct vm_symfile **out,
+		    struct vm_error *err);
 
 /*
  * The vDSO, which the kernel maps into every process: ours is the same

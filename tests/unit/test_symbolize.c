@@ -427,10 +427,10 @@ static void test_symcache_bounds(void **state)
 	/* Over one binary's bound: kept without symbols, listed. */
 	vm_symcache_set_limits(64u << 20, 16u << 20);
 	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
 	assert_true(f->skipped);
 	assert_int_equal(f->info.n_syms, 0);
-	assert_int_equal(vm_symcache_get(big, big, "", &again, NULL), 0);
+	assert_int_equal(vm_symcache_get(big, big, "", 0, &again, NULL), 0);
 	assert_ptr_equal(f, again); /* not read again */
 	vm_symcache_unlock();
 	vm_symcache_skipped(skip, 4, &n, &total);
@@ -445,10 +445,10 @@ static void test_symcache_bounds(void **state)
 	vm_symcache_clear();
 	vm_symcache_set_limits(20u << 20, 64u << 20);
 	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(small, small, "", &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(small, small, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
 	assert_int_equal(f->info.n_syms, 1001);
-	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
 	assert_true(f->skipped);
 	vm_symcache_unlock();
 	vm_symcache_skipped(skip, 4, &n, &total);
@@ -459,11 +459,11 @@ static void test_symcache_bounds(void **state)
 	vm_symcache_clear();
 	vm_symcache_set_limits(48u << 20, 40u << 20);
 	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(big, big, "", &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
 	vm_symcache_unlock();
 	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(small, small, "", &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(small, small, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
 	vm_symcache_unlock();
 	vm_symcache_stats(&entries, &hits, &misses, &bytes);

@@ -29,13 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "agent/samples/guard.h"
 #include "agent/samples/proc.h"
 #include "agent/symbolize/elf_objects.h"
 #include "agent/symbolize/pgrelease.h"
 #include "agent/symbolize/pgwait.h"
 #include "common/cleanup.h"
+#include "common/fdio.h"
 
 static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
 static char note[256];
@@ -69,51 +72,116 @@ unsigned vm_pg_parse_version(const char *text, size_t len)
 	return v;
 }
 
+/* The version in pid's working directory's PG_VERSION; 0 when none. */
 static unsigned read_major(const char *proc_root, uint32_t pid)
 {
 	char path[64], buf[16];
-	struct stat st;
-	ssize_t n;
-	_cleanup_close_ int fd = -1;
+	size_t n;
 
+	uint64_t dev;
+
+	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
+	dev = vm_guard_link_dev(path);
 	snprintf(path, sizeof(path), "%s/%u/cwd/PG_VERSION", proc_root, pid);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	/* Through the guard: the directory may be on a frozen mount. */
+	if (vm_guard_read_small(path, dev, buf, sizeof(buf), &n,
+				VM_GUARD_OPEN_MS))
 		return 0;
-	n = read(fd, buf, sizeof(buf));
-	return n > 0 ? vm_pg_parse_version(buf, (size_t)n) : 0;
+	return n > 0 ? vm_pg_parse_version(buf, n) : 0;
 }
 
-/* The executable's globals, from the cache when it is the same file. */
-static int read_globals(struct vm_pg_cache *c, int fd)
+/*
+ * Reading the executable, as a job (agent/samples/guard.h): it is on
+ * whatever mount the target runs from.  Given the cache's key, it reads
+ * the globals only when the file is another.
+ */
+struct exe_job {
+	struct vm_guard_job job;
+	unsigned major;
+	bool cached; /* in: the cache is valid; out: it is this file */
+	uint64_t dev, ino, mtime_ns;
+	uint64_t values[2];
+	unsigned minor;
+	struct vm_elf_objects objects;
+	char path[64];
+};
+
+static int exe_run(struct vm_guard_job *job)
 {
 	static const char *const names[] = { "my_wait_event_info",
 					     "MyBEEntry" };
-	uint64_t values[2];
+	struct exe_job *x = vm_guard_owner(job, struct exe_job);
+	_cleanup_close_ int fd = vm_open_regular(x->path);
 	struct stat st;
+	uint64_t mtime_ns;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0)
 		return -ENOENT;
-	if (c->valid && c->dev == st.st_dev && c->ino == st.st_ino &&
-	    c->mtime_ns == (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
-				   (uint64_t)st.st_mtim.tv_nsec)
+	__atomic_store_n(&job->dev, (uint64_t)st.st_dev, __ATOMIC_RELAXED);
+	mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+		   (uint64_t)st.st_mtim.tv_nsec;
+	if (x->cached && x->dev == st.st_dev && x->ino == st.st_ino &&
+	    x->mtime_ns == mtime_ns)
 		return 0;
-	c->valid = false;
-	if (!c->objects &&
-	    !(c->objects = malloc(sizeof(struct vm_elf_objects))))
-		return -ENOMEM;
-	if (vm_elf_objects_fd(fd, names, 2, values, c->objects) < 0 ||
-	    !values[0])
+	x->cached = false;
+	if (vm_elf_objects_fd(fd, names, 2, x->values, &x->objects) < 0 ||
+	    !x->values[0])
 		return -ENOENT;
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	c->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
-		      (uint64_t)st.st_mtim.tv_nsec;
-	c->wait_event_vaddr = values[0];
-	c->be_entry_vaddr = values[1];
-	c->release_major = 0;
-	c->valid = true;
+	x->dev = st.st_dev;
+	x->ino = st.st_ino;
+	x->mtime_ns = mtime_ns;
+	x->minor = vm_pg_release_of_fd(fd, x->major);
 	return 0;
+}
+
+static void exe_free(struct vm_guard_job *job)
+{
+	free(vm_guard_owner(job, struct exe_job));
+}
+
+/*
+ * The executable's globals and release into c, from the cache when it is
+ * the same file; dev the executable's device (from its mapping).
+ */
+static int read_exe(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
+		    unsigned major, uint64_t dev)
+{
+	struct exe_job *x = calloc(1, sizeof(*x));
+	int r;
+
+	if (!x || (!c->objects &&
+		   !(c->objects = malloc(sizeof(struct vm_elf_objects))))) {
+		free(x);
+		return -ENOMEM;
+	}
+	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
+	x->job = (struct vm_guard_job){ .run = exe_run,
+					.free = exe_free,
+					.dev = dev };
+	x->major = major;
+	x->cached = c->valid && c->release_major == major;
+	x->dev = c->dev;
+	x->ino = c->ino;
+	x->mtime_ns = c->mtime_ns;
+	r = vm_guard_run(&x->job, VM_GUARD_READ_MS);
+	if (r < 0)
+		return r; /* the guard frees it */
+	r = x->job.result;
+	if (r == 0 && !x->cached) {
+		memcpy(c->objects, &x->objects, sizeof(x->objects));
+		c->dev = x->dev;
+		c->ino = x->ino;
+		c->mtime_ns = x->mtime_ns;
+		c->wait_event_vaddr = x->values[0];
+		c->be_entry_vaddr = x->values[1];
+		c->release_major = major;
+		c->release_minor = x->minor;
+		c->valid = true;
+	} else if (r < 0) {
+		c->valid = false;
+	}
+	free(x);
+	return r;
 }
 
 /* The path of pid's executable into exe; false when unknown. */
@@ -145,22 +213,25 @@ static const struct vm_mapping *exe_mapping(const char *proc_root,
 	return NULL;
 }
 
-/* The same from /proc/PID/maps, for a process not captured yet. */
+/*
+ * The same from /proc/PID/maps, for a process not captured yet, and the
+ * file's device as maps gives it (major << 32 | minor).
+ */
 static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
-			       struct vm_mapping *m)
+			       struct vm_mapping *m, uint64_t *dev)
 {
 	char exe[4096], path[64], *line = NULL;
 	_cleanup_fclose_ FILE *f = NULL;
 	bool found = false;
 	size_t cap = 0;
-	uint64_t dev, ino;
+	uint64_t ino;
 
 	if (!exe_path(proc_root, pid, exe, sizeof(exe)))
 		return false;
 	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
 	f = fopen(path, "re");
 	while (f && !found && getline(&line, &cap, f) > 0)
-		found = vm_proc_parse_maps_line(line, m, &dev, &ino) == 1 &&
+		found = vm_proc_parse_maps_line(line, m, dev, &ino) == 1 &&
 			m->path && !strcmp(m->path, exe);
 	free(line); /* m->path points into it: not used past here */
 	return found;
@@ -171,12 +242,10 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
  * *major its version, *minor its minor release.
  */
 static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
-		  uint64_t start, uint64_t pgoff, struct pg_proc *out,
-		  unsigned *major, unsigned *minor)
+		  uint64_t start, uint64_t pgoff, uint64_t dev,
+		  struct pg_proc *out, unsigned *major, unsigned *minor)
 {
 	const struct vm_pg_layout *l;
-	_cleanup_close_ int fd = -1;
-	char path[64];
 	uint64_t addr;
 	int r;
 
@@ -184,17 +253,9 @@ static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
 	*major = read_major(proc_root, pid);
 	if (!*major)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -ENOENT;
-	r = read_globals(c, fd);
+	r = read_exe(c, proc_root, pid, *major, dev);
 	if (r < 0)
-		return r;
-	if (c->release_major != *major) {
-		c->release_minor = vm_pg_release_of_fd(fd, *major);
-		c->release_major = *major;
-	}
+		return r == -ENOMEM ? r : -ENOENT;
 	*minor = c->release_minor;
 	l = vm_pg_layout(*major);
 	if (!l) {
@@ -223,8 +284,8 @@ int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
 
 	if (!m)
 		return -ENOENT;
-	r = locate(c, proc_root, p->pid, m->start, m->pgoff, out, &major,
-		   &minor);
+	r = locate(c, proc_root, p->pid, m->start, m->pgoff, m->dev, out,
+		   &major, &minor);
 	if (r == 0) {
 		p->pg_major = major;
 		p->pg_minor = minor;
@@ -237,10 +298,13 @@ int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
 {
 	struct vm_mapping m;
 	unsigned major, minor;
+	uint64_t dev;
 
-	if (!exe_mapping_of_pid(proc_root, pid, &m))
+	if (!exe_mapping_of_pid(proc_root, pid, &m, &dev))
 		return -ENOENT;
-	return locate(c, proc_root, pid, m.start, m.pgoff, out, &major, &minor);
+	return locate(c, proc_root, pid, m.start, m.pgoff,
+		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
+		      &minor);
 }
 
 void vm_pg_cache_free(struct vm_pg_cache *c)
