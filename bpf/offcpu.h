@@ -14,7 +14,7 @@
  * thread's last record.  The ring buffer keeps the order in which records
  * were reserved, and a thread is switched in only after its switch out
  * has finished, so a block always comes after the record it is counted
- * with.  User space keeps each thread's last record (bpf_offcpu.c), drops
+ * with.  User space keeps each thread's last record (bpf_blocks.c), drops
  * blocks shorter than min_block_us, and counts identical records.  The
  * threads still switched out when the profile ends are those of `blocked`
  * with a time: user space counts them until the end.

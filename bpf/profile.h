@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * profile.h - structures shared by the BPF CPU profiler (profile.bpf.c) and
- * its user-space driver (agent/profile/bpf/bpf_backend.c).
+ * its user-space driver (agent/profile/bpf/bpf_cpu.c).
  *
  * The program sends each sample with its stacks to user space
  * (bpf/stacks.h: struct stack_record on the `stack_records` ring buffer),

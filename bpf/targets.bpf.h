@@ -5,7 +5,7 @@
  * following, the announcements of processes to user space, the per-CPU
  * counters, and the raw tracepoints that keep them (fork, exit, exec).
  * Each program's object includes it once and gets its own copy of the
- * maps; user space fills them the same way for both (bpf_backend.c).
+ * maps; user space fills them the same way for both (bpf_core.c).
  *
  * Targets are selected in the kernel: a process is a target when its
  * command name is in `target_comms` or its thread group id is in

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_offcpu.c - unit tests of agent/profile/bpf/bpf_offcpu.c: blocks
+ * test_offcpu.c - unit tests of agent/profile/bpf/bpf_blocks.c: blocks
  * counted with the last record their thread sent (weights, min_block, a
  * new record, blocks of a thread whose record was dropped or never came,
  * malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_blocks.h"
 #include "agent/profile/bpf/bpf_read.h"
 
 /* A record of task with frames frames from base; its size. */

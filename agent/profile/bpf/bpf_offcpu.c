@@ -1,402 +1,247 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_offcpu.c - the off-CPU profile's blocks counted with the records
- * its program sends (bpf/offcpu.h), those still going at the end from
- * `blocked`, and the threads blocked since before the profile found from
- * /proc (bpf_offcpu.h).
- *
- * Each thread's last record is kept, its frames only, in one buffer per
- * thread reused by its next record: a block costs a tree search by task
- * pointer, not an allocation.
+ * bpf_offcpu.c - the user side of the off-CPU profiler, bpf/offcpu.bpf.c
+ * (bpf_int.h): its skeleton opened, its records joined into blocks
+ * (bpf_blocks.c) as the reader thread drains them, and at the end the
+ * blocks no switch showed: those still going, the threads that slept
+ * throughout, those woken and running since, those blocked before the
+ * programs attached (bpf_preblocked.c).  Each of tens of thousands of
+ * threads costs a binary search and one read of /proc at the end.
  */
-#include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_int.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <search.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
-#include "agent/profile/bpf/bpf_read.h"
-#include "agent/samples/proc.h"
-#include "common/array.h"
+#include "agent/symbolize/symbolize.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 
-/* A thread's last record (len 0: none kept). */
-struct vm_offcpu_thread {
-	uint64_t task;
-	size_t len, cap; /* bytes of rec, the stack_record's frames only */
-	struct stack_record *rec;
-};
-
-static int thread_cmp(const void *a, const void *b)
+/*
+ * The off-CPU profiler's skeleton opened, not loaded, and the join of its
+ * blocks set up: blocks come at the rate threads switch, not at the
+ * sampling frequency, which an off-CPU profile does not use, so its maps
+ * are never sized for less than the default frequency (n_online CPUs).
+ */
+int vm_bpf_offcpu_open(struct bpf_state *st,
+		       const struct vm_profile_request *req, size_t n_online,
+		       struct vm_bpf_sizes *sz, struct vm_error *err)
 {
-	const struct vm_offcpu_thread *x = a, *y = b;
-
-	return x->task < y->task ? -1 : x->task > y->task;
+	if (req->frequency < VM_FREQUENCY_DEFAULT)
+		vm_bpf_map_sizes(VM_FREQUENCY_DEFAULT, n_online, req->seconds,
+				 req->n_pids > 0, sz);
+	st->off = offcpu_bpf__open();
+	if (!st->off)
+		return vm_error_errno(
+			err, errno,
+			"cannot open the BPF off-CPU profiler object");
+	SET_FILTER(st->off, req);
+	vm_bpf_add_object(st, st->off->obj, sz);
+	/* A wall-clock profile counts every block: the time adds up. */
+	vm_offcpu_join_init(&st->join, &st->sinks[st->n_objs - 1].counts,
+			    req->kind == VM_KIND_OFFCPU ?
+				    (uint64_t)req->min_block_us * 1000 :
+				    0,
+			    sz->blocked);
+	vm_bpf_set_size(st->off->obj, "stack_records", sz->blocks_ring);
+	vm_bpf_set_size(st->off->obj, "blocked", sz->blocked);
+	return 0;
 }
 
-void vm_offcpu_join_init(struct vm_offcpu_join *j, struct vm_stack_counts *c,
-			 uint64_t min_ns, size_t max_threads)
+/* An off-CPU block's start or end: joined, then counted. */
+int vm_bpf_offcpu_on_record(void *ctx, void *data, size_t size)
 {
-	memset(j, 0, sizeof(*j));
-	j->counts = c;
-	j->min_ns = min_ns;
-	j->max = max_threads;
+	struct bpf_state *st = ctx;
+
+	vm_offcpu_join_add(&st->join, data, size);
+	return 0;
 }
 
-static struct vm_offcpu_thread *thread_find(struct vm_offcpu_join *j,
-					    uint64_t task)
+/* The thread tid of those blocked before the programs attached, or NULL. */
+static const struct vm_pre_blocked *pre_blocked(const struct bpf_state *st,
+						uint32_t tid)
 {
-	struct vm_offcpu_thread key = { .task = task }, **found;
-
-	found = tfind(&key, &j->tree, thread_cmp);
-	return found ? *found : NULL;
+	return vm_pre_blocked_find(&st->pre, tid);
 }
 
-static int dropped(struct vm_offcpu_join *j, int err)
+/*
+ * A block that began before the profile, worth value ns: on the stack
+ * /proc gave as the profile started when there is one (a user pc and the
+ * kernel stack), else none; its state, wait event and query id from
+ * then when known, else state (the letter), wait_event and query_id.
+ */
+static int add_early_block(struct bpf_state *st, uint32_t pid, uint32_t tid,
+			   uint64_t value, char state, uint32_t wait_event,
+			   uint64_t query_id)
 {
-	j->counts->records++;
-	j->counts->dropped++;
-	return err;
+	const struct vm_pre_blocked *pre = pre_blocked(st, tid);
+	const struct vm_process *p = vm_samples_find_process(&st->samples, pid);
+	struct vm_sample *x;
+
+	if (vm_samples_add(&st->samples, pid, tid, p ? p->comm : NULL, 1,
+			   pre && pre->user_pc ? &pre->user_pc : NULL,
+			   pre && pre->user_pc ? 1 : 0,
+			   pre ? pre->kernel_ips : NULL,
+			   pre ? pre->n_kernel : 0))
+		return -ENOMEM;
+	x = &st->samples.v[st->samples.n - 1];
+	if (pre) {
+		state = pre->state;
+		/* Read as the profile started; else now (the same, asleep). */
+		if (pre->wait_event)
+			wait_event = pre->wait_event;
+		if (pre->query_id)
+			query_id = pre->query_id;
+	}
+	x->state = VM_STATE_BLOCKED;
+	x->sched_state = state == 'D' ? VM_SCHED_UNINTERRUPTIBLE :
+					VM_SCHED_SLEEPING;
+	x->value = value;
+	x->wait_event = wait_event;
+	x->query_id = query_id;
+	x->before_start = 1;
+	return 0;
 }
 
-/* A block of task from start_ns to end_ns, counted if long enough. */
-static int add_block(struct vm_offcpu_join *j, uint64_t task, uint64_t start_ns,
-		     uint64_t end_ns)
+/*
+ * A thread blocked as the profile started (st->pre) that has not been
+ * switched out since, and runs now: woken during the profile, it has run
+ * without a break, so the program saw only its switch in, a task pointer
+ * it cannot tie to the thread.  Its block ended when it began to run:
+ * now less the CPU time it has used since the start (schedstat, to the
+ * last tick; all of the profile when it has not run yet).
+ */
+static int add_woken_runner(struct bpf_state *st,
+			    const struct vm_thread_switches *t, uint64_t end_ns)
 {
-	struct vm_offcpu_thread *t = thread_find(j, task);
+	const struct vm_pre_blocked *pre = pre_blocked(st, t->tid);
+	uint64_t ran, now, woke;
 
-	/* Its record was dropped here (bounds, memory): so is the block. */
-	if (!t || !t->len)
-		return dropped(j, -ENOENT);
-	if (end_ns < start_ns || end_ns - start_ns < j->min_ns)
+	if (!pre || !vm_bpf_running_since("/proc", t, &ran))
 		return 0;
-	t->rec->weight = end_ns - start_ns;
-	return vm_stack_counts_add(j->counts, t->rec, t->len);
+	now = vm_clock_ns(CLOCK_MONOTONIC);
+	woke = now > ran ? now - ran : 0;
+	if (woke > end_ns)
+		woke = end_ns;
+	if (woke <= st->start_ns || woke - st->start_ns < st->join.min_ns)
+		return 0;
+	return add_early_block(st, t->pid, t->tid, woke - st->start_ns,
+			       pre->state, pre->wait_event, pre->query_id);
 }
 
-static int add_record(struct vm_offcpu_join *j, const struct offcpu_record *r,
-		      size_t size)
+static int cmp_u32(const void *a, const void *b)
 {
-	size_t len = size - offsetof(struct offcpu_record, r);
-	struct vm_offcpu_thread *t = thread_find(j, r->task);
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
-	if (!t) {
-		if (j->n >= j->max)
-			return dropped(j, -E2BIG);
-		if (vm_grow(j->v, &j->cap, j->n + 1) < 0 ||
-		    !(t = calloc(1, sizeof(*t))))
-			return dropped(j, -ENOMEM);
-		t->task = r->task;
-		if (!tsearch(t, &j->tree, thread_cmp)) {
-			free(t);
-			return dropped(j, -ENOMEM);
-		}
-		j->v[j->n++] = t;
-	}
-	t->len = 0;
-	if (t->cap < len) {
-		struct stack_record *rec = realloc(t->rec, len);
-
-		if (!rec)
-			return dropped(j, -ENOMEM);
-		t->rec = rec;
-		t->cap = len;
-	}
-	memcpy(t->rec, &r->r, len);
-	t->len = len;
-	return 0;
-}
-
-int vm_offcpu_join_add(struct vm_offcpu_join *j, const void *data, size_t size)
-{
-	const struct offcpu_record *r = data;
-	struct offcpu_block b;
-	size_t frames;
-
-	if (size == sizeof(b)) {
-		memcpy(&b, data, sizeof(b));
-		return add_block(j, b.task, b.start_ns, b.end_ns);
-	}
-	if (size < OFFCPU_RECORD_HEAD || size > sizeof(*r))
-		goto malformed;
-	frames = (size_t)r->r.n_user + r->r.n_kernel;
-	if (r->r.n_user > STACK_MAX_DEPTH || r->r.n_kernel > STACK_MAX_DEPTH ||
-	    size != OFFCPU_RECORD_HEAD + frames * sizeof(__u64))
-		goto malformed;
-	return add_record(j, r, size);
-malformed:
-	j->counts->records++;
-	j->counts->malformed++;
-	return -EINVAL;
-}
-
-static bool thread_exists(const char *proc_root, uint32_t pid, uint32_t tid)
-{
-	char path[96];
-
-	snprintf(path, sizeof(path), "%s/%u/task/%u", proc_root, pid, tid);
-	return access(path, F_OK) == 0;
-}
-
-int vm_offcpu_join_finish(struct vm_offcpu_join *j, int blocked_fd,
-			  uint64_t end_ns, const char *proc_root)
-{
-	__u64 task, next, *prev = NULL;
-
-	while (bpf_map_get_next_key(blocked_fd, prev, &next) == 0) {
-		/* bpf/offcpu.bpf.c's struct offcpu_thread: since, last */
-		__u64 t[2];
-		struct vm_offcpu_thread *kept;
-
-		task = next;
-		prev = &task;
-		if (bpf_map_lookup_elem(blocked_fd, &task, t) || !t[0] ||
-		    t[0] >= end_ns)
-			continue;
-		kept = thread_find(j, task);
-		/* A thread that exited was switched out for good. */
-		if (kept && kept->len &&
-		    !thread_exists(proc_root, kept->rec->pid, kept->rec->tid))
-			continue;
-		/* A dropped record is counted in counts. */
-		add_block(j, task, t[0], end_ns);
-	}
-	return 0;
-}
-
-static void no_free(void *p)
-{
-	(void)p;
-}
-
-void vm_offcpu_join_free(struct vm_offcpu_join *j)
-{
-	tdestroy(j->tree, no_free);
-	for (size_t i = 0; i < j->n; i++) {
-		free(j->v[i]->rec);
-		free(j->v[i]);
-	}
-	free(j->v);
-	memset(j, 0, sizeof(*j));
+	return x < y ? -1 : x > y;
 }
 
 /*
- * The number after "NAME:" and blanks at the start of line, when line
- * starts so: true and *v.
+ * The threads of samples first.. (the off-CPU program's), sorted: whether
+ * each of tens of thousands of threads was seen is then a binary search.
  */
-static bool field_u64(const char *line, const char *name, uint64_t *v)
+static uint32_t *seen_tids(const struct bpf_state *st, size_t first, size_t *n)
 {
-	size_t len = strlen(name);
-	unsigned long long x;
-	char *end;
+	uint32_t *v;
 
-	if (strncmp(line, name, len) || line[len] != ':')
-		return false;
-	line += len + 1;
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (*line < '0' || *line > '9')
-		return false;
-	errno = 0;
-	x = strtoull(line, &end, 10);
-	if (errno || (*end != '\n' && *end != '\0'))
-		return false;
-	*v = x;
-	return true;
+	*n = st->samples.n - first;
+	v = malloc((*n ? *n : 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t j = 0; j < *n; j++)
+		v[j] = st->samples.v[first + j].tid;
+	qsort(v, *n, sizeof(*v), cmp_u32);
+	return v;
 }
 
 /*
- * Found by the lines' names, not scanned with sscanf: tens of thousands
- * of threads are read as a profile ends, each status ~55 lines.
+ * Threads blocked since before the start that never ran: the program saw
+ * no switch of theirs, so no stack but the one /proc gave at the start;
+ * their wait event and query id are read now when none was read at the
+ * start: the ones they had all along.  Samples from index first on are the
+ * off-CPU program's.
  */
-int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
+static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
 {
-	const char *line = text;
-	bool have_state = false;
-	int have_switches = 0;
+	int fd = vm_bpf_map_fd(st->off->obj, "pg_procs");
+	size_t n_seen;
+	_cleanup_free_ uint32_t *seen = seen_tids(st, first, &n_seen);
 
-	*switches = 0;
-	while (line && *line) {
-		uint64_t v;
+	if (!seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n_threads; i++) {
+		const struct vm_thread_switches *t = &st->threads[i];
+		uint32_t wait_event = 0;
+		uint64_t query_id = 0;
+		struct pg_proc pp;
+		char task_state;
 
-		if (!strncmp(line, "State:", 6)) {
-			const char *c = line + 6;
-
-			while (*c == ' ' || *c == '\t')
-				c++;
-			if (*c && *c != '\n') {
-				*state = *c;
-				have_state = true;
-			}
-		} else if (field_u64(line, "voluntary_ctxt_switches", &v) ||
-			   field_u64(line, "nonvoluntary_ctxt_switches", &v)) {
-			*switches += v;
-			have_switches++;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return have_state && have_switches == 2 ? 0 : -EINVAL;
-}
-
-int vm_parse_task_schedstat(const char *text, uint64_t *run_ns)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*text || *text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || (*end != ' ' && *end != '\n'))
-		return -EINVAL;
-	*run_ns = v;
-	return 0;
-}
-
-ssize_t vm_bpf_read_task_file(const char *proc_root, uint32_t pid, uint32_t tid,
-			      const char *name, char *buf, size_t size)
-{
-	char path[128];
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
-		 name);
-	if (vm_proc_read_small(path, buf, size, &n) < 0)
-		return -1;
-	return (ssize_t)n;
-}
-
-/* The CPU time of one thread now, VM_RUN_NS_UNKNOWN when unreadable. */
-static uint64_t read_run_ns(const char *proc_root, uint32_t pid, uint32_t tid)
-{
-	char buf[128];
-	uint64_t ns;
-
-	if (vm_bpf_read_task_file(proc_root, pid, tid, "schedstat", buf,
-				  sizeof(buf)) <= 0 ||
-	    vm_parse_task_schedstat(buf, &ns))
-		return VM_RUN_NS_UNKNOWN;
-	return ns;
-}
-
-/* The state and switches of one thread now; -ENOENT when it is gone. */
-static int read_task(const char *proc_root, uint32_t pid, uint32_t tid,
-		     char *state, uint64_t *switches)
-{
-	char buf[4096];
-
-	if (vm_bpf_read_task_file(proc_root, pid, tid, "status", buf,
-				  sizeof(buf)) <= 0)
-		return -ENOENT;
-	return vm_parse_task_status(buf, state, switches);
-}
-
-int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
-			    size_t n_pids, struct vm_thread_switches **v,
-			    size_t *n, size_t *cap)
-{
-	for (size_t i = 0; i < n_pids; i++) {
-		char path[64];
-		struct dirent *de;
-		DIR *d;
-
-		snprintf(path, sizeof(path), "%s/%u/task", proc_root, pids[i]);
-		d = opendir(path);
-		if (!d)
+		if (n_seen &&
+		    bsearch(&t->tid, seen, n_seen, sizeof(*seen), cmp_u32))
 			continue;
-		while ((de = readdir(d))) {
-			uint32_t tid = (uint32_t)strtoul(de->d_name, NULL, 10);
-			uint64_t switches;
-			char state;
-
-			if (!tid || read_task(proc_root, pids[i], tid, &state,
-					      &switches))
-				continue;
-			if (vm_grow(*v, cap, *n + 1)) {
-				closedir(d);
+		if (!vm_bpf_slept_throughout("/proc", t, &task_state)) {
+			if (add_woken_runner(st, t, end_ns))
 				return -ENOMEM;
-			}
-			(*v)[(*n)++] = (struct vm_thread_switches){
-				pids[i], tid, switches,
-				read_run_ns(proc_root, pids[i], tid)
-			};
+			continue;
 		}
-		closedir(d);
+		if (bpf_map_lookup_elem(fd, &t->pid, &pp) == 0)
+			vm_bpf_pg_read_labels(t->pid, &pp, &wait_event,
+					      &query_id);
+		if (add_early_block(st, t->pid, t->tid, end_ns - st->start_ns,
+				    task_state, wait_event, query_id))
+			return -ENOMEM;
 	}
 	return 0;
 }
 
-bool vm_bpf_slept_throughout(const char *proc_root,
-			     const struct vm_thread_switches *t, char *state)
+/*
+ * Threads blocked before the programs attached that then ran: blocked
+ * from the start until their first switch in, which the program kept in
+ * `pre_blocked` (offcpu.bpf.c).
+ */
+static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 {
-	uint64_t switches;
+	int fd = bpf_map__fd(st->off->maps.pre_blocked);
 
-	return read_task(proc_root, t->pid, t->tid, state, &switches) == 0 &&
-	       switches == t->switches && *state != 'R';
-}
+	vm_pre_blocked_resolve(&st->pre, vm_symbolize_kernel_addrs);
+	for (size_t i = 0; i < st->pre.n; i++) {
+		const struct vm_pre_blocked *pre = &st->pre.v[i];
+		__u64 in = 0;
 
-bool vm_bpf_running_since(const char *proc_root,
-			  const struct vm_thread_switches *t, uint64_t *ran_ns)
-{
-	uint64_t switches, now;
-	char state;
-
-	if (t->run_ns == VM_RUN_NS_UNKNOWN ||
-	    read_task(proc_root, t->pid, t->tid, &state, &switches) ||
-	    switches != t->switches || state != 'R')
-		return false;
-	now = read_run_ns(proc_root, t->pid, t->tid);
-	if (now == VM_RUN_NS_UNKNOWN || now < t->run_ns)
-		return false;
-	*ran_ns = now - t->run_ns;
-	return true;
+		if (bpf_map_lookup_elem(fd, &pre->tid, &in) ||
+		    in <= PRE_BLOCKED_RAN || in <= st->start_ns)
+			continue;
+		/* Switched in as the programs were being detached. */
+		if (in > end_ns)
+			in = end_ns;
+		if (in - st->start_ns < st->join.min_ns)
+			continue;
+		if (add_early_block(st, pre->pid, pre->tid, in - st->start_ns,
+				    pre->state, pre->wait_event, pre->query_id))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
- * size bytes at off past the pointer stored at ptr_addr in process pid
- * into out; false (out untouched) when the pointer is 0 or unreadable.
+ * The off-CPU profiler's blocks, those still going ending at end_ns, and
+ * the threads that slept throughout.
  */
-static bool read_through(uint32_t pid, uint64_t ptr_addr, uint64_t off,
-			 void *out, size_t size)
+int vm_bpf_offcpu_collect(struct bpf_state *st, uint64_t end_ns,
+			  struct vm_error *err)
 {
-	uint64_t ptr = 0;
-	struct iovec local = { &ptr, sizeof(ptr) };
-	struct iovec remote = { (void *)(uintptr_t)ptr_addr, sizeof(ptr) };
+	struct vm_stack_counts *c =
+		&st->sinks[vm_bpf_obj_index(st, st->off->obj)].counts;
+	size_t first = st->samples.n;
 
-	if (!ptr_addr ||
-	    process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) !=
-		    sizeof(ptr) ||
-	    !ptr)
-		return false;
-	local = (struct iovec){ out, size };
-	remote = (struct iovec){ (void *)(uintptr_t)(ptr + off), size };
-	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) ==
-	       (ssize_t)size;
-}
-
-void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
-			   uint32_t *wait_event, uint64_t *query_id)
-{
-	uint32_t info = 0;
-	uint64_t id = 0;
-
-	*wait_event = 0;
-	*query_id = 0;
-	if (!pp)
-		return;
-	if (read_through(pid, pp->wait_event_ptr, 0, &info, sizeof(info)))
-		*wait_event = info;
-	if (read_through(pid, pp->be_entry_ptr, pp->query_id_off, &id,
-			 sizeof(id)))
-		*query_id = id;
+	vm_offcpu_join_finish(&st->join, bpf_map__fd(st->off->maps.blocked),
+			      end_ns, "/proc");
+	if (vm_stack_counts_to_blocks(c, &st->samples) ||
+	    add_sleepers(st, first, end_ns) || add_pre_blocks(st, end_ns))
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/profile/bpf/bpf_offcpu.h"
+#include "agent/profile/bpf/bpf_blocks.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bpf_offcpu.h - what the off-CPU profile needs besides counting records
- * (bpf_offcpu.c): joining each block's start and end as the program sends
+ * bpf_blocks.h - what the off-CPU profile needs besides counting records
+ * (bpf_blocks.c): joining each block's start and end as the program sends
  * them (bpf/offcpu.h), the blocks still going at the end, which end with
  * the profile; and, from /proc, the threads blocked since before the
  * profile that never ran during it.
  */
-#ifndef VMTOOLS_AGENT_BPF_OFFCPU_H
-#define VMTOOLS_AGENT_BPF_OFFCPU_H
+#ifndef VMTOOLS_AGENT_BPF_BLOCKS_H
+#define VMTOOLS_AGENT_BPF_BLOCKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
