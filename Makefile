@@ -207,7 +207,7 @@ $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 $(call obj,agent/symbolize/debuginfod.c): ALL_CFLAGS += -DVM_DEBUGINFOD_SONAME='"$(DEBUGINFOD_SONAME)"'
 $(call obj,common/base64.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
-$(call obj,agent/serve/curl.c): ALL_CFLAGS += -DVM_CURL_SONAME='"$(CURL_SONAME)"'
+$(call obj,agent/continuous/curl.c): ALL_CFLAGS += -DVM_CURL_SONAME='"$(CURL_SONAME)"'
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 

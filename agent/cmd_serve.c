@@ -23,7 +23,7 @@
 #include "agent/profile/limits.h"
 #include "agent/profile/perf/perf_locate.h"
 #include "agent/samples/guard.h"
-#include "agent/serve/continuous.h"
+#include "agent/continuous/continuous.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http.h"
 #include "agent/serve/request.h"

@@ -3,7 +3,8 @@
  * encode.h - the output formats of a symbolized profile: pprof protobuf
  * (pprof.c, docs/profiler.md "The pprof we emit"), folded stacks for flame graph
  * tools (folded.c), an interactive flame graph (svg.c, laid out by
- * flame.c), and gzip (gzip.c).  Each returns a malloc'd buffer.
+ * flame.c), and gzip (gzip.c).  Each returns a malloc'd buffer; format.c
+ * picks one by name and sends it gzipped or not.
  */
 #ifndef VMTOOLS_AGENT_ENCODE_H
 #define VMTOOLS_AGENT_ENCODE_H
@@ -14,6 +15,33 @@
 
 #include "agent/symbolize/symbolize.h"
 #include "common/error.h"
+
+enum vm_format {
+	VM_FORMAT_PPROF,
+	VM_FORMAT_FOLDED,
+	VM_FORMAT_SVG,
+};
+
+/* The formats by name, as the API and the command line take them. */
+#define VM_FORMAT_NAMES "pprof, folded or svg"
+/* "pprof", "folded", "svg": the names requests give; -EINVAL for another. */
+int vm_format_from_name(const char *name, enum vm_format *out);
+
+/* A profile encoded, and what it is sent as. */
+struct vm_encoded {
+	void *data; /* malloc'd, the caller's */
+	size_t len;
+	const char *content_type; /* static string */
+	const char *filename; /* static: profile.pb, profile.pb.gz, ... */
+};
+
+/*
+ * A symbolized profile in one of the formats, gzipped when asked, with its
+ * content type and file name (format.c): the one way every profile is
+ * encoded, on-demand, a history merge or a continuous window.
+ */
+int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
+		      bool gzip, struct vm_encoded *out, struct vm_error *err);
 
 int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 		    struct vm_error *err);

@@ -277,62 +277,6 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 		st->samples = s->ops->samples_so_far(s->state);
 }
 
-/* Each output format: its encoder, what it is sent as, and its names. */
-static const struct format {
-	const char *name;
-	int (*encode)(const struct vm_symbolized *y, void **out, size_t *len,
-		      struct vm_error *err);
-	const char *content_type;
-	const char *filename, *gz_filename;
-} formats[] = {
-	[VM_FORMAT_PPROF] = { "pprof", vm_pprof_encode,
-			      "application/octet-stream", "profile.pb",
-			      "profile.pb.gz" },
-	[VM_FORMAT_FOLDED] = { "folded", vm_folded_encode, "text/plain",
-			       "profile.folded", "profile.folded.gz" },
-	[VM_FORMAT_SVG] = { "svg", vm_svg_encode, "image/svg+xml",
-			    "profile.svg", "profile.svg.gz" },
-};
-
-int vm_format_from_name(const char *name, enum vm_format *out)
-{
-	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (name && !strcmp(name, formats[i].name)) {
-			*out = (enum vm_format)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
-		      bool gzip, struct vm_profile_output *out,
-		      struct vm_error *err)
-{
-	const struct format *fmt = &formats[format];
-	void *data = NULL, *gz = NULL;
-	size_t len = 0, gz_len = 0;
-	int r;
-
-	r = fmt->encode(y, &data, &len, err);
-	if (r < 0)
-		return r;
-	out->content_type = fmt->content_type;
-	out->filename = fmt->filename;
-	if (gzip) {
-		r = vm_gzip(data, len, &gz, &gz_len, err);
-		free(data);
-		if (r < 0)
-			return r;
-		data = gz;
-		len = gz_len;
-		out->content_type = "application/gzip";
-		out->filename = fmt->gz_filename;
-	}
-	out->data = data;
-	out->len = len;
-	return 0;
-}
-
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err)
 {
@@ -365,8 +309,17 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 
 	r = vm_symbolize(&samples, &y, err);
 	if (r == 0) {
-		r = vm_encode_profile(&y, s->req.format, s->req.gzip, out, err);
+		struct vm_encoded enc;
+
+		r = vm_encode_profile(&y, s->req.format, s->req.gzip, &enc,
+				      err);
 		vm_symbolized_free(&y);
+		if (r == 0) {
+			out->data = enc.data;
+			out->len = enc.len;
+			out->content_type = enc.content_type;
+			out->filename = enc.filename;
+		}
 	}
 	out->samples = total;
 	out->lost = samples.lost_stacks + samples.lost_samples;

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/encode/encode.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
 #include "common/error.h"
@@ -41,17 +42,6 @@ enum vm_profiler {
 	VM_PROFILER_BPF, /* "BccProfile" in the API */
 	VM_PROFILER_PERF, /* "Perf" */
 };
-
-enum vm_format {
-	VM_FORMAT_PPROF,
-	VM_FORMAT_FOLDED,
-	VM_FORMAT_SVG,
-};
-
-/* The formats by name, as the API and the command line take them. */
-#define VM_FORMAT_NAMES "pprof, folded or svg"
-/* "pprof", "folded", "svg": the names requests give; -EINVAL for another. */
-int vm_format_from_name(const char *name, enum vm_format *out);
 
 struct vm_profile_request {
 	enum vm_profile_kind kind; /* cpu, offcpu or wall */
@@ -126,14 +116,5 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 		    struct vm_symbolized *y, struct vm_error *err);
 
 const char *vm_profiler_name(enum vm_profiler p); /* "BccProfile", "Perf" */
-
-/*
- * A symbolized profile in one of the formats (gzipped when asked), with
- * its content type and file name: what finish() does after symbolizing,
- * for profiles made otherwise too.
- */
-int vm_encode_profile(const struct vm_symbolized *y, enum vm_format format,
-		      bool gzip, struct vm_profile_output *out,
-		      struct vm_error *err);
 
 #endif

@@ -20,7 +20,7 @@
 
 #include "agent/history/history.h"
 #include "agent/history/history_time.h"
-#include "agent/serve/continuous.h"
+#include "agent/continuous/continuous.h"
 #include "agent/serve/http_int.h"
 #include "common/clock.h"
 
@@ -145,7 +145,7 @@ static int parse_query(struct vm_http_exchange *x, uint32_t interval,
 
 struct encode_ctx {
 	const struct history_query *q;
-	struct vm_profile_output out;
+	struct vm_encoded out;
 };
 
 static int encode_merged(const struct vm_symbolized *y,

@@ -23,7 +23,7 @@
 
 #include <stdlib.h>
 
-#include "agent/serve/continuous.h"
+#include "agent/continuous/continuous.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http_int.h"
 #include "agent/serve/service.h"

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "agent/profile/limits.h"
-#include "agent/serve/prom.h"
+#include "agent/encode/prom.h"
 
 static const char *const outcome_names[VM_OUTCOME_COUNT] = {
 	[VM_OUTCOME_COMPLETED] = "completed",

@@ -11,8 +11,9 @@
 #   4 agent/profile   the engine and its backends (bpf/, perf/)
 #   4 agent/setup     mount, verify, link (a sibling of profile)
 #   4 agent/history   continuous profiling windows kept (a sibling too)
-#   5 agent/serve     the REST service
-#   6 agent           the subcommands and main.c
+#   5 agent/continuous the always-on session: windows kept, stored, pushed
+#   6 agent/serve     the REST service
+#   7 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
 # includes itself and common/, agent/ never includes imagebuilder/.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -28,8 +29,9 @@ layer() {
 	agent/profile | agent/profile/*) echo "4 profile" ;;
 	agent/setup) echo "4 setup" ;;
 	agent/history) echo "4 history" ;;
-	agent/serve) echo "5 serve" ;;
-	agent) echo "6 agent" ;;
+	agent/continuous) echo "5 continuous" ;;
+	agent/serve) echo "6 serve" ;;
+	agent) echo "7 agent" ;;
 	*) echo "" ;;
 	esac
 }

@@ -2,9 +2,9 @@
 /*
  * test_push.c - unit tests of the pure parts of `serve --continuous`'s
  * output: the Pyroscope ingest URL of a window and which --push-url is
- * accepted (agent/serve/push.c), and
+ * accepted (agent/continuous/push.c), and
  * the /metrics lines of the continuous profile, its history and its push
- * (agent/serve/continuous_metrics.c).
+ * (agent/continuous/continuous_metrics.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "agent/serve/continuous.h"
-#include "agent/serve/push.h"
+#include "agent/continuous/continuous.h"
+#include "agent/continuous/push.h"
 
 #define NS 1000000000ULL
 

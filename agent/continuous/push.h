@@ -15,9 +15,10 @@
  * may pass (no connection, timeout, 408, 429, 5xx) is retried with
  * backoff; a refusal that sending the same body again cannot change
  * (400, 401, 403, 404, 413, 422, ...) drops the window; when the queue is
- * full its oldest window goes.  With a history directory the queue is
- * spooled there (history_dir.h), so what a restart interrupts is sent
- * after it.  Every outcome is counted.
+ * full its oldest window goes.  A window may be kept on disk by its owner
+ * (continuous.c spools it in the history directory, so what a restart
+ * interrupts is sent after it): the queue says when it is done with one
+ * (forget), and never touches the file itself.  Every outcome is counted.
  */
 #ifndef VMTOOLS_AGENT_PUSH_H
 #define VMTOOLS_AGENT_PUSH_H
@@ -26,7 +27,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/history/history_dir.h"
 #include "common/error.h"
 
 #define VM_PUSH_DEFAULT_NAME "postgres"
@@ -53,7 +53,13 @@ struct vm_push_config {
 	const char *kernel;
 	uint32_t frequency;
 	size_t queue_max;
-	struct vm_history_dir *spool; /* NULL: the queue is in memory only */
+	/*
+	 * Called, from the push thread and with the queue locked, when a
+	 * window queued as spooled leaves the queue for good (sent, refused
+	 * or dropped): its owner removes the file.  NULL: none is spooled.
+	 */
+	void (*forget)(void *arg, uint64_t start_ns, uint64_t end_ns);
+	void *forget_arg;
 	/* Backoff bounds, milliseconds (tests make them short). */
 	unsigned backoff_min_ms, backoff_max_ms;
 };
@@ -66,12 +72,13 @@ struct vm_push_stats {
 
 struct vm_push;
 
-/* Load libcurl, read the spool, start the thread. */
+/* Load libcurl, start the thread. */
 int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
 		  struct vm_error *err);
 /*
- * Queue one window (gzipped pprof, copied); spooled is whether it is in
- * cfg->spool already.  Never blocks on the network.
+ * Queue one window (gzipped pprof, copied); spooled is whether its owner
+ * keeps it on disk (forget is then called for it).  Never blocks on the
+ * network.
  */
 void vm_push_enqueue(struct vm_push *p, uint64_t start_ns, uint64_t end_ns,
 		     const void *data, size_t len, bool spooled);

@@ -4,7 +4,7 @@
  * buffer (prom.h).  Names, help texts and label values are the agent's
  * own constants, never a request's: nothing here escapes.
  */
-#include "agent/serve/prom.h"
+#include "agent/encode/prom.h"
 
 #include <stdlib.h>
 

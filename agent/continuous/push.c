@@ -11,7 +11,7 @@
  * libcurl from its wait; its progress callback, which it calls only about
  * once a second while a server says nothing, was up to a second late.
  */
-#include "agent/serve/push.h"
+#include "agent/continuous/push.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/history/history_time.h"
-#include "agent/serve/curl.h"
+#include "agent/continuous/curl.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -156,9 +155,9 @@ static void drop_one(struct vm_push *p)
 
 	if (i >= p->n)
 		return;
-	if (p->q[i].spooled && p->cfg.spool)
-		vm_history_dir_spool_remove(p->cfg.spool, p->q[i].start_ns,
-					    p->q[i].end_ns);
+	if (p->q[i].spooled && p->cfg.forget)
+		p->cfg.forget(p->cfg.forget_arg, p->q[i].start_ns,
+			      p->q[i].end_ns);
 	item_free(&p->q[i]);
 	memmove(p->q + i, p->q + i + 1, (p->n - i - 1) * sizeof(p->q[0]));
 	p->n--;
@@ -403,9 +402,9 @@ static void *push_thread(void *arg)
 				 "%s", err);
 		if (o == VM_PUSH_REJECTED)
 			vm_log("push: %s", err);
-		if (p->q[0].spooled && p->cfg.spool)
-			vm_history_dir_spool_remove(
-				p->cfg.spool, p->q[0].start_ns, p->q[0].end_ns);
+		if (p->q[0].spooled && p->cfg.forget)
+			p->cfg.forget(p->cfg.forget_arg, p->q[0].start_ns,
+				      p->q[0].end_ns);
 		item_free(&p->q[0]);
 		memmove(p->q, p->q + 1, (p->n - 1) * sizeof(p->q[0]));
 		p->n--;
@@ -413,32 +412,6 @@ static void *push_thread(void *arg)
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
-}
-
-/* What a restart left in the spool, queued first. */
-static void load_spool(struct vm_push *p)
-{
-	char **names;
-	size_t n;
-
-	if (!p->cfg.spool ||
-	    vm_history_dir_spool_list(p->cfg.spool, &names, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t start, end;
-		void *data;
-		size_t len;
-
-		if (vm_history_parse_file_name(names[i], &start, &end) < 0 ||
-		    vm_history_dir_spool_read(p->cfg.spool, names[i], &data,
-					      &len) < 0)
-			continue;
-		vm_push_enqueue(p, start, end, data, len, true);
-		free(data);
-	}
-	if (n)
-		vm_log("push: %zu window(s) left from before are queued", n);
-	vm_history_dir_names_free(names, n);
 }
 
 static int setup_curl(struct vm_push *p, struct vm_error *err)
@@ -521,7 +494,6 @@ int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
 		vm_push_stop(p);
 		return r;
 	}
-	load_spool(p);
 	r = pthread_create(&p->thread, NULL, push_thread, p);
 	if (r) {
 		vm_push_stop(p);

@@ -6,10 +6,14 @@
  * agent runs; at every interval, on a schedule fixed from the session's
  * start (a late seal does not shift the next), the engine seals the
  * window and this file keeps it: in the history, then encoded once as a
- * gzipped pprof for the history directory and the push queue.  A failure
- * to write or push is counted and said, never stops sampling.
+ * gzipped pprof (vm_encode_profile, the one way every profile is encoded)
+ * for the history directory and the push queue.  A window's file is this
+ * file's alone: it writes and spools it (history_dir.h), removes it when
+ * the push queue says it is done with it (forget_spooled), and queues
+ * again what a restart left (load_spool).  A failure to write or push is
+ * counted and said, never stops sampling.
  */
-#include "agent/serve/continuous.h"
+#include "agent/continuous/continuous.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +25,7 @@
 #include <time.h>
 
 #include "agent/encode/encode.h"
+#include "agent/history/history_time.h"
 #include "agent/samples/sample.h"
 #include "agent/symbolize/symbolize.h"
 #include "common/clock.h"
@@ -64,48 +69,33 @@ static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
 	return stopping;
 }
 
-/* The window as a gzipped pprof, for the directory and the push. */
-static int encode_window(const struct vm_symbolized *y, void **gz,
-			 size_t *gz_len, struct vm_error *err)
-{
-	void *data;
-	size_t len;
-	int r = vm_pprof_encode(y, &data, &len, err);
-
-	if (r < 0)
-		return r;
-	r = vm_gzip(data, len, gz, gz_len, err);
-	free(data);
-	return r;
-}
-
 /* The window as a file in --history-dir and in the push queue. */
 static void store_window(struct vm_continuous *c,
 			 const struct vm_history_window *w,
 			 const struct vm_symbolized *y)
 {
 	struct vm_error err = { 0 };
+	struct vm_encoded gz = { 0 };
 	bool spooled = false;
-	void *gz = NULL;
-	size_t gz_len = 0;
 
-	if (encode_window(y, &gz, &gz_len, &err) < 0) {
+	/* A gzipped pprof, for the directory and the push. */
+	if (vm_encode_profile(y, VM_FORMAT_PPROF, true, &gz, &err) < 0) {
 		vm_log("continuous: cannot encode a window: %s",
 		       vm_error_str(&err));
 		return;
 	}
 	if (c->dir) {
-		if (vm_history_dir_write(c->dir, w->start_ns, w->end_ns, gz,
-					 gz_len, &err) < 0)
+		if (vm_history_dir_write(c->dir, w->start_ns, w->end_ns,
+					 gz.data, gz.len, &err) < 0)
 			vm_log("continuous: %s", vm_error_str(&err));
 		else if (c->push)
 			spooled = vm_history_dir_spool_add(c->dir, w->start_ns,
 							   w->end_ns) == 0;
 	}
 	if (c->push)
-		vm_push_enqueue(c->push, w->start_ns, w->end_ns, gz, gz_len,
-				spooled);
-	free(gz);
+		vm_push_enqueue(c->push, w->start_ns, w->end_ns, gz.data,
+				gz.len, spooled);
+	free(gz.data);
 }
 
 static void keep_window(struct vm_continuous *c, const struct vm_samples *s,
@@ -257,6 +247,39 @@ static int open_storage(struct vm_continuous *c, struct vm_error *err)
 	return 0;
 }
 
+/* The push queue is done with a spooled window: its file goes. */
+static void forget_spooled(void *arg, uint64_t start_ns, uint64_t end_ns)
+{
+	struct vm_continuous *c = arg;
+
+	vm_history_dir_spool_remove(c->dir, start_ns, end_ns);
+}
+
+/* What a restart left in the spool, queued first. */
+static void load_spool(struct vm_continuous *c)
+{
+	char **names;
+	size_t n;
+
+	if (!c->dir || vm_history_dir_spool_list(c->dir, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t start, end;
+		void *data;
+		size_t len;
+
+		if (vm_history_parse_file_name(names[i], &start, &end) < 0 ||
+		    vm_history_dir_spool_read(c->dir, names[i], &data, &len) <
+			    0)
+			continue;
+		vm_push_enqueue(c->push, start, end, data, len, true);
+		free(data);
+	}
+	if (n)
+		vm_log("push: %zu window(s) left from before are queued", n);
+	vm_history_dir_names_free(names, n);
+}
+
 int vm_continuous_start(const struct vm_continuous_config *cfg,
 			struct vm_continuous **out, struct vm_error *err)
 {
@@ -273,8 +296,13 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 	if (r == 0 && cfg->push) {
 		struct vm_push_config pc = *cfg->push;
 
-		pc.spool = c->dir;
+		if (c->dir) {
+			pc.forget = forget_spooled;
+			pc.forget_arg = c;
+		}
 		r = vm_push_start(&pc, &c->push, err);
+		if (r == 0)
+			load_spool(c);
 	}
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);

@@ -4,7 +4,7 @@
  * of the development library the agent was built against (VM_CURL_SONAME,
  * from the Makefile), so the functions match the header.
  */
-#include "agent/serve/curl.h"
+#include "agent/continuous/curl.h"
 
 #include "common/cleanup.h"
 #include "common/dl.h"

@@ -5,8 +5,8 @@
  * windows it dropped (in memory, on disk), and the push outcomes.  Pure:
  * it renders a struct vm_continuous_stats.
  */
-#include "agent/serve/continuous.h"
-#include "agent/serve/prom.h"
+#include "agent/continuous/continuous.h"
+#include "agent/encode/prom.h"
 
 char *vm_continuous_render_metrics(const struct vm_continuous_stats *st,
 				   size_t *len)

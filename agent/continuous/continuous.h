@@ -18,7 +18,7 @@
 #include "agent/history/history.h"
 #include "agent/history/history_dir.h"
 #include "agent/profile/engine.h"
-#include "agent/serve/push.h"
+#include "agent/continuous/push.h"
 #include "common/error.h"
 
 #define VM_CONTINUOUS_DEFAULT_FREQUENCY 19
