@@ -18,6 +18,7 @@ BUILD_PKGS=(
 	bpftool                       # BPF skeleton generation
 	libext2fs-dev comerr-dev      # vmtools-image writes ext4 with libext2fs
 	libbpf-dev libelf-dev         # loading BPF; reading ELF symbols
+	libdw-dev                     # call frame information for unwinding
 	liblzma-dev                   # .gnu_debugdata (MiniDebugInfo) symbols
 	libmicrohttpd-dev             # the REST service
 	libdebuginfod-dev             # debug files from debuginfod servers

@@ -14,6 +14,8 @@
  */
 #include "agent/symbolize/ehframe.h"
 
+#include <gelf.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,4 +226,38 @@ bool vm_ehframe_lookup(const uint64_t *starts, size_t n, uint64_t addr,
 		return false;
 	*start = starts[lo - 1];
 	return true;
+}
+
+int vm_ehframe_starts_of_elf(Elf *e, uint64_t **starts, size_t *n)
+{
+	const char *ident = elf_getident(e, NULL);
+	size_t nph = 0;
+
+	*starts = NULL;
+	*n = 0;
+	if (!ident || elf_getphdrnum(e, &nph))
+		return -EINVAL;
+	for (size_t i = 0; i < nph && i < 1024; i++) {
+		struct vm_ehframe_hdr h;
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (!gelf_getphdr(e, (int)i, &ph) ||
+		    ph.p_type != PT_GNU_EH_FRAME || ph.p_filesz == 0)
+			continue;
+		/* libelf checks the range against the file's size. */
+		d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz,
+					 ELF_T_BYTE);
+		if (!d || !d->d_buf)
+			return -EINVAL;
+		h = (struct vm_ehframe_hdr){
+			.data = d->d_buf,
+			.len = d->d_size,
+			.vaddr = ph.p_vaddr,
+			.ptr_size = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8,
+			.big_endian = ident[EI_DATA] == ELFDATA2MSB,
+		};
+		return vm_ehframe_hdr_starts(&h, starts, n);
+	}
+	return -ENOENT;
 }

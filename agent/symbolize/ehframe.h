@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 /* Most entries taken from one table (libc has ~3,000, postgres ~12,000). */
 #define VM_EHFRAME_MAX_FDES (4u << 20)
 
@@ -36,6 +38,13 @@ struct vm_ehframe_hdr {
  */
 int vm_ehframe_hdr_starts(const struct vm_ehframe_hdr *h, uint64_t **starts,
 			  size_t *n);
+
+/*
+ * The function starts of the .eh_frame_hdr segment (PT_GNU_EH_FRAME) of
+ * the ELF file e, as vm_ehframe_hdr_starts gives them: 0, -ENOENT when it
+ * has none, -EINVAL, -ENOMEM.
+ */
+int vm_ehframe_starts_of_elf(Elf *e, uint64_t **starts, size_t *n);
 
 /*
  * The start of the function holding addr: the greatest start <= addr.

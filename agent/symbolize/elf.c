@@ -228,31 +228,6 @@ static int read_debugdata(Elf_Scn *scn, struct vm_elf_info *info,
 	return r == -ENOMEM || r == -EFBIG ? r : 0;
 }
 
-/*
- * The function starts of the .eh_frame_hdr segment.  -ENOMEM only: a
- * table that cannot be read costs those names (frames keep addresses).
- */
-static int read_fn_starts(Elf *e, const GElf_Phdr *ph, struct vm_elf_info *info)
-{
-	const char *ident = elf_getident(e, NULL);
-	struct vm_ehframe_hdr h = { .vaddr = ph->p_vaddr };
-	Elf_Data *d;
-	int r;
-
-	if (info->fn_starts || !ident || ph->p_filesz == 0)
-		return 0;
-	/* libelf checks the range against the file's size. */
-	d = elf_getdata_rawchunk(e, ph->p_offset, ph->p_filesz, ELF_T_BYTE);
-	if (!d || !d->d_buf)
-		return 0;
-	h.data = d->d_buf;
-	h.len = d->d_size;
-	h.ptr_size = ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
-	h.big_endian = ident[EI_DATA] == ELFDATA2MSB;
-	r = vm_ehframe_hdr_starts(&h, &info->fn_starts, &info->n_fn_starts);
-	return r == -ENOMEM ? r : 0;
-}
-
 static int too_big(const struct vm_elf_info *info, const char *what,
 		   struct vm_error *err)
 {
@@ -277,6 +252,12 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 				    "%s has no valid section headers: %s", what,
 				    elf_errmsg(-1));
 
+	/* A table that cannot be read costs those names (frames keep addresses). */
+	if (!nested && vm_ehframe_starts_of_elf(e, &info->fn_starts,
+					       &info->n_fn_starts) == -ENOMEM)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	if (vm_elf_info_bytes(info) > limit_of(info))
+		return too_big(info, what, err);
 	if (elf_getphdrnum(e, &nph) == 0)
 		for (size_t i = 0; i < nph && i < 1024; i++) {
 			GElf_Phdr ph;
@@ -284,12 +265,6 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 
 			if (!gelf_getphdr(e, (int)i, &ph))
 				continue;
-			if (ph.p_type == PT_GNU_EH_FRAME && !nested &&
-			    read_fn_starts(e, &ph, info))
-				return vm_error_set(err, ENOMEM,
-						    "out of memory");
-			if (vm_elf_info_bytes(info) > limit_of(info))
-				return too_big(info, what, err);
 			if (ph.p_type != PT_LOAD)
 				continue;
 			nv = reallocarray(info->segs, info->n_segs + 1,

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * unwind.h - a user stack walked with unwind tables (unwind_table.h) in
+ * user space (unwind.c): from the registers of the innermost frame and a
+ * way to read the stack, each caller's return address, through code with
+ * or without frame pointers.  For the perf backend's copied stacks
+ * (PERF_SAMPLE_STACK_USER) and as the reference the BPF unwinder is
+ * checked against.
+ *
+ * Where no table covers a pc the frame pointer is followed instead; a
+ * signal frame (__restore_rt) is crossed through the ucontext the kernel
+ * saved.  The stack is untrusted: every read may fail, and a walk ends
+ * at the outermost frame, at a read that fails, at a frame that does not
+ * move up the stack, or at max frames, never looping.
+ */
+#ifndef VMTOOLS_AGENT_UNWIND_H
+#define VMTOOLS_AGENT_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/symbolize/unwind_table.h"
+
+struct vm_unwind_regs {
+	uint64_t rip, rsp, rbp;
+};
+
+/*
+ * The table for run-time address pc and pc's link-time address in it
+ * (*link), or NULL when no table covers pc.
+ */
+typedef const struct vm_unwind_table *(*vm_unwind_find_fn)(void *arg,
+							   uint64_t pc,
+							   uint64_t *link);
+
+/* The 8 bytes at addr of the stack into *value; false when unreadable. */
+typedef bool (*vm_unwind_read_fn)(void *arg, uint64_t addr, uint64_t *value);
+
+/* How a walk went, summed over walks. */
+struct vm_unwind_counts {
+	uint64_t by_table; /* callers found from a table's row */
+	uint64_t by_frame_pointer; /* where no table covered the pc */
+	uint64_t outermost; /* walks that ended at the outermost frame */
+	uint64_t cut; /* walks that ended early: a bad read, no progress */
+};
+
+/*
+ * Walk the stack from regs: the pcs, innermost first, into ips (at most
+ * max).  The count.
+ */
+size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
+		       vm_unwind_find_fn find, vm_unwind_read_fn read,
+		       void *arg, uint64_t *ips, size_t max,
+		       struct vm_unwind_counts *counts);
+
+#endif

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * unwind_table.c - a binary's unwind rows from its call frame information
+ * through libdw (unwind_table.h).
+ *
+ * libdw answers "what are the rules at address A" (dwarf_cfi_addrframe)
+ * and for how far they hold (dwarf_frame_info); it does not list the
+ * FDEs.  Their starts are .eh_frame_hdr's search table (ehframe.c), so
+ * each function is walked from its start, row after row, to the next
+ * function's start; where its FDE ends first, a VM_UNWIND_NONE row marks
+ * the gap.  libdw gives each rule as a DWARF expression; the few shapes
+ * compilers emit for x86-64 are recognised here, and anything else is a
+ * VM_UNWIND_NONE row, counted.
+ */
+#include "agent/symbolize/unwind_table.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/symbolize/ehframe.h"
+#include "common/array.h"
+
+/* DWARF's numbers of the x86-64 registers used here. */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16 /* the return address column */
+
+/* reg + off from a CFA rule of one operation; false for another shape. */
+static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
+{
+	if (op->atom == DW_OP_bregx) {
+		*reg = (unsigned)op->number;
+		*off = (int64_t)op->number2;
+		return true;
+	}
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = (int64_t)op->number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The PLT stubs' CFA: rsp + 8, plus 8 once past byte `lit` of the 16:
+ *   breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus
+ */
+static bool plt_rule(const Dwarf_Op *o, size_t n, int32_t *threshold)
+{
+	int64_t off;
+	unsigned reg;
+
+	if (n != 9 || !breg(&o[0], &reg, &off) || reg != REG_RSP || off != 8 ||
+	    !breg(&o[1], &reg, &off) || reg != REG_RIP || off != 0 ||
+	    o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 ||
+	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 ||
+	    o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return false;
+	*threshold = o[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/*
+ * Where a register is saved, as libdw gives an offset(N) rule: at
+ * CFA + N.  *off; false for another rule.
+ */
+static bool saved_at(const Dwarf_Op *o, size_t n, int32_t *off)
+{
+	if (n != 2 || o[0].atom != DW_OP_call_frame_cfa ||
+	    o[1].atom != DW_OP_plus_uconst)
+		return false;
+	*off = (int32_t)(int64_t)o[1].number;
+	return true;
+}
+
+/* The row libdw's frame describes, from addr on. */
+static void row_of(Dwarf_Frame *f, uint64_t addr, bool signal,
+		   struct vm_unwind_row *row, size_t *unsupported)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t off;
+	unsigned reg;
+
+	*row = (struct vm_unwind_row){ .addr = addr, .signal = signal };
+	if (dwarf_frame_register(f, REG_RIP, mem, &ops, &n) < 0)
+		goto unsupported;
+	if (n == 0 && ops) {
+		row->cfa = VM_UNWIND_OUTERMOST; /* undefined: no caller */
+		return;
+	}
+	if (!saved_at(ops, n, &row->cfa_off) || row->cfa_off != -8)
+		goto unsupported;
+	if (dwarf_frame_cfa(f, &ops, &n) < 0 || n == 0)
+		goto unsupported;
+	if (n == 1 && breg(&ops[0], &reg, &off) &&
+	    (reg == REG_RSP || reg == REG_RBP) && off >= INT32_MIN &&
+	    off <= INT32_MAX) {
+		row->cfa = reg == REG_RSP ? VM_UNWIND_RSP : VM_UNWIND_RBP;
+		row->cfa_off = (int32_t)off;
+	} else if (plt_rule(ops, n, &row->cfa_off)) {
+		row->cfa = VM_UNWIND_PLT;
+	} else {
+		goto unsupported;
+	}
+	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &n) == 0 && n &&
+	    !saved_at(ops, n, &row->rbp_off))
+		row->rbp_off = 0; /* another rule: taken as unchanged */
+	return;
+unsupported:
+	/*
+	 * A signal frame's rules are expressions over the ucontext the kernel
+	 * saved; the unwinder reads that directly (signal is kept).
+	 */
+	*row = (struct vm_unwind_row){ .addr = addr,
+				       .cfa = VM_UNWIND_NONE,
+				       .signal = signal };
+	if (!signal)
+		(*unsupported)++;
+}
+
+static bool same_rules(const struct vm_unwind_row *a,
+		       const struct vm_unwind_row *b)
+{
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off &&
+	       a->rbp_off == b->rbp_off && a->signal == b->signal;
+}
+
+/* Append row unless it says what the last one does. */
+static int add_row(struct vm_unwind_table *t, const struct vm_unwind_row *row)
+{
+	if (t->n && same_rules(&t->rows[t->n - 1], row))
+		return 0;
+	if (t->n >= VM_UNWIND_MAX_ROWS)
+		return -E2BIG;
+	if (vm_grow(t->rows, &t->cap, t->n + 1))
+		return -ENOMEM;
+	t->rows[t->n++] = *row;
+	return 0;
+}
+
+/* The rows of the function starting at start, up to limit. */
+static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
+			 struct vm_unwind_table *t)
+{
+	uint64_t addr = start;
+	int r = 0;
+
+	while (addr < limit && r == 0) {
+		struct vm_unwind_row row;
+		Dwarf_Addr from, to;
+		Dwarf_Frame *f;
+		bool signal;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &f) < 0)
+			break;
+		if (dwarf_frame_info(f, &from, &to, &signal) < 0 ||
+		    to <= addr) {
+			free(f);
+			break;
+		}
+		row_of(f, addr, signal, &row, &t->unsupported);
+		free(f);
+		r = add_row(t, &row);
+		addr = to;
+	}
+	/* Past the FDE's end and before the next function: no rule. */
+	if (r == 0 && addr < limit)
+		r = add_row(t, &(struct vm_unwind_row){ .addr = addr });
+	return r;
+}
+
+static int build(Elf *e, struct vm_unwind_table *t, const char *what,
+		 struct vm_error *err)
+{
+	uint64_t *starts = NULL;
+	Dwarf_CFI *cfi;
+	size_t n = 0;
+	int r;
+
+	if (elf_kind(e) != ELF_K_ELF)
+		return vm_error_set(err, EINVAL, "%s is not an ELF file", what);
+	r = vm_ehframe_starts_of_elf(e, &starts, &n);
+	if (r == -ENOMEM)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	if (r < 0 || n == 0) {
+		free(starts);
+		return vm_error_set(err, ENOENT,
+				    "%s has no .eh_frame_hdr to unwind with",
+				    what);
+	}
+	cfi = dwarf_getcfi_elf(e);
+	if (!cfi) {
+		free(starts);
+		return vm_error_set(err, ENOENT, "%s has no .eh_frame: %s",
+				    what, dwarf_errmsg(-1));
+	}
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = walk_function(cfi, starts[i],
+				  i + 1 < n ? starts[i + 1] : UINT64_MAX, t);
+	dwarf_cfi_end(cfi);
+	free(starts);
+	if (r == -E2BIG)
+		return vm_error_set(err, E2BIG,
+				    "%s has more than %u unwind rows", what,
+				    VM_UNWIND_MAX_ROWS);
+	if (r < 0)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
+			     const char *what, struct vm_error *err)
+{
+	Elf *e;
+	int r;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return vm_error_set(err, EINVAL, "libelf is out of date");
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return vm_error_set(err, EINVAL, "cannot read %s as ELF: %s",
+				    what, elf_errmsg(-1));
+	r = build(e, t, what, err);
+	elf_end(e);
+	return r;
+}
+
+int vm_unwind_table_build_mem(const void *buf, size_t len,
+			      struct vm_unwind_table *t, const char *what,
+			      struct vm_error *err)
+{
+	Elf *e;
+	int r;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return vm_error_set(err, EINVAL, "libelf is out of date");
+	/* libelf does not write through the pointer with ELF_C_READ. */
+	e = elf_memory((char *)buf, len);
+	if (!e)
+		return vm_error_set(err, EINVAL, "cannot read %s as ELF: %s",
+				    what, elf_errmsg(-1));
+	r = build(e, t, what, err);
+	elf_end(e);
+	return r;
+}
+
+const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
+					     uint64_t addr)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}
+
+size_t vm_unwind_table_bytes(const struct vm_unwind_table *t)
+{
+	return t->cap * sizeof(*t->rows);
+}
+
+void vm_unwind_table_free(struct vm_unwind_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}

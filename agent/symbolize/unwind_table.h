@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * unwind_table.h - how to find a function's caller at any instruction of
+ * a binary built without frame pointers, as a compact table (the start
+ * of complete stacks for such code, issue 24; unwind_table.c).
+ *
+ * Built from the call frame information the compiler emits for every
+ * function (.eh_frame, or a debug file's .debug_frame), through elfutils'
+ * libdw (dwarf_getcfi_elf, dwarf_cfi_addrframe): no DWARF interpreter of
+ * our own.  Each row says, from its address until the next row's, where
+ * the canonical frame address (CFA, the stack pointer before the call)
+ * is: the stack pointer or the frame pointer plus an offset, or the one
+ * expression PLT stubs use; the return address is at CFA - 8 (x86-64's
+ * rule; a row that says otherwise is not kept) and the caller's frame
+ * pointer saved at CFA + an offset or left alone.  Rows whose rules
+ * cannot be followed this way say so (VM_UNWIND_NONE): an unwinder falls
+ * back to the frame pointer there.
+ *
+ * Input is untrusted (any binary a target maps): libdw bounds every read,
+ * the table's rows are bounded (VM_UNWIND_MAX_ROWS), and a file that is
+ * not one yields an error, never a crash (tests/fuzz/fuzz_unwind.c).
+ */
+#ifndef VMTOOLS_AGENT_UNWIND_TABLE_H
+#define VMTOOLS_AGENT_UNWIND_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/error.h"
+
+/* Rows one binary's table may have (postgres: ~60,000; libc: ~25,000). */
+#define VM_UNWIND_MAX_ROWS (2u << 20)
+
+enum vm_unwind_cfa {
+	VM_UNWIND_NONE, /* no rule here: fall back to the frame pointer */
+	VM_UNWIND_RSP, /* CFA = rsp + cfa_off */
+	VM_UNWIND_RBP, /* CFA = rbp + cfa_off */
+	/*
+	 * A PLT stub's: CFA = rsp + 8, and 8 more once past the stub's 11th
+	 * byte (its push): ((rip & 15) >= 11) << 3.
+	 */
+	VM_UNWIND_PLT,
+	VM_UNWIND_OUTERMOST, /* the return address is undefined: stop */
+};
+
+/* One row: from addr (link-time) until the next row's addr. */
+struct vm_unwind_row {
+	uint64_t addr;
+	int32_t cfa_off;
+	int32_t rbp_off; /* rbp saved at CFA + rbp_off; 0: not saved here */
+	uint8_t cfa; /* enum vm_unwind_cfa */
+	bool signal; /* the frame a signal handler returns through */
+};
+
+struct vm_unwind_table {
+	struct vm_unwind_row *rows; /* sorted by addr */
+	size_t n, cap;
+	/* What was passed over: rows with rules no unwinder here follows. */
+	size_t unsupported;
+};
+
+/*
+ * The table of the ELF file open on fd (it stays open): its .eh_frame
+ * (or .debug_frame).  0; -ENOENT when it has no call frame information;
+ * -EINVAL for a file libdw cannot read; -E2BIG past VM_UNWIND_MAX_ROWS;
+ * -ENOMEM; with a sentence naming what in err.
+ */
+int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
+			     const char *what, struct vm_error *err);
+
+/* The same from memory (fuzz inputs). */
+int vm_unwind_table_build_mem(const void *buf, size_t len,
+			      struct vm_unwind_table *t, const char *what,
+			      struct vm_error *err);
+
+/*
+ * The row that holds addr (link-time), or NULL when none does (before
+ * the first row: no rule).
+ */
+const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
+					     uint64_t addr);
+
+/* The memory the table holds. */
+size_t vm_unwind_table_bytes(const struct vm_unwind_table *t);
+
+void vm_unwind_table_free(struct vm_unwind_table *t);
+
+#endif
