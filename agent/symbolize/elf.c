@@ -254,7 +254,7 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 
 	/* A table that cannot be read costs those names (frames keep addresses). */
 	if (!nested && vm_ehframe_starts_of_elf(e, &info->fn_starts,
-					       &info->n_fn_starts) == -ENOMEM)
+						&info->n_fn_starts) == -ENOMEM)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	if (vm_elf_info_bytes(info) > limit_of(info))
 		return too_big(info, what, err);
