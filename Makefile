@@ -184,6 +184,11 @@ $(BUILD)/programs/%: tests/programs/%.c
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
 		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
 
+# The workload without frame pointers, built as most code is.
+$(BUILD)/programs/nofp: tests/programs/nofp.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O2 -fomit-frame-pointer -g -o $@ $< $(LDFLAGS)
+
 # The agent's wait-event tables, printed for comparison with a running
 # PostgreSQL's (tests/integration/36-pg-versions.sh).
 $(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_LIB) $(COMMON_LIB)

@@ -215,7 +215,7 @@ struct packed {
 	Location **location_ptrs;
 	Line **line_ptrs;
 	Function **function_ptrs;
-	int64_t comments[2];
+	int64_t comments[3];
 };
 
 static void packed_free(struct packed *p)
@@ -531,6 +531,16 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
 			 " samples not recorded",
 			 s->lost_stacks, s->lost_samples);
+		r = add_comment(e, p, prof, comment);
+		if (r)
+			return r;
+	}
+	if (s->unwound_by_table || s->unwound_by_frame_pointer) {
+		snprintf(comment, sizeof(comment),
+			 "vmtools: user stacks unwound with .eh_frame: %" PRIu64
+			 " callers found by unwind tables, %" PRIu64
+			 " by frame pointer",
+			 s->unwound_by_table, s->unwound_by_frame_pointer);
 		r = add_comment(e, p, prof, comment);
 		if (r)
 			return r;

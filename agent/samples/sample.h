@@ -132,6 +132,13 @@ struct vm_samples {
 	uint64_t lost_stacks; /* -EEXIST/-ENOMEM from the stack map, etc. */
 	uint64_t lost_samples; /* counts that could not be recorded at all */
 	/*
+	 * User stacks walked in user space with unwind tables (perf's
+	 * --call-graph dwarf): the callers found from a table and those by
+	 * frame pointer where no table covered the pc; both 0 when the
+	 * kernel walked the frame pointers.
+	 */
+	uint64_t unwound_by_table, unwound_by_frame_pointer;
+	/*
 	 * Files held open so that processes which exit before the end can
 	 * still be symbolized (open_path "/proc/self/fd/N" names them).
 	 * Closed by vm_samples_free().

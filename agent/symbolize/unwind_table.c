@@ -176,6 +176,37 @@ static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
 	return r;
 }
 
+static void read_segments(Elf *e, struct vm_unwind_table *t)
+{
+	size_t nph = 0;
+
+	if (elf_getphdrnum(e, &nph))
+		return;
+	for (size_t i = 0; i < nph && i < 1024; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    t->n_segs == VM_UNWIND_MAX_SEGS)
+			continue;
+		t->segs[t->n_segs].vaddr = ph.p_vaddr;
+		t->segs[t->n_segs].offset = ph.p_offset;
+		t->segs[t->n_segs].filesz = ph.p_filesz;
+		t->n_segs++;
+	}
+}
+
+bool vm_unwind_link_addr(const struct vm_unwind_table *t, uint64_t off,
+			 uint64_t *link)
+{
+	for (size_t i = 0; i < t->n_segs; i++)
+		if (off >= t->segs[i].offset &&
+		    off - t->segs[i].offset < t->segs[i].filesz) {
+			*link = t->segs[i].vaddr + (off - t->segs[i].offset);
+			return true;
+		}
+	return false;
+}
+
 static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 		 struct vm_error *err)
 {
@@ -186,6 +217,7 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 
 	if (elf_kind(e) != ELF_K_ELF)
 		return vm_error_set(err, EINVAL, "%s is not an ELF file", what);
+	read_segments(e, t);
 	r = vm_ehframe_starts_of_elf(e, &starts, &n);
 	if (r == -ENOMEM)
 		return vm_error_set(err, ENOMEM, "out of memory");
@@ -276,4 +308,60 @@ void vm_unwind_table_free(struct vm_unwind_table *t)
 {
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Whether the code at p (len bytes) sets up a frame pointer. */
+static bool fp_prologue(const uint8_t *p, size_t len)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const uint8_t push_mov[] = { 0x55, 0x48, 0x89, 0xe5 };
+
+	if (len >= 8 && !memcmp(p, endbr64, 4)) {
+		p += 4;
+		len -= 4;
+	}
+	return len >= 4 && !memcmp(p, push_mov, 4);
+}
+
+int vm_unwind_frame_pointer_share(int fd, unsigned *percent)
+{
+	struct vm_unwind_table segs = { 0 };
+	uint64_t *starts = NULL, with = 0, seen = 0;
+	size_t n = 0, size;
+	const uint8_t *image;
+	Elf *e;
+	int r;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -EINVAL;
+	image = (const uint8_t *)elf_rawfile(e, &size);
+	read_segments(e, &segs);
+	r = image ? vm_ehframe_starts_of_elf(e, &starts, &n) : -EINVAL;
+	for (size_t i = 0; r == 0 && i < n; i++)
+		for (size_t k = 0; k < segs.n_segs; k++) {
+			uint64_t off;
+
+			if (starts[i] < segs.segs[k].vaddr ||
+			    starts[i] - segs.segs[k].vaddr >=
+				    segs.segs[k].filesz)
+				continue;
+			off = segs.segs[k].offset +
+			      (starts[i] - segs.segs[k].vaddr);
+			if (off < size) {
+				seen++;
+				with += fp_prologue(image + off, size - off);
+			}
+			break;
+		}
+	free(starts);
+	elf_end(e);
+	if (r < 0)
+		return r;
+	if (!seen)
+		return -ENOENT;
+	*percent = (unsigned)(with * 100 / seen);
+	return 0;
 }

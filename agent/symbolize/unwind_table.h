@@ -53,9 +53,16 @@ struct vm_unwind_row {
 	bool signal; /* the frame a signal handler returns through */
 };
 
+#define VM_UNWIND_MAX_SEGS 16
+
 struct vm_unwind_table {
 	struct vm_unwind_row *rows; /* sorted by addr */
 	size_t n, cap;
+	/* The file's PT_LOAD segments: file offsets to link-time addresses. */
+	struct {
+		uint64_t vaddr, offset, filesz;
+	} segs[VM_UNWIND_MAX_SEGS];
+	size_t n_segs;
 	/* What was passed over: rows with rules no unwinder here follows. */
 	size_t unsupported;
 };
@@ -80,6 +87,23 @@ int vm_unwind_table_build_mem(const void *buf, size_t len,
  */
 const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
 					     uint64_t addr);
+
+/*
+ * The link-time address of file offset off (a run-time pc less its
+ * mapping's start, plus the mapping's file offset); false when no segment
+ * holds it.
+ */
+bool vm_unwind_link_addr(const struct vm_unwind_table *t, uint64_t off,
+			 uint64_t *link);
+
+/*
+ * How many of the functions of the ELF file open on fd (its .eh_frame_hdr
+ * starts) begin by setting up a frame pointer (push %rbp; mov %rsp,%rbp,
+ * after an endbr64 or not), in percent, into *percent: a binary built
+ * with -fomit-frame-pointer, as GCC does at -O2, has almost none, and a
+ * frame-pointer walk cannot pass its frames.  0, or a negative errno.
+ */
+int vm_unwind_frame_pointer_share(int fd, unsigned *percent);
 
 /* The memory the table holds. */
 size_t vm_unwind_table_bytes(const struct vm_unwind_table *t);

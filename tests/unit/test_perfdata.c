@@ -657,6 +657,78 @@ static void test_counter_in_pieces(void **state)
 	munmap(p, n);
 }
 
+/*
+ * A sample of --call-graph dwarf: the user registers of the mask perf
+ * asks (sample_regs_user), then the copied stack and its dynamic size;
+ * and the same cut short anywhere is refused, never read past.
+ */
+static void test_regs_and_stack_user(void **state)
+{
+	const uint64_t mask = 0xff0fff; /* perf's x86-64 mask */
+	uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN |
+		      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	uint8_t rec[8 + 8 + 8 + 16 + 8 + 8 * 20 + 8 + 64 + 8];
+	struct pd_layout l;
+	struct pd_sample s;
+	size_t off = 8, nregs = (size_t)__builtin_popcountll(mask);
+	uint64_t v;
+
+	(void)state;
+	memset(rec, 0, sizeof(rec));
+	pd_layout_init(&l, st, 0, false, mask);
+#define PUT(x) (v = (x), memcpy(rec + off, &v, 8), off += 8)
+	PUT(0x401000); /* ip */
+	PUT(7ULL << 32 | 7); /* pid, tid */
+	PUT(1); /* callchain: nr */
+	PUT(PERF_CONTEXT_KERNEL);
+	PUT(2); /* regs: abi 64 */
+	for (size_t i = 0; i < nregs; i++)
+		PUT(i == 6 ? 0x7ffd00000100 : /* bp, bit 6 */
+		    i == 7 ? 0x7ffd00000000 : /* sp, bit 7 */
+		    i == 8 ? 0x401234 : /* ip, bit 8 */
+			     0);
+	PUT(64); /* stack: size */
+	for (int i = 0; i < 8; i++)
+		PUT(0x1111111111111111ULL * (unsigned)i);
+	PUT(48); /* dyn_size: what was really copied */
+#undef PUT
+	memcpy(rec, &(uint32_t){ PERF_RECORD_SAMPLE }, 4);
+	memcpy(rec + 6, &(uint16_t){ (uint16_t)off }, 2);
+	assert_int_equal(pd_decode_sample(&l, rec, off, &s), 0);
+	assert_true(s.has_regs);
+	assert_int_equal(s.user_ip, 0x401234);
+	assert_int_equal(s.user_sp, 0x7ffd00000000);
+	assert_int_equal(s.user_bp, 0x7ffd00000100);
+	assert_int_equal(s.stack_size, 48);
+	assert_int_equal(pd_u64(s.stack + 8), 0x1111111111111111ULL);
+	for (size_t cut = 8; cut < off; cut += 8)
+		assert_int_equal(pd_decode_sample(&l, rec, cut, &s), -EBADMSG);
+}
+
+/*
+ * A file perf 6.1 wrote with --call-graph dwarf,256 of tests/programs/nofp
+ * (-F 49 -B, 0.2 s): read whole, each sample has its user stack (walked
+ * from the copied bytes; how far depends on finding the binary now).
+ */
+static void test_real_dwarf(void **state)
+{
+	const char *comms[] = { "nofp" };
+	struct vm_perfdata_filter flt = { .comms = comms, .n_comms = 1 };
+	struct vm_samples s = { 0 };
+	struct vm_perfdata_stats st;
+	uint8_t *p = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(map_file("nofp-dwarf.data", &p, &n), 0);
+	assert_int_equal(vm_perfdata_read(p, n, &flt, &s, &st, NULL), 0);
+	assert_true(st.kept >= 5);
+	for (size_t i = 0; i < s.n; i++)
+		assert_true(s.v[i].n_user >= 1);
+	vm_samples_free(&s);
+	munmap(p, n);
+}
+
 static void test_real_header_build_id(void **state)
 {
 	check_real("burn-header-build-id.data", true);
@@ -680,6 +752,8 @@ int main(void)
 		cmocka_unit_test(test_real_header_build_id),
 		cmocka_unit_test(test_real_mmap2_build_id),
 		cmocka_unit_test(test_counter_in_pieces),
+		cmocka_unit_test(test_regs_and_stack_user),
+		cmocka_unit_test(test_real_dwarf),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

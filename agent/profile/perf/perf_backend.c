@@ -64,7 +64,9 @@
 #include "agent/profile/backend.h"
 #include "agent/profile/perf/perf_locate.h"
 #include "agent/profile/perf/perfdata.h"
+#include "agent/samples/guard.h"
 #include "agent/samples/proc.h"
+#include "agent/symbolize/unwind_table.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/clock.h"
@@ -73,6 +75,15 @@
 #define STOP_TIMEOUT_MS 60000 /* flushing its buffers and the header */
 #define STDERR_MAX 768 /* of perf's messages kept in an error */
 #define TITLE_SCAN_MS 250
+/*
+ * A target whose executable sets up a frame pointer in fewer of its
+ * functions than this (percent) is recorded with --call-graph dwarf:
+ * Debian's PostgreSQL 15 (built with frame pointers) has 42%, leaf
+ * functions skipping it; PostgreSQL built with -O2 and libc 0 to 1%.
+ */
+#define FP_SHARE_MIN 20
+/* The user stack each --call-graph dwarf sample copies, bytes. */
+#define DWARF_STACK "16384"
 
 extern char **environ;
 
@@ -82,6 +93,7 @@ struct title {
 };
 
 struct perf_state {
+	bool dwarf; /* a target lacks frame pointers: --call-graph dwarf */
 	char *perf; /* the binary */
 	pid_t child; /* 0: none, or reaped */
 	int status; /* of the reaped child */
@@ -368,7 +380,13 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	argv[a++] = "-e";
 	argv[a++] = "cpu-clock";
 	argv[a++] = "-a";
-	argv[a++] = "-g";
+	if (st->dwarf) {
+		/* Each sample copies DWARF_STACK bytes of the user stack. */
+		argv[a++] = "--call-graph";
+		argv[a++] = "dwarf," DWARF_STACK;
+	} else {
+		argv[a++] = "-g";
+	}
 	argv[a++] = "-F";
 	argv[a++] = freq;
 	argv[a++] = "-N";
@@ -482,6 +500,30 @@ static void remember_title(struct perf_state *st, uint32_t pid)
  * PostgreSQL backend type label) is not in perf.data, and a backend that
  * exits before the profile ends cannot be asked afterwards.
  */
+/*
+ * Whether process pid's executable lacks frame pointers (fewer than
+ * FP_SHARE_MIN percent of its functions set one up): -g cannot walk
+ * its frames, --call-graph dwarf must copy its stacks.
+ */
+static bool lacks_frame_pointers(uint32_t pid)
+{
+	char path[64];
+	unsigned share;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
+	fd = vm_guard_open_regular(path, 0, VM_GUARD_OPEN_MS);
+	if (fd < 0)
+		return false;
+	r = vm_unwind_frame_pointer_share(fd, &share);
+	close(fd);
+	return r == 0 && share < FP_SHARE_MIN;
+}
+
+/*
+ * The targets running now: their titles, and whether one of their
+ * executables (the first few distinct ones) lacks frame pointers.
+ */
 static void snapshot_titles(struct perf_state *st)
 {
 	_cleanup_free_ uint32_t *pids = NULL;
@@ -490,8 +532,12 @@ static void snapshot_titles(struct perf_state *st)
 	if (vm_proc_scan_targets("/proc", st->comm_ptrs, st->n_comms, st->pids,
 				 st->n_pids, &pids, &n, NULL) < 0)
 		return;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		remember_title(st, pids[i]);
+		/* Backends share their postmaster's executable: look once. */
+		if (i < 4 && !st->dwarf && lacks_frame_pointers(pids[i]))
+			st->dwarf = true;
+	}
 }
 
 /*

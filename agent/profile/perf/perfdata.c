@@ -118,7 +118,7 @@ int pd_read_attrs(const uint8_t *buf, const struct pd_file_header *h,
 
 		memcpy(&a, p, sz < sizeof(a) ? sz : sizeof(a));
 		pd_layout_init(&l, a.sample_type, a.read_format,
-			       a.sample_id_all);
+			       a.sample_id_all, a.sample_regs_user);
 		if (i && (l.sample_type != layout->sample_type ||
 			  l.read_format != layout->read_format ||
 			  l.sample_id_all != layout->sample_id_all))

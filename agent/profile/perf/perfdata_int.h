@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "agent/profile/perf/perfdata.h"
+#include "agent/symbolize/unwind.h"
 
 #define PD_MAGIC 0x32454c4946524550ULL /* "PERFILE2" */
 #define PD_FEAT_BUILD_ID 2 /* HEADER_BUILD_ID */
@@ -47,6 +48,7 @@ struct pd_layout {
 	bool sample_id_all;
 	size_t trailer_size; /* bytes of sample_id at the end of non-samples */
 	int trailer_time; /* offset of the time in it, -1 when none */
+	uint64_t sample_regs_user; /* which registers PERF_SAMPLE_REGS_USER has */
 };
 
 static inline uint64_t pd_u64(const uint8_t *p)
@@ -89,6 +91,14 @@ struct pd_sample {
 	uint16_t misc;
 	const uint8_t *chain; /* nr u64 entries, unaligned; NULL: no CALLCHAIN */
 	uint64_t nr;
+	/*
+	 * perf record --call-graph dwarf: the user registers (abi 0: none,
+	 * a kernel thread) and a copy of the user stack from sp up.
+	 */
+	bool has_regs;
+	uint64_t user_ip, user_sp, user_bp;
+	const uint8_t *stack; /* stack_size bytes, unaligned; NULL: none */
+	uint64_t stack_size;
 };
 
 struct pd_mmap {
@@ -117,7 +127,8 @@ struct pd_task { /* FORK and EXIT */
 };
 
 void pd_layout_init(struct pd_layout *l, uint64_t sample_type,
-		    uint64_t read_format, bool sample_id_all);
+		    uint64_t read_format, bool sample_id_all,
+		    uint64_t sample_regs_user);
 /* Time of a record, 0 when it carries none.  rec points at the header. */
 uint64_t pd_record_time(const struct pd_layout *l, const uint8_t *rec,
 			size_t size);
@@ -129,6 +140,25 @@ int pd_decode_comm(const struct pd_layout *l, const uint8_t *rec, size_t size,
 		   struct pd_comm *c);
 int pd_decode_task(const uint8_t *rec, size_t size, struct pd_task *t);
 int pd_decode_lost(const uint8_t *rec, size_t size, uint64_t *lost);
+
+/* --- user stacks walked with unwind tables (perfdata_unwind.c) --- */
+
+struct pd_unwinder {
+	struct pd_unwind_file *files; /* a table per file, for the profile */
+	size_t n, cap;
+	size_t tables_built;
+	struct vm_unwind_counts counts;
+};
+
+/*
+ * The user stack of sample s of process pid (its mappings maps), walked
+ * from its registers through its copied stack: the pcs, innermost first,
+ * into ips (at most max); 0 when s carries no registers or stack.
+ */
+size_t pd_unwind_user(struct pd_unwinder *u, uint32_t pid,
+		      const struct vm_mapping *maps, size_t n_maps,
+		      const struct pd_sample *s, uint64_t *ips, size_t max);
+void pd_unwinder_free(struct pd_unwinder *u);
 
 /* --- replay (perfdata_model.c) --- */
 

@@ -69,6 +69,7 @@ struct pd_model {
 	uint32_t *slots; /* stack hash: index + 1 into out->v, 0 empty */
 	size_t n_slots;
 	uint64_t user[MAX_FRAMES], kernel[MAX_FRAMES];
+	struct pd_unwinder unwinder; /* --call-graph dwarf's user stacks */
 };
 
 static const char *const default_comms[] = { VM_DEFAULT_COMM };
@@ -218,6 +219,7 @@ void pd_model_free(struct pd_model *m)
 	idmap_free(&m->thr_idx);
 	idmap_free(&m->proc_idx);
 	free(m->slots);
+	pd_unwinder_free(&m->unwinder);
 	free(m);
 }
 
@@ -529,6 +531,10 @@ int pd_model_sample(struct pd_model *m, const struct pd_sample *s)
 		m->kernel[nk++] = s->ip;
 	else if (!s->chain && mode == USER)
 		m->user[nu++] = s->ip;
+	/* --call-graph dwarf: the user side is ours to walk. */
+	if (s->has_regs && s->stack && nu <= 1)
+		nu = pd_unwind_user(&m->unwinder, s->pid, p->maps, p->n_maps, s,
+				    m->user, MAX_FRAMES);
 	if (add_stack(m, s->pid, s->tid, comm, nu, nk) < 0)
 		return -ENOMEM;
 	return 1;
@@ -565,6 +571,8 @@ int pd_model_finish(struct pd_model *m)
 {
 	struct vm_samples *out = m->out;
 
+	out->unwound_by_table += m->unwinder.counts.by_table;
+	out->unwound_by_frame_pointer += m->unwinder.counts.by_frame_pointer;
 	for (size_t i = 0; i < m->n_proc; i++) {
 		struct proc *p = &m->proc[i];
 		struct vm_process *v;

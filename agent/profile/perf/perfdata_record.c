@@ -12,6 +12,7 @@
  * -EBADMSG, never a read beyond it.
  */
 #include <errno.h>
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
@@ -20,10 +21,12 @@
 #define HDR 8 /* struct perf_event_header */
 
 void pd_layout_init(struct pd_layout *l, uint64_t sample_type,
-		    uint64_t read_format, bool sample_id_all)
+		    uint64_t read_format, bool sample_id_all,
+		    uint64_t sample_regs_user)
 {
 	size_t n = 0;
 
+	l->sample_regs_user = sample_regs_user;
 	l->sample_type = sample_type;
 	l->read_format = read_format;
 	l->sample_id_all = sample_id_all;
@@ -75,6 +78,20 @@ static int read_size(const struct pd_layout *l, const uint8_t *p, size_t left,
 		return -EBADMSG;
 	*size = 8 * (1 + fixed + nr * per);
 	return 0;
+}
+
+static bool reg_present(uint64_t mask, unsigned bit)
+{
+	return mask >> bit & 1;
+}
+
+/* Register bit of the mask, from regs (one u64 per bit set, in order). */
+static uint64_t user_reg(const uint8_t *regs, uint64_t mask, unsigned bit)
+{
+	if (!reg_present(mask, bit))
+		return 0;
+	return pd_u64(regs +
+		      8 * __builtin_popcountll(mask & ((1ULL << bit) - 1)));
 }
 
 int pd_decode_sample(const struct pd_layout *l, const uint8_t *rec, size_t size,
@@ -135,6 +152,48 @@ int pd_decode_sample(const struct pd_layout *l, const uint8_t *rec, size_t size,
 		if (s->nr > (size - off) / 8)
 			return -EBADMSG;
 		s->chain = rec + off;
+		off += 8 * s->nr;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		NEED(4);
+		n = pd_u32(rec + off);
+		off += 4;
+		NEED(n);
+		off += n;
+	}
+	/* Branch stacks' size depends on the branch sample type: not read. */
+	if (st & PERF_SAMPLE_BRANCH_STACK)
+		return 0;
+	if (st & PERF_SAMPLE_REGS_USER) {
+		uint64_t mask = l->sample_regs_user;
+		size_t nregs = (size_t)__builtin_popcountll(mask);
+
+		NEED(8);
+		s->has_regs = pd_u64(rec + off) != 0; /* the ABI, 0: none */
+		off += 8;
+		if (s->has_regs) {
+			NEED(8 * nregs);
+			s->user_bp = user_reg(rec + off, mask, PERF_REG_X86_BP);
+			s->user_sp = user_reg(rec + off, mask, PERF_REG_X86_SP);
+			s->user_ip = user_reg(rec + off, mask, PERF_REG_X86_IP);
+			s->has_regs = reg_present(mask, PERF_REG_X86_SP) &&
+				      reg_present(mask, PERF_REG_X86_IP);
+			off += 8 * nregs;
+		}
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t copied, dyn;
+
+		NEED(8);
+		copied = pd_u64(rec + off);
+		off += 8;
+		if (copied) {
+			NEED(copied);
+			NEED(copied + 8);
+			dyn = pd_u64(rec + off + copied);
+			s->stack = rec + off;
+			s->stack_size = dyn < copied ? dyn : copied;
+		}
 	}
 #undef NEED
 	return 0;
