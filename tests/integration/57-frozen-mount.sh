@@ -46,8 +46,15 @@ sleep 0.5
 check "the target runs from it, as nobody" bash -c "pgrep -u nobody -x c27fuse >/dev/null"
 kill -STOP "$FUSE"
 at_exit "kill -CONT $FUSE"
+# Every thread of the server stopped before anything asks it: a request
+# one of them read just before stopping would wait for ever, unkillable,
+# and pin its name (a lookup of the same name waits behind it).
+for ((i = 0; i < 100; i++)); do
+	grep -qv '^T' <(for s in /proc/"$FUSE"/task/*/stat; do cut -d' ' -f3 "$s"; done) || break
+	sleep 0.02
+done
 check "and the filesystem is frozen: a lookup there does not answer within 1 s" \
-	bash -c "! timeout -s KILL 1 stat '$T/mnt/PG_VERSION' >/dev/null 2>&1"
+	bash -c "! timeout -s KILL 1 stat '$T/mnt/probe' >/dev/null 2>&1"
 
 start_agent frozen --no-setup --comm c27fuse
 post() { # KIND SECONDS OUT: the status code and the seconds it took
@@ -87,4 +94,10 @@ start=$(date +%s%N)
 kill -TERM "$AGENT_PID"
 timeout 5 tail -s 0.05 --pid="$AGENT_PID" -f /dev/null
 gone=$((($(date +%s%N) - start) / 1000000))
+if kill -0 "$AGENT_PID" 2>/dev/null; then
+	for task in /proc/"$AGENT_PID"/task/*; do
+		echo "$task $(cat "$task/comm" 2>/dev/null) $(cat "$task/wchan" 2>/dev/null) $(tr '\n' ' ' <"$task/stack" 2>/dev/null) syscall: $(cat "$task/syscall" 2>/dev/null)"
+	done | diag
+	ps -eo pid,stat,wchan:24,cmd | grep -v ' [SRI]' | diag
+fi
 check "SIGTERM stops the agent within 2 s ($gone ms)" test "$gone" -lt 2000
