@@ -8,7 +8,8 @@
 # pass `systemd-analyze verify`, and `systemd-analyze security` scores the
 # agent's (beside the same unit without its hardening); the installed
 # `vmtools-agent serve --no-setup` serves /ui/ with no --ui-dir; `apt-get
-# purge` leaves no file behind.
+# purge` leaves no file behind, the units' state and cache directories
+# included.
 #
 # This test changes the host, and puts it back: packages it installs (the two
 # and the dependencies apt pulled in) are purged at exit, whatever happened,
@@ -182,6 +183,15 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:$p
 [ "$code" = 200 ] && ok "and speedscope under /ui/speedscope/" || not_ok "GET /ui/speedscope/index.html: $code"
 kill "$serve_pid" 2>/dev/null
 wait "$serve_pid" 2>/dev/null
+# What vmtools-agent.service writes (its StateDirectory and CacheDirectory)
+# goes with the purge too; made here as the unit would, unless they are
+# there already (then they are not this test's to lose).
+state_made=
+if [ ! -e /var/lib/vmtools ] && [ ! -e /var/cache/vmtools ]; then
+	mkdir -p /var/lib/vmtools/history /var/cache/vmtools/debuginfod
+	touch /var/lib/vmtools/history/cpu-20261125T000000Z-20261125T000010Z.pb.gz /var/cache/vmtools/debuginfod/x
+	state_made=yes
+fi
 
 # --- purge ------------------------------------------------------------------
 "${APT[@]}" purge vmtools-agent vmtools-image >"$T/purge.log" 2>&1
@@ -196,7 +206,8 @@ while read -r f; do
 	fi
 	left="$left $f"
 done <"$T/listed"
-[ -z "$left" ] && ok "after apt-get purge, nothing the packages listed is left" ||
+[ -n "$state_made" ] && { [ -e /var/lib/vmtools ] || [ -e /var/cache/vmtools ]; } && left="$left /var/lib/vmtools /var/cache/vmtools"
+[ -z "$left" ] && ok "after apt-get purge, nothing the packages listed is left${state_made:+, nor the units' /var/lib/vmtools and /var/cache/vmtools}" ||
 	not_ok "after apt-get purge these are left:$left"
 purge_new >"$T/purge-deps.log" 2>&1
 installed | LC_ALL=C comm -3 "$T/pkgs-before" - >"$T/pkgs-diff"
