@@ -202,5 +202,41 @@ code=$(curl -sS -o "$T/ui.html" -w '%{http_code}' --max-time 30 "$URL/ui/")
 	ok "the guest's agent serves /ui/ from the package's /usr/share/vmtools/ui" ||
 	{ not_ok "GET /ui/ from the systemd guest: $code"; head -c 400 "$T/ui.html" | diag; }
 
-vm_alive && ok "the VM still runs after the checks ($(($(date +%s) - started))s in all)" ||
+vm_alive && ok "the VM still runs after the checks ($(($(date +%s) - started))s since the test started)" ||
 	fail_log "the VM died during the checks"
+vm_stop "$VM"
+
+# --- the same guest with no tools disk ---------------------------------------
+# vmtools-setup.service is a clean no-op that says why in the journal; the
+# agent serves all the same (the eBPF backend needs no disk).
+VM2=$T/vm2
+mkdir -p "$VM2"
+at_exit "vm_stop '$VM2'"
+at_exit "cp '$VM2/serial.log' '$BUILD/test-logs/vm-systemd-nodisk-serial.log'"
+VM_IMAGE=
+if ! vm_start "$VM2" 2>"$T/start2.log"; then
+	not_ok "qemu starts the guest without the tools disk"
+	diag "$T/start2.log"
+	exit 0
+fi
+boot0=$(date +%s)
+if ! vm_wait_log '^VMTEST report=done' 420; then
+	fail_log "the guest without a tools disk boots and reports within 420s"
+	exit 0
+fi
+journal=$(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | paste -sd '|' -)
+if [ "$(log_value setup-unit)" = "active status=2" ] && grep -q "no disk with the ext4 label 'vm-tools'" <<<"$journal" &&
+	[ -z "$(log_value mount)" ] && [ -z "$(log_value link-modules)" ]; then
+	ok "without a tools disk vmtools-setup.service is a clean no-op: active (exit 2 counts as done), nothing mounted or linked, and its journal says why: $journal"
+else
+	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
+fi
+URL=http://127.0.0.1:$VM_PORT
+if [ "$(log_value agent-unit)" = active ] && vm_wait_healthz 120 &&
+	post nodisk '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' &&
+	[ "$(cat "$T/nodisk.code")" = 200 ]; then
+	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
+else
+	fail_log "vmtools-agent.service without a tools disk: $(log_value agent-unit), POST $(cat "$T/nodisk.code" 2>/dev/null)"
+fi
+vm_stop "$VM2"
