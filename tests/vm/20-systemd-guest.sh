@@ -104,6 +104,9 @@ if ! mke2fs -q -t ext4 -L vmtest-root -d "$R" "$VM_ROOT_DISK" 2G >"$T/mke2fs.log
 	exit 0
 fi
 rm -rf "$R"
+# The second boot (no tools disk) starts from the same fresh root: the first
+# is killed, not shut down, so its links would stay on its disk.
+cp --sparse=always "$VM_ROOT_DISK" "$T/root-nodisk.img"
 
 # --- boot -------------------------------------------------------------------
 VM_APPEND="console=ttyS0 net.ifnames=0 panic=-1 loglevel=4 mitigations=off systemd.show_status=0"
@@ -214,6 +217,7 @@ mkdir -p "$VM2"
 at_exit "vm_stop '$VM2'"
 at_exit "cp '$VM2/serial.log' '$BUILD/test-logs/vm-systemd-nodisk-serial.log'"
 VM_IMAGE=
+VM_ROOT_DISK=$T/root-nodisk.img
 if ! vm_start "$VM2" 2>"$T/start2.log"; then
 	not_ok "qemu starts the guest without the tools disk"
 	diag "$T/start2.log"
