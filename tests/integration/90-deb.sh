@@ -207,7 +207,7 @@ while read -r f; do
 	left="$left $f"
 done <"$T/listed"
 [ -n "$state_made" ] && { [ -e /var/lib/vmtools ] || [ -e /var/cache/vmtools ]; } && left="$left /var/lib/vmtools /var/cache/vmtools"
-[ -z "$left" ] && ok "after apt-get purge, nothing the packages listed is left${state_made:+, nor the units' /var/lib/vmtools and /var/cache/vmtools}" ||
+[ -z "$left" ] && ok "after apt-get purge, nothing the packages listed is left${state_made:+, nor the state and cache directories of the units}" ||
 	not_ok "after apt-get purge these are left:$left"
 purge_new >"$T/purge-deps.log" 2>&1
 installed | LC_ALL=C comm -3 "$T/pkgs-before" - >"$T/pkgs-diff"

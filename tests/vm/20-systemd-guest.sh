@@ -73,7 +73,7 @@ R=$T/root
 mkdir -p "$R"
 tar -C "$R" --numeric-owner -xpf "$ROOT_TAR"
 if dpkg --root="$R" -i "$AGENT_DEB" "$IMAGE_DEB" >"$T/dpkg.log" 2>&1; then
-	ok "dpkg installs vmtools-agent and vmtools-image into the guest's root; its postinst enables $(ls "$R"/etc/systemd/system/multi-user.target.wants | grep vmtools | tr '\n' ' ')"
+	ok "dpkg installs vmtools-agent and vmtools-image into the guest's root; its postinst enables $(cd "$R"/etc/systemd/system/multi-user.target.wants && echo vmtools-*)"
 else
 	not_ok "dpkg -i of the packages into the guest's root"
 	diag "$T/dpkg.log"
