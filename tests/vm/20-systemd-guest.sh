@@ -163,8 +163,11 @@ if ! vm_wait_healthz 120; then
 	exit 0
 fi
 code=$(curl -sS -o "$T/healthz.json" -w '%{http_code}' --max-time 10 "$URL/healthz")
-if [ "$code" = 200 ] && grep -q '"usable": *true' "$T/healthz.json"; then
-	ok "GET /healthz from the host is 200: $(tr -d '\n ' <"$T/healthz.json" | cut -c1-240)"
+# serve --no-setup reports the disk the setup unit mounted, read as it is.
+if [ "$code" = 200 ] && python3 -c "import json, sys; h = json.load(open(sys.argv[1])); d = h['disk']
+sys.exit(0 if h['bpf']['usable'] and d['mounted'] and d['device'] == '/dev/vdb' and not d['setup_ran']
+	and 'error' not in d and h['kernel']['match'] else 1)" "$T/healthz.json"; then
+	ok "GET /healthz from the host is 200, the eBPF backend usable under the unit's hardening, and the disk the setup unit mounted reported: $(tr -d '\n ' <"$T/healthz.json" | cut -c1-200)"
 else
 	not_ok "GET /healthz is $code"
 	diag "$T/healthz.json"
@@ -236,7 +239,14 @@ else
 	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
 URL=http://127.0.0.1:$VM_PORT
-if [ "$(log_value agent-unit)" = active ] && vm_wait_healthz 120 &&
+if vm_wait_healthz 120 && curl -sS -o "$T/healthz2.json" --max-time 10 "$URL/healthz" &&
+	grep -q '"mounted":false' "$T/healthz2.json" && grep -q 'no tools disk is mounted at /run/vm-tools' "$T/healthz2.json"; then
+	ok "/healthz says no tools disk is mounted, and to run setup"
+else
+	not_ok "/healthz without the tools disk"
+	diag "$T/healthz2.json"
+fi
+if [ "$(log_value agent-unit)" = active ] &&
 	post nodisk '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' &&
 	[ "$(cat "$T/nodisk.code")" = 200 ]; then
 	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
