@@ -14,8 +14,9 @@
 # This test changes the host, and puts it back: packages it installs (the two
 # and the dependencies apt pulled in) are purged at exit, whatever happened,
 # and a policy-rc.d it adds (so that no service starts on the host) is
-# removed.  It does not run where either package is already installed: it
-# could not put that one back.
+# removed; a run killed before that is cleaned up by the next ($MARK).  It
+# does not run where either package was installed otherwise: it could not
+# put that one back.
 . "$(dirname "$0")/../lib/tap.sh"
 
 skip_unless "Debian packages" "$(need_root)" "$(need_cmd dpkg-buildpackage dh apt-get lintian git curl)"
@@ -23,15 +24,33 @@ if [ ! -d "$SRC/.git" ] && [ ! -f "$SRC/.git" ]; then
 	skip "Debian packages" "make deb packs the files git tracks; $SRC is no git checkout"
 	exit 0
 fi
+APT=(apt-get -y -q -o DPkg::Lock::Timeout=300)
+export DEBIAN_FRONTEND=noninteractive
+POLICY=/usr/sbin/policy-rc.d
+# What a run installs is listed in MARK until its purge: a run killed before
+# it (SIGKILL at the time limit) is cleaned up by the next, as is its
+# policy-rc.d.
+MARK=$BUILD/.90-deb-installed
+if [ -s "$MARK" ]; then
+	# shellcheck disable=SC2046 # one word per package
+	left=$(for p in $(cat "$MARK"); do dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$p" 2>/dev/null; done |
+		awk '$1 !~ /^.n/ { print $2 }' | tr '\n' ' ')
+	echo "# an earlier run was stopped before its purge; purging what it installed: ${left:-nothing left}"
+	# shellcheck disable=SC2086 # one word per package
+	[ -z "$left" ] || "${APT[@]}" purge $left >"$T/earlier-purge.log" 2>&1 || {
+		not_ok "purge what an earlier run left installed: $left"
+		diag "$T/earlier-purge.log"
+		exit 0
+	}
+	rm -f "$MARK"
+fi
+[ -f "$POLICY" ] && grep -q '90-deb.sh' "$POLICY" && rm -f "$POLICY"
 for p in vmtools-agent vmtools-image; do
 	if dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$'; then
 		skip "Debian packages" "$p is installed on this machine; the test would not put it back after its purge"
 		exit 0
 	fi
 done
-
-APT=(apt-get -y -q -o DPkg::Lock::Timeout=300)
-export DEBIAN_FRONTEND=noninteractive
 EPOCH=1764000000
 
 # --- build, twice ---------------------------------------------------------
@@ -93,7 +112,6 @@ snapshot >"$T/files-before"
 
 # No service may start on this host: policy-rc.d says so to
 # deb-systemd-invoke (when the host runs systemd), unless one is there.
-POLICY=/usr/sbin/policy-rc.d
 if [ ! -e "$POLICY" ]; then
 	printf '#!/bin/sh\n# made by vmtools tests/integration/90-deb.sh, removed at its exit\nexit 101\n' >"$POLICY"
 	chmod 755 "$POLICY"
@@ -107,15 +125,22 @@ purge_new() {
 	for p in vmtools-agent vmtools-image; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qv '^unknown ok not-installed' && new="$new $p"
 	done
-	[ -n "${new// /}" ] || return 0
-	# shellcheck disable=SC2086 # one word per package
-	"${APT[@]}" purge $new
+	if [ -n "${new// /}" ]; then
+		# shellcheck disable=SC2086 # one word per package
+		"${APT[@]}" purge $new || return 1
+	fi
+	rm -f "$MARK"
 }
 at_exit purge_new
 
 cp "$AGENT_DEB" "$IMAGE_DEB" "$T/"
 t0=$(date +%s)
+echo vmtools-agent vmtools-image >"$MARK"
 (cd "$T" && "${APT[@]}" install ./"$(basename "$AGENT_DEB")" ./"$(basename "$IMAGE_DEB")") >"$T/install.log" 2>&1
+st=$?
+installed | LC_ALL=C comm -13 "$T/pkgs-before" - >"$MARK"
+echo vmtools-agent vmtools-image >>"$MARK"
+(exit $st)
 check_said $? 0 "$T/install.log" \
 	"apt-get install ./vmtools-agent_*.deb ./vmtools-image_*.deb resolves every dependency from the archive and installs ($(($(date +%s) - t0))s; new: $(installed | LC_ALL=C comm -13 "$T/pkgs-before" - | tr '\n' ' '))" ||
 	exit 0
