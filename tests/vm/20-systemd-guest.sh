@@ -24,7 +24,8 @@ if [ -n "$(need_cmd qemu-system-x86_64)" ]; then
 	exit 0
 fi
 started=$(date +%s)
-missing=$( (vm_missing; need_cmd mmdebstrap mke2fs dpkg-deb go) | grep -v '^$' | paste -sd ';' -)
+# Root: mmdebstrap's root mode, the root tree's owners, dpkg --root.
+missing=$( (vm_missing; need_root; need_cmd mmdebstrap mke2fs dpkg-deb go) | grep -v '^$' | paste -sd ';' -)
 if [ -n "$missing" ]; then
 	not_ok "what the systemd guest needs is here: $missing (make all; ci/install-deps.sh)"
 	exit 0
