@@ -192,6 +192,18 @@ for backend in BccProfile Perf; do
 	fi
 done
 
+# The off-CPU programs (sched_switch) under the unit's hardening too: the
+# guest's journald and systemd block, whatever vmburn does.
+code=$(curl -sS -X POST -H 'Content-Type: application/json' -d '{"timeout_seconds": 2, "targets": {"comm": ["systemd-journal", "systemd", "vmburn"]}}' \
+	--max-time 60 -w '%{http_code}' -o "$T/offcpu.pb" "$URL/profile/offcpu" 2>"$T/offcpu.err")
+if [ "$code" = 200 ] && go tool pprof -top -sample_index=offcpu "$T/offcpu.pb" >"$T/offcpu.top" 2>"$T/offcpu.err"; then
+	ok "an off-CPU profile through the hardened unit: 200, read by go tool pprof ($(sed -n 's/.*Total samples = \(.*\)/\1/p' "$T/offcpu.top" | head -n 1))"
+else
+	not_ok "an off-CPU profile from the guest: $code"
+	cat "$T/offcpu.err" | diag
+	head -c 400 "$T/offcpu.pb" | diag
+fi
+
 # The history lives in the unit's StateDirectory, writable under
 # ProtectSystem=strict.
 code=$(curl -sS -o "$T/history.json" -w '%{http_code}' --max-time 10 "$URL/profile/cpu/history")
