@@ -94,8 +94,17 @@ printf '[Unit]\nDescription=vmtest: a busy process to profile\n\n[Service]\nExec
 install -m 0755 "$SRC/tests/lib/vm/systemd-report" "$R/usr/local/sbin/vmtest-report"
 printf '[Unit]\nDescription=vmtest: report the units to the serial console\nAfter=vmtools-setup.service vmtools-agent.service\n\n[Service]\nType=oneshot\nExecStart=/usr/local/sbin/vmtest-report\n\n[Install]\nWantedBy=multi-user.target\n' \
 	>"$R/etc/systemd/system/vmtest-report.service"
+# A clean shutdown when the host asks, by listening on a port of its
+# loopback (10.0.2.2 to the guest): the setup unit's stop must undo setup.
+POWEROFF_PORT=$(vm_free_port)
+printf '#!/bin/bash\n# the guest powers off once the host listens on its port %s\nuntil (exec 3<>/dev/tcp/10.0.2.2/%s) 2>/dev/null; do sleep 2; done\necho "VMTEST poweroff=asked" >/dev/ttyS0\nexec systemctl poweroff\n' \
+	"$POWEROFF_PORT" "$POWEROFF_PORT" >"$R/usr/local/sbin/vmtest-poweroff"
+chmod 755 "$R/usr/local/sbin/vmtest-poweroff"
+printf '[Unit]\nDescription=vmtest: power off when the host asks\nAfter=vmtest-report.service\n\n[Service]\nExecStart=/usr/local/sbin/vmtest-poweroff\n\n[Install]\nWantedBy=multi-user.target\n' \
+	>"$R/etc/systemd/system/vmtest-poweroff.service"
 # No login on the serial console: agetty would hang up the report's lines.
-systemctl --root="$R" enable systemd-networkd.service vmtest-burn.service vmtest-report.service >"$T/enable.log" 2>&1 &&
+systemctl --root="$R" enable systemd-networkd.service vmtest-burn.service vmtest-report.service \
+	vmtest-poweroff.service >"$T/enable.log" 2>&1 &&
 	systemctl --root="$R" mask serial-getty@ttyS0.service >>"$T/enable.log" 2>&1 ||
 	{ not_ok "systemctl --root enable in the guest's root"; diag "$T/enable.log"; exit 0; }
 VM_ROOT_DISK=$T/root.img
@@ -105,9 +114,6 @@ if ! mke2fs -q -t ext4 -L vmtest-root -d "$R" "$VM_ROOT_DISK" 2G >"$T/mke2fs.log
 	exit 0
 fi
 rm -rf "$R"
-# The second boot (no tools disk) starts from the same fresh root: the first
-# is killed, not shut down, so its links would stay on its disk.
-cp --sparse=always "$VM_ROOT_DISK" "$T/root-nodisk.img"
 
 # --- boot -------------------------------------------------------------------
 VM_APPEND="console=ttyS0 net.ifnames=0 panic=-1 loglevel=4 mitigations=off systemd.show_status=0"
@@ -223,9 +229,31 @@ code=$(curl -sS -o "$T/ui.html" -w '%{http_code}' --max-time 30 "$URL/ui/")
 
 vm_alive && ok "the VM still runs after the checks ($(($(date +%s) - started))s since the test started)" ||
 	fail_log "the VM died during the checks"
+
+# A clean shutdown: systemd stops the agent, then the setup unit, whose stop
+# runs `setup --undo` (checked on the next boot: no link left behind).
+python3 -c 'import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(1)
+s.settimeout(120)
+s.accept()[0].close()
+time.sleep(1)' "$POWEROFF_PORT" >"$T/listen.log" 2>&1 &
+t0=$(date +%s)
+for _ in $(seq 240); do
+	vm_alive || break
+	sleep 0.5
+done
+if ! vm_alive && grep -q '^VMTEST poweroff=asked' "$VM_LOG"; then
+	ok "the guest powers off cleanly when asked ($(($(date +%s) - t0))s)"
+else
+	fail_log "the guest did not power off within 120s of being asked"
+fi
 vm_stop "$VM"
 
-# --- the same guest with no tools disk ---------------------------------------
+# --- the same guest, booted again with no tools disk -------------------------
+# The links the first boot made are gone (the setup unit's stop undid them);
 # vmtools-setup.service is a clean no-op that says why in the journal; the
 # agent serves all the same (the eBPF backend needs no disk).
 VM2=$T/vm2
@@ -233,7 +261,6 @@ mkdir -p "$VM2"
 at_exit "vm_stop '$VM2'"
 at_exit "cp '$VM2/serial.log' '$BUILD/test-logs/vm-systemd-nodisk-serial.log'"
 VM_IMAGE=
-VM_ROOT_DISK=$T/root-nodisk.img
 if ! vm_start "$VM2" 2>"$T/start2.log"; then
 	not_ok "qemu starts the guest without the tools disk"
 	diag "$T/start2.log"
@@ -247,7 +274,7 @@ fi
 journal=$(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | paste -sd '|' -)
 if [ "$(log_value setup-unit)" = "active status=2" ] && grep -q "no disk with the ext4 label 'vm-tools'" <<<"$journal" &&
 	[ -z "$(log_value mount)" ] && [ -z "$(log_value link-modules)" ]; then
-	ok "without a tools disk vmtools-setup.service is a clean no-op: active (exit 2 counts as done), nothing mounted or linked, and its journal says why: $journal"
+	ok "booted again without a tools disk: the links of the first boot are gone (undone at its shutdown), and vmtools-setup.service is a clean no-op: active (exit 2 counts as done), nothing mounted or linked, its journal saying why: $journal"
 else
 	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
