@@ -13,13 +13,22 @@
 #   tests/fuzz/fuzz_*.c    libFuzzer targets, built with clang
 #   ui/            the agent's web UI page; with speedscope (fetched with
 #                  npm, pinned by version and checksum) assembled in build/ui
+#   systemd/       the agent's units and its options file, installed by
+#                  `make install` and the Debian packages
+#   debian/        the packaging of `make deb` (vmtools-image, vmtools-agent)
 # Everything generated goes under $(BUILD); nothing generated is committed.
 
 VERSION := 0.1.0
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+# The agent is a system daemon (section 8): sbin.
+SBINDIR ?= $(PREFIX)/sbin
 DATADIR ?= $(PREFIX)/share/vmtools
+MANDIR ?= $(PREFIX)/share/man
+# /etc for the system's own prefix, PREFIX/etc for any other.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib,$(PREFIX)/lib)/systemd/system
 DESTDIR ?=
 BUILD ?= build
 
@@ -69,7 +78,7 @@ endif
 ifeq ($(FUZZ),1)
 SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -DVMTOOLS_FUZZING
 endif
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
 	-DVMTOOLS_VERSION='"$(VERSION)"' -DVMTOOLS_DATADIR='"$(DATADIR)"' \
 	-I. -I$(BUILD) $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
@@ -105,7 +114,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
 	$(BUILD)/programs/pgwait-ask.so
 
-.PHONY: ui all check check-asan check-fuzz check-unit check-integration check-vm \
+.PHONY: ui man deb all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
 .DELETE_ON_ERROR:
 # Keep intermediate files (the BPF object) so rebuilds stay incremental.
@@ -255,6 +264,65 @@ $(UI_STAMP): $(SPEEDSCOPE_TGZ) $(UI_SRCS)
 
 ui: $(UI_STAMP)
 
+# --- man pages, units --------------------------------------------------------
+# The man pages are written once, by the binaries: help2man turns the
+# top-level --help and --version into the page, and man/NAME.h2m adds a
+# section per subcommand made of that subcommand's --help (and what no
+# --help says: files, see also).  The units take their paths from here.
+MAN_PAGES := $(BUILD)/man/vmtools-image.1 $(BUILD)/man/vmtools-agent.8
+IMAGE_COMMANDS := build verify inspect
+AGENT_COMMANDS := serve setup profile check-kernel
+UNITS := $(patsubst systemd/%.in,$(BUILD)/systemd/%,$(wildcard systemd/*.service.in))
+
+# man_commands BIN COMMAND...: an h2m section per command, its --help as is.
+man_commands = for c in $(2); do \
+	printf '[%s]\n.nf\n' "COMMAND $$(echo $$c | tr a-z A-Z)"; \
+	$(1) $$c --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'; \
+	printf '.fi\n'; done
+
+$(BUILD)/man/vmtools-image.1: $(IMAGE_BIN) man/vmtools-image.h2m
+	@mkdir -p $(@D)
+	{ cat man/vmtools-image.h2m; $(call man_commands,$(IMAGE_BIN),$(IMAGE_COMMANDS)); } >$@.h2m
+	help2man --no-info --section=1 --source='vmtools $(VERSION)' \
+		--name='pack a kernel'"'"'s modules, headers and perf into an ext4 image' \
+		--include=$@.h2m --output=$@.tmp $(IMAGE_BIN)
+	mv $@.tmp $@
+
+$(BUILD)/man/vmtools-agent.8: $(AGENT_BIN) man/vmtools-agent.h2m
+	@mkdir -p $(@D)
+	{ sed -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' man/vmtools-agent.h2m; \
+	  $(call man_commands,$(AGENT_BIN),$(AGENT_COMMANDS)); } >$@.h2m
+	help2man --no-info --section=8 --source='vmtools $(VERSION)' \
+		--name='profile the PostgreSQL of a guest on demand' \
+		--include=$@.h2m --output=$@.tmp $(AGENT_BIN)
+	mv $@.tmp $@
+
+man: $(MAN_PAGES)
+
+$(BUILD)/systemd/%: systemd/%.in
+	@mkdir -p $(@D)
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@
+
+# --- Debian packages ----------------------------------------------------------
+# `make deb`: dpkg-buildpackage -b on a copy of the tracked files in
+# $(BUILD)/deb/vmtools-$(VERSION) (it writes the .deb files beside the source
+# tree, so they land in $(BUILD)/deb).  The packages build with their own
+# BUILD and PREFIX=/usr (debian/rules); speedscope's checked tarball is
+# handed over so the package build fetches nothing.  The same source and
+# SOURCE_DATE_EPOCH (default: debian/changelog's date) give the same bytes.
+DEB_DIR := $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/vmtools-$(VERSION)
+
+deb: $(SPEEDSCOPE_TGZ)
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	git ls-files -z | xargs -0 cp -a --parents -t $(DEB_SRC)
+	cd $(DEB_SRC) && SPEEDSCOPE_TGZ=$(abspath $(SPEEDSCOPE_TGZ)) \
+		dpkg-buildpackage -b -us -uc -j$${DEB_JOBS:-2} >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed (log: $(DEB_DIR)/build.log)" >&2; exit 1; }
+	rm -rf $(DEB_SRC)
+	@ls -l $(DEB_DIR)/*.deb
+
 FUZZ_SEEDS := $(patsubst tests/fuzz/seeds/%.sh,$(BUILD)/fuzz-seeds/%.made,$(FUZZ_SEED_GENS))
 $(BUILD)/fuzz-seeds/%.made: tests/fuzz/seeds/%.sh tests/lib/elf.sh
 	rm -rf $(BUILD)/fuzz-seeds/$* && mkdir -p $(BUILD)/fuzz-seeds/$*
@@ -314,16 +382,26 @@ format-check:
 	clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 # --- install ----------------------------------------------------------------
-install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
-	install -m 0755 $(IMAGE_BIN) $(AGENT_BIN) $(DESTDIR)$(BINDIR)/
+install: all $(MAN_PAGES) $(UNITS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(DATADIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(SYSCONFDIR)/default
+	install -m 0755 $(IMAGE_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(AGENT_BIN) $(DESTDIR)$(SBINDIR)/
+	install -m 0644 $(BUILD)/man/vmtools-image.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/vmtools-agent.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(UNITS) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 0644 systemd/vmtools-agent.default $(DESTDIR)$(SYSCONFDIR)/default/vmtools-agent
 	install -m 0644 kernel-config/vmtools.config $(DESTDIR)$(DATADIR)/
 	rm -rf $(DESTDIR)$(DATADIR)/ui
 	install -d $(DESTDIR)$(DATADIR)/ui/speedscope
 	cd $(UI_DIR) && find . -type f -exec install -m 0644 -D {} $(DESTDIR)$(DATADIR)/ui/{} \;
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/vmtools-image $(DESTDIR)$(BINDIR)/vmtools-agent
+	rm -f $(DESTDIR)$(BINDIR)/vmtools-image $(DESTDIR)$(SBINDIR)/vmtools-agent
+	rm -f $(DESTDIR)$(MANDIR)/man1/vmtools-image.1 $(DESTDIR)$(MANDIR)/man8/vmtools-agent.8
+	rm -f $(patsubst $(BUILD)/systemd/%,$(DESTDIR)$(SYSTEMDUNITDIR)/%,$(UNITS))
+	rm -f $(DESTDIR)$(SYSCONFDIR)/default/vmtools-agent
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:

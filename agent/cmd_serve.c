@@ -443,6 +443,34 @@ static void run_setup(const struct serve_options *o, struct vm_health_config *h,
 	h->image_release = res->image_release;
 }
 
+/*
+ * With --no-setup, what another process's setup left (the systemd unit
+ * vmtools-setup.service, an inittab line), read without changing anything,
+ * so that /healthz reports the disk all the same.
+ */
+static void observe_setup(const struct serve_options *o,
+			  struct vm_health_config *h,
+			  struct vm_setup_result *res, char *errbuf,
+			  size_t errlen)
+{
+	struct vm_setup_options so = {
+		.label = o->label,
+		.mountpoint = o->mountpoint,
+	};
+	struct vm_error err = { 0 };
+
+	if (vm_setup_observe(&so, res, &err) < 0) {
+		snprintf(errbuf, errlen, "setup was skipped (--no-setup): %s",
+			 vm_error_str(&err));
+		h->setup_error = errbuf;
+	}
+	h->disk_found = res->mounted;
+	h->mounted = res->mounted;
+	h->release_match = res->release_match;
+	h->device = res->device;
+	h->image_release = res->image_release;
+}
+
 /* What serve() makes, released by close_server() on every path. */
 struct server {
 	char *token; /* NULL without --auth-token-file */
@@ -536,6 +564,9 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	if (!o->no_setup)
 		run_setup(o, &sv->health, &sv->setup_res, sv->setup_err,
 			  sizeof(sv->setup_err));
+	else
+		observe_setup(o, &sv->health, &sv->setup_res, sv->setup_err,
+			      sizeof(sv->setup_err));
 	sv->perf_path = find_perf(o);
 	sv->health.perf_path = sv->perf_path;
 	start_symbol_sources(o);

@@ -9,9 +9,9 @@
 # The guest boots (tests/lib/vm/vm.sh, TCG) with an initramfs that also has
 # python3, bcc's python module, libbcc with its LLVM/clang libraries,
 # offcputime-bpfcc and bpftool (tests/lib/vm/initramfs.sh's EXTRA_LIST,
-# built only here and cached), and 4 GiB of memory for them.  Its /init
-# starts PostgreSQL 15, then runs bench/lib/offcpu-vm-guest.sh instead of
-# the VM test's load and agent:
+# built only here and cached), and 4 GiB of memory for them.  Its boot
+# (tests/lib/vm/after-setup) starts PostgreSQL 15, then runs
+# bench/lib/offcpu-vm-guest.sh instead of the VM test's load and agent:
 #
 #   (a) BPF program run time per context switch with
 #       kernel.bpf_stats_enabled=1 under `pgbench -S -c 2 -j 2`: the

@@ -33,6 +33,8 @@ BUILD_PKGS=(
 	libcmocka-dev                 # unit tests
 	clang-format                  # make format-check
 	coreutils                     # sha512sum, basenc: speedscope's checksum
+	help2man                      # the man pages, from the binaries' --help
+	debhelper dpkg-dev            # make deb: dpkg-buildpackage -b, dh
 )
 # Tests: the real programs the tests drive.
 TEST_PKGS=(
@@ -46,6 +48,9 @@ TEST_PKGS=(
 	debuginfod                      # a real debuginfod server (symbols test)
 	fuse2fs fuse3                   # a FUSE mount the tests freeze (57)
 	chromium libxml2-utils          # the browser tests; xmllint checks every SVG
+	lintian                         # the packages of make deb are checked
+	systemd man-db                  # systemd-analyze verify/security on the units; man
+	mmdebstrap                      # the Debian 12 systemd guest of the VM tests
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for
 # the tests: Node.js's npm, from Debian unless a Node.js is there already

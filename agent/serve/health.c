@@ -213,7 +213,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 		json_object_object_add(
 			disk, "error",
 			json_object_new_string(cfg->setup_error));
-	else if (!cfg->setup_ran)
+	else if (!cfg->setup_ran && !cfg->mounted)
 		json_object_object_add(
 			disk, "error",
 			json_object_new_string(

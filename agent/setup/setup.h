@@ -76,4 +76,13 @@ int vm_setup(const struct vm_setup_options *o, struct vm_setup_result *res,
 int vm_setup_undo(const struct vm_setup_options *o, struct vm_setup_result *res,
 		  struct vm_error *err);
 
+/*
+ * What an earlier setup left, changing nothing: fills res's mountpoint,
+ * mounted, device, image_release and release_match.  Returns 0, -ENODEV
+ * when nothing is mounted at the mountpoint, or -errno when its manifest
+ * cannot be read, err saying so.
+ */
+int vm_setup_observe(const struct vm_setup_options *o,
+		     struct vm_setup_result *res, struct vm_error *err);
+
 #endif

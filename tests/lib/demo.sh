@@ -54,7 +54,7 @@ echo "  initramfs: $VM_INITRD"
 echo "Booting Debian's cloud kernel $KERNEL_RELEASE in qemu ($VM_ACCEL; serial console in $DIR/serial.log) ..."
 vm_start "$DIR" daemon || die "qemu did not start (see $DIR/qemu.err)"
 started=$(date +%s)
-if ! vm_wait_log '^VMTEST agent=started' 400; then
+if ! vm_wait_log '^VMTEST boot=done' 400; then
 	tail -n 30 "$VM_LOG" >&2
 	vm_stop "$DIR"
 	die "the guest did not finish booting; its console is in $VM_LOG"

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -582,6 +583,38 @@ static void test_disk_open(void **state)
 	close(root);
 }
 
+/*
+ * vm_setup_observe changes nothing and says what is mounted: nothing at a
+ * plain directory (named through a symlink, reported by its real path);
+ * at / something is mounted, without a manifest.
+ */
+static void test_observe(void **state)
+{
+	struct vm_setup_options o = { .mountpoint = P("link") };
+	struct vm_setup_result res = { 0 };
+	struct vm_error err = { 0 };
+	char real[PATH_MAX];
+
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	assert_int_equal(symlink(mnt, P("link")), 0);
+	assert_non_null(realpath(mnt, real));
+	assert_int_equal(vm_setup_observe(&o, &res, &err), -ENODEV);
+	assert_false(res.mounted);
+	assert_string_equal(res.mountpoint, real);
+	assert_non_null(strstr(vm_error_str(&err), real));
+	assert_non_null(strstr(vm_error_str(&err), "vmtools-agent setup"));
+	vm_setup_result_clear(&res);
+
+	o.mountpoint = "/";
+	err = (struct vm_error){ 0 };
+	memset(&res, 0, sizeof(res));
+	assert_true(vm_setup_observe(&o, &res, &err) < 0);
+	assert_true(res.mounted);
+	assert_false(res.release_match);
+	assert_non_null(strstr(vm_error_str(&err), "manifest"));
+	vm_setup_result_clear(&res);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_dir, teardown_dir)
 
 int main(void)
@@ -599,6 +632,7 @@ int main(void)
 		T(test_never_through_a_link_into_the_disk),
 		T(test_many_links_state_and_undo),
 		T(test_disk_open),
+		T(test_observe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

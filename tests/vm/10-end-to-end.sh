@@ -2,8 +2,10 @@
 # tests/vm/10-end-to-end.sh - the system as its users meet it: Debian 12's
 # cloud kernel boots in qemu with the tools image (built by `vmtools-image
 # build` from the same kernel packages) as a read-only virtio disk; the
-# guest's /init (tests/lib/vm/init) runs `vmtools-agent setup`, PostgreSQL
-# under pgbench and `vmtools-agent serve`; from the host, the README's curl
+# guest's /init (tests/lib/vm/init) hands over to busybox init, whose
+# inittab runs `vmtools-agent setup` and respawns `vmtools-agent serve` with
+# the two lines docs/guest-setup.md gives (checked to be those, as written
+# there), and runs PostgreSQL under pgbench; from the host, the README's curl
 # commands (and an off-CPU profile, its wait-event labels checked) go
 # through the forwarded port and `go tool pprof` reads what
 # comes back.  In-guest facts (setup, modprobe, perf) come from the serial
@@ -55,12 +57,24 @@ fail_log() {
 	tail -n 40 "$VM_LOG" | tr -d '\r' | diag
 }
 
-# The guest's boot ends with `agent=started`; everything below reads it.
-if ! vm_wait_log '^VMTEST agent=started' 400; then
-	fail_log "guest boots to the end of its /init within 400s (qemu alive: $(vm_alive && echo yes || echo no))"
+# The guest's sysinit steps end with `boot=done`, then init respawns the
+# agent and the load; everything below reads it.
+if ! vm_wait_log '^VMTEST boot=done' 400; then
+	fail_log "guest boots to the end of its sysinit steps within 400s (qemu alive: $(vm_alive && echo yes || echo no))"
 	exit 0
 fi
 echo "# guest booted and started the agent after $(($(date +%s) - started))s: initdb $(log_value initdb), pgbench -i $(log_value pgbench-init)"
+vm_wait_log '^VMTEST pgbench=running' 60
+
+# The guest's inittab starts the agent with docs/guest-setup.md's lines.
+sed -n 's/^    \(::[a-z]*:.*vmtools-agent.*\)$/\1/p' "$SRC/docs/guest-setup.md" >"$T/inittab.doc"
+sed -n 's/^VMTEST inittab=//p' "$VM_LOG" | tr -d '\r' >"$T/inittab.guest"
+if [ "$(wc -l <"$T/inittab.doc")" = 2 ] && cmp -s "$T/inittab.doc" "$T/inittab.guest"; then
+	ok "the guest's busybox init runs setup and serve with the two inittab lines of docs/guest-setup.md, as written there"
+else
+	not_ok "the guest's inittab lines for vmtools-agent are not docs/guest-setup.md's"
+	diff "$T/inittab.doc" "$T/inittab.guest" | diag
+fi
 
 [ "$(log_value kernel)" = "$KERNEL_RELEASE" ] &&
 	ok "guest runs Debian's cloud kernel $KERNEL_RELEASE from the same packages as the image" ||
@@ -76,10 +90,11 @@ log_has '^VMTEST pgbench=running' &&
 	fail_log "guest disk: $(log_value disk)"
 
 {
-	# setup's own lines sit between the network line and its status.
+	# setup's own lines (inittab's sysinit line) sit between the network
+	# line and the status after-setup reports.
 	sed -n '/^VMTEST network=/,/^VMTEST setup=/p' "$VM_LOG" | grep -v '^VMTEST' >"$T/setup.out"
 	if [ "$(log_value setup)" = 0 ] && [ -s "$T/setup.out" ]; then
-		ok "vmtools-agent setup succeeds in the guest and says what it did on the console"
+		ok "vmtools-agent setup at sysinit mounts the disk in the guest and says what it did on the console"
 		diag "$T/setup.out"
 	else
 		fail_log "vmtools-agent setup in the guest (status $(log_value setup))"

@@ -19,8 +19,14 @@
 #          and every shared library their executables and shared objects
 #          load; what a benchmark adds to the guest (bench/offcpu-vm.sh:
 #          python3, bcc, bpftool).  Cached like base, under its own hash.
-#   top    the agent, its libraries and /init (tests/lib/vm/init): rebuilt
-#          on every run, it takes a second.
+#   top    the agent, its libraries and /init (tests/lib/vm/init, or the
+#          script $VM_INIT names: the systemd guest's switches to its root
+#          disk), and what busybox init runs: /etc/inittab, whose two lines
+#          that start the agent are taken from docs/guest-setup.md as they
+#          are written there (so the page is what the VM test runs), the
+#          other steps (tests/lib/vm/after-setup, tests/lib/vm/load), and
+#          /etc/default/vmtools-agent with the agent's options: rebuilt on
+#          every run, it takes a second.
 # The guest gets no perf and none of perf's libraries: perf must come from
 # the tools image.  Libraries are found with ldd, on the host, where these
 # trusted Debian binaries live.
@@ -240,8 +246,28 @@ for name in libmicrohttpd libcrypto; do
 done
 mapfile -t AGENT_LIBS < <(libs "$AGENT" "${DL_LIBS[@]}")
 copy "${AGENT_LIBS[@]}" "${DL_LIBS[@]}"
-cp "$HERE/init" "$STAGE/init"
+cp "${VM_INIT:-$HERE/init}" "$STAGE/init"
 chmod 755 "$STAGE/init"
+# The inittab lines of docs/guest-setup.md: the lines of its code blocks
+# that start with "::" and run vmtools-agent, one sysinit and one respawn.
+DOC=$HERE/../../../docs/guest-setup.md
+mapfile -t DOC_LINES < <(sed -n 's/^    \(::[a-z]*:.*vmtools-agent.*\)$/\1/p' "$DOC")
+[ ${#DOC_LINES[@]} -eq 2 ] && [ "${DOC_LINES[0]#::sysinit:}" != "${DOC_LINES[0]}" ] &&
+	[ "${DOC_LINES[1]#::respawn:}" != "${DOC_LINES[1]}" ] ||
+	die "$DOC gives ${#DOC_LINES[@]} inittab lines for vmtools-agent, not one ::sysinit: and one ::respawn:"
+mkdir -p "$STAGE/etc/default" "$STAGE/usr/lib/vmtest"
+install -m 755 "$HERE/after-setup" "$HERE/load" "$STAGE/usr/lib/vmtest/"
+{
+	echo "# /etc/inittab of the VM test's guest (tests/lib/vm/initramfs.sh)."
+	echo "# The vmtools-agent lines are docs/guest-setup.md's, as written there."
+	echo "${DOC_LINES[0]}"
+	echo "::sysinit:/usr/lib/vmtest/after-setup"
+	echo "${DOC_LINES[1]}"
+	echo "::respawn:/usr/lib/vmtest/load"
+} >"$STAGE/etc/inittab"
+# The host reaches the agent through qemu's forward of the host's loopback;
+# the guest agent profiles continuously (19 Hz, 10 s windows).
+echo 'VMTOOLS_AGENT_OPTS="--listen 0.0.0.0:3080 --continuous"' >"$STAGE/etc/default/vmtools-agent"
 # Packed without the two symlinks the base already has.
 rm "$STAGE/lib" "$STAGE/lib64"
 pack "$STAGE" "$STAGE.top"

@@ -16,6 +16,10 @@
 #   vm_start DIR [daemon] boot; sets VM_PORT, VM_PID, VM_LOG (DIR/serial.log).
 #                         Without `daemon` qemu is tied to this shell (it
 #                         dies with it) and to $VM_TIME_LIMIT seconds.
+#                         With VM_ROOT_DISK set (an image file), that is the
+#                         guest's first virtio disk (/dev/vda), before the
+#                         tools image; VM_APPEND replaces the kernel's
+#                         command line.
 #   vm_stop DIR           kill the VM of DIR, if it runs
 #   vm_wait_healthz SECS  wait until the agent answers /healthz
 #   vm_wait_log PATTERN SECS  wait until the serial log has PATTERN
@@ -104,11 +108,12 @@ vm_start() {
 		# shellcheck disable=SC2054 # the commas are qemu's syntax
 		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m "$VM_MEMORY" -smp 2
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD"
-			-append "console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs"
+			-append "${VM_APPEND:-console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs}"
 			-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$VM_PORT-:3080"
 			-device virtio-net-pci,netdev=n0
 			-display none -monitor none -serial "file:$VM_LOG"
 			-no-reboot -pidfile "$dir/qemu.pid")
+		[ -n "${VM_ROOT_DISK:-}" ] && args+=(-drive "file=$VM_ROOT_DISK,if=virtio,format=raw")
 		[ -n "$VM_IMAGE" ] && args+=(-drive "file=$VM_IMAGE,if=virtio,format=raw,readonly=on")
 		if [ "$mode" = daemon ]; then
 			qemu-system-x86_64 "${args[@]}" -daemonize 2>"$dir/qemu.err" && break
