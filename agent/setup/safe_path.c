@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/setup/setup_links.h"
 #include "common/cleanup.h"
 
 static const char *kind(mode_t m)
@@ -25,6 +24,16 @@ static const char *kind(mode_t m)
 	if (S_ISLNK(m))
 		return "a symlink";
 	return "a special file";
+}
+
+bool vm_path_is_under(const char *target, const char *owner)
+{
+	size_t n = strlen(owner);
+
+	while (n > 1 && owner[n - 1] == '/')
+		n--;
+	return !strncmp(target, owner, n) &&
+	       (target[n] == '\0' || target[n] == '/');
 }
 
 /* The target of the symlink name in dfd, malloc'ed; NULL with errno. */

@@ -67,6 +67,12 @@ int vm_safe_unlink_link(const char *path, const char *target,
 int vm_safe_symlink_replace(const char *target, const char *path,
 			    const struct vm_guard *g, struct vm_error *err);
 
+/* Whether target is owner itself or below it ("/a/b" is under "/a"). */
+bool vm_path_is_under(const char *target, const char *owner);
+
+/* Close and forget what g->cache keeps (the directory of the last walk). */
+void vm_walk_cache_clear(struct vm_walk_cache *c);
+
 /* rmdir path (0, or -errno: -ENOTEMPTY, -ENOENT...). */
 int vm_safe_rmdir(const char *path, const struct vm_guard *g,
 		  struct vm_error *err);

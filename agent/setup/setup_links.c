@@ -66,16 +66,6 @@ void vm_link_plan_clear(struct vm_link_plan *p)
 	memset(p, 0, sizeof(*p));
 }
 
-bool vm_path_is_under(const char *target, const char *owner)
-{
-	size_t n = strlen(owner);
-
-	while (n > 1 && owner[n - 1] == '/')
-		n--;
-	return !strncmp(target, owner, n) &&
-	       (target[n] == '\0' || target[n] == '/');
-}
-
 int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current)
 {
 	_cleanup_free_ char *cur = NULL;

@@ -84,7 +84,4 @@ int vm_mkdir_parents(const char *path, struct vm_journal *j,
  */
 int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current);
 
-/* Whether target is owner itself or below it ("/a/b" is under "/a"). */
-bool vm_path_is_under(const char *target, const char *owner);
-
 #endif

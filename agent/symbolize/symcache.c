@@ -344,7 +344,8 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 	    try_debug_file(f, p, false, job))
 		return;
 	/* Last: a server may have it; its answer arrives later. */
-	vm_debuginfod_request(f->info.build_id, f->info.build_id_len);
+	vm_debuginfod_request(f->info.build_id, f->info.build_id_len,
+			      vm_symcache_debug_file_found);
 }
 
 void vm_symcache_debug_file_found(const uint8_t *id, size_t len,

@@ -28,6 +28,7 @@
 #include "agent/setup/safe_path.h"
 #include "agent/setup/setup_links.h"
 #include "agent/setup/setup_journal.h"
+#include "agent/setup/setup_rollback.h"
 #include "agent/setup/setup_int.h"
 #include "agent/setup/setup_state.h"
 
