@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * safe_path.c - the component-by-component walk of safe_path.h, and the
- * link, unlink, rename and rmdir setup does at its end, each relative to
- * the directory the walk opened.
+ * safe_path.c - the component-by-component walk of safe_path.h (each step
+ * here, the walk common/beneath.h's), and the link, unlink, rename and
+ * rmdir setup does at its end, each relative to the directory the walk
+ * opened.
  */
 #include "agent/setup/safe_path.h"
 
@@ -15,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/cleanup.h"
 
 static const char *kind(mode_t m)
@@ -178,75 +180,55 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
 	return hit;
 }
 
-size_t vm_path_component(const char **p, const char **name)
-{
-	const char *e;
+/* What the walk's steps share: step()'s arguments besides dfd and name. */
+struct walk_arg {
+	const char *path;
+	const struct vm_guard *g;
+	struct vm_journal *j;
+	struct vm_error *err;
+	bool said; /* step() refused, err says why */
+};
 
-	while (**p == '/')
-		(*p)++;
-	*name = *p;
-	e = strchrnul(*p, '/');
-	*p = e;
-	while (**p == '/')
-		(*p)++;
-	return (size_t)(e - *name);
+static int walk_step(int dfd, const char *name, const char *prefix, void *arg)
+{
+	struct walk_arg *a = arg;
+	int fd = step(dfd, name, prefix, a->path, a->g, a->j, a->err);
+
+	a->said = fd < 0;
+	return fd;
 }
 
-/* The walk itself (safe_path.h). */
+/* The walk itself (safe_path.h), on common/beneath.h's walk. */
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err)
 {
-	_cleanup_free_ char *prefix = malloc(strlen(path) + 1);
-	const char *p = path;
-	size_t plen = 0;
+	struct walk_arg a = { .path = path, .g = g, .j = j, .err = err };
+	_cleanup_close_ int root = -1;
+	const char *c;
+	size_t n;
 	int dfd;
 
-	if (!prefix)
-		return vm_error_errno(err, ENOMEM, "cannot reach %s", path);
 	if (path[0] != '/')
 		return vm_error_set(err, EINVAL, "%s is not an absolute path",
 				    path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
 		return vm_error_errno(err, errno, "cannot open /");
-	for (;;) {
-		const char *c;
-		size_t n = vm_path_component(&p, &c);
-		const char *e = c + n;
-		char name[NAME_MAX + 1];
-		int next;
-
-		if (*p == '\0') { /* c..e is the last component */
-			if (e == c || (e - c == 1 && c[0] == '.') ||
-			    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
-				close(dfd);
-				return vm_error_set(err, EINVAL,
-						    "%s does not end in a name",
-						    path);
-			}
-			*last = c;
-			return dfd;
-		}
-		if ((size_t)(e - c) > NAME_MAX ||
-		    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
-			close(dfd);
-			return vm_error_set(err, EINVAL,
-					    "%s cannot be used as a path",
-					    path);
-		}
-		memcpy(name, c, (size_t)(e - c));
-		name[e - c] = '\0';
-		prefix[plen++] = '/';
-		memcpy(prefix + plen, name, (size_t)(e - c) + 1);
-		plen += (size_t)(e - c);
-		if (!strcmp(name, "."))
-			continue;
-		next = step(dfd, name, prefix, path, g, j, err);
+	dfd = vm_beneath_walk(root, path, walk_step, &a, last);
+	if (dfd < 0 && a.said)
+		return dfd;
+	if (dfd < 0) /* a ".." on the way, or too long */
+		return vm_error_set(err, EINVAL, "%s cannot be used as a path",
+				    path);
+	c = *last;
+	n = strcspn(c, "/");
+	if (n == 0 || (n == 1 && c[0] == '.') ||
+	    (n == 2 && c[0] == '.' && c[1] == '.')) {
 		close(dfd);
-		if (next < 0)
-			return next;
-		dfd = next;
+		return vm_error_set(err, EINVAL, "%s does not end in a name",
+				    path);
 	}
+	return dfd;
 }
 
 /* The parent of path, or -ENOENT when it is absent or not a directory. */

@@ -14,7 +14,7 @@
  * mountpoint (setup made it, or it leads onto the disk), and never onto
  * the disk's filesystem (its device), whatever the way.  openat2()'s
  * RESOLVE_NO_SYMLINKS cannot say that (it refuses /lib -> usr/lib too),
- * so one walk serves every kernel.
+ * so this is common/beneath.h's walk with a step of its own.
  */
 #ifndef VMTOOLS_AGENT_SETUP_SAFE_PATH_H
 #define VMTOOLS_AGENT_SETUP_SAFE_PATH_H
@@ -25,14 +25,6 @@
 
 #include "agent/setup/setup_journal.h"
 #include "common/error.h"
-
-/*
- * The next component of the path at *p: skips the slashes before it,
- * points *name at it and returns its length (0 at the end), and moves *p
- * past it and the slashes after it, so **p is '\0' once it was the last.
- * Both walks, this one and disk_open.h's, step with it.
- */
-size_t vm_path_component(const char **p, const char **name);
 
 /*
  * Open (O_PATH) the directory that holds path's last component and point
