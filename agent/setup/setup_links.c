@@ -192,8 +192,12 @@ int vm_links_check(struct vm_link_plan *p, const struct vm_guard *g,
 	return 0;
 }
 
-int vm_mkdir_parents(const char *path, struct vm_journal *j,
-		     struct vm_error *err)
+/*
+ * mkdir every missing ancestor of path, top-down, journalling each, by
+ * j->guard's safe walk.
+ */
+static int mkdir_parents(const char *path, struct vm_journal *j,
+			 struct vm_error *err)
 {
 	const char *last;
 	int dfd = vm_safe_parent(path, &j->guard, j, &last, err);
@@ -216,7 +220,7 @@ int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 		case VM_LINK_BLOCKED: /* only optional ones get here */
 			break;
 		case VM_LINK_ABSENT:
-			r = vm_mkdir_parents(l->path, j, err);
+			r = mkdir_parents(l->path, j, err);
 			if (r == 0)
 				r = vm_safe_symlink(l->target, l->path,
 						    &j->guard, err);
