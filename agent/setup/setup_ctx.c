@@ -37,7 +37,6 @@ void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	void *n;
 	int r;
 
 	va_start(ap, fmt);
@@ -45,12 +44,10 @@ void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
 	va_end(ap);
 	if (r < 0)
 		return;
-	n = realloc(res->actions, (res->n_actions + 1) * sizeof(char *));
-	if (!n) {
+	if (vm_grow(res->actions, &res->cap_actions, res->n_actions + 1) < 0) {
 		free(s);
 		return;
 	}
-	res->actions = n;
 	res->actions[res->n_actions++] = s;
 }
 

@@ -11,20 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
 		   const char *path, const char *target, const char *old)
 {
 	struct vm_change c = { .kind = kind };
 
-	if (j->n == j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 16;
-		void *n = realloc(j->changes, cap * sizeof(c));
-
-		if (!n)
-			return -ENOMEM;
-		j->changes = n;
-		j->cap = cap;
-	}
+	if (vm_grow(j->changes, &j->cap, j->n + 1) < 0)
+		return -ENOMEM;
 	c.path = strdup(path);
 	c.target = target ? strdup(target) : NULL;
 	c.old = old ? strdup(old) : NULL;

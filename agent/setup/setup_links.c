@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/setup/safe_path.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 
 int vm_link_plan_add(struct vm_link_plan *p, const char *path,
@@ -30,15 +31,8 @@ int vm_link_plan_add(struct vm_link_plan *p, const char *path,
 		return -ENOMEM;
 	if (lh_table_lookup_ex(p->index, path, NULL))
 		return 0;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		void *n = realloc(p->links, cap * sizeof(l));
-
-		if (!n)
-			return -ENOMEM;
-		p->links = n;
-		p->cap = cap;
-	}
+	if (vm_grow(p->links, &p->cap, p->n + 1) < 0)
+		return -ENOMEM;
 	l.path = strdup(path);
 	l.target = strdup(target);
 	/* The key is the entry's own copy, freed with the plan. */

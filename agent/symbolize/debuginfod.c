@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "agent/samples/sample.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "common/dl.h"
 
@@ -190,15 +191,8 @@ static void prune_cache(void)
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISDIR(st.st_mode))
 			continue;
-		if (n == cap) {
-			struct cached *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				return;
-			v = nv;
-		}
+		if (vm_grow(v, &cap, n + 1) < 0)
+			return;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
 		v[n].mtime = st.st_mtime;
 		v[n].bytes = dir_bytes(dirfd(d), e->d_name, false);
