@@ -125,6 +125,20 @@ static int step(int dfd, const char *name, const char *prefix, const char *path,
 	return fd;
 }
 
+/* Whether path's last component is a name (not "", "." or ".."). */
+static bool ends_in_name(const char *path)
+{
+	size_t e = strlen(path), b;
+
+	while (e > 0 && path[e - 1] == '/')
+		e--;
+	b = e;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	return e > b && !(e - b == 1 && path[b] == '.') &&
+	       !(e - b == 2 && path[b] == '.' && path[b + 1] == '.');
+}
+
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err);
 
@@ -170,8 +184,13 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
 		   struct vm_journal *j, const char **last,
 		   struct vm_error *err)
 {
-	int hit = cached(g, path, last);
+	int hit;
 
+	/* Refused as written, before the cache or a step makes anything. */
+	if (!ends_in_name(path))
+		return vm_error_set(err, EINVAL, "%s does not end in a name",
+				    path);
+	hit = cached(g, path, last);
 	if (hit >= 0)
 		return hit;
 	hit = walk(path, g, j, last, err);
@@ -198,14 +217,15 @@ static int walk_step(int dfd, const char *name, const char *prefix, void *arg)
 	return fd;
 }
 
-/* The walk itself (safe_path.h), on common/beneath.h's walk. */
+/*
+ * The walk itself (safe_path.h), on common/beneath.h's walk, which
+ * refuses what is refused as written before a step makes any directory.
+ */
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err)
 {
 	struct walk_arg a = { .path = path, .g = g, .j = j, .err = err };
 	_cleanup_close_ int root = -1;
-	const char *c;
-	size_t n;
 	int dfd;
 
 	if (path[0] != '/')
@@ -217,17 +237,11 @@ static int walk(const char *path, const struct vm_guard *g,
 	dfd = vm_beneath_walk(root, path, walk_step, &a, last);
 	if (dfd < 0 && a.said)
 		return dfd;
-	if (dfd < 0) /* a ".." on the way, or too long */
+	if (dfd == -EXDEV || dfd == -ENAMETOOLONG) /* "..", or too long */
 		return vm_error_set(err, EINVAL, "%s cannot be used as a path",
 				    path);
-	c = *last;
-	n = strcspn(c, "/");
-	if (n == 0 || (n == 1 && c[0] == '.') ||
-	    (n == 2 && c[0] == '.' && c[1] == '.')) {
-		close(dfd);
-		return vm_error_set(err, EINVAL, "%s does not end in a name",
-				    path);
-	}
+	if (dfd < 0)
+		return vm_error_errno(err, -dfd, "cannot reach %s", path);
 	return dfd;
 }
 

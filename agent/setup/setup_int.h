@@ -3,13 +3,15 @@
  * setup_int.h - what the files of `setup` share.  They form a stack, each
  * calling only files below it:
  *
- *   setup.c (the steps in order)      setup_undo.c (--undo)
+ *   setup.c (the steps in order)       setup_undo.c (--undo)
  *   setup_plan.c (the links a manifest asks for)
  *   setup_mount.c (mounting, /proc/self/mountinfo), setup_verify.c
- *     (re-hashing the image), setup_state.c
- *   setup_ctx.c (the run's context, what it prints), setup_lock.c
- *   setup_links.c, setup_rollback.c
- *   safe_path.c (the walk to guest paths), disk_open.c, blockdev.c
+ *     (re-hashing the image)
+ *   setup_ctx.c (the run's context, what it prints)
+ *   setup_lock.c (one run at a time), setup_state.c (the state file)
+ *   setup_links.c (checking and applying a plan), setup_rollback.c
+ *   safe_path.c (the walk to guest paths), disk_open.c (the disk's
+ *     files), blockdev.c (finding the disk)
  *   setup_journal.c (the record of changes)
  *
  * Internal to the agent; the public interface is setup.h.
