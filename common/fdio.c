@@ -45,16 +45,22 @@ long long vm_read_all(int fd, void *buf, size_t len)
 	return (long long)got;
 }
 
-int vm_open_regular(const char *path)
+int vm_keep_regular(int fd)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
 	}
 	return fd;
+}
+
+int vm_open_regular(const char *path)
+{
+	int fd = open(path, VM_OPEN_REGULAR_FLAGS);
+
+	return vm_keep_regular(fd < 0 ? -errno : fd);
 }

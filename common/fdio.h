@@ -8,6 +8,7 @@
 #ifndef VMTOOLS_COMMON_FDIO_H
 #define VMTOOLS_COMMON_FDIO_H
 
+#include <fcntl.h>
 #include <stddef.h>
 
 /* All len bytes of buf to fd: 0, or a negative errno. */
@@ -27,5 +28,15 @@ long long vm_read_all(int fd, void *buf, size_t len);
  * negative errno.
  */
 int vm_open_regular(const char *path);
+
+/* The flags every open of a file someone else named reads it with. */
+#define VM_OPEN_REGULAR_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+/*
+ * fd (opened with VM_OPEN_REGULAR_FLAGS) when it is a regular file, else
+ * closed and -EINVAL; a negative fd is passed on.  vm_open_regular() and
+ * beneath.h's vm_open_beneath_regular() end with it.
+ */
+int vm_keep_regular(int fd);
 
 #endif

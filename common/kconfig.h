@@ -48,7 +48,7 @@ struct vm_kconfig_want {
 
 struct vm_kconfig_fragment {
 	struct vm_kconfig_want *wants;
-	size_t n_wants;
+	size_t n_wants, cap_wants;
 };
 
 /* A kernel's configuration: every CONFIG_ line, sorted by name. */

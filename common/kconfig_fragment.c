@@ -6,6 +6,7 @@
  * binaries by the Makefile ($(BUILD)/gen/kconfig_fragment.h), so the file
  * stays the one source of what is checked and why.
  */
+#include "common/array.h"
 #include "common/kconfig_int.h"
 
 #include <ctype.h>
@@ -56,7 +57,7 @@ struct pending {
 	bool active;
 	enum vm_kconfig_level level;
 	struct vm_kconfig_setting *alts;
-	size_t n_alts;
+	size_t n_alts, cap_alts;
 	char *cost;
 };
 
@@ -106,17 +107,14 @@ static int parse_alternatives(const char *s, struct pending *p,
 	for (tok = strtok_r(list, ", ", &save); tok;
 	     tok = strtok_r(NULL, ", ", &save)) {
 		struct vm_kconfig_setting alt = { 0 };
-		void *n;
 		int r = vm_kconfig_parse_setting(tok, &alt);
 
 		if (r <= 0)
 			return r < 0 ? r : -EINVAL;
-		n = realloc(p->alts, (p->n_alts + 1) * sizeof(alt));
-		if (!n) {
+		if (vm_grow(p->alts, &p->cap_alts, p->n_alts + 1) < 0) {
 			vm_kconfig_setting_clear(&alt);
 			return -ENOMEM;
 		}
-		p->alts = n;
 		p->alts[p->n_alts++] = alt;
 	}
 	if (p->n_alts == 0)
@@ -188,7 +186,6 @@ int vm_kconfig_fragment_parse(const char *text, const char *name,
 			return vm_error_errno(err, -r, "cannot parse %s", name);
 		if (r > 0) {
 			struct vm_kconfig_want *w;
-			void *n;
 
 			if (!p.active) {
 				vm_error_set(
@@ -198,20 +195,19 @@ int vm_kconfig_fragment_parse(const char *text, const char *name,
 				vm_kconfig_setting_clear(&s);
 				return -EINVAL;
 			}
-			n = realloc(f->wants, (f->n_wants + 1) * sizeof(*w));
-			if (!n) {
+			if (vm_grow(f->wants, &f->cap_wants, f->n_wants + 1) <
+			    0) {
 				vm_kconfig_setting_clear(&s);
 				return vm_error_errno(err, ENOMEM,
 						      "cannot parse %s", name);
 			}
-			f->wants = n;
 			w = &f->wants[f->n_wants++];
 			w->want = s;
 			w->level = p.level;
 			w->alternatives = TAKE_PTR(p.alts);
 			w->n_alternatives = p.n_alts;
 			w->cost = TAKE_PTR(p.cost);
-			p.n_alts = 0;
+			p.n_alts = p.cap_alts = 0; /* the want's now */
 			p.active = false;
 			continue;
 		}

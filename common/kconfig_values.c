@@ -5,6 +5,7 @@
  * the line-level parsing the fragment parser shares.  Pure except for
  * vm_kconfig_values_load().
  */
+#include "common/array.h"
 #include "common/kconfig_int.h"
 
 #include <ctype.h>
@@ -167,18 +168,10 @@ int vm_kconfig_values_parse(const char *data, size_t len,
 					      "cannot parse kernel config");
 		if (r == 0)
 			continue;
-		if (v->n_settings == cap) {
-			size_t ncap = cap ? 2 * cap : 1024;
-			void *n = realloc(v->settings, ncap * sizeof(s));
-
-			if (!n) {
-				vm_kconfig_setting_clear(&s);
-				return vm_error_errno(
-					err, ENOMEM,
-					"cannot parse kernel config");
-			}
-			v->settings = n;
-			cap = ncap;
+		if (vm_grow(v->settings, &cap, v->n_settings + 1) < 0) {
+			vm_kconfig_setting_clear(&s);
+			return vm_error_errno(err, ENOMEM,
+					      "cannot parse kernel config");
 		}
 		v->settings[v->n_settings++] = s;
 	}

@@ -205,14 +205,3 @@ int vm_sha256_fd(int fd, const char *name, char hex[VM_SHA256_HEX_LEN],
 	vm_sha256_final_hex(ctx, hex);
 	return 0;
 }
-
-int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
-		   struct vm_error *err)
-{
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-	hex[0] = '\0';
-	if (fd < 0)
-		return vm_error_errno(err, errno, "cannot open %s", path);
-	return vm_sha256_fd(fd, path, hex, err);
-}

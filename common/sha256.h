@@ -41,8 +41,4 @@ bool vm_sha256_hex_equal(const char a[VM_SHA256_HEX_LEN],
 int vm_sha256_fd(int fd, const char *name, char hex[VM_SHA256_HEX_LEN],
 		 struct vm_error *err);
 
-/* Hash a whole file by path (vm_sha256_fd); errors name the path. */
-int vm_sha256_file(const char *path, char hex[VM_SHA256_HEX_LEN],
-		   struct vm_error *err);
-
 #endif

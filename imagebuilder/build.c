@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "common/manifest.h"
 #include "common/ui.h"
@@ -163,15 +164,8 @@ static int list_file(struct vm_node *n, void *ctx)
 
 	if (ino->type != VM_NODE_REG || n == c->manifest)
 		return 0;
-	if (c->n_files == c->cap_files) {
-		size_t cap = c->cap_files ? 2 * c->cap_files : 1024;
-		struct listed *v = realloc(c->files, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->files = v;
-		c->cap_files = cap;
-	}
+	if (vm_grow(c->files, &c->cap_files, c->n_files + 1) < 0)
+		return -ENOMEM;
 	c->files[c->n_files].path = vm_node_path(n);
 	c->files[c->n_files].ino = ino;
 	return c->files[c->n_files++].path ? 0 : -ENOMEM;

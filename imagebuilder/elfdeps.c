@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 void vm_elf_info_clear(struct vm_elf_info *info)
@@ -58,15 +59,11 @@ static int read_dynamic(Elf *elf, struct vm_elf_info *info)
 			if (!s)
 				return -EINVAL;
 			if (dyn.d_tag == DT_NEEDED) {
-				char **v = realloc(info->needed,
-						   (info->n_needed + 1) *
-							   sizeof(*v));
-
-				if (!v)
+				if (vm_grow(info->needed, &info->cap_needed,
+					    info->n_needed + 1) < 0)
 					return -ENOMEM;
-				info->needed = v;
-				v[info->n_needed] = strdup(s);
-				if (!v[info->n_needed])
+				info->needed[info->n_needed] = strdup(s);
+				if (!info->needed[info->n_needed])
 					return -ENOMEM;
 				info->n_needed++;
 			} else {
@@ -249,7 +246,7 @@ void vm_elf_closure_clear(struct vm_elf_closure *c)
  */
 struct object_queue {
 	char **paths; /* resolved */
-	size_t head, tail;
+	size_t head, tail, cap;
 };
 
 static void object_queue_free(struct object_queue *q)
@@ -262,13 +259,10 @@ static void object_queue_free(struct object_queue *q)
 static int object_queue_push(struct object_queue *q, const char *path,
 			     struct vm_error *err)
 {
-	char **v = realloc(q->paths, (q->tail + 1) * sizeof(*v));
-
-	if (!v)
+	if (vm_grow(q->paths, &q->cap, q->tail + 1) < 0)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	q->paths = v;
-	v[q->tail] = strdup(path);
-	if (!v[q->tail])
+	q->paths[q->tail] = strdup(path);
+	if (!q->paths[q->tail])
 		return vm_error_set(err, ENOMEM, "out of memory");
 	q->tail++;
 	return 0;
@@ -358,10 +352,9 @@ static int add_lib(struct vm_elf_closure *out, const char *name,
 {
 	struct vm_elf_lib *libs;
 
-	libs = realloc(out->libs, (out->n_libs + 1) * sizeof(*libs));
-	if (!libs)
+	if (vm_grow(out->libs, &out->cap_libs, out->n_libs + 1) < 0)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	out->libs = libs;
+	libs = out->libs;
 	libs[out->n_libs].name = strdup(name);
 	libs[out->n_libs].path = strdup(found);
 	out->n_libs++;

@@ -15,7 +15,7 @@ struct vm_elf_info {
 	int machine; /* EM_* */
 	char *interp; /* PT_INTERP, or NULL when static */
 	char **needed; /* DT_NEEDED, in order */
-	size_t n_needed;
+	size_t n_needed, cap_needed;
 	char *rpath, *runpath; /* raw strings, or NULL */
 };
 
@@ -32,7 +32,7 @@ struct vm_elf_closure {
 	char *interp; /* the loader's host path (resolved), or NULL */
 	char *interp_name; /* its file name, e.g. ld-linux-x86-64.so.2 */
 	struct vm_elf_lib *libs; /* breadth-first order, no duplicates */
-	size_t n_libs;
+	size_t n_libs, cap_libs;
 };
 
 /*

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 /* Directories every guest has: never links themselves. */
@@ -132,15 +133,8 @@ static int add_tree(struct links_ctx *c, const char *tree)
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->trees[i], tree))
 			return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 8;
-		char **v = realloc(c->trees, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->trees = v;
-		c->cap = cap;
-	}
+	if (vm_grow(c->trees, &c->cap, c->n + 1) < 0)
+		return -ENOMEM;
 	c->trees[c->n] = strdup(tree);
 	if (!c->trees[c->n])
 		return -ENOMEM;

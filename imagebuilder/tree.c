@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 volatile sig_atomic_t vm_interrupted;
@@ -100,16 +101,8 @@ int vm_tree_insert(struct vm_tree *t, struct vm_node *dir,
 
 	if (i < dir->n_children && !strcmp(dir->children[i]->name, child->name))
 		return -EEXIST;
-	if (dir->n_children == dir->cap_children) {
-		size_t cap = dir->cap_children ? 2 * dir->cap_children : 8;
-		struct vm_node **c =
-			realloc(dir->children, cap * sizeof(*dir->children));
-
-		if (!c)
-			return -ENOMEM;
-		dir->children = c;
-		dir->cap_children = cap;
-	}
+	if (vm_grow(dir->children, &dir->cap_children, dir->n_children + 1) < 0)
+		return -ENOMEM;
 	memmove(&dir->children[i + 1], &dir->children[i],
 		(dir->n_children - i) * sizeof(*dir->children));
 	dir->children[i] = child;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 struct hardlink {
@@ -61,16 +62,9 @@ static int vm_walk_segments(int fd, struct vm_node *n)
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0 || hole > size)
 			hole = size;
-		if (count == cap) {
-			struct vm_segment *s;
-
-			cap = cap ? 2 * cap : 4;
-			s = realloc(segs, cap * sizeof(*segs));
-			if (!s) {
-				free(segs);
-				return -ENOMEM;
-			}
-			segs = s;
+		if (vm_grow(segs, &cap, count + 1) < 0) {
+			free(segs);
+			return -ENOMEM;
 		}
 		/* Whole 4 KiB blocks: a partly used block is data. */
 		segs[count].off = (uint64_t)data & ~4095ull;
@@ -97,15 +91,8 @@ static int vm_walk_segments(int fd, struct vm_node *n)
 static int remember_hardlink(struct walk *w, const struct stat *st,
 			     struct vm_node *n)
 {
-	if (w->n_links == w->cap_links) {
-		size_t cap = w->cap_links ? 2 * w->cap_links : 64;
-		struct hardlink *l = realloc(w->links, cap * sizeof(*l));
-
-		if (!l)
-			return -ENOMEM;
-		w->links = l;
-		w->cap_links = cap;
-	}
+	if (vm_grow(w->links, &w->cap_links, w->n_links + 1) < 0)
+		return -ENOMEM;
 	w->links[w->n_links] =
 		(struct hardlink){ st->st_dev, st->st_ino, w->n_links, n };
 	w->n_links++;
@@ -305,17 +292,10 @@ static int read_names(struct walk *w, int dfd, struct frame *f)
 			break;
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (f->n == cap) {
-			char **nn;
-
-			cap = cap ? 2 * cap : 32;
-			nn = realloc(f->names, cap * sizeof(*f->names));
-			if (!nn)
-				return vm_error_set(w->err, ENOMEM,
-						    "out of memory reading %s",
-						    f->host);
-			f->names = nn;
-		}
+		if (vm_grow(f->names, &cap, f->n + 1) < 0)
+			return vm_error_set(w->err, ENOMEM,
+					    "out of memory reading %s",
+					    f->host);
 		f->names[f->n] = strdup(e->d_name);
 		if (!f->names[f->n])
 			return vm_error_set(w->err, ENOMEM,
@@ -348,17 +328,10 @@ static int push(struct walk *w, struct stack *s, int fd, struct vm_node *dir,
 	struct frame *f;
 	struct stat st;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		void *v = realloc(s->v, cap * sizeof(*s->v));
-
-		if (!v) {
-			close(fd);
-			free(host);
-			return vm_error_set(w->err, ENOMEM, "out of memory");
-		}
-		s->v = v;
-		s->cap = cap;
+	if (vm_grow(s->v, &s->cap, s->n + 1) < 0) {
+		close(fd);
+		free(host);
+		return vm_error_set(w->err, ENOMEM, "out of memory");
 	}
 	f = memset(&s->v[s->n++], 0, sizeof(*f));
 	f->dir = dir;

@@ -38,6 +38,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "imagebuilder/datawrite.h"
 #include "imagebuilder/dirblocks.h"
@@ -364,17 +365,9 @@ static int alloc_run(struct writer *w, uint32_t lblk, uint64_t count,
 		    ex->v[ex->n - 1].len + plen <= MAX_EXTENT_LEN) {
 			ex->v[ex->n - 1].len += (uint32_t)plen;
 		} else {
-			if (ex->n == ex->cap) {
-				size_t cap = ex->cap ? 2 * ex->cap : 4;
-				struct extent *v =
-					realloc(ex->v, cap * sizeof(*v));
-
-				if (!v)
-					return vm_error_set(w->err, ENOMEM,
-							    "out of memory");
-				ex->v = v;
-				ex->cap = cap;
-			}
+			if (vm_grow(ex->v, &ex->cap, ex->n + 1) < 0)
+				return vm_error_set(w->err, ENOMEM,
+						    "out of memory");
 			ex->v[ex->n++] =
 				(struct extent){ lblk, (uint32_t)plen, pblk };
 		}
@@ -891,15 +884,8 @@ static int collect_cb(struct vm_node *n, void *ctx)
 
 	if (!vm_prefetch_wanted(n))
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		struct vm_node **v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (vm_grow(c->v, &c->cap, c->n + 1) < 0)
+		return -ENOMEM;
 	c->v[c->n++] = n;
 	return 0;
 }

@@ -36,7 +36,7 @@ struct vm_http_exchange {
 	struct vm_error refusal;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	char *body;
-	size_t body_len;
+	size_t body_len, body_cap;
 	size_t discarded; /* bytes beyond the limit, dropped */
 	bool answered; /* a response is queued */
 	bool profile; /* counted in profiles_in_flight */

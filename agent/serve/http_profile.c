@@ -224,10 +224,10 @@ enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x)
 	struct vm_error err = { 0 };
 	int rc;
 
-	rc = vm_request_parse_json_kind(x->body ? x->body : "", x->body_len,
-					path_kind(x->path),
-					vm_service_limits(x->srv->cfg.service),
-					&r, &err);
+	rc = vm_request_parse_json(x->body ? x->body : "", x->body_len,
+				   path_kind(x->path),
+				   vm_service_limits(x->srv->cfg.service), &r,
+				   &err);
 	if (rc < 0)
 		return reply_failure(x, answer_of(rc), &err);
 	return take_profile(x, &r.req, false);

@@ -181,7 +181,6 @@ static enum MHD_Result on_upload(struct vm_http_exchange *x, const char *data,
 {
 	size_t room = x->srv->cfg.body_limit - x->body_len;
 	size_t take = *size < room ? *size : room;
-	char *p;
 
 	if (take < *size) {
 		/* Beyond the limit: keep reading a while, then hang up. */
@@ -190,10 +189,8 @@ static enum MHD_Result on_upload(struct vm_http_exchange *x, const char *data,
 			return MHD_NO;
 	}
 	if (take > 0) {
-		p = realloc(x->body, x->body_len + take + 1);
-		if (!p)
+		if (vm_grow(x->body, &x->body_cap, x->body_len + take + 1) < 0)
 			return MHD_NO;
-		x->body = p;
 		memcpy(x->body + x->body_len, data, take);
 		x->body_len += take;
 		x->body[x->body_len] = '\0';

@@ -330,14 +330,6 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-int vm_request_parse_json(const char *body, size_t len,
-			  const struct vm_request_limits *limits,
-			  struct vm_api_request *out, struct vm_error *err)
-{
-	return vm_request_parse_json_kind(body, len, VM_KIND_CPU, limits, out,
-					  err);
-}
-
 /* Off-CPU and wall-clock profiles: the eBPF profiler only. */
 static int check_kind(const struct vm_api_request *out, struct vm_error *err)
 {
@@ -353,10 +345,10 @@ static int check_kind(const struct vm_api_request *out, struct vm_error *err)
 	return 0;
 }
 
-int vm_request_parse_json_kind(const char *body, size_t len,
-			       enum vm_profile_kind kind,
-			       const struct vm_request_limits *limits,
-			       struct vm_api_request *out, struct vm_error *err)
+int vm_request_parse_json(const char *body, size_t len,
+			  enum vm_profile_kind kind,
+			  const struct vm_request_limits *limits,
+			  struct vm_api_request *out, struct vm_error *err)
 {
 	_cleanup_(json_tokener_freep) struct json_tokener *tok = NULL;
 	_cleanup_(json_object_putp) struct json_object *root = NULL;

@@ -45,24 +45,17 @@ struct vm_api_request {
 };
 
 /*
- * Parse the body of POST /profile/cpu.  An empty body (or only blanks)
- * means every default.  Fields not in the contract are refused, so that a
- * typo does not silently fall back to a default.
+ * Parse the body of POST /profile/cpu, /profile/offcpu or /profile/wall
+ * (kind).  An empty body (or only blanks) means every default.  Fields
+ * not in the contract are refused, so that a typo does not silently fall
+ * back to a default; offcpu also takes min_block_us, and a profiler other
+ * than the eBPF one is refused for offcpu and wall with a sentence saying
+ * why.
  */
 int vm_request_parse_json(const char *body, size_t len,
+			  enum vm_profile_kind kind,
 			  const struct vm_request_limits *limits,
 			  struct vm_api_request *out, struct vm_error *err);
-
-/*
- * The same for POST /profile/offcpu and /profile/wall: the body of
- * /profile/cpu, plus min_block_us for offcpu; a profiler other than the
- * eBPF one is refused with a sentence saying why.
- */
-int vm_request_parse_json_kind(const char *body, size_t len,
-			       enum vm_profile_kind kind,
-			       const struct vm_request_limits *limits,
-			       struct vm_api_request *out,
-			       struct vm_error *err);
 
 /*
  * What json-c 0.16 lets through, checked by request_strict.c: a byte order

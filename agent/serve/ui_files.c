@@ -5,11 +5,11 @@
  * The directory may be on the tools disk, whose content anybody who can
  * build an image controls, so nothing in it is trusted: a path must pass
  * a whitelist before it touches the file system (no "..", no dot files, no
- * percent tricks: libmicrohttpd has decoded the URL already), each of its
- * components is opened relative to the one before with O_NOFOLLOW (a
- * symlink anywhere is refused, not followed), and only a regular file of
- * bounded size is read, opened non-blocking so that a FIFO cannot hang the
- * connection's thread.
+ * percent tricks: libmicrohttpd has decoded the URL already), it is opened
+ * below the directory by common/beneath.h's opener (a symlink anywhere is
+ * refused, not followed), and only a regular file of bounded size is
+ * read, opened non-blocking so that a FIFO cannot hang the connection's
+ * thread.
  */
 #include "agent/serve/ui_files.h"
 
@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/beneath.h"
 #include "common/cleanup.h"
 #include "common/ui.h"
 
@@ -100,33 +101,6 @@ bool vm_ui_immutable(const char *rel)
 	return true;
 }
 
-/*
- * Open path's components one by one below dirfd, none followed if it is a
- * symlink; the last with flags.  path has passed vm_ui_path_allowed.
- */
-static int open_beneath(int dirfd, const char *path, int flags)
-{
-	_cleanup_free_ char *copy = strdup(path);
-	_cleanup_close_ int at = -1;
-	char *seg, *next;
-	int fd;
-
-	if (!copy)
-		return -ENOMEM;
-	for (seg = copy; (next = strchr(seg, '/')); seg = next + 1) {
-		*next = '\0';
-		fd = openat(at >= 0 ? at : dirfd, seg,
-			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		if (at >= 0)
-			close(at);
-		at = fd;
-	}
-	fd = openat(at >= 0 ? at : dirfd, seg, flags | O_NOFOLLOW | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
 int vm_ui_open_dir(const char *dir, const char *installed,
 		   const char *mountpoint, int *fd, struct vm_error *err)
 {
@@ -150,8 +124,8 @@ int vm_ui_open_dir(const char *dir, const char *installed,
 	if (mountpoint) {
 		mfd = open(mountpoint, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		r = mfd < 0 ? -errno :
-			      open_beneath(mfd, VM_UI_IMAGE_DIR,
-					   O_PATH | O_DIRECTORY);
+			      vm_open_beneath(mfd, VM_UI_IMAGE_DIR,
+					      O_PATH | O_DIRECTORY, 0);
 		if (r >= 0) {
 			*fd = r;
 			return 0;
@@ -200,18 +174,16 @@ int vm_ui_read(int dirfd, const char *rel, void **data, size_t *len,
 	if (!vm_ui_path_allowed(rel) || !vm_ui_content_type(rel))
 		return vm_error_set(err, ENOENT, "the web UI has no file %s",
 				    rel);
-	fd = open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK);
-	if (fd == -ENOMEM)
-		return vm_error_set(err, ENOMEM, "out of memory");
+	fd = vm_open_beneath_regular(dirfd, name, 0);
 	if (fd == -ELOOP || fd == -ENOTDIR)
 		return vm_error_set(
 			err, ENOENT,
 			"the web UI's %s is reached through a symlink or a file that is not a directory, which it refuses",
 			name);
-	if (fd < 0)
+	if (fd < 0 && fd != -EINVAL)
 		return vm_error_errno(err, -fd, "the web UI has no file %s",
 				      name);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return vm_error_set(err, ENOENT,
 				    "the web UI's %s is not a regular file",
 				    name);

@@ -43,8 +43,8 @@ int vm_ui_open_dir(const char *dir, const char *installed,
 
 /*
  * Read rel (allowed by vm_ui_path_allowed; "" reads index.html) below
- * dirfd: every component opened with O_NOFOLLOW, the last one a regular
- * file of at most VM_UI_FILE_MAX bytes.  -ENOENT when it is not there (or
+ * dirfd, never through a symlink (common/beneath.h): a regular file of
+ * at most VM_UI_FILE_MAX bytes.  -ENOENT when it is not there (or
  * is a symlink, a directory, a device: the same answer for all).
  */
 int vm_ui_read(int dirfd, const char *rel, void **data, size_t *len,

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 void vm_blockdev_list_clear(struct vm_blockdev_list *l)
@@ -23,7 +24,7 @@ void vm_blockdev_list_clear(struct vm_blockdev_list *l)
 		free(l->paths[i]);
 	free(l->paths);
 	l->paths = NULL;
-	l->n = 0;
+	l->n = l->cap = 0;
 }
 
 static void blkid_probep(blkid_probe *pr)
@@ -115,7 +116,7 @@ int vm_blockdev_find_label(const char *sys_block_dir, const char *dev_dir,
 	if (!dev_dir)
 		dev_dir = "/dev";
 	out->paths = NULL;
-	out->n = 0;
+	out->n = out->cap = 0;
 	d = opendir(sys_block_dir);
 	if (!d)
 		return vm_error_errno(err, errno,
@@ -123,7 +124,6 @@ int vm_blockdev_find_label(const char *sys_block_dir, const char *dev_dir,
 				      sys_block_dir);
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *path = NULL, *fslabel = NULL, *type = NULL;
-		void *n;
 
 		if (de->d_name[0] == '.' ||
 		    device_sectors(sys_block_dir, de->d_name) == 0)
@@ -135,10 +135,8 @@ int vm_blockdev_find_label(const char *sys_block_dir, const char *dev_dir,
 			continue;
 		if (!is_ext(type) || strcmp(fslabel, label))
 			continue;
-		n = realloc(out->paths, (out->n + 1) * sizeof(char *));
-		if (!n)
+		if (vm_grow(out->paths, &out->cap, out->n + 1) < 0)
 			goto nomem;
-		out->paths = n;
 		out->paths[out->n++] = TAKE_PTR(path);
 	}
 	if (out->n > 1)

@@ -13,7 +13,7 @@
 
 struct vm_blockdev_list {
 	char **paths; /* "/dev/vdb", in /sys/class/block order (sorted) */
-	size_t n;
+	size_t n, cap;
 };
 
 void vm_blockdev_list_clear(struct vm_blockdev_list *l);

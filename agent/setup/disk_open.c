@@ -1,112 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * disk_open.c - disk_open.h: openat2() beneath the mountpoint, the walk
- * for kernels without it, and the reason a listed file is refused.
+ * disk_open.c - disk_open.h's opener: the tools disk's rule (nothing but the disk) on
+ * common/beneath.h's opener, and the reason a listed file is refused.
  */
 #include "agent/setup/disk_open.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/setup/safe_path.h"
+#include "common/beneath.h"
 #include "common/cleanup.h"
 
-/* openat2() with the disk as the root it may not leave; -ENOSYS before 5.6. */
-static int open_beneath(int root, const char *path, int flags)
+/* root is still the disk's directory: 0, or -EXDEV. */
+static int on_disk(int root, dev_t dev)
 {
-	struct open_how how = {
-		.flags = (unsigned int)(flags | O_NOFOLLOW | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-			   RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
-	long fd;
-
-	/* RESOLVE_BENEATH refuses an absolute path: make it relative. */
-	while (*path == '/')
-		path++;
-	fd = syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
-}
-
-/* One component opened below dfd (not following it), on the disk or not. */
-static int open_component(int dfd, const char *name, size_t n, int flags,
-			  dev_t dev, mode_t want)
-{
-	char buf[NAME_MAX + 1];
 	struct stat st;
-	int fd, e;
 
-	if (n > NAME_MAX)
-		return -ENAMETOOLONG;
-	if (n == 2 && !memcmp(name, "..", 2))
-		return -EXDEV; /* as RESOLVE_BENEATH would at the root */
-	memcpy(buf, name, n);
-	buf[n] = '\0';
-	fd = openat(dfd, buf, flags | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(root, &st) < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0)
-		e = -errno;
-	else if (st.st_dev != dev)
-		e = -EXDEV;
-	else if (want && S_ISLNK(st.st_mode))
-		e = -ELOOP;
-	else if (want && (st.st_mode & S_IFMT) != want)
-		e = -ENOTDIR;
-	else
-		return fd;
-	close(fd);
-	return e;
-}
-
-/*
- * The walk for kernels without openat2(): each directory opened O_PATH
- * without following it, and checked to be a directory on the disk, the
- * last component opened with flags, not followed either.
- */
-static int walk_beneath(int root, dev_t dev, const char *path, int flags)
-{
-	_cleanup_close_ int dfd = fcntl(root, F_DUPFD_CLOEXEC, 0);
-	const char *p = path;
-
-	if (dfd < 0)
-		return -errno;
-	for (;;) {
-		const char *name;
-		size_t n = vm_path_component(&p, &name);
-		int fd;
-
-		if (!n) /* "/" itself */
-			return open_component(dfd, ".", 1, flags, dev, 0);
-		if (!*p)
-			return open_component(dfd, name, n, flags, dev, 0);
-		fd = open_component(dfd, name, n, O_PATH, dev, S_IFDIR);
-		if (fd < 0)
-			return fd;
-		close(dfd);
-		dfd = fd;
-	}
+	return st.st_dev == dev ? 0 : -EXDEV;
 }
 
 int vm_disk_open(int root, dev_t dev, const char *path, int flags, bool walk)
 {
-	/* Setup is one thread: once ENOSYS, always ENOSYS. */
-	static bool no_openat2;
-	int fd;
+	int r = on_disk(root, dev);
 
-	if (!walk && !no_openat2) {
-		fd = open_beneath(root, path, flags);
-		if (fd != -ENOSYS)
-			return fd;
-		no_openat2 = true;
-	}
-	return walk_beneath(root, dev, path, flags);
+	if (r < 0)
+		return r;
+	return vm_open_beneath(root, path, flags,
+			       VM_BENEATH_NO_XDEV |
+				       (walk ? VM_BENEATH_WALK : 0));
 }
 
 /* What path is, opened O_PATH the same way: for the reason only. */
@@ -120,20 +46,17 @@ static mode_t kind(int root, dev_t dev, const char *path)
 
 int vm_disk_open_file(int root, dev_t dev, const char *path, const char **why)
 {
-	int fd = vm_disk_open(root, dev, path, O_RDONLY | O_NONBLOCK | O_NOCTTY,
-			      false);
-	struct stat st;
+	int fd = on_disk(root, dev);
 	mode_t k;
 
-	if (fd >= 0) {
-		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    st.st_dev == dev)
-			return fd;
-		close(fd);
-		*why = "is not a regular file";
-		return -EINVAL;
-	}
+	if (fd == 0)
+		fd = vm_open_beneath_regular(root, path, VM_BENEATH_NO_XDEV);
+	if (fd >= 0)
+		return fd;
 	switch (fd) {
+	case -EINVAL:
+		*why = "is not a regular file";
+		return fd;
 	case -ENOENT:
 	case -ENOTDIR:
 		*why = "is missing";

@@ -8,12 +8,11 @@
  * to the mountpoint's directory fd, never through a symlink or onto
  * another filesystem, without blocking, and what was opened is checked.
  *
- * openat2() says all of that in one call (RESOLVE_BENEATH, NO_SYMLINKS,
- * NO_MAGICLINKS, NO_XDEV); on kernels without it (before 5.6) the same is
- * done a component at a time with openat(O_NOFOLLOW), each directory's
- * device checked to be the disk's.  That walk is not safe_path.h's: that
- * one follows the guest's own symlinks and refuses the disk, this one
- * follows no symlink and refuses everything but the disk.
+ * That is common/beneath.h's opener (openat2() where the kernel has it)
+ * with every component held to the disk's filesystem.  It is not
+ * safe_path.h's walk: that one follows the guest's own symlinks and
+ * refuses the disk, this one follows no symlink and refuses everything
+ * but the disk.
  */
 #ifndef VMTOOLS_AGENT_SETUP_DISK_OPEN_H
 #define VMTOOLS_AGENT_SETUP_DISK_OPEN_H
@@ -30,8 +29,8 @@
  * flags (O_RDONLY, O_PATH...; O_NOFOLLOW and O_CLOEXEC are added).
  * Returns the fd, or -errno: -ENOENT / -ENOTDIR when missing, -ELOOP when
  * a symlink is on the way or at the end, -EXDEV when the way leaves the
- * disk (another mount, a ".." above root).  walk forces the fallback
- * (the unit tests use it to cover both).
+ * disk (another mount, any "..", root no longer on dev).  walk forces
+ * beneath.h's walk instead of openat2() (the unit tests cover both).
  */
 int vm_disk_open(int root, dev_t dev, const char *path, int flags, bool walk);
 

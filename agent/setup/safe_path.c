@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * safe_path.c - the component-by-component walk of safe_path.h, and the
- * link, unlink, rename and rmdir setup does at its end, each relative to
- * the directory the walk opened.
+ * safe_path.c - the component-by-component walk of safe_path.h (each step
+ * here, the walk common/beneath.h's), and the link, unlink, rename and
+ * rmdir setup does at its end, each relative to the directory the walk
+ * opened.
  */
 #include "agent/setup/safe_path.h"
 
@@ -15,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/setup/setup_links.h"
+#include "common/beneath.h"
 #include "common/cleanup.h"
 
 static const char *kind(mode_t m)
@@ -25,6 +26,16 @@ static const char *kind(mode_t m)
 	if (S_ISLNK(m))
 		return "a symlink";
 	return "a special file";
+}
+
+bool vm_path_is_under(const char *target, const char *owner)
+{
+	size_t n = strlen(owner);
+
+	while (n > 1 && owner[n - 1] == '/')
+		n--;
+	return !strncmp(target, owner, n) &&
+	       (target[n] == '\0' || target[n] == '/');
 }
 
 /* The target of the symlink name in dfd, malloc'ed; NULL with errno. */
@@ -114,6 +125,20 @@ static int step(int dfd, const char *name, const char *prefix, const char *path,
 	return fd;
 }
 
+/* Whether path's last component is a name (not "", "." or ".."). */
+static bool ends_in_name(const char *path)
+{
+	size_t e = strlen(path), b;
+
+	while (e > 0 && path[e - 1] == '/')
+		e--;
+	b = e;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	return e > b && !(e - b == 1 && path[b] == '.') &&
+	       !(e - b == 2 && path[b] == '.' && path[b + 1] == '.');
+}
+
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err);
 
@@ -159,8 +184,13 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
 		   struct vm_journal *j, const char **last,
 		   struct vm_error *err)
 {
-	int hit = cached(g, path, last);
+	int hit;
 
+	/* Refused as written, before the cache or a step makes anything. */
+	if (!ends_in_name(path))
+		return vm_error_set(err, EINVAL, "%s does not end in a name",
+				    path);
+	hit = cached(g, path, last);
 	if (hit >= 0)
 		return hit;
 	hit = walk(path, g, j, last, err);
@@ -169,75 +199,50 @@ int vm_safe_parent(const char *path, const struct vm_guard *g,
 	return hit;
 }
 
-size_t vm_path_component(const char **p, const char **name)
-{
-	const char *e;
+/* What the walk's steps share: step()'s arguments besides dfd and name. */
+struct walk_arg {
+	const char *path;
+	const struct vm_guard *g;
+	struct vm_journal *j;
+	struct vm_error *err;
+	bool said; /* step() refused, err says why */
+};
 
-	while (**p == '/')
-		(*p)++;
-	*name = *p;
-	e = strchrnul(*p, '/');
-	*p = e;
-	while (**p == '/')
-		(*p)++;
-	return (size_t)(e - *name);
+static int walk_step(int dfd, const char *name, const char *prefix, void *arg)
+{
+	struct walk_arg *a = arg;
+	int fd = step(dfd, name, prefix, a->path, a->g, a->j, a->err);
+
+	a->said = fd < 0;
+	return fd;
 }
 
-/* The walk itself (safe_path.h). */
+/*
+ * The walk itself (safe_path.h), on common/beneath.h's walk, which
+ * refuses what is refused as written before a step makes any directory.
+ */
 static int walk(const char *path, const struct vm_guard *g,
 		struct vm_journal *j, const char **last, struct vm_error *err)
 {
-	_cleanup_free_ char *prefix = malloc(strlen(path) + 1);
-	const char *p = path;
-	size_t plen = 0;
+	struct walk_arg a = { .path = path, .g = g, .j = j, .err = err };
+	_cleanup_close_ int root = -1;
 	int dfd;
 
-	if (!prefix)
-		return vm_error_errno(err, ENOMEM, "cannot reach %s", path);
 	if (path[0] != '/')
 		return vm_error_set(err, EINVAL, "%s is not an absolute path",
 				    path);
-	dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
 		return vm_error_errno(err, errno, "cannot open /");
-	for (;;) {
-		const char *c;
-		size_t n = vm_path_component(&p, &c);
-		const char *e = c + n;
-		char name[NAME_MAX + 1];
-		int next;
-
-		if (*p == '\0') { /* c..e is the last component */
-			if (e == c || (e - c == 1 && c[0] == '.') ||
-			    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
-				close(dfd);
-				return vm_error_set(err, EINVAL,
-						    "%s does not end in a name",
-						    path);
-			}
-			*last = c;
-			return dfd;
-		}
-		if ((size_t)(e - c) > NAME_MAX ||
-		    (e - c == 2 && c[0] == '.' && c[1] == '.')) {
-			close(dfd);
-			return vm_error_set(err, EINVAL,
-					    "%s cannot be used as a path",
-					    path);
-		}
-		memcpy(name, c, (size_t)(e - c));
-		name[e - c] = '\0';
-		prefix[plen++] = '/';
-		memcpy(prefix + plen, name, (size_t)(e - c) + 1);
-		plen += (size_t)(e - c);
-		if (!strcmp(name, "."))
-			continue;
-		next = step(dfd, name, prefix, path, g, j, err);
-		close(dfd);
-		if (next < 0)
-			return next;
-		dfd = next;
-	}
+	dfd = vm_beneath_walk(root, path, walk_step, &a, last);
+	if (dfd < 0 && a.said)
+		return dfd;
+	if (dfd == -EXDEV || dfd == -ENAMETOOLONG) /* "..", or too long */
+		return vm_error_set(err, EINVAL, "%s cannot be used as a path",
+				    path);
+	if (dfd < 0)
+		return vm_error_errno(err, -dfd, "cannot reach %s", path);
+	return dfd;
 }
 
 /* The parent of path, or -ENOENT when it is absent or not a directory. */

@@ -14,7 +14,7 @@
  * mountpoint (setup made it, or it leads onto the disk), and never onto
  * the disk's filesystem (its device), whatever the way.  openat2()'s
  * RESOLVE_NO_SYMLINKS cannot say that (it refuses /lib -> usr/lib too),
- * so one walk serves every kernel.
+ * so this is common/beneath.h's walk with a step of its own.
  */
 #ifndef VMTOOLS_AGENT_SETUP_SAFE_PATH_H
 #define VMTOOLS_AGENT_SETUP_SAFE_PATH_H
@@ -25,14 +25,6 @@
 
 #include "agent/setup/setup_journal.h"
 #include "common/error.h"
-
-/*
- * The next component of the path at *p: skips the slashes before it,
- * points *name at it and returns its length (0 at the end), and moves *p
- * past it and the slashes after it, so **p is '\0' once it was the last.
- * Both walks, this one and disk_open.h's, step with it.
- */
-size_t vm_path_component(const char **p, const char **name);
 
 /*
  * Open (O_PATH) the directory that holds path's last component and point
@@ -66,6 +58,12 @@ int vm_safe_unlink_link(const char *path, const char *target,
 /* Replace whatever link is at path by one to target, atomically. */
 int vm_safe_symlink_replace(const char *target, const char *path,
 			    const struct vm_guard *g, struct vm_error *err);
+
+/* Whether target is owner itself or below it ("/a/b" is under "/a"). */
+bool vm_path_is_under(const char *target, const char *owner);
+
+/* Close and forget what g->cache keeps (the directory of the last walk). */
+void vm_walk_cache_clear(struct vm_walk_cache *c);
 
 /* rmdir path (0, or -errno: -ENOTEMPTY, -ENOENT...). */
 int vm_safe_rmdir(const char *path, const struct vm_guard *g,

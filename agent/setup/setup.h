@@ -52,7 +52,7 @@ struct vm_setup_result {
 	bool dirty; /* a failed run could not roll back all it did */
 	/* What happened, one sentence each, for the command to print. */
 	char **actions;
-	size_t n_actions;
+	size_t n_actions, cap_actions;
 };
 
 void vm_setup_result_clear(struct vm_setup_result *r);

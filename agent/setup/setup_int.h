@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * setup_int.h - what the files of `setup` share: setup.c (the steps in
- * order, the link plan), setup_mount.c (mounting, /proc/self/mountinfo),
- * setup_verify.c (re-hashing the image) and setup_undo.c (--undo).
+ * setup_int.h - what the files of `setup` share.  They form a stack, each
+ * calling only files below it:
+ *
+ *   setup.c (the steps in order)       setup_undo.c (--undo)
+ *   setup_plan.c (the links a manifest asks for)
+ *   setup_mount.c (mounting, /proc/self/mountinfo), setup_verify.c
+ *     (re-hashing the image)
+ *   setup_ctx.c (the run's context, what it prints)
+ *   setup_lock.c (one run at a time), setup_state.c (the state file)
+ *   setup_links.c (checking and applying a plan), setup_rollback.c
+ *   safe_path.c (the walk to guest paths), disk_open.c (the disk's
+ *     files), blockdev.c (finding the disk)
+ *   setup_journal.c (the record of changes)
+ *
  * Internal to the agent; the public interface is setup.h.
  */
 #ifndef VMTOOLS_AGENT_SETUP_INT_H
@@ -53,14 +64,14 @@ int vm_setup_lock(struct vm_setup_ctx *c, struct vm_journal *j,
 void vm_setup_lock_remove(struct vm_setup_ctx *c);
 void vm_setup_unlock(struct vm_setup_ctx *c);
 
-/* Append one sentence to what the command prints. */
+/* setup_ctx.c.  Append one sentence to what the command prints. */
 void vm_setup_action(struct vm_setup_result *res, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void vm_setup_set_str(char **dst, const char *src);
 void vm_setup_manifest_freep(struct vm_manifest **m);
 
 /*
- * The links for manifest m: its "links", a bindir entry per tool, and (when
+ * setup_plan.c.  The links for manifest m: its "links", a bindir entry per tool, and (when
  * alias) the running release's modules directory if it differs from the
  * image's.  Refuses links outside the expected places.
  */

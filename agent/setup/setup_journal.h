@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * setup_journal.h - the changes one `setup` run made to the guest, in
- * order, so that a failure part-way rolls all of them back: directories
- * created, symlinks created or retargeted, the image mounted.
+ * order, so that a failure part-way rolls all of them back
+ * (setup_rollback.h): directories created, symlinks created or
+ * retargeted, the image mounted.
  */
 #ifndef VMTOOLS_AGENT_SETUP_JOURNAL_H
 #define VMTOOLS_AGENT_SETUP_JOURNAL_H
@@ -47,8 +48,6 @@ struct vm_walk_cache {
 	int fd; /* O_PATH, as the walk opened it; -1 when empty */
 };
 
-void vm_walk_cache_clear(struct vm_walk_cache *c);
-
 struct vm_journal {
 	struct vm_change *changes;
 	size_t n, cap;
@@ -59,12 +58,5 @@ struct vm_journal {
 int vm_journal_add(struct vm_journal *j, enum vm_change_kind kind,
 		   const char *path, const char *target, const char *old);
 void vm_journal_clear(struct vm_journal *j);
-
-/*
- * Undo every change, last first, and empty the journal.  Keeps going past
- * a step that fails; returns 0 or the first -errno, with err naming what
- * could not be restored (the guest then needs a look by hand).
- */
-int vm_journal_rollback(struct vm_journal *j, struct vm_error *err);
 
 #endif

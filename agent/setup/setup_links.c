@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/setup/safe_path.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 
 int vm_link_plan_add(struct vm_link_plan *p, const char *path,
@@ -30,15 +31,8 @@ int vm_link_plan_add(struct vm_link_plan *p, const char *path,
 		return -ENOMEM;
 	if (lh_table_lookup_ex(p->index, path, NULL))
 		return 0;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		void *n = realloc(p->links, cap * sizeof(l));
-
-		if (!n)
-			return -ENOMEM;
-		p->links = n;
-		p->cap = cap;
-	}
+	if (vm_grow(p->links, &p->cap, p->n + 1) < 0)
+		return -ENOMEM;
 	l.path = strdup(path);
 	l.target = strdup(target);
 	/* The key is the entry's own copy, freed with the plan. */
@@ -64,16 +58,6 @@ void vm_link_plan_clear(struct vm_link_plan *p)
 	}
 	free(p->links);
 	memset(p, 0, sizeof(*p));
-}
-
-bool vm_path_is_under(const char *target, const char *owner)
-{
-	size_t n = strlen(owner);
-
-	while (n > 1 && owner[n - 1] == '/')
-		n--;
-	return !strncmp(target, owner, n) &&
-	       (target[n] == '\0' || target[n] == '/');
 }
 
 int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current)
@@ -202,8 +186,12 @@ int vm_links_check(struct vm_link_plan *p, const struct vm_guard *g,
 	return 0;
 }
 
-int vm_mkdir_parents(const char *path, struct vm_journal *j,
-		     struct vm_error *err)
+/*
+ * mkdir every missing ancestor of path, top-down, journalling each, by
+ * j->guard's safe walk.
+ */
+static int mkdir_parents(const char *path, struct vm_journal *j,
+			 struct vm_error *err)
 {
 	const char *last;
 	int dfd = vm_safe_parent(path, &j->guard, j, &last, err);
@@ -226,7 +214,7 @@ int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 		case VM_LINK_BLOCKED: /* only optional ones get here */
 			break;
 		case VM_LINK_ABSENT:
-			r = vm_mkdir_parents(l->path, j, err);
+			r = mkdir_parents(l->path, j, err);
 			if (r == 0)
 				r = vm_safe_symlink(l->target, l->path,
 						    &j->guard, err);

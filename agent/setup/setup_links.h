@@ -71,20 +71,10 @@ int vm_links_apply(struct vm_link_plan *p, struct vm_journal *j,
 		   struct vm_error *err);
 
 /*
- * mkdir every missing ancestor of path, top-down, journalling each, by
- * j->guard's safe walk.
- */
-int vm_mkdir_parents(const char *path, struct vm_journal *j,
-		     struct vm_error *err);
-
-/*
  * Is path a symlink pointing at or below g->owner, reached safely?
  * Returns 1 (and *current, malloc'ed, when current is not NULL), 0, or
  * -errno (the way to it is refused).
  */
 int vm_link_is_ours(const char *path, const struct vm_guard *g, char **current);
-
-/* Whether target is owner itself or below it ("/a/b" is under "/a"). */
-bool vm_path_is_under(const char *target, const char *owner);
 
 #endif

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
 
@@ -70,14 +71,10 @@ static int index_put(struct lh_table **index, const char *key, size_t i)
 
 static int add_dir(struct vm_setup_state *s, const char *dir)
 {
-	void *n;
-
 	if (find(&s->dir_index, dir) != SIZE_MAX)
 		return 0;
-	n = realloc(s->dirs, (s->n_dirs + 1) * sizeof(char *));
-	if (!n)
+	if (vm_grow(s->dirs, &s->cap_dirs, s->n_dirs + 1) < 0)
 		return -ENOMEM;
-	s->dirs = n;
 	s->dirs[s->n_dirs] = strdup(dir);
 	if (!s->dirs[s->n_dirs] ||
 	    index_put(&s->dir_index, s->dirs[s->n_dirs], s->n_dirs) < 0) {
@@ -101,16 +98,9 @@ static int set_link(struct vm_setup_state *s, const char *path,
 		s->links[i].target = t;
 		return 0;
 	}
-	if (s->n_links == s->cap_links) {
-		size_t cap = s->cap_links ? 2 * s->cap_links : 16;
-		void *n = realloc(s->links, cap * sizeof(*s->links));
-
-		if (!n) {
-			free(t);
-			return -ENOMEM;
-		}
-		s->links = n;
-		s->cap_links = cap;
+	if (vm_grow(s->links, &s->cap_links, s->n_links + 1) < 0) {
+		free(t);
+		return -ENOMEM;
 	}
 	p = strdup(path);
 	if (!p || index_put(&s->link_index, p, s->n_links) < 0) {

@@ -26,7 +26,7 @@ struct vm_setup_state {
 	bool mounted; /* setup mounted the image (so undo unmounts) */
 	bool created_mountpoint;
 	char **dirs; /* directories setup created, parents first */
-	size_t n_dirs;
+	size_t n_dirs, cap_dirs;
 	struct vm_state_link *links;
 	size_t n_links, cap_links;
 	/* path -> index + 1 in links, dirs (hash lookups: 100,000 links). */

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "agent/samples/sample.h"
-#include "agent/symbolize/symcache.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "common/dl.h"
 
@@ -67,6 +67,7 @@ struct id_entry {
 	uint8_t id[VM_BUILD_ID_MAX];
 	uint8_t len;
 	enum id_state state;
+	vm_debuginfod_found_fn found; /* the requester's, told of the file */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -190,15 +191,8 @@ static void prune_cache(void)
 		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISDIR(st.st_mode))
 			continue;
-		if (n == cap) {
-			struct cached *nv;
-
-			cap = cap ? 2 * cap : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				return;
-			v = nv;
-		}
+		if (vm_grow(v, &cap, n + 1) < 0)
+			return;
 		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
 		v[n].mtime = st.st_mtime;
 		v[n].bytes = dir_bytes(dirfd(d), e->d_name, false);
@@ -282,7 +276,7 @@ static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 		return VM_DEBUGINFOD_FAILED;
 	}
 	close(fd);
-	vm_symcache_debug_file_found(x->id, x->len, path);
+	x->found(x->id, x->len, path);
 	free(path);
 	prune_cache();
 	return VM_DEBUGINFOD_FOUND;
@@ -436,9 +430,10 @@ void vm_debuginfod_shutdown(void)
 	started = enabled = false;
 }
 
-void vm_debuginfod_request(const uint8_t *id, size_t len)
+void vm_debuginfod_request(const uint8_t *id, size_t len,
+			   vm_debuginfod_found_fn found)
 {
-	if (!enabled || len == 0 || len > VM_BUILD_ID_MAX)
+	if (!enabled || !found || len == 0 || len > VM_BUILD_ID_MAX)
 		return;
 	pthread_mutex_lock(&lock);
 	for (size_t i = 0; i < n_ids; i++)
@@ -447,6 +442,7 @@ void vm_debuginfod_request(const uint8_t *id, size_t len)
 	if (n_ids < MAX_IDS && !atomic_load(&stopping)) {
 		memcpy(ids[n_ids].id, id, len);
 		ids[n_ids].len = len;
+		ids[n_ids].found = found;
 		ids[n_ids++].state = QUEUED;
 		pending++;
 		pthread_cond_signal(&wake);

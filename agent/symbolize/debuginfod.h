@@ -81,8 +81,19 @@ int vm_debuginfod_init(const struct vm_debuginfod_options *o,
 /* Stop the lookup thread (the lookup running ends first). */
 void vm_debuginfod_shutdown(void);
 
-/* Look this build id up in the background, once; nothing when off. */
-void vm_debuginfod_request(const uint8_t *id, size_t len);
+/*
+ * Told, from the lookup thread, that the debug file for build id id was
+ * fetched to path (symcache.c merges it into the binaries it cached).
+ */
+typedef void (*vm_debuginfod_found_fn)(const uint8_t *id, size_t len,
+				       const char *path);
+
+/*
+ * Look this build id up in the background, once; nothing when off.  When
+ * a debug file is fetched, found is called with it.
+ */
+void vm_debuginfod_request(const uint8_t *id, size_t len,
+			   vm_debuginfod_found_fn found);
 
 /* Wait until no lookup is pending, at most max_ms milliseconds. */
 void vm_debuginfod_wait(unsigned max_ms);

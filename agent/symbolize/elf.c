@@ -46,7 +46,7 @@ static size_t limit_of(const struct vm_elf_info *info)
 size_t vm_elf_info_bytes(const struct vm_elf_info *info)
 {
 	return info->cap_syms * sizeof(*info->syms) + info->names.bytes +
-	       info->n_segs * sizeof(*info->segs) +
+	       info->cap_segs * sizeof(*info->segs) +
 	       info->n_fn_starts * sizeof(*info->fn_starts);
 }
 
@@ -261,18 +261,15 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 	if (elf_getphdrnum(e, &nph) == 0)
 		for (size_t i = 0; i < nph && i < 1024; i++) {
 			GElf_Phdr ph;
-			void *nv;
 
 			if (!gelf_getphdr(e, (int)i, &ph))
 				continue;
 			if (ph.p_type != PT_LOAD)
 				continue;
-			nv = reallocarray(info->segs, info->n_segs + 1,
-					  sizeof(*info->segs));
-			if (!nv)
+			if (vm_grow(info->segs, &info->cap_segs,
+				    info->n_segs + 1) < 0)
 				return vm_error_set(err, ENOMEM,
 						    "out of memory");
-			info->segs = nv;
 			info->segs[info->n_segs++] = (struct vm_elf_segment){
 				.vaddr = ph.p_vaddr,
 				.offset = ph.p_offset,

@@ -48,7 +48,7 @@ struct vm_elf_info {
 	bool has_symtab; /* a full .symtab (not only .dynsym) was read */
 	bool has_debugdata; /* symbols came from .gnu_debugdata too */
 	struct vm_elf_segment *segs;
-	size_t n_segs;
+	size_t n_segs, cap_segs;
 	struct vm_elf_symbol *syms; /* sorted by addr, one per addr */
 	size_t n_syms;
 	size_t cap_syms;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/cleanup.h"
 
 static int cmp_ksym(const void *a, const void *b)
@@ -62,17 +63,9 @@ int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err)
 			continue;
 		if (addr)
 			any_address = true;
-		if (k->n == cap) {
-			size_t ncap = cap ? cap * 2 : 4096;
-			void *nv = reallocarray(k->v, ncap, sizeof(*k->v));
-
-			if (!nv) {
-				vm_kallsyms_free(k);
-				return vm_error_set(err, ENOMEM,
-						    "out of memory");
-			}
-			k->v = nv;
-			cap = ncap;
+		if (vm_grow(k->v, &cap, k->n + 1) < 0) {
+			vm_kallsyms_free(k);
+			return vm_error_set(err, ENOMEM, "out of memory");
 		}
 		k->v[k->n++] = (struct vm_ksym){ addr, name, module };
 	}
@@ -146,14 +139,9 @@ static int slurp(const char *path, char **out, struct vm_error *err)
 	if (fd < 0)
 		return vm_error_errno(err, errno, "cannot open %s", path);
 	for (;;) {
-		if (cap - n < 65536) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
-
-			if (!nb)
-				return vm_error_set(err, ENOMEM,
-						    "out of memory");
-			buf = nb;
-		}
+		/* Room for a large read at a time. */
+		if (vm_grow(buf, &cap, n + 65536) < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;

@@ -23,6 +23,7 @@
 #include "agent/symbolize/pgtitle.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
+#include "common/array.h"
 
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
@@ -54,8 +55,6 @@ static void hex_build_id(char *out, const uint8_t *id, size_t len)
 static uint32_t add_mapping(struct vm_symbolized *y,
 			    const struct vm_sym_mapping *m)
 {
-	void *nv;
-
 	for (size_t i = 0; i < y->n_mappings; i++) {
 		const struct vm_sym_mapping *x = &y->mappings[i];
 
@@ -64,10 +63,8 @@ static uint32_t add_mapping(struct vm_symbolized *y,
 		    x->kernel == m->kernel && !strcmp(x->build_id, m->build_id))
 			return i + 1;
 	}
-	nv = reallocarray(y->mappings, y->n_mappings + 1, sizeof(*y->mappings));
-	if (!nv)
+	if (vm_grow(y->mappings, &y->cap_mappings, y->n_mappings + 1) < 0)
 		return 0;
-	y->mappings = nv;
 	y->mappings[y->n_mappings++] = *m;
 	return y->n_mappings;
 }

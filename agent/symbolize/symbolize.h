@@ -62,7 +62,7 @@ struct vm_sym_stack {
 struct vm_symbolized {
 	const struct vm_samples *samples;
 	struct vm_sym_mapping *mappings;
-	size_t n_mappings;
+	size_t n_mappings, cap_mappings;
 	struct vm_sym_stack *stacks; /* one per sample, same order */
 	size_t n_stacks;
 	uint64_t frames_total; /* for tests, logs and the pprof's comment */

@@ -29,6 +29,7 @@
 
 #include "agent/samples/guard.h"
 #include "agent/symbolize/debuginfod.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
 #include "common/fdio.h"
@@ -43,7 +44,7 @@ struct skipped {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vm_symfile **files;
-static size_t n_files;
+static size_t n_files, cap_files;
 static uint64_t run, hits, misses;
 static char debug_dir[PATH_MAX] = "/usr/lib/debug";
 static char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
@@ -158,7 +159,7 @@ void vm_symcache_clear(void)
 		symfile_free(files[i]);
 	free(files);
 	files = NULL;
-	n_files = 0;
+	n_files = cap_files = 0;
 	hits = misses = n_skipped = 0;
 	pthread_mutex_unlock(&lock);
 }
@@ -344,7 +345,8 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 	    try_debug_file(f, p, false, job))
 		return;
 	/* Last: a server may have it; its answer arrives later. */
-	vm_debuginfod_request(f->info.build_id, f->info.build_id_len);
+	vm_debuginfod_request(f->info.build_id, f->info.build_id_len,
+			      vm_symcache_debug_file_found);
 }
 
 void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
@@ -485,7 +487,6 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 {
 	struct read_job *j = read_job_new(open_path, path, root);
 	struct vm_symfile *f;
-	void *nv;
 	int r;
 
 	if (!j)
@@ -524,12 +525,10 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	read_free(&j->job);
 	if (n_files >= SYMCACHE_MAX)
 		evict_one();
-	nv = reallocarray(files, n_files + 1, sizeof(*files));
-	if (!nv) {
+	if (vm_grow(files, &cap_files, n_files + 1) < 0) {
 		symfile_free(f);
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
-	files = nv;
 	files[n_files++] = f;
 	*out = f;
 	return 0;

@@ -50,7 +50,8 @@ static void check_body(const uint8_t *data, size_t size)
 	char *query;
 	int rc;
 
-	rc = vm_request_parse_json((const char *)data, size, &limits, &r, &err);
+	rc = vm_request_parse_json((const char *)data, size, VM_KIND_CPU,
+				   &limits, &r, &err);
 	if (rc == 0) {
 		if (r.req.frequency < 1 || r.req.frequency > 1000 ||
 		    r.req.seconds < 1 || r.req.seconds > 60 ||

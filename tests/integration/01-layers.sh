@@ -16,6 +16,9 @@
 #   7 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
 # includes itself and common/, agent/ never includes imagebuilder/.
+# Inside a folder too the files form a stack: no two source files call
+# each other (A calls a function B defines and B one A defines), read from
+# the symbols of the built objects under $BUILD/obj with nm.
 . "$(dirname "$0")/../lib/tap.sh"
 cd "$SRC"
 
@@ -76,6 +79,50 @@ for f in $files; do
 	grep -n "$wrong" "$f" | sed "s|^|$f:|" >>"$split"
 done
 
+# Calls in circles: for every product source file, the functions its
+# object defines (T, W) and the ones it calls outside itself (U); a pair
+# of files where each calls one the other defines is refused.  Only the
+# objects of files git knows are read, so a stale object of a removed file
+# does not count.
+pairs=$T/pairs
+syms=$T/syms
+: >"$pairs"
+: >"$syms"
+missing=0
+files=$(git ls-files 'agent/*.c' 'common/*.c' 'imagebuilder/*.c' 2>/dev/null)
+[ -n "$files" ] || files=$(find agent common imagebuilder -name '*.c')
+for f in $files; do
+	o=$BUILD/obj/${f%.c}.o
+	case $f in imagebuilder/launcher/*) continue ;; esac
+	if [ ! -f "$o" ]; then
+		missing=$((missing + 1))
+		continue
+	fi
+	nm "$o" | awk -v f="$f" '
+		$1 == "U" { print "U", $2, f }
+		NF == 3 && ($2 == "T" || $2 == "W") { print "D", $3, f }' >>"$syms"
+done
+awk '
+	$1 == "D" { def[$2] = $3 }
+	$1 == "U" { n++; use[n] = $2; user[n] = $3 }
+	END {
+		for (i = 1; i <= n; i++) {
+			b = def[use[i]]
+			if (b == "" || b == user[i])
+				continue
+			k = user[i] " " b
+			if (index(" " calls[k] " ", " " use[i] " ") == 0)
+				calls[k] = calls[k] (calls[k] == "" ? "" : " ") use[i]
+		}
+		for (k in calls) {
+			split(k, ab, " ")
+			r = ab[2] " " ab[1]
+			if ((r in calls) && ab[1] < ab[2])
+				printf "%s and %s call each other: %s calls %s; %s calls %s\n",
+					ab[1], ab[2], ab[1], calls[k], ab[2], calls[r]
+		}
+	}' "$syms" | sort >"$pairs"
+
 if [ -s "$unknown" ]; then
 	not_ok "every agent folder has a layer"
 	diag "$unknown"
@@ -93,4 +140,12 @@ if [ -s "$split" ]; then
 	diag "$split"
 else
 	ok "the agent and the image builder share code only through common/"
+fi
+if [ "$missing" -gt 0 ]; then
+	skip "no two source files call each other" "$missing objects are not built under $BUILD/obj (make first)"
+elif [ -s "$pairs" ]; then
+	not_ok "no two source files call each other (make a stack: move what both use below both, or pass a callback down)"
+	diag "$pairs"
+else
+	ok "no two source files call each other"
 fi

@@ -66,24 +66,6 @@ static void test_sha256_known_vectors(void **state)
 		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
-static void test_sha256_file(void **state)
-{
-	char path[] = "/tmp/vmtools-sha-XXXXXX", hex[VM_SHA256_HEX_LEN];
-	struct vm_error err = { 0 };
-	int fd = mkstemp(path);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "abc", 3), 3);
-	close(fd);
-	assert_int_equal(vm_sha256_file(path, hex, &err), 0);
-	assert_string_equal(
-		hex,
-		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-	unlink(path);
-	assert_int_equal(vm_sha256_file(path, hex, &err), -ENOENT);
-	assert_non_null(strstr(err.msg, path));
-}
-
 /* The fd is hashed from where it stands to its end; errors name the name. */
 static void test_sha256_fd(void **state)
 {
@@ -428,7 +410,6 @@ int main(void)
 		cmocka_unit_test(test_error_first_wins),
 		cmocka_unit_test(test_error_errno_suffix),
 		cmocka_unit_test(test_sha256_known_vectors),
-		cmocka_unit_test(test_sha256_file),
 		cmocka_unit_test(test_sha256_fd),
 		cmocka_unit_test(test_sha256_equal),
 		cmocka_unit_test(test_dl_load),

@@ -180,15 +180,15 @@ static void test_rest_within_rules(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-		assert_int_equal(vm_request_parse_json(bodies[i],
-						       strlen(bodies[i]), NULL,
-						       &r, &err),
-				 0);
+		assert_int_equal(
+			vm_request_parse_json(bodies[i], strlen(bodies[i]),
+					      VM_KIND_CPU, NULL, &r, &err),
+			0);
 		assert_int_equal(vm_request_check(&r.req, 0, &b), 0);
 	}
 	/* A name the rule refuses, the parser refuses in the API's words. */
-	assert_int_equal(vm_request_parse_json(slash, strlen(slash), NULL, &r,
-					       &err),
+	assert_int_equal(vm_request_parse_json(slash, strlen(slash),
+					       VM_KIND_CPU, NULL, &r, &err),
 			 -EINVAL);
 	assert_non_null(
 		strstr(err.msg, "targets.comm[0] must be " VM_COMM_RULE));

@@ -27,7 +27,8 @@ static int parse(const char *body, struct vm_api_request *r,
 					    .n_default_comms = 2 };
 
 	vm_error_clear(err);
-	return vm_request_parse_json(body, strlen(body), &limits, r, err);
+	return vm_request_parse_json(body, strlen(body), VM_KIND_CPU, &limits,
+				     r, err);
 }
 
 /* The request must be refused with 422 and a message containing needle. */
@@ -83,7 +84,8 @@ static void test_defaults(void **state)
 	assert_int_equal(r.req.profiler, VM_PROFILER_BPF);
 	assert_string_equal(r.req.comms[0], "postgres");
 	/* No agent --comm at all: postgres. */
-	assert_int_equal(vm_request_parse_json("{}", 2, NULL, &r, &err), 0);
+	assert_int_equal(
+		vm_request_parse_json("{}", 2, VM_KIND_CPU, NULL, &r, &err), 0);
 	assert_int_equal(r.req.n_comms, 1);
 	assert_string_equal(r.req.comms[0], "postgres");
 }
@@ -235,8 +237,8 @@ static void test_embedded_nul(void **state)
 	struct vm_api_request r;
 	struct vm_error err = { 0 };
 
-	assert_int_equal(vm_request_parse_json(body, sizeof(body) - 1, NULL, &r,
-					       &err),
+	assert_int_equal(vm_request_parse_json(body, sizeof(body) - 1,
+					       VM_KIND_CPU, NULL, &r, &err),
 			 -EBADMSG);
 	assert_non_null(strstr(err.msg, "byte"));
 }
@@ -248,17 +250,19 @@ static void test_max_seconds(void **state)
 	struct vm_error err = { 0 };
 	const char *body = "{\"timeout_seconds\": 300}";
 
-	assert_int_equal(vm_request_parse_json(body, strlen(body), &limits, &r,
-					       &err),
+	assert_int_equal(vm_request_parse_json(body, strlen(body), VM_KIND_CPU,
+					       &limits, &r, &err),
 			 0);
 	assert_int_equal(r.req.seconds, 300);
 	limits.max_seconds = 3;
-	assert_int_equal(vm_request_parse_json(body, strlen(body), &limits, &r,
-					       &err),
+	assert_int_equal(vm_request_parse_json(body, strlen(body), VM_KIND_CPU,
+					       &limits, &r, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "from 1 to 3;"));
 	/* The default itself is capped. */
-	assert_int_equal(vm_request_parse_json("", 0, &limits, &r, &err), 0);
+	assert_int_equal(vm_request_parse_json("", 0, VM_KIND_CPU, &limits, &r,
+					       &err),
+			 0);
 	assert_int_equal(r.req.seconds, 3);
 }
 
@@ -330,10 +334,13 @@ static void test_too_large(void **state)
 	/* {"archive": true} padded with blanks to the limit: still parsed. */
 	memset(body, ' ', n);
 	memcpy(body, "{\"archive\": true}", 17);
-	assert_int_equal(vm_request_parse_json(body, n - 1, NULL, &r, &err), 0);
+	assert_int_equal(vm_request_parse_json(body, n - 1, VM_KIND_CPU, NULL,
+					       &r, &err),
+			 0);
 	assert_true(r.req.gzip);
 	/* One byte more is 413, said as the HTTP server says it. */
-	assert_int_equal(vm_request_parse_json(body, n, NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(body, n, VM_KIND_CPU, NULL, &r,
+					       &err),
 			 -EFBIG);
 	assert_int_equal(vm_request_too_large(VM_REQUEST_MAX_BODY, &said),
 			 -EFBIG);
@@ -342,7 +349,8 @@ static void test_too_large(void **state)
 	/* Blanks alone are no exception. */
 	memset(body, ' ', n);
 	vm_error_clear(&err);
-	assert_int_equal(vm_request_parse_json(body, n, NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(body, n, VM_KIND_CPU, NULL, &r,
+					       &err),
 			 -EFBIG);
 	free(body);
 	/* The server's own limit, when it is another, is named. */
@@ -376,47 +384,47 @@ static void test_kinds(void **state)
 	(void)state;
 	vm_error_clear(&err);
 	b = "{\"min_block_us\": 250, \"timeout_seconds\": 3}";
-	assert_int_equal(vm_request_parse_json_kind(
-				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_OFFCPU,
+					       NULL, &r, &err),
 			 0);
 	assert_int_equal(r.req.kind, VM_KIND_OFFCPU);
 	assert_int_equal(r.req.min_block_us, 250);
 	assert_int_equal(r.req.seconds, 3);
-	assert_int_equal(vm_request_parse_json_kind("", 0, VM_KIND_OFFCPU, NULL,
-						    &r, &err),
+	assert_int_equal(vm_request_parse_json("", 0, VM_KIND_OFFCPU, NULL, &r,
+					       &err),
 			 0);
 	assert_int_equal(r.req.min_block_us, VM_MIN_BLOCK_US_DEFAULT);
 	/* Every block counts in a wall profile, and it takes no threshold. */
-	assert_int_equal(vm_request_parse_json_kind("{}", 2, VM_KIND_WALL, NULL,
-						    &r, &err),
+	assert_int_equal(vm_request_parse_json("{}", 2, VM_KIND_WALL, NULL, &r,
+					       &err),
 			 0);
 	assert_int_equal(r.req.kind, VM_KIND_WALL);
 	assert_int_equal(r.req.min_block_us, 0);
 	vm_error_clear(&err);
 	b = "{\"min_block_us\": 1}";
-	assert_int_equal(vm_request_parse_json_kind(b, strlen(b), VM_KIND_WALL,
-						    NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_WALL, NULL,
+					       &r, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "unknown field \"min_block_us\""));
 	/* ... nor does /profile/cpu. */
 	assert_422("{\"min_block_us\": 1}", "unknown field");
 	vm_error_clear(&err);
 	b = "{\"min_block_us\": 1000001}";
-	assert_int_equal(vm_request_parse_json_kind(
-				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_OFFCPU,
+					       NULL, &r, &err),
 			 -EINVAL);
 	assert_non_null(strstr(err.msg, "min_block_us must be a whole number "
 					"from 0 to 1000000"));
 	vm_error_clear(&err);
 	b = "{\"profiler\": {\"Perf\": null}}";
-	assert_int_equal(vm_request_parse_json_kind(
-				 b, strlen(b), VM_KIND_OFFCPU, NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_OFFCPU,
+					       NULL, &r, &err),
 			 -EINVAL);
 	assert_non_null(
 		strstr(err.msg,
 		       "offcpu profiles are taken by the eBPF profiler only"));
-	assert_int_equal(vm_request_parse_json_kind(b, strlen(b), VM_KIND_CPU,
-						    NULL, &r, &err),
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_CPU, NULL,
+					       &r, &err),
 			 0);
 }
 

@@ -29,6 +29,7 @@
 #include "agent/setup/safe_path.h"
 #include "agent/setup/setup_links.h"
 #include "agent/setup/setup_journal.h"
+#include "agent/setup/setup_rollback.h"
 #include "agent/setup/setup_int.h"
 #include "agent/setup/setup_state.h"
 
@@ -389,6 +390,48 @@ static void test_mountinfo_find(void **state)
  * back, and nothing appears in etc; rollback and undo do not remove
  * through such a link either.
  */
+/*
+ * A path safe_path.h refuses as written is refused before the walk makes
+ * any directory: a ".." on the way, a name too long, no name at the end.
+ */
+static void test_safe_parent_refuses_paths(void **state)
+{
+	struct vm_journal j = { .guard = { .owner = mnt } };
+	struct vm_error err = { 0 };
+	const char *last;
+	char path[512], name[300];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/made/../x", base);
+	assert_int_equal(vm_safe_parent(path, &j.guard, &j, &last, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "cannot be used as a path"));
+	assert_int_equal(lstat(P("made"), &st), -1);
+	assert_int_equal(j.n, 0);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	snprintf(path, sizeof(path), "%s/made/%.*s/x", base, 256, name);
+	assert_int_equal(vm_safe_parent(path, &j.guard, &j, &last, &err),
+			 -EINVAL);
+	assert_int_equal(lstat(P("made"), &st), -1);
+	snprintf(path, sizeof(path), "%s/made/..", base);
+	vm_error_clear(&err);
+	assert_int_equal(vm_safe_parent(path, &j.guard, &j, &last, &err),
+			 -EINVAL);
+	assert_non_null(strstr(err.msg, "does not end in a name"));
+	assert_int_equal(lstat(P("made"), &st), -1);
+	/* A plain path is walked, its missing directory made. */
+	snprintf(path, sizeof(path), "%s/made/x", base);
+	fd = vm_safe_parent(path, &j.guard, &j, &last, &err);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_string_equal(last, "x");
+	assert_int_equal(lstat(P("made"), &st), 0);
+	assert_int_equal(j.n, 1);
+	vm_journal_clear(&j);
+}
+
 static void test_never_through_a_link_into_the_disk(void **state)
 {
 	struct vm_link_plan p = { 0 };
@@ -629,6 +672,7 @@ int main(void)
 		T(test_apply_failure_is_rolled_back),
 		T(test_state_roundtrip_and_merge),
 		T(test_find_by_label),
+		T(test_safe_parent_refuses_paths),
 		T(test_never_through_a_link_into_the_disk),
 		T(test_many_links_state_and_undo),
 		T(test_disk_open),

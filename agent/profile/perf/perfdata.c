@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "agent/profile/perf/perfdata_int.h"
+#include "common/array.h"
 #include "common/cleanup.h"
 
 #define HEADER_SIZE (sizeof(struct pd_file_header))
@@ -196,15 +197,8 @@ static int index_data(const uint8_t *buf, const struct pd_file_header *h,
 				err, EBADMSG,
 				"perf.data holds compressed records (perf record -z), which are not supported");
 		if (wanted(type)) {
-			if (n == cap) {
-				size_t c = cap ? 2 * cap : 4096;
-				struct entry *p = realloc(v, c * sizeof(*v));
-
-				if (!p)
-					return -ENOMEM;
-				v = p;
-				cap = c;
-			}
+			if (vm_grow(v, &cap, n + 1) < 0)
+				return -ENOMEM;
 			v[n].time = pd_record_time(l, rec, size);
 			v[n].off = off;
 			n++;

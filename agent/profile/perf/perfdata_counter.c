@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "agent/profile/perf/perfdata_int.h"
+#include "common/array.h"
 
 #define HEADER_SIZE (sizeof(struct pd_file_header))
 #define HEADER_MAX (16u << 20) /* header + attributes: far less in practice */
@@ -128,16 +129,9 @@ uint64_t vm_perfdata_counter_feed(struct vm_perfdata_counter *c,
 {
 	if (c->broken || !len)
 		return c->kept;
-	if (c->len + len > c->cap) {
-		size_t cap = (c->len + len) * 2;
-		uint8_t *p = realloc(c->buf, cap);
-
-		if (!p) {
-			c->broken = true;
-			return c->kept;
-		}
-		c->buf = p;
-		c->cap = cap;
+	if (vm_grow(c->buf, &c->cap, c->len + len) < 0) {
+		c->broken = true;
+		return c->kept;
 	}
 	memcpy(c->buf + c->len, data, len);
 	c->len += len;
