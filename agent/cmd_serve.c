@@ -709,8 +709,8 @@ static void close_server(struct server *sv, unsigned drain_ms)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));
 	free(sv->push_userpwd);
 	vm_debuginfod_shutdown();
-	if (sv->health.setup_ran)
-		vm_setup_result_clear(&sv->setup_res);
+	/* What setup, or with --no-setup its observation, left. */
+	vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);
 	free(sv->perf_path);
 }
