@@ -239,7 +239,8 @@ static __always_inline void switch_out(void *ctx, __u64 prev, __u64 now,
 		if (!t)
 			return;
 	}
-	stacks_capture(ctx, &s->r);
+	/* In the kernel: the user registers are those saved at its entry. */
+	stacks_capture(ctx, &s->r, &(struct unwind_start){ .user = false });
 	pg_labels(s->r.pid, &s->r.wait_event, &s->r.query_id);
 	s->r.sched_state = state;
 	s->r.weight = 0;

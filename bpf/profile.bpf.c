@@ -25,6 +25,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct stack_record *r = stacks_scratch();
+	struct unwind_start start;
 	__u32 pid = id >> 32;
 
 	if (!r)
@@ -35,7 +36,12 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
 
-	stacks_capture(ctx, r);
+	/* A sample in user mode has the user registers; else they are found. */
+	start.user = (ctx->regs.cs & 3) == 3;
+	start.rip = ctx->regs.rip;
+	start.rsp = ctx->regs.rsp;
+	start.rbp = ctx->regs.rbp;
+	stacks_capture(ctx, r, &start);
 	pg_labels(pid, &r->wait_event, &r->query_id);
 	r->sched_state = 0;
 	if (stacks_submit(r))

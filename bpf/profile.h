@@ -31,6 +31,10 @@ enum profile_stat {
 	PROFILE_STAT_FORKS, /* samples of children of --pid targets joining */
 	PROFILE_STAT_SWITCHES, /* off-CPU: switches out of target threads */
 	PROFILE_STAT_BLOCKED_FULL, /* off-CPU: `blocked` full, block lost */
+	PROFILE_STAT_FRAMES_TABLE, /* callers found by unwind tables */
+	PROFILE_STAT_FRAMES_FP, /* by frame pointer, where no row covered */
+	PROFILE_STAT_WALKS_CUT, /* walks ended by a bad read or no progress */
+	PROFILE_STAT_WALKS_KERNEL, /* stacks bpf_get_stack walked: no tables */
 	PROFILE_STAT_NR,
 };
 
@@ -48,6 +52,7 @@ enum profile_sched_state {
 enum profile_event_kind {
 	PROFILE_EVENT_FIRST_SAMPLE = 1, /* a process sampled the first time */
 	PROFILE_EVENT_EXEC = 3, /* a target ran execve(): new mappings */
+	PROFILE_EVENT_MAPS = 4, /* a pc in no mapping given: read them again */
 };
 
 struct profile_event {

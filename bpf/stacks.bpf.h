@@ -22,7 +22,7 @@
  *	if (!r) return 0;
  *	stacks_task(r, bpf_get_current_pid_tgid());
  *	... r->weight, whether to keep the sample ...
- *	stacks_capture(ctx, r);
+ *	stacks_capture(ctx, r, &start);
  *	if (stacks_submit(r)) count the loss;
  * The object's user side sizes `stack_records` before load.
  *
@@ -34,6 +34,7 @@
 #define VMTOOLS_BPF_STACKS_BPF_H
 
 #include "bpf/stacks.h"
+#include "bpf/unwind.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -79,18 +80,28 @@ static __always_inline void stacks_task(struct stack_record *r, __u64 id)
 _Static_assert(STACK_MAX_DEPTH == 0x7f, "STACK_FRAMES masks to 127");
 
 /*
- * The current user stack into r->ips, then the kernel stack after it.  A
- * negative answer (-EFAULT: no user context, e.g. a kernel thread) leaves
- * that stack empty and is kept in *_err.  bpf_get_stack fills the rest of
- * the buffer with zeroes.
+ * The current user stack into r->ips, then the kernel stack after it.
+ * The user stack is walked with unwind tables from the registers start
+ * gives (unwind.bpf.h), or by bpf_get_stack's frame pointers where the
+ * process has none.  A negative answer (-EFAULT: no user context, e.g. a
+ * kernel thread) leaves that stack empty and is kept in *_err.
  */
-static __always_inline void stacks_capture(void *ctx, struct stack_record *r)
+static __always_inline void stacks_capture(void *ctx, struct stack_record *r,
+					   const struct unwind_start *start)
 {
 	__u32 nu = 0, nk = 0;
 	long n;
 
-	n = bpf_get_stack(ctx, r->ips, STACK_MAX_DEPTH * sizeof(__u64),
-			  BPF_F_USER_STACK);
+	n = unwind_user(start, r->pid, r->ips);
+	if (n < 0) {
+		n = bpf_get_stack(ctx, r->ips, STACK_MAX_DEPTH * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		if (unwind_tables)
+			stat_inc(PROFILE_STAT_WALKS_KERNEL);
+	} else {
+		/* Frames, as bpf_get_stack counts bytes. */
+		n *= sizeof(__u64);
+	}
 	r->user_err = n < 0 ? n : 0;
 	if (n > 0)
 		nu = STACK_FRAMES(n);

@@ -98,6 +98,14 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1; /* per-CPU: no other writer */
 }
 
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v && n)
+		*v += n;
+}
+
 static __always_inline bool is_target(__u32 tgid, const char *comm)
 {
 	if (tgid == 0 || tgid == self_tgid)

@@ -327,6 +327,7 @@ static void bpf_destroy(void *state)
 	vm_offcpu_join_free(&st->join);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
+	vm_bpf_unwind_close(&st->unwind);
 	vm_pg_cache_free(&st->pg);
 	vm_pre_blocked_free(&st->pre);
 	free(st->perf_fds);
@@ -452,6 +453,10 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		vm_bpf_stat_sum(st, PROFILE_STAT_BLOCKED_FULL);
 	for (size_t i = 0; i < st->n_objs; i++)
 		st->samples.lost_samples += st->sinks[i].counts.dropped;
+	st->samples.unwound_by_table =
+		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_TABLE);
+	st->samples.unwound_by_frame_pointer =
+		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_FP);
 	vm_bpf_complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)

@@ -89,8 +89,13 @@ int vm_bpf_on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(e))
 		return 0;
 	memcpy(&e, data, sizeof(e));
+	/* Its mappings, for the programs' unwind tables (the feeder's). */
+	if (st->unwinding)
+		vm_bpf_unwind_ask(
+			&st->unwind, e.pid,
+			e.kind == PROFILE_EVENT_FIRST_SAMPLE ? e.ppid : 0);
 	pthread_mutex_lock(&st->lock);
-	if (e.ppid)
+	if (e.ppid && e.kind == PROFILE_EVENT_FIRST_SAMPLE)
 		record_fork(st, e.pid, e.ppid);
 	p = vm_samples_find_process(&st->samples, e.pid);
 	if (e.kind == PROFILE_EVENT_EXEC) {
@@ -102,7 +107,8 @@ int vm_bpf_on_event(void *ctx, void *data, size_t size)
 		record_exec(st, e.pid);
 		vm_proc_capture(&st->samples, &st->files, e.pid, "/proc", NULL);
 		register_pg(st, e.pid);
-	} else if (p && p->n_maps && !take_execed(st, e.pid)) {
+	} else if (p && p->n_maps && e.kind != PROFILE_EVENT_MAPS &&
+		   !take_execed(st, e.pid)) {
 		vm_bpf_refresh_title(p);
 	} else if (vm_proc_capture(&st->samples, &st->files, e.pid, "/proc",
 				   NULL) == 0) {
@@ -173,8 +179,13 @@ void vm_bpf_find_running(struct bpf_state *st)
 		return;
 	for (size_t i = 0; i < st->n_running; i++) {
 		struct pg_proc pp = { 0 };
-		bool pg = vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i],
-					       &pp) == 0;
+		bool pg;
+
+		/* Their stacks complete from the first sample on. */
+		if (st->unwinding)
+			vm_bpf_unwind_feed(&st->unwind, st->running[i], 0);
+		pg = vm_bpf_pg_locate_pid(&st->pg, "/proc", st->running[i],
+					  &pp) == 0;
 
 		for (size_t o = 0; pg && o < st->n_objs; o++)
 			bpf_map_update_elem(vm_bpf_map_fd(st->objs[o],

@@ -39,6 +39,9 @@ void vm_bpf_add_object(struct bpf_state *st, struct bpf_object *obj,
 	vm_bpf_set_size(obj, "seen", sz->seen);
 	vm_bpf_set_size(obj, "target_pids", sz->pids);
 	vm_bpf_set_size(obj, "children", sz->children);
+	if (st->unwinding && vm_bpf_unwind_use(&st->unwind, obj))
+		/* The programs cannot be given the tables: none, then. */
+		st->unwinding = false;
 }
 
 /* What the target filter of one object matches (targets.bpf.h). */
@@ -86,6 +89,8 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
 	st->seal_fd = -1;
+	/* Without its maps, stacks are walked by frame pointer as before. */
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, NULL) == 0;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);

@@ -34,6 +34,7 @@ int vm_bpf_cpu_open(struct bpf_state *st, const struct vm_profile_request *req,
 		return vm_error_errno(err, errno,
 				      "cannot open the BPF profiler object");
 	SET_FILTER(st->skel, req);
+	SET_UNWIND(st->skel, st);
 	vm_bpf_add_object(st, st->skel->obj, sz);
 	return 0;
 }
@@ -166,6 +167,7 @@ static int window_processes(struct bpf_state *st, struct vm_samples *out)
 		}
 		if (was_gone && !sampled) {
 			bpf_map_delete_elem(seen_fd, &p->pid);
+			vm_bpf_unwind_forget(&st->unwind, p->pid);
 			vm_process_clear(p);
 			continue;
 		}
@@ -221,6 +223,8 @@ int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err)
 	pthread_mutex_unlock(&st->lock);
 	out->lost_samples =
 		stat_window(st, PROFILE_STAT_RECORDS_LOST) + cut.dropped;
+	out->unwound_by_table = stat_window(st, PROFILE_STAT_FRAMES_TABLE);
+	out->unwound_by_frame_pointer = stat_window(st, PROFILE_STAT_FRAMES_FP);
 	vm_stack_counts_free(&cut);
 	return r;
 }

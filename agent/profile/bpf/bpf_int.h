@@ -11,8 +11,8 @@
  *   bpf_core.c      the state, the maps both programs have (bottom)
  *
  * beside the libraries they use: bpf_read.c (counting records),
- * bpf_blocks.c (joining blocks), bpf_preblocked.c, bpf_pg.c and
- * bpf_sizing.c.
+ * bpf_blocks.c (joining blocks), bpf_preblocked.c, bpf_pg.c,
+ * bpf_sizing.c, bpf_unwind.c (unwind tables) and bpf_calibrate.c.
  */
 #ifndef VMTOOLS_AGENT_BPF_INT_H
 #define VMTOOLS_AGENT_BPF_INT_H
@@ -27,10 +27,12 @@
 
 #include "agent/profile/backend.h"
 #include "agent/profile/bpf/bpf_blocks.h"
+#include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_preblocked.h"
 #include "agent/profile/bpf/bpf_read.h"
 #include "agent/profile/bpf/bpf_sizing.h"
+#include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/samples/proc.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/profile.h"
@@ -69,6 +71,9 @@ struct bpf_state {
 	/* The off-CPU program's blocks, started and not yet ended. */
 	struct vm_offcpu_join join;
 	struct vm_pg_cache pg; /* the postgres executable last read */
+	/* The unwind tables the programs walk user stacks with. */
+	struct vm_bpf_unwind unwind;
+	bool unwinding; /* unwind has its maps: the programs use them */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
 	uint32_t *running; /* the targets running as the profile starts */
 	size_t n_running;
@@ -119,6 +124,19 @@ struct bpf_state {
 		(skel)->rodata->filter_comm = (req)->n_comms > 0; \
 		(skel)->rodata->filter_pid = (req)->n_pids > 0;   \
 		(skel)->rodata->self_tgid = getpid();             \
+	} while (0)
+
+/*
+ * Whether the programs walk user stacks with the session's unwind tables,
+ * and where the user registers are (bpf/unwind.bpf.h).
+ */
+#define SET_UNWIND(skel, st)                                              \
+	do {                                                              \
+		const struct vm_user_regs_where *w_ = vm_bpf_user_regs(); \
+		(skel)->rodata->unwind_tables = (st)->unwinding;          \
+		(skel)->rodata->regs_stack_off = w_->stack_off;           \
+		(skel)->rodata->regs_thread_size =                        \
+			w_->found ? w_->thread_size : 0;                  \
 	} while (0)
 
 /* bpf_core.c */

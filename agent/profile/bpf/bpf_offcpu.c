@@ -40,6 +40,7 @@ int vm_bpf_offcpu_open(struct bpf_state *st,
 			err, errno,
 			"cannot open the BPF off-CPU profiler object");
 	SET_FILTER(st->off, req);
+	SET_UNWIND(st->off, st);
 	vm_bpf_add_object(st, st->off->obj, sz);
 	/* A wall-clock profile counts every block: the time adds up. */
 	vm_offcpu_join_init(&st->join, &st->sinks[st->n_objs - 1].counts,

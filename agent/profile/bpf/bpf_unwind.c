@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * bpf_unwind.c - the unwind tables of one BPF profile (bpf_unwind.h).
+ *
+ * The store is a BPF array the agent maps into its own memory and writes
+ * rows into directly: a binary's rows are copied from the process-wide
+ * cache (agent/symbolize/unwind_cache.c, built once per build id) the
+ * first time a target of the session maps it, and stay for the session.
+ * A process's entry lists its executable mappings in address order, each
+ * with where its binary's rows are and the bias that turns a pc into a
+ * row address; a child whose mappings are its parent's gets none (the
+ * programs use the parent's).  Entries are written before the programs
+ * attach for the targets already running, and after, on the feeder
+ * thread, when the programs announce a process, an exec, or a pc in no
+ * mapping of its entry (a library dlopen()ed since).  Files are opened
+ * through /proc/PID/map_files (the very file mapped, even if replaced
+ * since) by the guard (agent/samples/guard.h): a file on a frozen mount
+ * costs its table, never the session.
+ */
+#include "agent/profile/bpf/bpf_unwind.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "agent/samples/guard.h"
+#include "agent/samples/proc.h"
+#include "agent/symbolize/unwind_cache.h"
+#include "common/array.h"
+#include "common/cleanup.h"
+
+struct vm_bpf_unwind_bin {
+	uint64_t dev, ino; /* as the maps line said */
+	const struct vm_unwind_table *t; /* NULL: it has none */
+	uint32_t first, count; /* its rows in the store */
+};
+
+static size_t store_bytes(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (VM_BPF_UNWIND_ROWS * sizeof(struct unwind_row) + page - 1) /
+	       page * page;
+}
+
+int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc,
+		    .map_flags = BPF_F_NO_PREALLOC);
+	void *rows;
+
+	memset(u, 0, sizeof(*u));
+	u->rows_fd = u->procs_fd = u->asked_fd = -1;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	u->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows",
+				    sizeof(uint32_t), sizeof(struct unwind_row),
+				    VM_BPF_UNWIND_ROWS, &mmapable);
+	u->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
+				     sizeof(uint32_t),
+				     sizeof(struct unwind_proc),
+				     VM_BPF_UNWIND_PROCS, &no_prealloc);
+	u->asked_fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_asked",
+				     sizeof(uint32_t), sizeof(uint8_t),
+				     VM_BPF_UNWIND_PROCS, NULL);
+	if (u->rows_fd < 0 || u->procs_fd < 0 || u->asked_fd < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create the unwind tables' maps");
+	rows = mmap(NULL, store_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		    u->rows_fd, 0);
+	if (rows == MAP_FAILED)
+		return vm_error_errno(err, errno,
+				      "cannot map the unwind tables' store");
+	u->rows = rows;
+	return 0;
+}
+
+int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj)
+{
+	static const char *const names[] = { "unwind_rows", "unwind_procs",
+					     "unwind_asked" };
+	const int fds[] = { u->rows_fd, u->procs_fd, u->asked_fd };
+
+	for (size_t i = 0; i < 3; i++) {
+		int r = bpf_map__reuse_fd(
+			bpf_object__find_map_by_name(obj, names[i]), fds[i]);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A row as the programs read it; false when it does not fit. */
+static bool small_row(const struct vm_unwind_row *in, uint64_t base,
+		      struct unwind_row *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (in->addr - base > UINT32_MAX)
+		return false;
+	out->addr = (uint32_t)(in->addr - base);
+	out->cfa_off = in->cfa_off;
+	if (in->signal) {
+		out->cfa = UNWIND_SIGNAL;
+		return true;
+	}
+	switch (in->cfa) {
+	case VM_UNWIND_RSP:
+		out->cfa = UNWIND_RSP;
+		break;
+	case VM_UNWIND_RBP:
+		out->cfa = UNWIND_RBP;
+		break;
+	case VM_UNWIND_PLT:
+		out->cfa = UNWIND_PLT;
+		break;
+	case VM_UNWIND_OUTERMOST:
+		out->cfa = UNWIND_OUTERMOST;
+		break;
+	default:
+		out->cfa = UNWIND_NONE;
+	}
+	if (in->rbp_off < INT16_MIN || in->rbp_off > INT16_MAX)
+		out->cfa = UNWIND_NONE; /* never, but then: the frame pointer */
+	else
+		out->rbp_off = (int16_t)in->rbp_off;
+	return true;
+}
+
+static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
+{
+	u->bins_skipped++;
+	snprintf(u->last_skipped, sizeof(u->last_skipped), "%s: %s", path, why);
+}
+
+/* Copy t's rows into the store (under lock): false when they cannot go. */
+static bool store_rows(struct vm_bpf_unwind *u, const struct vm_unwind_table *t,
+		       struct vm_bpf_unwind_bin *b, const char *path)
+{
+	uint64_t base = t->rows[0].addr;
+
+	if (t->n > VM_BPF_UNWIND_ROWS - u->n_rows) {
+		skipped(u, path, "past the unwind tables' store");
+		return false;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (!small_row(&t->rows[i], base, &u->rows[u->n_rows + i])) {
+			skipped(u, path, "its code spans 4 GiB or more");
+			return false;
+		}
+	b->first = u->n_rows;
+	b->count = (uint32_t)t->n;
+	u->n_rows += (uint32_t)t->n;
+	return true;
+}
+
+/* The binary of mapping m of pid, its table in the store if it has one. */
+static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
+					      uint32_t pid,
+					      const struct vm_mapping *m,
+					      uint64_t ino)
+{
+	struct vm_bpf_unwind_bin *b = NULL;
+	const struct vm_unwind_table *t;
+	char path[64];
+	int fd;
+
+	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; i < u->n_bins && !b; i++)
+		if (u->bins[i].dev == m->dev && u->bins[i].ino == ino)
+			b = &u->bins[i];
+	pthread_mutex_unlock(&u->lock);
+	if (b)
+		return b;
+	snprintf(path, sizeof(path),
+		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	fd = vm_guard_open_regular(path, m->dev, VM_GUARD_OPEN_MS);
+	if (fd < 0)
+		return NULL; /* gone, or not readable now: asked again later */
+	/* Built outside the lock: the reader thread asks under it. */
+	t = vm_unwind_cache_get(fd, m->path);
+	close(fd);
+	pthread_mutex_lock(&u->lock);
+	if (vm_grow(u->bins, &u->cap_bins, u->n_bins + 1)) {
+		pthread_mutex_unlock(&u->lock);
+		if (t)
+			vm_unwind_cache_put(t);
+		return NULL;
+	}
+	b = &u->bins[u->n_bins++];
+	*b = (struct vm_bpf_unwind_bin){ .dev = m->dev, .ino = ino };
+	if (t && t->n && store_rows(u, t, b, m->path)) {
+		b->t = t;
+	} else if (t) {
+		vm_unwind_cache_put(t);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return b;
+}
+
+/* Row address = pc - bias, for mapping m of the binary with table t. */
+static bool bias_of(const struct vm_unwind_table *t, const struct vm_mapping *m,
+		    uint64_t *bias)
+{
+	uint64_t len = m->end - m->start;
+
+	for (size_t i = 0; i < t->n_segs; i++) {
+		uint64_t off = t->segs[i].offset, vaddr = t->segs[i].vaddr;
+
+		if (off >= m->pgoff + len ||
+		    off + t->segs[i].filesz <= m->pgoff)
+			continue;
+		/* pc - start + pgoff is a file offset; + vaddr - off a link. */
+		*bias = m->start - m->pgoff - (vaddr - off) + t->rows[0].addr;
+		return true;
+	}
+	return false;
+}
+
+/* pid's executable mappings into p: false when there are too many. */
+static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
+			  struct unwind_proc *p)
+{
+	_cleanup_free_ char *line = NULL;
+	char path[64];
+	size_t cap = 0;
+	bool all = true;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* gone: an empty entry, never used */
+	while (getline(&line, &cap, f) > 0) {
+		const struct vm_bpf_unwind_bin *b = NULL;
+		struct unwind_map *e;
+		struct vm_mapping m = { 0 };
+		uint64_t ino, bias;
+
+		if (vm_proc_parse_maps_line(line, &m, &m.dev, &ino) != 1)
+			continue;
+		if (p->n == UNWIND_MAX_MAPS) {
+			all = false;
+			break;
+		}
+		e = &p->m[p->n++];
+		*e = (struct unwind_map){ .start = m.start, .end = m.end };
+		if (m.path && m.path[0] == '/')
+			b = bin_of(u, pid, &m, ino);
+		if (b && b->t && bias_of(b->t, &m, &bias)) {
+			e->bias = bias;
+			e->first = b->first;
+			e->count = b->count;
+		}
+	}
+	fclose(f);
+	return all;
+}
+
+void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
+{
+	static __thread struct unwind_proc p, parent;
+	bool all;
+
+	if (u->procs_fd < 0)
+		return;
+	memset(&p, 0, sizeof(p));
+	all = read_mappings(u, pid, &p);
+	if (ppid && !bpf_map_lookup_elem(u->procs_fd, &ppid, &parent) &&
+	    parent.n == p.n && !memcmp(parent.m, p.m, p.n * sizeof(p.m[0])))
+		return; /* its parent's serve */
+	pthread_mutex_lock(&u->lock);
+	if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY) || !all) {
+		u->procs_skipped++;
+		snprintf(
+			u->last_skipped, sizeof(u->last_skipped),
+			"process %" PRIu32 ": %s", pid,
+			all ? "past the processes the tables serve" :
+			      "more executable mappings than the tables serve");
+	}
+	pthread_mutex_unlock(&u->lock);
+	/* It may ask again when a pc falls outside (never when too many). */
+	if (all)
+		bpf_map_delete_elem(u->asked_fd, &pid);
+}
+
+static void *feeder(void *arg)
+{
+	struct vm_bpf_unwind *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		uint32_t pid, ppid;
+
+		while (!u->n_queue && !u->stopping)
+			pthread_cond_wait(&u->wake, &u->lock);
+		if (u->stopping)
+			break;
+		pid = u->queue[0];
+		ppid = u->queue[1];
+		u->n_queue -= 2;
+		memmove(u->queue, u->queue + 2, u->n_queue * sizeof(*u->queue));
+		pthread_mutex_unlock(&u->lock);
+		vm_bpf_unwind_feed(u, pid, ppid);
+		pthread_mutex_lock(&u->lock);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+void vm_bpf_unwind_ask(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
+{
+	if (u->procs_fd < 0)
+		return;
+	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; i < u->n_queue; i += 2)
+		if (u->queue[i] == pid)
+			goto out;
+	if (!u->started && !u->stopping) {
+		if (pthread_create(&u->feeder, NULL, feeder, u))
+			goto out;
+		u->started = true;
+	}
+	/* Bounded: past it, the process is walked by frame pointer. */
+	if (u->n_queue < 2 * VM_BPF_UNWIND_QUEUE &&
+	    !vm_grow(u->queue, &u->cap_queue, u->n_queue + 2)) {
+		u->queue[u->n_queue++] = pid;
+		u->queue[u->n_queue++] = ppid;
+		pthread_cond_signal(&u->wake);
+	}
+out:
+	pthread_mutex_unlock(&u->lock);
+}
+
+void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid)
+{
+	if (u->procs_fd < 0)
+		return;
+	bpf_map_delete_elem(u->procs_fd, &pid);
+	bpf_map_delete_elem(u->asked_fd, &pid);
+}
+
+void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
+			 struct vm_bpf_unwind_stats *out)
+{
+	pthread_mutex_lock(&u->lock);
+	out->bins = 0;
+	for (size_t i = 0; i < u->n_bins; i++)
+		out->bins += u->bins[i].t != NULL;
+	out->rows = u->n_rows;
+	out->bins_skipped = u->bins_skipped;
+	out->procs_skipped = u->procs_skipped;
+	pthread_mutex_unlock(&u->lock);
+}
+
+void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
+{
+	pthread_mutex_lock(&u->lock);
+	u->stopping = true;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+	if (u->started)
+		pthread_join(u->feeder, NULL);
+	if (u->rows)
+		munmap(u->rows, store_bytes());
+	for (size_t i = 0; i < u->n_bins; i++)
+		if (u->bins[i].t)
+			vm_unwind_cache_put(u->bins[i].t);
+	free(u->bins);
+	free(u->queue);
+	if (u->rows_fd >= 0)
+		close(u->rows_fd);
+	if (u->procs_fd >= 0)
+		close(u->procs_fd);
+	if (u->asked_fd >= 0)
+		close(u->asked_fd);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	memset(u, 0, sizeof(*u));
+	u->rows_fd = u->procs_fd = u->asked_fd = -1;
+}

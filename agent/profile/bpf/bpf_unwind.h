@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * bpf_unwind.h - the unwind tables one BPF profile gives its programs
+ * (bpf_unwind.c; the programs' side is bpf/unwind.bpf.h): a store of rows
+ * both programs of the session share, each binary's rows once, and each
+ * target process's executable mappings, read from /proc and kept current
+ * by a thread of its own as processes start, exec and map new files.
+ */
+#ifndef VMTOOLS_AGENT_BPF_UNWIND_H
+#define VMTOOLS_AGENT_BPF_UNWIND_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "bpf/unwind.h"
+#include "common/error.h"
+
+/*
+ * Rows the store holds, 16 bytes each: 16 MiB, PostgreSQL 17 (116,000
+ * rows), libc (25,000) and well over 30 libraries; a binary past it is
+ * walked by frame pointer, and counted.
+ */
+#define VM_BPF_UNWIND_ROWS (1u << 20)
+/* Processes with mappings of their own (children share their parent's). */
+#define VM_BPF_UNWIND_PROCS 16384
+
+struct vm_bpf_unwind_bin;
+
+struct vm_bpf_unwind {
+	int rows_fd, procs_fd, asked_fd; /* -1: none */
+	struct unwind_row *rows; /* the store, mapped */
+	uint32_t n_rows; /* rows used */
+	struct vm_bpf_unwind_bin *bins; /* the binaries in the store */
+	size_t n_bins, cap_bins;
+	/* What went without: binaries past the store, processes past maps. */
+	uint64_t bins_skipped, procs_skipped;
+	char last_skipped[256];
+	pthread_mutex_t lock; /* all of the above, and the queue */
+	/* Processes to read again (fed by feeder). */
+	uint32_t *queue;
+	size_t n_queue, cap_queue;
+	pthread_cond_t wake;
+	pthread_t feeder;
+	bool started, stopping;
+};
+
+/*
+ * The store and the maps, before the programs are opened: 0, or a
+ * negative errno with err set (the profile goes on without tables).
+ */
+int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err);
+
+/* Have obj (opened, not loaded) use the session's maps. */
+int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj);
+
+/*
+ * Read pid's mappings and give the programs their tables now (ppid: its
+ * parent's, 0 when none: a child whose mappings are its parent's needs
+ * no entry of its own).
+ */
+void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid);
+
+/*
+ * The same, later, on the feeder thread (started on first use); at most
+ * VM_BPF_UNWIND_QUEUE processes wait.
+ */
+#define VM_BPF_UNWIND_QUEUE 4096
+void vm_bpf_unwind_ask(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid);
+
+/* A process gone: its entry goes. */
+void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid);
+
+struct vm_bpf_unwind_stats {
+	uint64_t bins, rows; /* binaries with rows in the store, rows */
+	uint64_t bins_skipped, procs_skipped;
+};
+
+void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
+			 struct vm_bpf_unwind_stats *out);
+
+/* The feeder stopped, the tables released, the maps closed. */
+void vm_bpf_unwind_close(struct vm_bpf_unwind *u);
+
+#endif

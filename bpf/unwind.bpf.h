@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * unwind.bpf.h - the user stack of a sample walked in the kernel with the
+ * binaries' unwind tables (bpf/unwind.h), so that code built without
+ * frame pointers (PostgreSQL at -O2, libc) has its callers; included by
+ * stacks.bpf.h for both programs.
+ *
+ * The walk starts from the user registers: a perf_event sample's own
+ * when it interrupted user mode; else (a sample in a system call, every
+ * switch out) those the kernel saved at the top of the task's kernel
+ * stack on entry, found through the task_struct's stack pointer at the
+ * offset the agent measured at start-up (bpf/calibrate.bpf.c) -- no BTF,
+ * no kernel headers.  One step per frame, in a bpf_loop callback (so the
+ * verifier checks a step once, and the interpreter runs it too): the
+ * mapping that holds the pc, the row that holds it (two halvings), then
+ * the caller's registers by the row's rule, by the signal frame
+ * __restore_rt returns through, or by the frame pointer where no row
+ * covers the pc.  A read that fails, a frame that does not move up the
+ * stack, or a rule that says "outermost" ends the walk; at most
+ * STACK_MAX_DEPTH frames.
+ *
+ * A process has its mappings in `unwind_procs` once the agent has read
+ * them; a child forked since uses its parent's (the same code at the same
+ * addresses) until then.  A process with neither, or whose user registers
+ * cannot be had, is walked by bpf_get_stack's frame pointers as before.
+ * A pc in no mapping the agent gave asks it, once, to read the process's
+ * mappings again (a library dlopen()ed since).
+ */
+#ifndef VMTOOLS_BPF_UNWIND_BPF_H
+#define VMTOOLS_BPF_UNWIND_BPF_H
+
+#include <stdbool.h>
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+#include "bpf/stacks.h"
+#include "bpf/targets.bpf.h"
+#include "bpf/unwind.h"
+
+/* Set by user space before load: tables given, and where user regs are. */
+const volatile bool unwind_tables = false;
+const volatile __u32 regs_stack_off = 0; /* task_struct's stack pointer */
+const volatile __u32 regs_thread_size = 0; /* 0: not measured */
+
+/* Made by user space and shared by both objects (bpf_unwind.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32); /* thread group id */
+	__type(value, struct unwind_proc);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} unwind_procs SEC(".maps");
+
+/* Processes whose mappings user space was asked to read again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, __u8);
+	__uint(max_entries, 1);
+} unwind_asked SEC(".maps");
+
+/* Where a walk starts. */
+struct unwind_start {
+	__u64 rip, rsp, rbp;
+	bool user; /* these are user registers; else find them */
+};
+
+/*
+ * A walk's registers and counts live in a per-CPU map, not on the stack:
+ * to the verifier a map's contents are any value, so the states of one
+ * step and the next are alike and it checks the step once; counts kept
+ * on the stack are known numbers that differ at every step, and it would
+ * check 127 of them.  Only the pointers are on the stack.
+ */
+struct unwind_state {
+	__u64 rip, rsp, rbp;
+	__u32 tgid;
+	__u32 n; /* frames taken */
+	__u32 by_table, by_fp;
+	__u8 exact; /* rip is not a return address */
+	__u8 cut; /* ended early: a bad read, no progress */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_state);
+	__uint(max_entries, 1);
+} unwind_scratch SEC(".maps");
+
+struct unwind_walk {
+	struct unwind_state *s;
+	const struct unwind_proc *proc;
+	__u64 *ips; /* the record's, STACK_MAX_DEPTH of them */
+};
+
+/* The user registers of the current task, saved at its kernel entry. */
+static __always_inline bool unwind_saved_regs(struct unwind_start *s)
+{
+	__u64 task = bpf_get_current_task(), stack, regs, cs;
+
+	if (!regs_thread_size ||
+	    bpf_probe_read_kernel(&stack, sizeof(stack),
+				  (void *)(task + regs_stack_off)) ||
+	    !stack)
+		return false;
+	regs = stack + regs_thread_size - PT_REGS_SIZE;
+	if (bpf_probe_read_kernel(&cs, sizeof(cs),
+				  (void *)(regs + PT_REGS_CS)) ||
+	    (cs & 3) != 3 ||
+	    bpf_probe_read_kernel(&s->rip, 8, (void *)(regs + PT_REGS_RIP)) ||
+	    bpf_probe_read_kernel(&s->rsp, 8, (void *)(regs + PT_REGS_RSP)) ||
+	    bpf_probe_read_kernel(&s->rbp, 8, (void *)(regs + PT_REGS_RBP)))
+		return false;
+	return true;
+}
+
+/* The process's mappings, or its parent's while it has none. */
+static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
+{
+	const struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	struct child_info *ci;
+	__u64 task;
+
+	if (p)
+		return p;
+	task = bpf_get_current_task();
+	ci = bpf_map_lookup_elem(&children, &task);
+	if (!ci)
+		return NULL;
+	return bpf_map_lookup_elem(&unwind_procs, &ci->ppid);
+}
+
+/* The row that holds pc, or NULL: none does, or no mapping holds pc. */
+static __always_inline const struct unwind_row *
+unwind_find(struct unwind_walk *w, __u64 pc)
+{
+	const struct unwind_map *m;
+	const struct unwind_row *row;
+	__u32 lo = 0, hi = w->proc->n, mid, first;
+	__u64 rel;
+	__u8 yes = 1;
+
+	if (hi > UNWIND_MAX_MAPS)
+		return NULL;
+	for (int i = 0; i < 7 && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		if (pc < w->proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (!lo)
+		goto unknown;
+	m = &w->proc->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
+	if (pc >= m->end)
+		goto unknown;
+	rel = pc - m->bias;
+	if (!m->count || rel >> 32)
+		return NULL;
+	/* The last row whose address is at most rel. */
+	first = m->first;
+	lo = first;
+	hi = first + m->count;
+	for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
+		mid = lo + (hi - lo) / 2;
+		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!row)
+			return NULL;
+		if (row->addr <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == first)
+		return NULL;
+	lo--;
+	return bpf_map_lookup_elem(&unwind_rows, &lo);
+unknown:
+	/* A file mapped since user space read the mappings: ask, once. */
+	if (!bpf_map_lookup_elem(&unwind_asked, &w->s->tgid)) {
+		bpf_map_update_elem(&unwind_asked, &w->s->tgid, &yes, BPF_ANY);
+		announce(PROFILE_EVENT_MAPS, w->s->tgid, 0);
+	}
+	return NULL;
+}
+
+static __always_inline bool unwind_read(__u64 *v, __u64 addr)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
+}
+
+/* The caller by the frame pointer: no row covers the pc. */
+static __always_inline bool unwind_by_fp(struct unwind_state *w)
+{
+	__u64 ra, rbp;
+
+	if (!w->rbp || w->rbp <= w->rsp - 8 || !unwind_read(&ra, w->rbp + 8) ||
+	    !unwind_read(&rbp, w->rbp))
+		return false;
+	w->rsp = w->rbp + 16;
+	w->rbp = rbp;
+	w->rip = ra;
+	return true;
+}
+
+/*
+ * __restore_rt: the interrupted registers, in the ucontext the kernel
+ * put at the stack pointer (uc_mcontext at 40: rbp, rsp, rip are its
+ * 10th, 15th and 16th words).
+ */
+static __always_inline bool unwind_by_signal(struct unwind_state *w)
+{
+	__u64 rip, rsp, rbp;
+
+	if (!unwind_read(&rip, w->rsp + 40 + 16 * 8) ||
+	    !unwind_read(&rsp, w->rsp + 40 + 15 * 8) ||
+	    !unwind_read(&rbp, w->rsp + 40 + 10 * 8))
+		return false;
+	w->rip = rip;
+	w->rsp = rsp;
+	w->rbp = rbp;
+	return true;
+}
+
+/* 1: a caller; 0: the outermost frame; -1: cut. */
+static __always_inline int unwind_by_row(struct unwind_state *w,
+					 const struct unwind_row *row)
+{
+	__u64 cfa, ra, rbp = w->rbp;
+
+	switch (row->cfa) {
+	case UNWIND_RSP:
+		cfa = w->rsp + (__s64)row->cfa_off;
+		break;
+	case UNWIND_RBP:
+		cfa = w->rbp + (__s64)row->cfa_off;
+		break;
+	case UNWIND_PLT:
+		cfa = w->rsp + 8 +
+		      (((w->rip & 15) >= (__u64)row->cfa_off) << 3);
+		break;
+	default:
+		return 0;
+	}
+	if (cfa <= w->rsp || !unwind_read(&ra, cfa - 8) ||
+	    (row->rbp_off && !unwind_read(&rbp, cfa + (__s64)row->rbp_off)))
+		return -1;
+	w->rip = ra;
+	w->rsp = cfa;
+	w->rbp = rbp;
+	return 1;
+}
+
+/* One frame: its pc kept, its caller's registers found.  1 ends the walk. */
+static long unwind_step(__u32 i, void *arg)
+{
+	struct unwind_walk *walk = arg;
+	struct unwind_state *w = walk->s;
+	const struct unwind_row *row;
+	__u64 sp = w->rsp;
+	int r;
+
+	if (w->n >= STACK_MAX_DEPTH || !w->rip)
+		return 1;
+	walk->ips[w->n & STACK_MAX_DEPTH] = w->rip;
+	w->n++;
+	row = unwind_find(walk, w->exact ? w->rip : w->rip - 1);
+	w->exact = 0;
+	if (row && row->cfa == UNWIND_SIGNAL) {
+		r = unwind_by_signal(w) ? 1 : -1;
+		w->exact = 1;
+	} else if (row && row->cfa != UNWIND_NONE) {
+		r = unwind_by_row(w, row);
+		w->by_table += r > 0;
+	} else {
+		r = unwind_by_fp(w) ? 1 : -1;
+		w->by_fp += r > 0;
+	}
+	if (r < 0 || (r > 0 && !w->exact && w->rsp <= sp)) {
+		w->cut = 1;
+		return 1;
+	}
+	return r > 0 ? 0 : 1;
+}
+
+/*
+ * The current task's user stack into ips (STACK_MAX_DEPTH of them) by
+ * its unwind tables: the frames, or -1 when it has none or its user
+ * registers cannot be had (the caller takes bpf_get_stack's then).
+ */
+static __always_inline long unwind_user(const struct unwind_start *start,
+					__u32 tgid, __u64 *ips)
+{
+	struct unwind_start s = *start;
+	struct unwind_walk walk;
+	struct unwind_state *w;
+	__u32 zero = 0;
+
+	if (!unwind_tables)
+		return -1;
+	walk.proc = unwind_proc_of(tgid);
+	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!walk.proc || !w)
+		return -1;
+	if (!s.user && !unwind_saved_regs(&s))
+		return -1;
+	w->rip = s.rip;
+	w->rsp = s.rsp;
+	w->rbp = s.rbp;
+	w->tgid = tgid;
+	w->n = w->by_table = w->by_fp = 0;
+	w->exact = 1;
+	w->cut = 0;
+	walk.s = w;
+	walk.ips = ips;
+	bpf_loop(STACK_MAX_DEPTH, unwind_step, &walk, 0);
+	stat_add(PROFILE_STAT_FRAMES_TABLE, w->by_table);
+	stat_add(PROFILE_STAT_FRAMES_FP, w->by_fp);
+	if (w->cut)
+		stat_inc(PROFILE_STAT_WALKS_CUT);
+	return w->n & STACK_MAX_DEPTH;
+}
+
+#endif
