@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * test_bpf_unwind.c - unit tests of what the BPF programs' unwinding is
+ * given: the kernel stack pointer found among a task_struct's words
+ * (bpf_calibrate.c) exactly once or not at all, the calibration for real
+ * on this kernel, and a session's store (bpf_unwind.c) fed with this
+ * process's own mappings: its executable's entry turns the address of a
+ * function of its own into the very row the table has for it.  The parts
+ * that make BPF maps need root and are skipped without it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <cmocka.h>
+
+#include "agent/profile/bpf/bpf_calibrate.h"
+#include "agent/profile/bpf/bpf_unwind.h"
+#include "agent/symbolize/unwind_table.h"
+
+static void stack_pointer_found_once(void **state)
+{
+	uint64_t words[64] = { 0 }, regs = 0xffffc90000abfe98ULL;
+	uint32_t off = 0, size = 0;
+
+	(void)state;
+	words[3] = regs + PT_REGS_SIZE - 16384;
+	words[9] = 0xffff888000001000ULL; /* a pointer, not the stack */
+	assert_int_equal(
+		vm_bpf_find_stack_pointer(words, 64, regs, &off, &size), 0);
+	assert_int_equal(off, 24);
+	assert_int_equal(size, 16384);
+
+	/* KASAN's 32 KiB stacks. */
+	memset(words, 0, sizeof(words));
+	words[5] = regs + PT_REGS_SIZE - 32768;
+	assert_int_equal(
+		vm_bpf_find_stack_pointer(words, 64, regs, &off, &size), 0);
+	assert_int_equal(off, 40);
+	assert_int_equal(size, 32768);
+}
+
+static void stack_pointer_never_guessed(void **state)
+{
+	uint64_t words[64] = { 0 }, regs = 0xffffc90000abfe98ULL;
+	uint32_t off = 0, size = 0;
+
+	(void)state;
+	assert_int_equal(vm_bpf_find_stack_pointer(words, 64, regs, &off,
+						   &size),
+			 -ENOENT);
+	/* Two candidates: no answer rather than a guess. */
+	words[3] = regs + PT_REGS_SIZE - 16384;
+	words[7] = regs + PT_REGS_SIZE - 16384;
+	assert_int_equal(vm_bpf_find_stack_pointer(words, 64, regs, &off,
+						   &size),
+			 -EEXIST);
+}
+
+static void calibration_on_this_kernel(void **state)
+{
+	const struct vm_user_regs_where *w;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	w = vm_bpf_user_regs();
+	if (!w->found)
+		fail_msg("calibration: %s", w->why);
+	assert_true(w->stack_off < CALIBRATE_TASK_BYTES);
+	assert_true(w->thread_size == 16384 || w->thread_size == 32768 ||
+		    w->thread_size == 65536);
+	/* Measured once: the same answer again. */
+	assert_ptr_equal(vm_bpf_user_regs(), w);
+}
+
+/* A function of this executable whose row the store must give. */
+__attribute__((noinline)) int bpf_unwind_probe(int x)
+{
+	return x * 3 + 1;
+}
+
+static void store_serves_own_executable(void **state)
+{
+	struct vm_unwind_table t = { 0 };
+	const struct vm_unwind_row *want;
+	struct vm_bpf_unwind u;
+	struct unwind_proc p;
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t pc = (uint64_t)(uintptr_t)bpf_unwind_probe + 1, link;
+	int fd, found = 0;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+	vm_bpf_unwind_feed(&u, pid, 0);
+	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
+	assert_true(p.n > 1); /* this executable, libc, the loader */
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(vm_unwind_table_build_fd(fd, &t, "self", NULL), 0);
+	close(fd);
+	for (uint32_t i = 0; i < p.n; i++) {
+		const struct unwind_map *m = &p.m[i];
+		uint64_t rel = pc - m->bias;
+		const struct unwind_row *r = NULL;
+
+		if (pc < m->start || pc >= m->end)
+			continue;
+		found = 1;
+		assert_true(m->count > 0);
+		assert_int_equal(m->count, t.n);
+		/* The last row at or before rel, as the program finds it. */
+		for (uint32_t k = 0; k < m->count; k++)
+			if (u.rows[m->first + k].addr <= rel)
+				r = &u.rows[m->first + k];
+		assert_non_null(r);
+		/* The table's own answer, by link-time address. */
+		link = rel + t.rows[0].addr;
+		want = vm_unwind_lookup(&t, link);
+		assert_non_null(want);
+		assert_int_equal(r->addr + t.rows[0].addr, want->addr);
+		assert_int_equal(r->cfa_off, want->cfa_off);
+	}
+	assert_true(found);
+	/* A second feed finds its binaries in the store: no new rows. */
+	{
+		struct vm_bpf_unwind_stats a, b;
+
+		vm_bpf_unwind_stats(&u, &a);
+		vm_bpf_unwind_feed(&u, pid, 0);
+		vm_bpf_unwind_stats(&u, &b);
+		assert_int_equal(a.rows, b.rows);
+		assert_true(a.bins >= 2);
+	}
+	/* A process gone: its entry goes. */
+	vm_bpf_unwind_forget(&u, pid);
+	assert_int_not_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
+	vm_unwind_table_free(&t);
+	vm_bpf_unwind_close(&u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(stack_pointer_found_once),
+		cmocka_unit_test(stack_pointer_never_guessed),
+		cmocka_unit_test(calibration_on_this_kernel),
+		cmocka_unit_test(store_serves_own_executable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
