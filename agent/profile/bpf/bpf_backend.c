@@ -154,6 +154,34 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 		strerror(r), libbpf_msg[0] ? ": " : "", libbpf_msg);
 }
 
+/*
+ * The skeletons opened again without the unwind tables, after the kernel
+ * refused the programs with them: one before Linux 5.17 has no bpf_loop,
+ * and walks every stack by frame pointer as before.
+ */
+static int load_without_unwinding(struct bpf_state *st,
+				  const struct vm_profile_request *req,
+				  size_t n_online, struct vm_error *err)
+{
+	profile_bpf__destroy(st->skel);
+	offcpu_bpf__destroy(st->off);
+	st->skel = NULL;
+	st->off = NULL;
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_stack_counts_free(&st->sinks[i].counts);
+	st->n_objs = 0;
+	vm_offcpu_join_free(&st->join);
+	if (st->seal_fd >= 0)
+		close(st->seal_fd);
+	st->seal_fd = -1;
+	vm_bpf_unwind_close(&st->unwind);
+	st->unwinding = false;
+	libbpf_msg[0] = '\0';
+	if (open_skeleton(st, req, n_online, err) < 0)
+		return -1;
+	return load_skeleton(st, err);
+}
+
 /* A sample or block with its stacks: counted, whatever else happens. */
 static int on_record(void *ctx, void *data, size_t size)
 {
@@ -393,6 +421,8 @@ static int bpf_start(const struct vm_profile_request *req,
 	if (r < 0)
 		return r;
 	r = load_skeleton(st, err);
+	if (r < 0 && st->unwinding)
+		r = load_without_unwinding(st, req, n_online, err);
 	for (size_t i = 0; r >= 0 && i < st->n_objs; i++)
 		r = vm_bpf_fill_targets(st->objs[i], req, err);
 	if (r < 0)
