@@ -323,6 +323,8 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	}
 	out->samples = total;
 	out->lost = samples.lost_stacks + samples.lost_samples;
+	out->unwound_by_table = samples.unwound_by_table;
+	out->unwound_by_frame_pointer = samples.unwound_by_frame_pointer;
 	vm_samples_free(&samples);
 	return r;
 }

@@ -76,6 +76,8 @@ struct vm_profile_output {
 	const char *filename; /* static: profile.pb, profile.pb.gz, ... */
 	uint64_t samples; /* total sample count */
 	uint64_t lost; /* lost or colliding stacks */
+	/* user stacks' callers found by unwind tables, by frame pointer */
+	uint64_t unwound_by_table, unwound_by_frame_pointer;
 };
 
 struct vm_session_status {

@@ -19,12 +19,14 @@
 
 #include <bpf/libbpf.h>
 
+#include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/samples/guard.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/symcache.h"
+#include "agent/symbolize/unwind_cache.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
 {
@@ -171,6 +173,44 @@ static struct json_object *symbols_json(void)
 	return o;
 }
 
+static void add_u64(struct json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_int64((int64_t)v));
+}
+
+/*
+ * The unwind tables kept (unwind_cache.h) and where the BPF programs find
+ * a task's user registers (bpf_calibrate.h).
+ */
+static struct json_object *unwind_json(void)
+{
+	const struct vm_user_regs_where *w = vm_bpf_user_regs();
+	struct json_object *o = json_object_new_object();
+	struct json_object *regs = json_object_new_object();
+	struct vm_unwind_cache_stats st;
+
+	vm_unwind_cache_stats(&st);
+	add_u64(o, "tables", st.tables);
+	add_u64(o, "bytes", st.bytes);
+	add_u64(o, "max_bytes", st.max_bytes);
+	add_u64(o, "builds", st.builds);
+	add_u64(o, "hits", st.hits);
+	add_u64(o, "skipped", st.skipped);
+	json_object_object_add(o, "last_skipped",
+			       json_object_new_string(st.last_skipped));
+	json_object_object_add(regs, "found",
+			       json_object_new_boolean(w->found));
+	if (w->found) {
+		add_u64(regs, "stack_offset", w->stack_off);
+		add_u64(regs, "thread_size", w->thread_size);
+	} else {
+		json_object_object_add(regs, "error",
+				       json_object_new_string(w->why));
+	}
+	json_object_object_add(o, "user_registers", regs);
+	return o;
+}
+
 /* Reads of targets' files that did not finish in time (guard.h). */
 static struct json_object *target_files_json(void)
 {
@@ -243,6 +283,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
 	json_object_object_add(root, "symbols", symbols_json());
+	json_object_object_add(root, "unwind", unwind_json());
 	json_object_object_add(root, "target_files", target_files_json());
 	return root;
 }

@@ -54,6 +54,15 @@ void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 	pthread_mutex_unlock(&m->lock);
 }
 
+void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
+			uint64_t by_frame_pointer)
+{
+	pthread_mutex_lock(&m->lock);
+	m->s.unwound_by_table += by_table;
+	m->s.unwound_by_frame_pointer += by_frame_pointer;
+	pthread_mutex_unlock(&m->lock);
+}
+
 void vm_metrics_rejected(struct vm_metrics *m)
 {
 	pthread_mutex_lock(&m->lock);
@@ -93,6 +102,7 @@ void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s)
 	*s = m->s;
 	pthread_mutex_unlock(&m->lock);
 	vm_debuginfod_stats(&s->debuginfod);
+	vm_unwind_cache_stats(&s->unwind);
 }
 
 char *vm_metrics_render(const struct vm_metrics_snapshot *s,
@@ -160,5 +170,21 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 	vm_prom_one(&p, "vmtools_debuginfod_pending", "gauge",
 		    "Debug file lookups queued or running.",
 		    s->debuginfod.pending);
+	vm_prom_family(
+		&p, "vmtools_unwound_frames_total", "counter",
+		"Callers in user stacks, by how they were found: unwind tables (.eh_frame) or the frame pointer where no table covered the pc.");
+	vm_prom_u64(&p, "vmtools_unwound_frames_total", "by", "table",
+		    s->unwound_by_table);
+	vm_prom_u64(&p, "vmtools_unwound_frames_total", "by", "frame_pointer",
+		    s->unwound_by_frame_pointer);
+	vm_prom_one(&p, "vmtools_unwind_tables", "gauge",
+		    "Unwind tables kept, one per binary.", s->unwind.tables);
+	vm_prom_one(&p, "vmtools_unwind_table_bytes", "gauge",
+		    "Memory the unwind tables kept take.", s->unwind.bytes);
+	vm_prom_one(&p, "vmtools_unwind_table_builds_total", "counter",
+		    "Unwind tables built.", s->unwind.builds);
+	vm_prom_one(&p, "vmtools_unwind_tables_skipped_total", "counter",
+		    "Binaries left without an unwind table: past the bound.",
+		    s->unwind.skipped);
 	return vm_prom_close(&p, len);
 }

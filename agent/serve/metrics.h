@@ -17,6 +17,7 @@
 
 #include "agent/samples/sample.h"
 #include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/unwind_cache.h"
 
 enum vm_outcome {
 	VM_OUTCOME_COMPLETED, /* ran for its whole time */
@@ -44,6 +45,9 @@ struct vm_metrics_snapshot {
 	uint64_t http[VM_METRICS_CODES + 1];
 	double start_time_seconds;
 	struct vm_debuginfod_stats debuginfod; /* read at snapshot time */
+	struct vm_unwind_cache_stats unwind; /* read at snapshot time */
+	/* Callers of user stacks found by unwind tables, by frame pointer. */
+	uint64_t unwound_by_table, unwound_by_frame_pointer;
 };
 
 struct vm_metrics {
@@ -55,6 +59,9 @@ void vm_metrics_init(struct vm_metrics *m);
 void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 			uint64_t samples, uint64_t lost, double seconds);
 void vm_metrics_rejected(struct vm_metrics *m);
+/* A session's user stacks: callers found by unwind tables, by frame pointer. */
+void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
+			uint64_t by_frame_pointer);
 /* A session of this kind ended (besides vm_metrics_session). */
 void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind);
 void vm_metrics_running(struct vm_metrics *m, bool running);

@@ -355,6 +355,8 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 		vm_metrics_session(&svc->metrics, res->outcome, res->samples,
 				   res->lost, res->duration_ms / 1000.0);
 		vm_metrics_kind(&svc->metrics, req->kind);
+		vm_metrics_unwound(&svc->metrics, res->out.unwound_by_table,
+				   res->out.unwound_by_frame_pointer);
 	}
 	release(svc);
 	return r < 0 ? r : 0;

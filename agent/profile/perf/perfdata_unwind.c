@@ -4,8 +4,10 @@
  * walked in user space (perfdata_int.h): each sample carries the user
  * registers and a copy of the stack from sp up; the unwind tables of the
  * files the process maps (agent/symbolize/unwind_table.c, one per file
- * for the whole profile, built the first time a pc falls in it) give each
- * caller (agent/symbolize/unwind.c).  Files are opened through the
+ * for the whole profile, asked for the first time a pc falls in it) give each
+ * caller (agent/symbolize/unwind.c); the tables come from the agent's
+ * cache (agent/symbolize/unwind_cache.c), built once per binary and held
+ * for the profile.  Files are opened through the
  * process's root while it lives and through the guard
  * (agent/samples/guard.h): a file on a frozen mount costs its frames, not
  * the profile.
@@ -20,11 +22,12 @@
 #include "agent/profile/perf/perfdata_int.h"
 #include "agent/samples/guard.h"
 #include "agent/symbolize/unwind.h"
+#include "agent/symbolize/unwind_cache.h"
 #include "common/array.h"
 
 struct pd_unwind_file {
 	char *path;
-	struct vm_unwind_table table; /* n == 0: none could be built */
+	const struct vm_unwind_table *table; /* NULL: it has none */
 };
 
 /* What one walk reads and finds with. */
@@ -46,7 +49,7 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 
 	for (size_t i = 0; i < u->n; i++)
 		if (!strcmp(u->files[i].path, path))
-			return u->files[i].table.n ? &u->files[i].table : NULL;
+			return u->files[i].table;
 	if (vm_grow(u->files, &u->cap, u->n + 1))
 		return NULL;
 	f = &u->files[u->n];
@@ -62,11 +65,10 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 		fd = vm_guard_open_regular(path, 0, VM_GUARD_OPEN_MS);
 	if (fd < 0)
 		return NULL;
-	if (vm_unwind_table_build_fd(fd, &f->table, path, NULL) < 0)
-		vm_unwind_table_free(&f->table);
+	f->table = vm_unwind_cache_get(fd, path);
 	close(fd);
 	u->tables_built++;
-	return f->table.n ? &f->table : NULL;
+	return f->table;
 }
 
 static const struct vm_unwind_table *find(void *arg, uint64_t pc,
@@ -118,7 +120,7 @@ void pd_unwinder_free(struct pd_unwinder *u)
 {
 	for (size_t i = 0; i < u->n; i++) {
 		free(u->files[i].path);
-		vm_unwind_table_free(&u->files[i].table);
+		vm_unwind_cache_put(u->files[i].table);
 	}
 	free(u->files);
 	memset(u, 0, sizeof(*u));
