@@ -204,6 +204,11 @@ $(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# What building an unwind table costs, cold and cached (bench/unwind.sh).
+$(BUILD)/programs/unwind-build: $(call obj,tests/programs/unwind-build.c) $(AGENT_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # Preloaded into a PostgreSQL server executable to ask it its wait events.
 $(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
 	@mkdir -p $(@D)

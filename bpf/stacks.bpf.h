@@ -92,7 +92,7 @@ static __always_inline void stacks_capture(void *ctx, struct stack_record *r,
 	__u32 nu = 0, nk = 0;
 	long n;
 
-	n = unwind_user(start, r->pid, r->ips);
+	n = unwind_user(start, r);
 	if (n < 0) {
 		n = bpf_get_stack(ctx, r->ips, STACK_MAX_DEPTH * sizeof(__u64),
 				  BPF_F_USER_STACK);

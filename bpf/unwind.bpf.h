@@ -10,8 +10,10 @@
  * switch out) those the kernel saved at the top of the task's kernel
  * stack on entry, found through the task_struct's stack pointer at the
  * offset the agent measured at start-up (bpf/calibrate.bpf.c) -- no BTF,
- * no kernel headers.  One step per frame, in a bpf_loop callback (so the
- * verifier checks a step once, and the interpreter runs it too): the
+ * no kernel headers.  One step per frame, in a global function (the
+ * verifier checks it once, whatever the call site, and the interpreter
+ * runs it: a kernel without the JIT refuses bpf_loop's callbacks, not
+ * calls), called by a loop of at most STACK_MAX_DEPTH rounds: the
  * mapping that holds the pc, the row that holds it (two halvings), then
  * the caller's registers by the row's rule, by the signal frame
  * __restore_rt returns through, or by the frame pointer where no row
@@ -77,14 +79,14 @@ struct unwind_start {
 
 /*
  * A walk's registers and counts live in a per-CPU map, not on the stack:
- * to the verifier a map's contents are any value, so the states of one
- * step and the next are alike and it checks the step once; counts kept
- * on the stack are known numbers that differ at every step, and it would
- * check 127 of them.  Only the pointers are on the stack.
+ * the step is a global function, which the verifier checks once with
+ * whatever such a struct may hold, and the loop that calls it keeps
+ * nothing on the stack that differs from one round to the next.
  */
 struct unwind_state {
 	__u64 rip, rsp, rbp;
-	__u32 tgid;
+	__u32 tgid; /* the process walked */
+	__u32 key; /* whose mappings: its own, or its parent's */
 	__u32 n; /* frames taken */
 	__u32 by_table, by_fp;
 	__u8 exact; /* rip is not a return address */
@@ -97,12 +99,6 @@ struct {
 	__type(value, struct unwind_state);
 	__uint(max_entries, 1);
 } unwind_scratch SEC(".maps");
-
-struct unwind_walk {
-	struct unwind_state *s;
-	const struct unwind_proc *proc;
-	__u64 *ips; /* the record's, STACK_MAX_DEPTH of them */
-};
 
 /* The user registers of the current task, saved at its kernel entry. */
 static __always_inline bool unwind_saved_regs(struct unwind_start *s)
@@ -125,29 +121,31 @@ static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 	return true;
 }
 
-/* The process's mappings, or its parent's while it has none. */
-static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
+/* Whose mappings walk tgid's stack: its own, or its parent's until then. */
+static __always_inline bool unwind_key_of(__u32 tgid, __u32 *key)
 {
-	const struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	struct child_info *ci;
 	__u64 task;
 
-	if (p)
-		return p;
+	if (bpf_map_lookup_elem(&unwind_procs, &tgid)) {
+		*key = tgid;
+		return true;
+	}
 	task = bpf_get_current_task();
 	ci = bpf_map_lookup_elem(&children, &task);
-	if (!ci)
-		return NULL;
-	return bpf_map_lookup_elem(&unwind_procs, &ci->ppid);
+	if (!ci || !bpf_map_lookup_elem(&unwind_procs, &ci->ppid))
+		return false;
+	*key = ci->ppid;
+	return true;
 }
 
 /* The row that holds pc, or NULL: none does, or no mapping holds pc. */
 static __always_inline const struct unwind_row *
-unwind_find(struct unwind_walk *w, __u64 pc)
+unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 {
 	const struct unwind_map *m;
 	const struct unwind_row *row;
-	__u32 lo = 0, hi = w->proc->n, mid, first;
+	__u32 lo = 0, hi = proc->n, mid, first, tgid;
 	__u64 rel;
 	__u8 yes = 1;
 
@@ -155,14 +153,14 @@ unwind_find(struct unwind_walk *w, __u64 pc)
 		return NULL;
 	for (int i = 0; i < 7 && lo < hi; i++) {
 		mid = (lo + hi) / 2;
-		if (pc < w->proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
+		if (pc < proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
 	if (!lo)
 		goto unknown;
-	m = &w->proc->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
+	m = &proc->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
 	if (pc >= m->end)
 		goto unknown;
 	rel = pc - m->bias;
@@ -188,9 +186,11 @@ unwind_find(struct unwind_walk *w, __u64 pc)
 	return bpf_map_lookup_elem(&unwind_rows, &lo);
 unknown:
 	/* A file mapped since user space read the mappings: ask, once. */
-	if (!bpf_map_lookup_elem(&unwind_asked, &w->s->tgid)) {
-		bpf_map_update_elem(&unwind_asked, &w->s->tgid, &yes, BPF_ANY);
-		announce(PROFILE_EVENT_MAPS, w->s->tgid, 0);
+	/* Keys from the stack: older kernels take no other memory. */
+	tgid = w->tgid;
+	if (!bpf_map_lookup_elem(&unwind_asked, &tgid)) {
+		bpf_map_update_elem(&unwind_asked, &tgid, &yes, BPF_ANY);
+		announce(PROFILE_EVENT_MAPS, tgid, 0);
 	}
 	return NULL;
 }
@@ -262,69 +262,74 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 	return 1;
 }
 
-/* One frame: its pc kept, its caller's registers found.  1 ends the walk. */
-static long unwind_step(__u32 i, void *arg)
+/*
+ * One frame of the walk w of the stack going into r: its pc kept, its
+ * caller's registers found.  1 ends the walk.  Global: checked once.
+ */
+__noinline int unwind_frame(struct unwind_state *w, struct stack_record *r)
 {
-	struct unwind_walk *walk = arg;
-	struct unwind_state *w = walk->s;
+	const struct unwind_proc *proc;
 	const struct unwind_row *row;
-	__u64 sp = w->rsp;
-	int r;
+	__u32 key;
+	__u64 sp;
+	int s;
 
-	if (w->n >= STACK_MAX_DEPTH || !w->rip)
+	if (!w || !r)
 		return 1;
-	walk->ips[w->n & STACK_MAX_DEPTH] = w->rip;
+	key = w->key; /* a key from the stack, as older kernels ask */
+	proc = bpf_map_lookup_elem(&unwind_procs, &key);
+	if (!proc || w->n >= STACK_MAX_DEPTH || !w->rip)
+		return 1;
+	sp = w->rsp;
+	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
 	w->n++;
-	row = unwind_find(walk, w->exact ? w->rip : w->rip - 1);
+	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
 	w->exact = 0;
 	if (row && row->cfa == UNWIND_SIGNAL) {
-		r = unwind_by_signal(w) ? 1 : -1;
+		s = unwind_by_signal(w) ? 1 : -1;
 		w->exact = 1;
 	} else if (row && row->cfa != UNWIND_NONE) {
-		r = unwind_by_row(w, row);
-		w->by_table += r > 0;
+		s = unwind_by_row(w, row);
+		w->by_table += s > 0;
 	} else {
-		r = unwind_by_fp(w) ? 1 : -1;
-		w->by_fp += r > 0;
+		s = unwind_by_fp(w) ? 1 : -1;
+		w->by_fp += s > 0;
 	}
-	if (r < 0 || (r > 0 && !w->exact && w->rsp <= sp)) {
+	if (s < 0 || (s > 0 && !w->exact && w->rsp <= sp)) {
 		w->cut = 1;
 		return 1;
 	}
-	return r > 0 ? 0 : 1;
+	return s > 0 ? 0 : 1;
 }
 
 /*
- * The current task's user stack into ips (STACK_MAX_DEPTH of them) by
+ * The current task's user stack into r->ips (STACK_MAX_DEPTH of them) by
  * its unwind tables: the frames, or -1 when it has none or its user
  * registers cannot be had (the caller takes bpf_get_stack's then).
  */
 static __always_inline long unwind_user(const struct unwind_start *start,
-					__u32 tgid, __u64 *ips)
+					struct stack_record *r)
 {
 	struct unwind_start s = *start;
-	struct unwind_walk walk;
 	struct unwind_state *w;
-	__u32 zero = 0;
+	__u32 zero = 0, key;
 
-	if (!unwind_tables)
+	if (!unwind_tables || !unwind_key_of(r->pid, &key))
 		return -1;
-	walk.proc = unwind_proc_of(tgid);
 	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!walk.proc || !w)
-		return -1;
-	if (!s.user && !unwind_saved_regs(&s))
+	if (!w || (!s.user && !unwind_saved_regs(&s)))
 		return -1;
 	w->rip = s.rip;
 	w->rsp = s.rsp;
 	w->rbp = s.rbp;
-	w->tgid = tgid;
+	w->tgid = r->pid;
+	w->key = key;
 	w->n = w->by_table = w->by_fp = 0;
 	w->exact = 1;
 	w->cut = 0;
-	walk.s = w;
-	walk.ips = ips;
-	bpf_loop(STACK_MAX_DEPTH, unwind_step, &walk, 0);
+	for (int i = 0; i < STACK_MAX_DEPTH; i++)
+		if (unwind_frame(w, r))
+			break;
 	stat_add(PROFILE_STAT_FRAMES_TABLE, w->by_table);
 	stat_add(PROFILE_STAT_FRAMES_FP, w->by_fp);
 	if (w->cut)

@@ -21,6 +21,7 @@
 
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
+#include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/samples/guard.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
@@ -188,6 +189,7 @@ static struct json_object *unwind_json(void)
 	struct json_object *o = json_object_new_object();
 	struct json_object *regs = json_object_new_object();
 	struct vm_unwind_cache_stats st;
+	char refused[256];
 
 	vm_unwind_cache_stats(&st);
 	add_u64(o, "tables", st.tables);
@@ -208,6 +210,10 @@ static struct json_object *unwind_json(void)
 				       json_object_new_string(w->why));
 	}
 	json_object_object_add(o, "user_registers", regs);
+	vm_bpf_unwind_refusal(refused, sizeof(refused));
+	if (refused[0])
+		json_object_object_add(o, "bpf_refused",
+				       json_object_new_string(refused));
 	return o;
 }
 

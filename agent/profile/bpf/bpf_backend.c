@@ -52,14 +52,47 @@
  * may be starting at once.
  */
 static _Thread_local char libbpf_msg[256];
+/* The verifier's last words: the lines before the end of its log. */
+static _Thread_local char verifier_msg[256];
+
+/* The last two lines of the verifier's log in buf, into verifier_msg. */
+static void keep_verifier_words(const char *buf)
+{
+	const char *end = strstr(buf, "-- END PROG LOAD LOG --"), *p;
+	int lines = 0;
+
+	if (!end)
+		return;
+	p = end;
+	while (p > buf && lines < 3)
+		if (*--p == '\n')
+			lines++;
+	if (*p == '\n')
+		p++;
+	snprintf(verifier_msg, sizeof(verifier_msg), "%.*s", (int)(end - p), p);
+	for (char *c = verifier_msg; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
 	char buf[sizeof(libbpf_msg)];
+	va_list aq;
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
+	if (strstr(fmt, "BEGIN PROG LOAD LOG")) {
+		_cleanup_free_ char *all = NULL;
+
+		va_copy(aq, ap);
+		if (vasprintf(&all, fmt, aq) >= 0)
+			keep_verifier_words(all);
+		else
+			all = NULL;
+		va_end(aq);
+	}
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	buf[strcspn(buf, "\n")] = '\0';
 	if (buf[0])
@@ -176,6 +209,7 @@ static int load_without_unwinding(struct bpf_state *st,
 	st->seal_fd = -1;
 	vm_bpf_unwind_close(&st->unwind);
 	st->unwinding = false;
+	vm_bpf_unwind_refused(verifier_msg[0] ? verifier_msg : libbpf_msg);
 	libbpf_msg[0] = '\0';
 	if (open_skeleton(st, req, n_online, err) < 0)
 		return -1;
@@ -409,6 +443,7 @@ static int bpf_start(const struct vm_profile_request *req,
 
 	libbpf_set_print(libbpf_print);
 	libbpf_msg[0] = '\0';
+	verifier_msg[0] = '\0';
 	r = vm_bpf_new_state(req, seen, state, err);
 	if (r < 0)
 		return r;

@@ -41,6 +41,23 @@ struct vm_bpf_unwind_bin {
 	uint32_t first, count; /* its rows in the store */
 };
 
+static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
+static char refusal[256];
+
+void vm_bpf_unwind_refused(const char *why)
+{
+	pthread_mutex_lock(&refusal_lock);
+	snprintf(refusal, sizeof(refusal), "%s", why && *why ? why : "refused");
+	pthread_mutex_unlock(&refusal_lock);
+}
+
+void vm_bpf_unwind_refusal(char *buf, size_t size)
+{
+	pthread_mutex_lock(&refusal_lock);
+	snprintf(buf, size, "%s", refusal);
+	pthread_mutex_unlock(&refusal_lock);
+}
+
 static size_t store_bytes(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -82,6 +82,14 @@ struct vm_bpf_unwind_stats {
 void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 			 struct vm_bpf_unwind_stats *out);
 
+/*
+ * The kernel refused the programs with the unwinder (why: its verifier's
+ * last words): kept for /healthz, which says stacks are walked by frame
+ * pointer.  vm_bpf_unwind_refusal: the last such sentence, "" if none.
+ */
+void vm_bpf_unwind_refused(const char *why);
+void vm_bpf_unwind_refusal(char *buf, size_t size);
+
 /* The feeder stopped, the tables released, the maps closed. */
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u);
 

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# bench/unwind.sh - what complete stacks for code without frame pointers
+# cost (issue 24), on PostgreSQL 17 as most people build it (the npm
+# @embedded-postgres build: no frame pointers) under `pgbench -S -c 2 -j 2`
+# saturating both cores:
+#
+#   (a) BPF time per CPU sample (do_sample) and per context switch
+#       (on_switch), from the kernel's own accounting
+#       (kernel.bpf_stats_enabled=1 while the bench runs, then put back),
+#       over 3 s of an 8-s profile: this agent (user stacks walked with
+#       .eh_frame tables in BPF) against the agent before it (BASE_REV,
+#       frame pointers through bpf_get_stack), built from git into $T;
+#   (b) one 10-s CPU profile at 99 Hz, answered: this agent's `profile`
+#       (sampling, symbolizing, encoding) against `perf record -F 99
+#       --call-graph dwarf` of the same backends + `perf script`, the
+#       tool a user would otherwise use: wall and CPU time (user+system,
+#       /usr/bin/time), peak RSS, and the share of client-backend samples
+#       whose stack reaches PostgresMain;
+#   (c) the unwind table of PostgreSQL 17's postgres and of libc, built
+#       cold and asked again from the cache (tests/programs/unwind-build.c);
+#   (d) the BPF maps' memory (bpftool's memlock of the unwind maps) and
+#       the agent's peak RSS.
+#
+# Runs are interleaved (one of each per round), medians reported, as
+# markdown tables.
+#
+# usage: BUILD=build bash bench/unwind.sh   (ROUNDS=3; BASE_REV=ff4b08c)
+. "$(dirname "$0")/lib/measure.sh"
+BASE_REV=${BASE_REV:-ff4b08c}
+NPM17=$BUILD/npm/pg/node_modules/pg17.10/native
+for need in "$NPM17/bin/postgres" "$BUILD/programs/unwind-build"; do
+	[ -x "$need" ] || { echo "bench/unwind.sh: cannot run: needs $need (ci/install-deps.sh, make tests)" >&2; exit 1; }
+done
+[ -z "$(need_cmd bpftool git)" ] || { echo "bench/unwind.sh: cannot run: $(need_cmd bpftool git)" >&2; exit 1; }
+
+# PostgreSQL 17 where the postgres user can run it; Debian's pgbench.
+chmod 755 "$T"
+cp -a "$NPM17" "$T/pg17"
+chmod -R a+rX "$T/pg17"
+[ -x "$T/pg17/bin/pgbench" ] || ln -s /usr/lib/postgresql/15/bin/pgbench "$T/pg17/bin/pgbench"
+PG_BIN=$T/pg17/bin
+bench_prepare
+
+# The agent before the unwinder, for (a).
+echo "# building the baseline agent ($BASE_REV) ..." >&2
+git -C "$SRC" worktree add -q --detach "$T/base" "$BASE_REV" >&2 || exit 1
+at_exit "git -C '$SRC' worktree remove --force '$T/base'"
+make -C "$T/base" -s -j2 BUILD="$T/base/build" "$T/base/build/vmtools-agent" >"$T/base.log" 2>&1 ||
+	{ tail -n 20 "$T/base.log" >&2; exit 1; }
+BASE=$T/base/build/vmtools-agent
+
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
+sysctl -q kernel.bpf_stats_enabled=1
+
+prog_stats() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ns = cnt = 0
+for p in json.load(sys.stdin):
+    if p.get("name") == sys.argv[1]:
+        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
+print(ns, cnt)' "$1"
+}
+
+# per_run NAME PROG CMD: run CMD (an 8-s profile) in the background; once
+# PROG is loaded, append the "run_time_ns run_cnt" it adds over 3 s to
+# $T/NAME; for this agent's, the unwind maps' memlock to $T/maps.
+per_run() {
+	local pid a b
+	sh -c "$3" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do
+		a=$(prog_stats "$2")
+		[ "${a#* }" != 0 ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	a=$(prog_stats "$2")
+	sleep 3
+	b=$(prog_stats "$2")
+	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
+	bpftool -j map show 2>/dev/null | python3 -c '
+import json, sys
+print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name", "").startswith("unwind_")))' >>"$T/maps.$1"
+	wait "$pid"
+}
+
+# reach FILE: "samples reaching-PostgresMain" of client-backend stacks in
+# folded FILE (a backend reading, parsing or executing a query).
+reach() {
+	awk '$0 ~ /exec_simple_query|ReadCommand|PostgresMain|secure_read|pq_getbyte|standard_ExecutorRun/ ||
+	     $0 ~ /^postgres;(\[unknown\];)?[A-Za-z_]/ && $0 !~ /PostmasterMain|Checkpointer|WalWriter|BackgroundWriter|AutoVac|Launcher/ {
+		n = $NF; all += n; if ($0 ~ /;PostgresMain;/) p += n }
+	     END { printf "%d %d\n", all, p }' "$1"
+}
+
+# perf_reach: the same over perf script's output.
+perf_reach() {
+	python3 - "$1" <<'PY'
+import sys
+blocks = open(sys.argv[1], errors="replace").read().split("\n\n")
+allb = reach = 0
+for b in blocks:
+    lines = b.strip().splitlines()
+    if not lines or not lines[0].startswith("postgres"):
+        continue
+    text = " ".join(lines[1:])
+    if any(w in text for w in ("PostmasterMain", "CheckpointerMain", "WalWriterMain", "BackgroundWriterMain", "AutoVacLauncherMain")):
+        continue
+    allb += 1
+    reach += " PostgresMain" in text or "PostgresMain+" in text
+print(allb, reach)
+PY
+}
+
+pg_bench_bg $((ROUNDS * 90 + 60)) -S -c 2 -j 2
+sleep 2
+PIDS=$(pgrep -d, -u postgres -f 'postgres: .*(idle|SELECT|BIND|PARSE|EXECUTE|postgres \[local\])' || true)
+for ((i = 0; i < ROUNDS; i++)); do
+	per_run cpu.new do_sample "'$VMTOOLS_AGENT' profile -c postgres --seconds 8 --output $T/a.pb"
+	per_run cpu.base do_sample "'$BASE' profile -c postgres --seconds 8 --output $T/b.pb"
+	per_run off.new on_switch "'$VMTOOLS_AGENT' profile --kind offcpu -c postgres --seconds 8 --output $T/c.pb"
+	per_run off.base on_switch "'$BASE' profile --kind offcpu -c postgres --seconds 8 --output $T/d.pb"
+	measure ours "'$VMTOOLS_AGENT' profile -c postgres --seconds 10 -f folded --output $T/ours.folded 2>$T/ours.err" || exit 1
+	reach "$T/ours.folded" >>"$T/reach.ours"
+	PIDS=$(pgrep -d, -P "$(head -n 1 "$T/pg/data/postmaster.pid")" -f 'postgres: postgres' || true)
+	measure perf "perf record -q -F 99 --call-graph dwarf -p '$PIDS' -o $T/perf.data -- sleep 10 2>$T/perf.err && perf script -i $T/perf.data -F comm,ip,sym >$T/perf.txt 2>>$T/perf.err" || exit 1
+	perf_reach "$T/perf.txt" >>"$T/reach.perf"
+done
+pg_bench_stop
+
+for f in "$T/pg17/bin/postgres" /lib/x86_64-linux-gnu/libc.so.6; do
+	for ((i = 0; i < ROUNDS; i++)); do
+		"$BUILD/programs/unwind-build" "$f" >>"$T/build.$(basename "$f")" || exit 1
+	done
+done
+
+python3 - "$T" "$ROUNDS" "$BASE_REV" <<'PY'
+import os, statistics as st, sys
+T, rounds, base = sys.argv[1:4]
+def rows(name):
+    return [[float(x) for x in l.split()] for l in open(os.path.join(T, name)) if l.strip()]
+def per(name):
+    v = rows(name)
+    return st.median(ns / max(c, 1) for ns, c in v), st.median(c / 3 for ns, c in v)
+print("| PostgreSQL 17 (no frame pointers), pgbench -S -c 2 -j 2, median of %s interleaved runs | this agent (.eh_frame tables in BPF) | before (%s: frame pointers) | ratio |" % (rounds, base))
+print("|---|---|---|---|")
+for label, k in (("BPF time per CPU sample (do_sample, 99 Hz)", "cpu"), ("BPF time per context switch (on_switch, every switch of the machine)", "off")):
+    n, b = per(k + ".new"), per(k + ".base")
+    print("| %s | %.0f ns (%.0f runs/s) | %.0f ns | %.2fx |" % (label, n[0], n[1], b[0], n[0] / max(b[0], 1)))
+print()
+o, p = rows("ours"), rows("perf")
+ro, rp = rows("reach.ours"), rows("reach.perf")
+def share(v):
+    a = sum(x[0] for x in v); r = sum(x[1] for x in v)
+    return "%.1f%% (%d of %d)" % (100 * r / max(a, 1), r, a)
+print("| one 10-s CPU profile at 99 Hz, answered (median of %s) | wall | CPU (user+system) | peak RSS | client-backend samples reaching PostgresMain |" % rounds)
+print("|---|---|---|---|---|")
+print("| vmtools-agent profile (BPF, .eh_frame in the kernel) | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in o) / 1e3, st.median(x[1] for x in o), st.median(x[2] for x in o) / 1024, share(ro)))
+print("| perf record -F 99 --call-graph dwarf + perf script | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in p) / 1e3, st.median(x[1] for x in p), st.median(x[2] for x in p) / 1024, share(rp)))
+print("| perf's CPU / ours | | %.1fx | | |" % (st.median(x[1] for x in p) / max(st.median(x[1] for x in o), 1)))
+print()
+print("| unwind table (median of %s) | rows | built cold | from the cache | memory |" % rounds)
+print("|---|---|---|---|---|")
+for name, label in (("build.postgres", "PostgreSQL 17 postgres"), ("build.libc.so.6", "libc.so.6")):
+    v = rows(name)
+    print("| %s | %d | %.0f ms | %.3f ms | %.1f MiB |" % (label, v[0][0], st.median(x[1] for x in v), st.median(x[2] for x in v), v[0][3] / 2**20))
+m = rows("maps.cpu.new")
+print()
+print("BPF maps of the unwinder (store of 1 Mi rows, per-process mappings, scratch): %.1f MiB locked." % (st.median(x[0] for x in m) / 2**20))
+PY
