@@ -89,7 +89,8 @@ AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
-PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c,$(wildcard tests/programs/*.c))
+PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c,\
+	$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
 
@@ -112,7 +113,7 @@ AGENT_BIN := $(BUILD)/vmtools-agent
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
-	$(BUILD)/programs/pgwait-ask.so
+	$(BUILD)/programs/pgwait-ask.so $(BUILD)/programs/libnofp.so
 
 .PHONY: ui man deb all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
@@ -193,10 +194,17 @@ $(BUILD)/programs/%: tests/programs/%.c
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
 		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
 
-# The workload without frame pointers, built as most code is.
-$(BUILD)/programs/nofp: tests/programs/nofp.c
+# The workload without frame pointers, built as most code is, and the
+# shared library of ours it calls through its PLT (found beside it).
+$(BUILD)/programs/nofp: tests/programs/nofp.c $(BUILD)/programs/libnofp.so
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNINGS) -O2 -fomit-frame-pointer -g -o $@ $< $(LDFLAGS)
+	$(CC) -std=gnu11 $(WARNINGS) -O2 -fomit-frame-pointer -g -pthread -o $@ $< \
+		-L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+
+$(BUILD)/programs/libnofp.so: tests/programs/nofplib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -Wmissing-prototypes -O2 -fomit-frame-pointer -g \
+		-fPIC -shared -o $@ $< $(LDFLAGS)
 
 # The agent's wait-event tables, printed for comparison with a running
 # PostgreSQL's (tests/integration/36-pg-versions.sh).

@@ -169,6 +169,25 @@ static int name_user_frame(struct vm_symbolized *y, struct vm_sym_frame *f,
 	return f->function ? 0 : -ENOMEM;
 }
 
+/*
+ * A caller's address is looked up one byte back (a call that ends its
+ * function must not be charged to the next one), but the frame a signal
+ * handler returns to is __restore_rt's first byte, not a return address:
+ * glibc puts a nop before it that no symbol covers (and .eh_frame does,
+ * for unwinders that look back).  So when the byte before is in no
+ * function and the address itself starts one, that function is the frame.
+ */
+static uint64_t restore_rt_start(const struct vm_symfile *sf, uint64_t vaddr,
+				 bool leaf)
+{
+	const struct vm_elf_symbol *at;
+
+	if (leaf || vm_elf_lookup(&sf->info, vaddr))
+		return vaddr;
+	at = vm_elf_lookup(&sf->info, vaddr + 1);
+	return at && at->addr == vaddr + 1 ? vaddr + 1 : vaddr;
+}
+
 static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 		      uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
@@ -234,7 +253,8 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 		r = name_by_address(y, f, file, lookup - m->start + m->pgoff,
 				    VM_NAME_ADDRESS);
 	else
-		r = name_user_frame(y, f, sf, file, vaddr);
+		r = name_user_frame(y, f, sf, file,
+				    restore_rt_start(sf, vaddr, leaf));
 	if (r)
 		return r;
 	y->mappings[f->mapping - 1].has_functions = true;

@@ -1,20 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * nofp.c - a workload built as most code is, without frame pointers
- * (-O2 -fomit-frame-pointer: the Makefile says so for this file), whose
- * stacks are known: main -> nofp_outer -> nofp_middle -> nofp_recurse
- * (ten calls deep) -> nofp_leaf, which burns CPU, and every fourth round
- * through libc: nofp_middle -> qsort -> nofp_compare.  A profiler that
- * follows frame pointers loses the callers of every frame here; one that
- * unwinds with .eh_frame names each.
+ * (-O2 -fomit-frame-pointer: the Makefile says so for this file and for
+ * libnofp.so, tests/programs/nofplib.c), whose stacks are known.  A
+ * profiler that follows frame pointers loses the callers of every frame
+ * here; one that unwinds with .eh_frame names each.
  *
- * usage: nofp [--seconds S] [--comm NAME]
+ * By default (tests/integration/74-perf-unwind.sh): main -> nofp_outer ->
+ * nofp_middle -> nofp_recurse (ten calls deep) -> nofp_leaf, which burns
+ * CPU, and every fourth round through libc: nofp_middle -> qsort ->
+ * nofp_compare.
+ *
+ * With --chains (tests/integration/76-nofp-chains.sh), five chains in
+ * turn, CHAIN_SLICE seconds each, each burning CPU in a leaf of its own:
+ *   recursion  main -> nofp_rotate -> nofp_deep -> nofp_deep_recurse
+ *              (exactly 100 calls deep) -> nofp_deep_leaf
+ *   plt        main -> nofp_rotate -> nofp_via_plt -> (PLT) nofplib_entry
+ *              -> nofplib_middle -> nofplib_inner -> nofplib_leaf, in
+ *              libnofp.so
+ *   signal     main -> nofp_rotate -> nofp_sigwork -> nofp_interrupted,
+ *              a loop calling nothing that SIGALRM (setitimer) interrupts
+ *              -> __restore_rt, the handler's return address ->
+ *              nofp_handler -> nofp_handler_leaf
+ *   alloca     main -> nofp_rotate -> nofp_alloca -> nofp_alloca_outer ->
+ *              nofp_alloca_inner -> nofp_alloca_leaf, the middle two
+ *              with alloca() of a size that changes every call (their
+ *              CFA is %rbp-based)
+ *   thread     a second thread: nofp_thread_main -> nofp_thread_work ->
+ *              nofp_thread_step -> nofp_thread_leaf; it runs only while
+ *              main waits for it, so the process burns one CPU
+ * --expect prints each chain as NAME LEAF FRAMES, FRAMES from main (or
+ * the thread's function) down to the leaf, ';'-separated, as a folded
+ * stack has them; libc's frames above (_start ..., start_thread ...) are
+ * libc's, not named here.
+ *
+ * usage: nofp [--seconds S] [--comm NAME] [--chains] | nofp --expect
  */
+#include <alloca.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <time.h>
+
+#define RECURSION_DEPTH 100
+#define CHAIN_SLICE 0.04
+#define LEAF_ROUNDS 200000
+
+/* libnofp.so's, called through the PLT. */
+void nofplib_entry(unsigned long rounds);
 
 static volatile unsigned long sink;
 
@@ -26,9 +65,11 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The default workload: ten calls of recursion, and libc's qsort. */
+
 __attribute__((noinline)) void nofp_leaf(void)
 {
-	for (int i = 0; i < 200000; i++)
+	for (int i = 0; i < LEAF_ROUNDS; i++)
 		sink += (unsigned long)i * i;
 }
 
@@ -69,16 +110,255 @@ __attribute__((noinline)) void nofp_outer(double until)
 	sink++;
 }
 
+/* --chains: (a) recursion exactly RECURSION_DEPTH deep. */
+
+__attribute__((noinline)) void nofp_deep_leaf(void)
+{
+	for (int i = 0; i < LEAF_ROUNDS; i++)
+		sink += (unsigned long)i * i;
+}
+
+__attribute__((noinline)) void nofp_deep_recurse(int depth)
+{
+	if (depth > 1)
+		nofp_deep_recurse(depth - 1);
+	else
+		nofp_deep_leaf();
+	sink++; /* not a tail call */
+}
+
+__attribute__((noinline)) void nofp_deep(double until)
+{
+	while (now() < until)
+		nofp_deep_recurse(RECURSION_DEPTH);
+	sink++;
+}
+
+/* (b) through the PLT into libnofp.so. */
+
+__attribute__((noinline)) void nofp_via_plt(double until)
+{
+	while (now() < until)
+		nofplib_entry(LEAF_ROUNDS);
+	sink++;
+}
+
+/* (c) a signal handler burning CPU, having interrupted nofp_interrupted.
+ * The handler burns only when the loop runs (spinning), so the frame the
+ * signal interrupted is always nofp_interrupted's; a SIGALRM arriving
+ * anywhere else returns at once.
+ */
+
+static volatile sig_atomic_t spinning, handled;
+static double handler_until;
+
+__attribute__((noinline)) void nofp_handler_leaf(void)
+{
+	for (int i = 0; i < LEAF_ROUNDS; i++)
+		sink += (unsigned long)i * i;
+}
+
+__attribute__((noinline)) void nofp_handler(int sig)
+{
+	if (!spinning || handled)
+		return;
+	while (now() < handler_until)
+		nofp_handler_leaf();
+	handled = 1;
+}
+
+__attribute__((noinline)) void nofp_interrupted(void)
+{
+	spinning = 1;
+	while (!handled)
+		sink++;
+	spinning = 0;
+}
+
+static void set_timer(long usec)
+{
+	struct itimerval it = { .it_interval = { 0, usec },
+				.it_value = { 0, usec } };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+__attribute__((noinline)) void nofp_sigwork(double until)
+{
+	handler_until = until;
+	handled = 0;
+	set_timer(1000); /* every millisecond until the handler has run */
+	nofp_interrupted();
+	set_timer(0);
+	sink++;
+}
+
+/* (d) alloca: frames whose size is known only at run time. */
+
+__attribute__((noinline)) void nofp_alloca_leaf(volatile char *p, size_t n)
+{
+	for (int i = 0; i < LEAF_ROUNDS; i++)
+		p[i % n] += i;
+}
+
+__attribute__((noinline)) void nofp_alloca_inner(size_t n)
+{
+	volatile char *p = alloca(n);
+
+	p[0] = 1;
+	nofp_alloca_leaf(p, n);
+	sink += p[n - 1]; /* not a tail call */
+}
+
+__attribute__((noinline)) void nofp_alloca_outer(size_t n)
+{
+	volatile char *p = alloca(n);
+
+	p[0] = 1;
+	nofp_alloca_inner(n / 2 + 16);
+	sink += p[n - 1]; /* not a tail call */
+}
+
+__attribute__((noinline)) void nofp_alloca(double until)
+{
+	for (size_t k = 0; now() < until; k++)
+		nofp_alloca_outer(64 + (k % 13) * 200);
+	sink++;
+}
+
+/* (e) a second thread, run while main waits. */
+
+static sem_t thread_go, thread_done;
+static double thread_until;
+static volatile int thread_stop;
+
+static void wait_for(sem_t *s)
+{
+	while (sem_wait(s) && errno == EINTR)
+		;
+}
+
+__attribute__((noinline)) void nofp_thread_leaf(void)
+{
+	for (int i = 0; i < LEAF_ROUNDS; i++)
+		sink += (unsigned long)i * i;
+}
+
+__attribute__((noinline)) void nofp_thread_step(void)
+{
+	nofp_thread_leaf();
+	sink++; /* not a tail call */
+}
+
+__attribute__((noinline)) void nofp_thread_work(double until)
+{
+	while (now() < until)
+		nofp_thread_step();
+	sink++;
+}
+
+__attribute__((noinline)) void *nofp_thread_main(void *arg)
+{
+	for (;;) {
+		wait_for(&thread_go);
+		if (thread_stop)
+			break;
+		nofp_thread_work(thread_until);
+		sem_post(&thread_done);
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) void nofp_rotate(double until)
+{
+	pthread_t thread;
+	sigset_t alarm;
+	struct sigaction sa = { .sa_handler = nofp_handler,
+				.sa_flags = SA_RESTART };
+
+	sigaction(SIGALRM, &sa, NULL);
+	/* SIGALRM for main only: the thread starts with it blocked. */
+	sigemptyset(&alarm);
+	sigaddset(&alarm, SIGALRM);
+	sem_init(&thread_go, 0, 0);
+	sem_init(&thread_done, 0, 0);
+	pthread_sigmask(SIG_BLOCK, &alarm, NULL);
+	if (pthread_create(&thread, NULL, nofp_thread_main, NULL)) {
+		fprintf(stderr, "nofp: pthread_create failed\n");
+		exit(1);
+	}
+	pthread_sigmask(SIG_UNBLOCK, &alarm, NULL);
+
+	for (int round = 0; now() < until; round++) {
+		double slice = now() + CHAIN_SLICE;
+
+		switch (round % 5) {
+		case 0:
+			nofp_deep(slice);
+			break;
+		case 1:
+			nofp_via_plt(slice);
+			break;
+		case 2:
+			nofp_sigwork(slice);
+			break;
+		case 3:
+			nofp_alloca(slice);
+			break;
+		default:
+			thread_until = slice;
+			sem_post(&thread_go);
+			wait_for(&thread_done);
+		}
+	}
+	thread_stop = 1;
+	sem_post(&thread_go);
+	pthread_join(thread, NULL);
+	sink++;
+}
+
+/* What --chains runs, frame by frame, for the test to compare. */
+static void print_expected(void)
+{
+	printf("recursion nofp_deep_leaf main;nofp_rotate;nofp_deep");
+	for (int i = 0; i < RECURSION_DEPTH; i++)
+		printf(";nofp_deep_recurse");
+	printf(";nofp_deep_leaf\n");
+	printf("plt nofplib_leaf main;nofp_rotate;nofp_via_plt;nofplib_entry;"
+	       "nofplib_middle;nofplib_inner;nofplib_leaf\n");
+	printf("signal nofp_handler_leaf main;nofp_rotate;nofp_sigwork;"
+	       "nofp_interrupted;__restore_rt;nofp_handler;nofp_handler_leaf\n");
+	printf("alloca nofp_alloca_leaf main;nofp_rotate;nofp_alloca;"
+	       "nofp_alloca_outer;nofp_alloca_inner;nofp_alloca_leaf\n");
+	printf("thread nofp_thread_leaf nofp_thread_main;nofp_thread_work;"
+	       "nofp_thread_step;nofp_thread_leaf\n");
+}
+
 int main(int argc, char **argv)
 {
 	double seconds = 5;
+	int chains = 0;
 
-	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--seconds"))
-			seconds = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--comm"))
-			prctl(PR_SET_NAME, argv[i + 1]);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--expect")) {
+			print_expected();
+			return 0;
+		} else if (!strcmp(argv[i], "--chains")) {
+			chains = 1;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--seconds")) {
+			seconds = atof(argv[++i]);
+		} else if (i + 1 < argc && !strcmp(argv[i], "--comm")) {
+			prctl(PR_SET_NAME, argv[++i]);
+		} else {
+			fprintf(stderr,
+				"usage: nofp [--seconds S] [--comm NAME] "
+				"[--chains] | nofp --expect\n");
+			return 2;
+		}
 	}
-	nofp_outer(now() + seconds);
+	if (chains)
+		nofp_rotate(now() + seconds);
+	else
+		nofp_outer(now() + seconds);
 	return 0;
 }
