@@ -12,8 +12,15 @@
 #                        kill of PG_BENCH_PID alone leaves running), then
 #                        wait until its backends have left pg_stat_activity
 #   pg_psql SQL          run one statement, print the result unaligned
+#
+# pgbench is the server's own, else Debian's 15 (the server builds of
+# tests/pg-versions carry none; its -i and -S work against 16 to 18).
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+
+pg_bench_bin() {
+	if [ -x "$PG_BIN/pgbench" ]; then echo "$PG_BIN/pgbench"; else echo /usr/lib/postgresql/15/bin/pgbench; fi
+}
 
 pg_reason() {
 	[ -x "$PG_BIN/postgres" ] || { echo "needs PostgreSQL 15 ($PG_BIN/postgres)"; return; }
@@ -53,14 +60,14 @@ pg_start() {
 pg_psql() { pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -c "$1" postgres; }
 
 pg_bench_init() {
-	pg_as "$PG_BIN/pgbench" -h "$PGHOST" -p "$PGPORT" -U postgres -i -s "${1:-1}" -q postgres >"$T/pg/pgbench-init.log" 2>&1 ||
+	pg_as "$(pg_bench_bin)" -h "$PGHOST" -p "$PGPORT" -U postgres -i -s "${1:-1}" -q postgres >"$T/pg/pgbench-init.log" 2>&1 ||
 		{ cat "$T/pg/pgbench-init.log" >&2; return 1; }
 }
 
 pg_bench() {
 	local secs=$1
 	shift
-	pg_as "$PG_BIN/pgbench" -h "$PGHOST" -p "$PGPORT" -U postgres -T "$secs" "$@" postgres
+	pg_as "$(pg_bench_bin)" -h "$PGHOST" -p "$PGPORT" -U postgres -T "$secs" "$@" postgres
 }
 
 pg_bench_bg() {
