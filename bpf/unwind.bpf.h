@@ -86,7 +86,6 @@ struct unwind_start {
 struct unwind_state {
 	__u64 rip, rsp, rbp;
 	__u32 tgid; /* the process walked */
-	__u32 key; /* whose mappings: its own, or its parent's */
 	__u32 n; /* frames taken */
 	__u32 by_table, by_fp;
 	__u8 exact; /* rip is not a return address */
@@ -103,7 +102,7 @@ struct {
 /* The user registers of the current task, saved at its kernel entry. */
 static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 {
-	__u64 task = bpf_get_current_task(), stack, regs, cs;
+	__u64 task = bpf_get_current_task(), stack, regs, tail[4];
 
 	if (!regs_thread_size ||
 	    bpf_probe_read_kernel(&stack, sizeof(stack),
@@ -111,32 +110,29 @@ static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 	    !stack)
 		return false;
 	regs = stack + regs_thread_size - PT_REGS_SIZE;
-	if (bpf_probe_read_kernel(&cs, sizeof(cs),
-				  (void *)(regs + PT_REGS_CS)) ||
-	    (cs & 3) != 3 ||
-	    bpf_probe_read_kernel(&s->rip, 8, (void *)(regs + PT_REGS_RIP)) ||
-	    bpf_probe_read_kernel(&s->rsp, 8, (void *)(regs + PT_REGS_RSP)) ||
+	/* rip, cs, eflags, rsp: one read; rbp: another. */
+	if (bpf_probe_read_kernel(tail, sizeof(tail),
+				  (void *)(regs + PT_REGS_RIP)) ||
+	    (tail[1] & 3) != 3 ||
 	    bpf_probe_read_kernel(&s->rbp, 8, (void *)(regs + PT_REGS_RBP)))
 		return false;
+	s->rip = tail[0];
+	s->rsp = tail[3];
 	return true;
 }
 
-/* Whose mappings walk tgid's stack: its own, or its parent's until then. */
-static __always_inline bool unwind_key_of(__u32 tgid, __u32 *key)
+/* The mappings tgid's stack is walked with: its own, or its parent's. */
+static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
 {
+	const struct unwind_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	struct child_info *ci;
 	__u64 task;
 
-	if (bpf_map_lookup_elem(&unwind_procs, &tgid)) {
-		*key = tgid;
-		return true;
-	}
+	if (p)
+		return p;
 	task = bpf_get_current_task();
 	ci = bpf_map_lookup_elem(&children, &task);
-	if (!ci || !bpf_map_lookup_elem(&unwind_procs, &ci->ppid))
-		return false;
-	*key = ci->ppid;
-	return true;
+	return ci ? bpf_map_lookup_elem(&unwind_procs, &ci->ppid) : NULL;
 }
 
 /* The row that holds pc, or NULL: none does, or no mapping holds pc. */
@@ -203,14 +199,14 @@ static __always_inline bool unwind_read(__u64 *v, __u64 addr)
 /* The caller by the frame pointer: no row covers the pc. */
 static __always_inline bool unwind_by_fp(struct unwind_state *w)
 {
-	__u64 ra, rbp;
+	__u64 frame[2]; /* the caller's rbp, the return address */
 
-	if (!w->rbp || w->rbp <= w->rsp - 8 || !unwind_read(&ra, w->rbp + 8) ||
-	    !unwind_read(&rbp, w->rbp))
+	if (!w->rbp || w->rbp <= w->rsp - 8 ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->rbp))
 		return false;
 	w->rsp = w->rbp + 16;
-	w->rbp = rbp;
-	w->rip = ra;
+	w->rbp = frame[0];
+	w->rip = frame[1];
 	return true;
 }
 
@@ -221,15 +217,13 @@ static __always_inline bool unwind_by_fp(struct unwind_state *w)
  */
 static __always_inline bool unwind_by_signal(struct unwind_state *w)
 {
-	__u64 rip, rsp, rbp;
+	__u64 g[7]; /* gregs REG_RBP (10) to REG_RIP (16) */
 
-	if (!unwind_read(&rip, w->rsp + 40 + 16 * 8) ||
-	    !unwind_read(&rsp, w->rsp + 40 + 15 * 8) ||
-	    !unwind_read(&rbp, w->rsp + 40 + 10 * 8))
+	if (bpf_probe_read_user(g, sizeof(g), (void *)(w->rsp + 40 + 10 * 8)))
 		return false;
-	w->rip = rip;
-	w->rsp = rsp;
-	w->rbp = rbp;
+	w->rbp = g[0];
+	w->rsp = g[5];
+	w->rip = g[6];
 	return true;
 }
 
@@ -253,9 +247,28 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 	default:
 		return 0;
 	}
-	if (cfa <= w->rsp || !unwind_read(&ra, cfa - 8) ||
-	    (row->rbp_off && !unwind_read(&rbp, cfa + (__s64)row->rbp_off)))
+	if (cfa <= w->rsp)
 		return -1;
+	/*
+	 * Past `pop %rbp` in an epilogue the row still says where rbp was
+	 * saved, now below the stack pointer: rbp holds the caller's again.
+	 */
+	if (row->rbp_off && cfa + (__s64)row->rbp_off < w->rsp) {
+		if (!unwind_read(&ra, cfa - 8))
+			return -1;
+	} else if (row->rbp_off == -16) {
+		/* The usual prologue: rbp just below the return address. */
+		__u64 pair[2];
+
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+			return -1;
+		rbp = pair[0];
+		ra = pair[1];
+	} else if (!unwind_read(&ra, cfa - 8) ||
+		   (row->rbp_off &&
+		    !unwind_read(&rbp, cfa + (__s64)row->rbp_off))) {
+		return -1;
+	}
 	w->rip = ra;
 	w->rsp = cfa;
 	w->rbp = rbp;
@@ -263,22 +276,18 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 }
 
 /*
- * One frame of the walk w of the stack going into r: its pc kept, its
- * caller's registers found.  1 ends the walk.  Global: checked once.
+ * One frame of the walk w of the stack going into r, with the mappings of
+ * proc: its pc kept, its caller's registers found.  1 ends the walk.
+ * Global: checked once.
  */
-__noinline int unwind_frame(struct unwind_state *w, struct stack_record *r)
+__noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
+			 const struct unwind_proc *proc)
 {
-	const struct unwind_proc *proc;
 	const struct unwind_row *row;
-	__u32 key;
 	__u64 sp;
 	int s;
 
-	if (!w || !r)
-		return 1;
-	key = w->key; /* a key from the stack, as older kernels ask */
-	proc = bpf_map_lookup_elem(&unwind_procs, &key);
-	if (!proc || w->n >= STACK_MAX_DEPTH || !w->rip)
+	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH || !w->rip)
 		return 1;
 	sp = w->rsp;
 	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
@@ -311,24 +320,25 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 					struct stack_record *r)
 {
 	struct unwind_start s = *start;
+	const struct unwind_proc *proc;
 	struct unwind_state *w;
-	__u32 zero = 0, key;
+	__u32 zero = 0;
 
-	if (!unwind_tables || !unwind_key_of(r->pid, &key))
+	if (!unwind_tables)
 		return -1;
+	proc = unwind_proc_of(r->pid);
 	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!w || (!s.user && !unwind_saved_regs(&s)))
+	if (!proc || !w || (!s.user && !unwind_saved_regs(&s)))
 		return -1;
 	w->rip = s.rip;
 	w->rsp = s.rsp;
 	w->rbp = s.rbp;
 	w->tgid = r->pid;
-	w->key = key;
 	w->n = w->by_table = w->by_fp = 0;
 	w->exact = 1;
 	w->cut = 0;
 	for (int i = 0; i < STACK_MAX_DEPTH; i++)
-		if (unwind_frame(w, r))
+		if (unwind_frame(w, r, proc))
 			break;
 	stat_add(PROFILE_STAT_FRAMES_TABLE, w->by_table);
 	stat_add(PROFILE_STAT_FRAMES_FP, w->by_fp);

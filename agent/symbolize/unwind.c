@@ -78,8 +78,15 @@ static enum step by_row(const struct vm_unwind_row *row,
 	default:
 		return by_frame_pointer(r, read, arg);
 	}
+	/*
+	 * In an epilogue past `pop %rbp` the rows still say where rbp was
+	 * saved (GCC emits no restore), now below the stack pointer: the
+	 * register holds the caller's value again, and a copied stack (perf's,
+	 * from the stack pointer up) has no such slot.
+	 */
 	if (cfa <= r->rsp || !read(arg, cfa - 8, &ra) ||
-	    (row->rbp_off && !read(arg, cfa + (int64_t)row->rbp_off, &rbp)))
+	    (row->rbp_off && cfa + (int64_t)row->rbp_off >= r->rsp &&
+	     !read(arg, cfa + (int64_t)row->rbp_off, &rbp)))
 		return STEP_CUT;
 	*r = (struct vm_unwind_regs){ ra, cfa, rbp };
 	return STEP_OK;

@@ -304,6 +304,58 @@ static void test_tables(void **state)
 	vm_unwind_table_free(&t);
 }
 
+/*
+ * An epilogue past `pop %rbp`: the row (CFA = rsp + 8) still says rbp was
+ * saved at CFA - 24, now below the stack pointer, where a stack copied
+ * from the stack pointer up (perf's) has nothing.  The walk keeps rbp as
+ * it is (the pop restored it) and goes on to the caller.
+ */
+static struct vm_unwind_table epilogue_table;
+static uint64_t copy[4];
+static const uint64_t copy_sp = 0x7ffd0000;
+
+static const struct vm_unwind_table *find_epilogue(void *arg, uint64_t pc,
+						   uint64_t *link)
+{
+	(void)arg;
+	*link = pc;
+	return pc >= 0x1000 && pc < 0x2000 ? &epilogue_table : NULL;
+}
+
+static bool read_copy(void *arg, uint64_t addr, uint64_t *value)
+{
+	(void)arg;
+	if (addr < copy_sp || addr >= copy_sp + sizeof(copy))
+		return false;
+	*value = copy[(addr - copy_sp) / 8];
+	return true;
+}
+
+static void test_epilogue(void **state)
+{
+	struct vm_unwind_row rows[] = {
+		{ .addr = 0x1000,
+		  .cfa = VM_UNWIND_RSP,
+		  .cfa_off = 8,
+		  .rbp_off = -24 },
+		{ .addr = 0x2000, .cfa = VM_UNWIND_NONE },
+	};
+	struct vm_unwind_regs r = { 0x1050, copy_sp, 0x7ffd0100 };
+	struct vm_unwind_counts c = { 0 };
+	uint64_t out[4];
+	size_t n;
+
+	(void)state;
+	epilogue_table.rows = rows;
+	epilogue_table.n = 2;
+	copy[0] = 0x5000; /* the return address at CFA - 8 */
+	n = vm_unwind_stack(&r, find_epilogue, read_copy, NULL, out, 2, &c);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 0x1050);
+	assert_int_equal(out[1], 0x5000);
+	assert_int_equal(c.by_table, 1);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -318,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_through_libc),
 		cmocka_unit_test(test_signal_frame),
+		cmocka_unit_test(test_epilogue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);

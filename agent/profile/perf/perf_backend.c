@@ -76,10 +76,13 @@
 #define STDERR_MAX 768 /* of perf's messages kept in an error */
 #define TITLE_SCAN_MS 250
 /*
- * A target whose executable sets up a frame pointer in fewer of its
- * functions than this (percent) is recorded with --call-graph dwarf:
- * Debian's PostgreSQL 15 (built with frame pointers) has 42%, leaf
- * functions skipping it; PostgreSQL built with -O2 and libc 0 to 1%.
+ * A target whose executable, or the libc it maps, sets up a frame
+ * pointer in fewer of its functions than this (percent) is recorded with
+ * --call-graph dwarf: Debian's PostgreSQL 15 (built with frame pointers)
+ * has 42%, leaf functions skipping it; PostgreSQL built with -O2 and
+ * libc 0 to 1%.  Debian's libc has none, so in practice every target is:
+ * -g would lose the caller of every libc function (malloc's
+ * AllocSetAlloc), which dwarf keeps.
  */
 #define FP_SHARE_MIN 20
 /* The user stack each --call-graph dwarf sample copies, bytes. */
@@ -501,23 +504,62 @@ static void remember_title(struct perf_state *st, uint32_t pid)
  * exits before the profile ends cannot be asked afterwards.
  */
 /*
- * Whether process pid's executable lacks frame pointers (fewer than
+ * Whether process pid's executable or libc lacks frame pointers (fewer than
  * FP_SHARE_MIN percent of its functions set one up): -g cannot walk
  * its frames, --call-graph dwarf must copy its stacks.
  */
-static bool lacks_frame_pointers(uint32_t pid)
+static bool file_lacks_frame_pointers(const char *path)
 {
-	char path[64];
 	unsigned share;
 	int fd, r;
 
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
 	fd = vm_guard_open_regular(path, 0, VM_GUARD_OPEN_MS);
 	if (fd < 0)
 		return false;
 	r = vm_unwind_frame_pointer_share(fd, &share);
 	close(fd);
 	return r == 0 && share < FP_SHARE_MIN;
+}
+
+/* The executable mapping of libc in pid, as /proc/PID/map_files names it. */
+static bool libc_of(uint32_t pid, char *out, size_t size)
+{
+	_cleanup_free_ char *line = NULL;
+	_cleanup_fclose_ FILE *f = NULL;
+	char path[64];
+	size_t cap = 0;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
+	f = fopen(path, "re");
+	while (f && getline(&line, &cap, f) > 0) {
+		struct vm_mapping m = { 0 };
+		uint64_t dev, ino;
+		const char *base;
+
+		if (vm_proc_parse_maps_line(line, &m, &dev, &ino) != 1 ||
+		    !m.path)
+			continue;
+		base = strrchr(m.path, '/');
+		base = base ? base + 1 : m.path;
+		if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+			continue;
+		snprintf(out, size,
+			 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, m.start, m.end);
+		return true;
+	}
+	return false;
+}
+
+static bool lacks_frame_pointers(uint32_t pid)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
+	if (file_lacks_frame_pointers(path))
+		return true;
+	return libc_of(pid, path, sizeof(path)) &&
+	       file_lacks_frame_pointers(path);
 }
 
 /*
