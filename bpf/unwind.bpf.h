@@ -281,7 +281,7 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
  * Global: checked once.
  */
 __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
-			 const struct unwind_proc *proc)
+			    const struct unwind_proc *proc)
 {
 	const struct unwind_row *row;
 	__u64 sp;
