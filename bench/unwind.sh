@@ -10,8 +10,10 @@
 #       over 3 s of an 8-s profile: this agent (user stacks walked with
 #       .eh_frame tables in BPF) against the agent before it (BASE_REV,
 #       frame pointers through bpf_get_stack), built from git into $T;
-#   (b) one 10-s CPU profile at 99 Hz, answered: this agent's `profile`
-#       (sampling, symbolizing, encoding) against `perf record -F 99
+#   (b) one 10-s CPU profile of the client backends at 99 Hz, answered:
+#       this agent's `serve` with its caches warm (as in a guest: the CPU
+#       its process used for one POST) and a new `profile` process
+#       (sampling, symbolizing, encoding, all cold) against `perf record -F 99
 #       --call-graph dwarf` of the same backends + `perf script`, the
 #       tool a user would otherwise use: wall and CPU time (user+system,
 #       /usr/bin/time), peak RSS, and the share of client-backend samples
@@ -86,16 +88,14 @@ print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name
 	wait "$pid"
 }
 
-# reach FILE: "samples reaching-PostgresMain" of client-backend stacks in
-# folded FILE (a backend reading, parsing or executing a query).
+# reach FILE: "samples reaching-PostgresMain" in folded FILE (a profile of
+# the client backends only).
 reach() {
-	awk '$0 ~ /exec_simple_query|ReadCommand|PostgresMain|secure_read|pq_getbyte|standard_ExecutorRun/ ||
-	     $0 ~ /^postgres;(\[unknown\];)?[A-Za-z_]/ && $0 !~ /PostmasterMain|Checkpointer|WalWriter|BackgroundWriter|AutoVac|Launcher/ {
-		n = $NF; all += n; if ($0 ~ /;PostgresMain;/) p += n }
+	awk '{ n = $NF; all += n; if ($0 ~ /;PostgresMain;/) p += n }
 	     END { printf "%d %d\n", all, p }' "$1"
 }
 
-# perf_reach: the same over perf script's output.
+# perf_reach FILE: the same over perf script's output (-F comm,ip,sym).
 perf_reach() {
 	python3 - "$1" <<'PY'
 import sys
@@ -103,28 +103,52 @@ blocks = open(sys.argv[1], errors="replace").read().split("\n\n")
 allb = reach = 0
 for b in blocks:
     lines = b.strip().splitlines()
-    if not lines or not lines[0].startswith("postgres"):
-        continue
-    text = " ".join(lines[1:])
-    if any(w in text for w in ("PostmasterMain", "CheckpointerMain", "WalWriterMain", "BackgroundWriterMain", "AutoVacLauncherMain")):
+    if len(lines) < 2:
         continue
     allb += 1
-    reach += " PostgresMain" in text or "PostgresMain+" in text
+    reach += any(l.split()[-1] == "PostgresMain" for l in lines[1:] if l.split())
 print(allb, reach)
 PY
 }
 
+# cpu_ms PID: the user+system time process PID has used, in ms.
+cpu_ms() {
+	awk '{ print ($14 + $15) * 1000 / '"$(getconf CLK_TCK)"' }' "/proc/$1/stat"
+}
+
+# The agent as it runs in a guest: `serve`, its caches warm after a first
+# profile; what one more profile costs it.
+PORT=$(pg_free_port)
+"$VMTOOLS_AGENT" serve --no-setup --listen "127.0.0.1:$PORT" >"$T/serve.log" 2>&1 &
+SERVE=$!
+at_exit "kill $SERVE 2>/dev/null"
+post() { # SECONDS PIDS OUT: a CPU profile of PIDS, folded
+	local pids
+	pids=$(echo "$2" | tr , ' ' | python3 -c 'import sys; print(",".join(sys.stdin.read().split()))')
+	curl -sS -X POST -H 'Content-Type: application/json' --max-time 60 -o "$3" \
+		-d '{"timeout_seconds": '"$1"', "format": "folded", "targets": {"pids": ['"$pids"']}}' \
+		"http://127.0.0.1:$PORT/profile/cpu"
+}
+
 pg_bench_bg $((ROUNDS * 90 + 60)) -S -c 2 -j 2
 sleep 2
-PIDS=$(pgrep -d, -u postgres -f 'postgres: .*(idle|SELECT|BIND|PARSE|EXECUTE|postgres \[local\])' || true)
+backends() { pgrep -d, -P "$(head -n 1 "$T/pg/data/postmaster.pid")" -f 'postgres: postgres' || true; }
+for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
+post 2 "$(backends)" "$T/warm.folded"
 for ((i = 0; i < ROUNDS; i++)); do
+	PIDS=$(backends)
 	per_run cpu.new do_sample "'$VMTOOLS_AGENT' profile -c postgres --seconds 8 --output $T/a.pb"
 	per_run cpu.base do_sample "'$BASE' profile -c postgres --seconds 8 --output $T/b.pb"
 	per_run off.new on_switch "'$VMTOOLS_AGENT' profile --kind offcpu -c postgres --seconds 8 --output $T/c.pb"
 	per_run off.base on_switch "'$BASE' profile --kind offcpu -c postgres --seconds 8 --output $T/d.pb"
-	measure ours "'$VMTOOLS_AGENT' profile -c postgres --seconds 10 -f folded --output $T/ours.folded 2>$T/ours.err" || exit 1
+	measure ours "'$VMTOOLS_AGENT' profile -p bpf $(echo "$PIDS" | sed 's/^/--pid /; s/,/ --pid /g') --seconds 10 -f folded --output $T/ours.folded 2>$T/ours.err" || exit 1
 	reach "$T/ours.folded" >>"$T/reach.ours"
-	PIDS=$(pgrep -d, -P "$(head -n 1 "$T/pg/data/postmaster.pid")" -f 'postgres: postgres' || true)
+	a=$(cpu_ms "$SERVE")
+	t0=$(date +%s%N)
+	post 10 "$PIDS" "$T/serve.folded"
+	t1=$(date +%s%N)
+	echo "$(((t1 - t0) / 1000000)) $(($(cpu_ms "$SERVE") - a)) $(awk '/VmHWM/ { print $2 }' "/proc/$SERVE/status")" >>"$T/serve"
+	reach "$T/serve.folded" >>"$T/reach.serve"
 	measure perf "perf record -q -F 99 --call-graph dwarf -p '$PIDS' -o $T/perf.data -- sleep 10 2>$T/perf.err && perf script -i $T/perf.data -F comm,ip,sym >$T/perf.txt 2>>$T/perf.err" || exit 1
 	perf_reach "$T/perf.txt" >>"$T/reach.perf"
 done
@@ -150,16 +174,17 @@ for label, k in (("BPF time per CPU sample (do_sample, 99 Hz)", "cpu"), ("BPF ti
     n, b = per(k + ".new"), per(k + ".base")
     print("| %s | %.0f ns (%.0f runs/s) | %.0f ns | %.2fx |" % (label, n[0], n[1], b[0], n[0] / max(b[0], 1)))
 print()
-o, p = rows("ours"), rows("perf")
-ro, rp = rows("reach.ours"), rows("reach.perf")
+o, p, sv = rows("ours"), rows("perf"), rows("serve")
+ro, rp, rs = rows("reach.ours"), rows("reach.perf"), rows("reach.serve")
 def share(v):
     a = sum(x[0] for x in v); r = sum(x[1] for x in v)
     return "%.1f%% (%d of %d)" % (100 * r / max(a, 1), r, a)
-print("| one 10-s CPU profile at 99 Hz, answered (median of %s) | wall | CPU (user+system) | peak RSS | client-backend samples reaching PostgresMain |" % rounds)
+print("| one 10-s CPU profile of the client backends at 99 Hz, answered (median of %s) | wall | CPU (user+system) | peak RSS | samples reaching PostgresMain |" % rounds)
 print("|---|---|---|---|---|")
-print("| vmtools-agent profile (BPF, .eh_frame in the kernel) | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in o) / 1e3, st.median(x[1] for x in o), st.median(x[2] for x in o) / 1024, share(ro)))
+print("| vmtools-agent serve, caches warm: POST /profile/cpu | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in sv) / 1e3, st.median(x[1] for x in sv), st.median(x[2] for x in sv) / 1024, share(rs)))
+print("| vmtools-agent profile, a new process: BPF load, tables and symbols cold | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in o) / 1e3, st.median(x[1] for x in o), st.median(x[2] for x in o) / 1024, share(ro)))
 print("| perf record -F 99 --call-graph dwarf + perf script | %.2f s | %.0f ms | %.0f MiB | %s |" % (st.median(x[0] for x in p) / 1e3, st.median(x[1] for x in p), st.median(x[2] for x in p) / 1024, share(rp)))
-print("| perf's CPU / ours | | %.1fx | | |" % (st.median(x[1] for x in p) / max(st.median(x[1] for x in o), 1)))
+print("| perf's CPU / ours | | %.1fx (serve), %.1fx (profile) | | |" % (st.median(x[1] for x in p) / max(st.median(x[1] for x in sv), 1), st.median(x[1] for x in p) / max(st.median(x[1] for x in o), 1)))
 print()
 print("| unwind table (median of %s) | rows | built cold | from the cache | memory |" % rounds)
 print("|---|---|---|---|---|")

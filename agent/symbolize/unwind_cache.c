@@ -145,6 +145,15 @@ static int build_run(struct vm_guard_job *job)
 		vm_unwind_table_free(j->t);
 		free(j->t);
 		j->t = NULL;
+	} else if (j->t->cap > j->t->n) {
+		/* Kept for long: no room left for rows that never come. */
+		struct vm_unwind_row *rows =
+			realloc(j->t->rows, j->t->n * sizeof(*rows));
+
+		if (rows) {
+			j->t->rows = rows;
+			j->t->cap = j->t->n;
+		}
 	}
 	return 0;
 }
@@ -200,9 +209,26 @@ static void drop(size_t i)
 	cache.v[i] = cache.v[--cache.n];
 }
 
-/* Room for bytes more (under the lock): unheld tables evicted, LRU. */
+/*
+ * Room for one more entry of bytes (under the lock): unheld entries
+ * evicted, least recently used first.  Entries are bounded in number too
+ * (VM_UNWIND_CACHE_MAX_ENTRIES): those of binaries without a table take
+ * no bytes, but a process can map many.
+ */
 static bool make_room(size_t bytes)
 {
+	while (cache.n >= VM_UNWIND_CACHE_MAX_ENTRIES) {
+		size_t oldest = cache.n;
+
+		for (size_t i = 0; i < cache.n; i++)
+			if (!cache.v[i].refs &&
+			    (oldest == cache.n ||
+			     cache.v[i].used < cache.v[oldest].used))
+				oldest = i;
+		if (oldest == cache.n)
+			return false;
+		drop(oldest);
+	}
 	while (cache.bytes + bytes > cache.max_bytes) {
 		size_t oldest = cache.n;
 
@@ -243,8 +269,9 @@ static const struct vm_unwind_table *insert(struct build_job *j)
 		cache.skipped++;
 		snprintf(
 			cache.last_skipped, sizeof(cache.last_skipped),
-			"%s: its unwind table (%zu bytes) would pass the bound of %zu",
-			j->what, bytes, cache.max_bytes);
+			"%s: its unwind table (%zu bytes) would pass the bound of %zu bytes or %d binaries",
+			j->what, bytes, cache.max_bytes,
+			VM_UNWIND_CACHE_MAX_ENTRIES);
 	} else if (!vm_grow(cache.v, &cache.cap, cache.n + 1)) {
 		e = &cache.v[cache.n++];
 		*e = (struct entry){ .key = j->key, .t = j->t, .bytes = bytes };

@@ -27,6 +27,8 @@
  * backend maps, about 24 MiB.
  */
 #define VM_UNWIND_CACHE_MAX_BYTES (256u << 20)
+/* Binaries remembered, with a table or known to have none. */
+#define VM_UNWIND_CACHE_MAX_ENTRIES 4096
 
 struct vm_unwind_cache_stats {
 	uint64_t tables; /* tables held */

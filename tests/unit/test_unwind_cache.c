@@ -5,7 +5,9 @@
  * asked for, a copy of it under another name (same build id) sharing that
  * table, a file without call frame information answered NULL and not
  * read again, the bound evicting tables no one holds and skipping, with a
- * sentence naming the file, one that does not fit, and clear() keeping
+ * sentence naming the file, one that does not fit, the number of
+ * binaries remembered bounded (the least recently used forgotten), and
+ * clear() keeping
  * what is held.
  */
 #include <errno.h>
@@ -101,6 +103,38 @@ static void not_elf_is_null_once(void **state)
 	unlink(path);
 }
 
+/* Binaries without a table are remembered too, but not without bound. */
+static void entries_bounded(void **state)
+{
+	struct vm_unwind_cache_stats a, b;
+	char path[128];
+
+	(void)state;
+	vm_unwind_cache_clear();
+	for (int i = 0; i <= VM_UNWIND_CACHE_MAX_ENTRIES; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/t%d", dir, i);
+		f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "not ELF %d\n", i);
+		fclose(f);
+		assert_null(ask(path));
+	}
+	/* The first was the least recently used: gone, read again. */
+	vm_unwind_cache_stats(&a);
+	snprintf(path, sizeof(path), "%s/t0", dir);
+	assert_null(ask(path));
+	vm_unwind_cache_stats(&b);
+	assert_int_equal(b.builds, a.builds + 1);
+	assert_int_equal(b.hits, a.hits);
+	for (int i = 0; i <= VM_UNWIND_CACHE_MAX_ENTRIES; i++) {
+		snprintf(path, sizeof(path), "%s/t%d", dir, i);
+		unlink(path);
+	}
+	vm_unwind_cache_clear();
+}
+
 static void bound_evicts_then_skips(void **state)
 {
 	const struct vm_unwind_table *self, *libc;
@@ -175,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_build_per_binary),
 		cmocka_unit_test(not_elf_is_null_once),
+		cmocka_unit_test(entries_bounded),
 		cmocka_unit_test(bound_evicts_then_skips),
 		cmocka_unit_test(clear_keeps_held),
 	};
