@@ -521,7 +521,7 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 {
 	const struct vm_samples *s = y->samples;
 	const uint64_t *by = y->frames_by;
-	char comment[192];
+	char comment[320];
 	int r;
 
 	prof->n_comment = 0;
@@ -539,8 +539,11 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 		snprintf(comment, sizeof(comment),
 			 "vmtools: user stacks unwound with .eh_frame: %" PRIu64
 			 " callers found by unwind tables, %" PRIu64
-			 " by frame pointer",
-			 s->unwound_by_table, s->unwound_by_frame_pointer);
+			 " by frame pointer; %" PRIu64
+			 " stacks cut short (a bad read, no progress), %" PRIu64
+			 " binaries without tables (past the bound)",
+			 s->unwound_by_table, s->unwound_by_frame_pointer,
+			 s->unwind_cut, s->unwind_binaries_skipped);
 		r = add_comment(e, p, prof, comment);
 		if (r)
 			return r;

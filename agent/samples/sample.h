@@ -139,6 +139,12 @@ struct vm_samples {
 	 */
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
 	/*
+	 * Walks with unwind tables cut short (a read that failed, a frame
+	 * that did not move up the stack), and binaries left without tables
+	 * (past the BPF store's bound): their frames by frame pointer.
+	 */
+	uint64_t unwind_cut, unwind_binaries_skipped;
+	/*
 	 * Files held open so that processes which exit before the end can
 	 * still be symbolized (open_path "/proc/self/fd/N" names them).
 	 * Closed by vm_samples_free().

@@ -189,7 +189,8 @@ static struct json_object *unwind_json(void)
 	struct json_object *o = json_object_new_object();
 	struct json_object *regs = json_object_new_object();
 	struct vm_unwind_cache_stats st;
-	char refused[256];
+	char refused[256], store_last[256];
+	uint64_t store_skipped;
 
 	vm_unwind_cache_stats(&st);
 	add_u64(o, "tables", st.tables);
@@ -210,6 +211,10 @@ static struct json_object *unwind_json(void)
 				       json_object_new_string(w->why));
 	}
 	json_object_object_add(o, "user_registers", regs);
+	vm_bpf_unwind_skipped(&store_skipped, store_last, sizeof(store_last));
+	add_u64(o, "store_skipped", store_skipped);
+	json_object_object_add(o, "store_last_skipped",
+			       json_object_new_string(store_last));
 	vm_bpf_unwind_refusal(refused, sizeof(refused));
 	if (refused[0])
 		json_object_object_add(o, "bpf_refused",

@@ -522,6 +522,13 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_TABLE);
 	st->samples.unwound_by_frame_pointer =
 		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_FP);
+	st->samples.unwind_cut = vm_bpf_stat_sum(st, PROFILE_STAT_WALKS_CUT);
+	if (st->unwinding) {
+		struct vm_bpf_unwind_stats us;
+
+		vm_bpf_unwind_stats(&st->unwind, &us);
+		st->samples.unwind_binaries_skipped = us.bins_skipped;
+	}
 	vm_bpf_complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)
 		if (!st->samples.procs[i].exited)

@@ -44,6 +44,18 @@ struct vm_bpf_unwind_bin {
 static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
 static char refusal[256];
 
+/* Binaries every session left without tables, for /healthz. */
+static uint64_t skipped_total;
+static char skipped_last[256];
+
+void vm_bpf_unwind_skipped(uint64_t *n, char *last, size_t size)
+{
+	pthread_mutex_lock(&refusal_lock);
+	*n = skipped_total;
+	snprintf(last, size, "%s", skipped_last);
+	pthread_mutex_unlock(&refusal_lock);
+}
+
 void vm_bpf_unwind_refused(const char *why)
 {
 	pthread_mutex_lock(&refusal_lock);
@@ -155,6 +167,10 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 {
 	u->bins_skipped++;
 	snprintf(u->last_skipped, sizeof(u->last_skipped), "%s: %s", path, why);
+	pthread_mutex_lock(&refusal_lock);
+	skipped_total++;
+	snprintf(skipped_last, sizeof(skipped_last), "%s", u->last_skipped);
+	pthread_mutex_unlock(&refusal_lock);
 }
 
 /* Copy t's rows into the store (under lock): false when they cannot go. */

@@ -88,6 +88,11 @@ void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
  * pointer.  vm_bpf_unwind_refusal: the last such sentence, "" if none.
  */
 void vm_bpf_unwind_refused(const char *why);
+/*
+ * Binaries the sessions since start left without tables (past the store,
+ * code spanning 4 GiB) and the last one's path and why, "" if none.
+ */
+void vm_bpf_unwind_skipped(uint64_t *n, char *last, size_t size);
 void vm_bpf_unwind_refusal(char *buf, size_t size);
 
 /* The feeder stopped, the tables released, the maps closed. */
