@@ -71,6 +71,13 @@ struct {
 	__uint(max_entries, 1);
 } unwind_asked SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct unwind_cached);
+	__uint(max_entries, UNWIND_CACHE_SLOTS);
+} unwind_pc_cache SEC(".maps");
+
 /* Where a walk starts. */
 struct unwind_start {
 	__u64 rip, rsp, rbp;
@@ -191,6 +198,28 @@ unknown:
 	return NULL;
 }
 
+/* The row that holds pc: from this CPU's cache, else found and kept. */
+static __always_inline const struct unwind_row *
+unwind_row_of(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
+{
+	__u32 slot = (__u32)((pc * 0x9e3779b97f4a7c15ULL) >> 54) &
+		     (UNWIND_CACHE_SLOTS - 1);
+	struct unwind_cached *c = bpf_map_lookup_elem(&unwind_pc_cache, &slot);
+	const struct unwind_row *row;
+
+	if (!c)
+		return unwind_find(w, proc, pc);
+	if (c->pc == pc && c->gen == proc->gen)
+		return c->found ? &c->row : NULL;
+	row = unwind_find(w, proc, pc);
+	c->pc = pc;
+	c->gen = proc->gen;
+	c->found = row != NULL;
+	if (row)
+		c->row = *row;
+	return c->found ? &c->row : NULL;
+}
+
 static __always_inline bool unwind_read(__u64 *v, __u64 addr)
 {
 	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
@@ -292,7 +321,7 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 	sp = w->rsp;
 	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
 	w->n++;
-	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
+	row = unwind_row_of(w, proc, w->exact ? w->rip : w->rip - 1);
 	w->exact = 0;
 	if (row && row->cfa == UNWIND_SIGNAL) {
 		s = unwind_by_signal(w) ? 1 : -1;

@@ -50,8 +50,23 @@ struct unwind_map {
 
 struct unwind_proc {
 	__u32 n; /* mappings in m[], sorted by start */
-	__u32 pad;
+	__u32 gen; /* this version of the entry, unique: never 0 */
 	struct unwind_map m[UNWIND_MAX_MAPS];
+};
+
+/*
+ * The rows found lately, per CPU, by pc (the frames of a process repeat
+ * from sample to sample): a slot holds the row of pc under the entry of
+ * generation gen, or that there is none.  A new entry (an exec, a library
+ * mapped) has a new generation, so no slot answers for it.
+ */
+#define UNWIND_CACHE_SLOTS 1024
+
+struct unwind_cached {
+	__u64 pc;
+	__u32 gen;
+	__u32 found;
+	struct unwind_row row;
 };
 
 /*

@@ -113,6 +113,7 @@ static void store_serves_own_executable(void **state)
 		const struct unwind_map *m = &p.m[i];
 		uint64_t rel = pc - m->bias;
 		const struct unwind_row *r = NULL;
+		struct unwind_row rows[2], last;
 
 		if (pc < m->start || pc >= m->end)
 			continue;
@@ -120,9 +121,17 @@ static void store_serves_own_executable(void **state)
 		assert_true(m->count > 0);
 		assert_int_equal(m->count, t.n);
 		/* The last row at or before rel, as the program finds it. */
-		for (uint32_t k = 0; k < m->count; k++)
-			if (u.rows[m->first + k].addr <= rel)
-				r = &u.rows[m->first + k];
+		for (uint32_t k = 0; k < m->count; k++) {
+			uint32_t idx = m->first + k;
+
+			assert_int_equal(bpf_map_lookup_elem(u.rows_fd, &idx,
+							     &rows[k & 1]),
+					 0);
+			if (rows[k & 1].addr <= rel) {
+				last = rows[k & 1];
+				r = &last;
+			}
+		}
 		assert_non_null(r);
 		/* The table's own answer, by link-time address. */
 		link = rel + t.rows[0].addr;

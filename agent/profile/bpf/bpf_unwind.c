@@ -44,6 +44,9 @@ struct vm_bpf_unwind_bin {
 static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
 static char refusal[256];
 
+/* The generation of the entries written (bpf/unwind.h), never 0. */
+static uint32_t generation;
+
 /* Binaries every session left without tables, for /healthz. */
 static uint64_t skipped_total;
 static char skipped_last[256];
@@ -70,21 +73,11 @@ void vm_bpf_unwind_refusal(char *buf, size_t size)
 	pthread_mutex_unlock(&refusal_lock);
 }
 
-static size_t store_bytes(void)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (VM_BPF_UNWIND_ROWS * sizeof(struct unwind_row) + page - 1) /
-	       page * page;
-}
-
 int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc,
 		    .map_flags = BPF_F_NO_PREALLOC);
-	void *rows;
-
 	memset(u, 0, sizeof(*u));
 	u->rows_fd = u->procs_fd = u->asked_fd = -1;
 	pthread_mutex_init(&u->lock, NULL);
@@ -102,12 +95,6 @@ int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
 	if (u->rows_fd < 0 || u->procs_fd < 0 || u->asked_fd < 0)
 		return vm_error_errno(err, errno,
 				      "cannot create the unwind tables' maps");
-	rows = mmap(NULL, store_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		    u->rows_fd, 0);
-	if (rows == MAP_FAILED)
-		return vm_error_errno(err, errno,
-				      "cannot map the unwind tables' store");
-	u->rows = rows;
 	return 0;
 }
 
@@ -177,17 +164,38 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 static bool store_rows(struct vm_bpf_unwind *u, const struct vm_unwind_table *t,
 		       struct vm_bpf_unwind_bin *b, const char *path)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t base = t->rows[0].addr;
+	size_t from, to;
+	struct unwind_row *rows;
+	char *map;
+	bool fit = true;
 
 	if (t->n > VM_BPF_UNWIND_ROWS - u->n_rows) {
 		skipped(u, path, "past the unwind tables' store");
 		return false;
 	}
-	for (size_t i = 0; i < t->n; i++)
-		if (!small_row(&t->rows[i], base, &u->rows[u->n_rows + i])) {
-			skipped(u, path, "its code spans 4 GiB or more");
-			return false;
-		}
+	/*
+	 * Only the pages the rows go to are mapped, and only while they are
+	 * written: the whole store mapped would count its 16 MiB in the
+	 * agent's RSS.
+	 */
+	from = u->n_rows * sizeof(*rows) / page * page;
+	to = ((u->n_rows + t->n) * sizeof(*rows) + page - 1) / page * page;
+	map = mmap(NULL, to - from, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   u->rows_fd, (off_t)from);
+	if (map == MAP_FAILED) {
+		skipped(u, path, "the unwind tables' store cannot be mapped");
+		return false;
+	}
+	rows = (struct unwind_row *)(map + (u->n_rows * sizeof(*rows) - from));
+	for (size_t i = 0; i < t->n && fit; i++)
+		fit = small_row(&t->rows[i], base, &rows[i]);
+	munmap(map, to - from);
+	if (!fit) {
+		skipped(u, path, "its code spans 4 GiB or more");
+		return false;
+	}
 	b->first = u->n_rows;
 	b->count = (uint32_t)t->n;
 	u->n_rows += (uint32_t)t->n;
@@ -311,6 +319,7 @@ void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
 	    parent.n == p.n && !memcmp(parent.m, p.m, p.n * sizeof(p.m[0])))
 		return; /* its parent's serve */
 	pthread_mutex_lock(&u->lock);
+	p.gen = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 	if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY) || !all) {
 		u->procs_skipped++;
 		snprintf(
@@ -402,8 +411,6 @@ void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 	pthread_mutex_unlock(&u->lock);
 	if (u->started)
 		pthread_join(u->feeder, NULL);
-	if (u->rows)
-		munmap(u->rows, store_bytes());
 	for (size_t i = 0; i < u->n_bins; i++)
 		if (u->bins[i].t)
 			vm_unwind_cache_put(u->bins[i].t);

@@ -32,8 +32,7 @@ struct vm_bpf_unwind_bin;
 
 struct vm_bpf_unwind {
 	int rows_fd, procs_fd, asked_fd; /* -1: none */
-	struct unwind_row *rows; /* the store, mapped */
-	uint32_t n_rows; /* rows used */
+	uint32_t n_rows; /* rows of the store used */
 	struct vm_bpf_unwind_bin *bins; /* the binaries in the store */
 	size_t n_bins, cap_bins;
 	/* What went without: binaries past the store, processes past maps. */
