@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/unwind.sh - what complete stacks for code without frame pointers
-# cost (issue 24), on PostgreSQL 17 as most people build it (the npm
+# cost, on PostgreSQL 17 as most people build it (the npm
 # @embedded-postgres build: no frame pointers) under `pgbench -S -c 2 -j 2`
 # saturating both cores:
 #

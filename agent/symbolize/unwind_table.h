@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * unwind_table.h - how to find a function's caller at any instruction of
- * a binary built without frame pointers, as a compact table (the start
- * of complete stacks for such code, issue 24; unwind_table.c).
+ * a binary built without frame pointers, as a compact table
+ * (unwind_table.c): what the user-space walk (unwind.c) and the BPF
+ * programs' store (agent/profile/bpf/bpf_unwind.c) give complete stacks
+ * for such code with.
  *
  * Built from the call frame information the compiler emits for every
  * function (.eh_frame, or a debug file's .debug_frame), through elfutils'

@@ -102,7 +102,7 @@ check "pg_sleep(0.05) x 40: about 2 s under Timeout:PgSleep (within 10%)" within
 
 # --- a backend blocked on an advisory lock since before the profile, which
 # gets the lock during it: its block from the start of the profile to its
-# first switch in counts too (issue 14, point B) ---
+# first switch in counts too ---
 # A lock waiter also wakes once after deadlock_timeout (1 s) to look for a
 # deadlock: put that past the profile, so that its first switch in is the
 # grant.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/56-hostile-process.sh - what an unprivileged local user
-# can put in front of the agent through a process it profiles (issue 27):
+# can put in front of the agent through a process it profiles:
 #   - a stripped binary whose .gnu_debuglink names a FIFO beside it (and
 #     in .debug/): the debug file search opens it without blocking and
 #     passes over it, so the profile ends on time, /healthz answers within

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/75-pg-nofp.sh - complete stacks of PostgreSQL as most
-# people build it (issue 24, "Must show"): tests/pg-versions' 17.10 and
+# people build it: tests/pg-versions' 17.10 and
 # 18.4 (npm's embedded-postgres, -O2 without frame pointers, like Debian's
 # libc) and Debian's 15 (frame pointers in postgres, none in libc).  For
 # each, a cluster under `pgbench -S -c 2 -j 2`, and in one window of

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/76-nofp-chains.sh - every sampled stack of code built
 # without frame pointers is exactly its known chain, with both backends
-# (issue 24, "Must show": a test program of our own).  tests/programs/nofp
+# (a test program of our own).  tests/programs/nofp
 # --chains, built -O2 -fomit-frame-pointer as is libnofp.so
 # (tests/programs/nofplib.c), burns CPU in turn in five chains, each
 # ending in a leaf of its own; `nofp --expect` prints each chain from main

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/88-push-hostile.sh - `serve --push-url` against what a
-# hostile or misconfigured push setup gives it (issue 27's items 10, 11,
-# 15, 16), with tests/lib/pyroscope-standin.py as the server:
+# hostile or misconfigured push setup gives it (an endless body, a long
+# token, credentials, a URL with a query), with
+# tests/lib/pyroscope-standin.py as the server:
 #   - a server that answers 200 and then a body without end: the agent
 #     reads at most 64 KiB of it, counts the window ok, and stays
 #     responsive;
