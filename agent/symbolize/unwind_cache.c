@@ -210,6 +210,25 @@ static void drop(size_t i)
 }
 
 /*
+ * Drop the least recently used entry no session holds (under the lock),
+ * only among those with a table when with_table: false when there is none.
+ */
+static bool evict_oldest(bool with_table)
+{
+	size_t oldest = cache.n;
+
+	for (size_t i = 0; i < cache.n; i++)
+		if (!cache.v[i].refs && (!with_table || cache.v[i].t) &&
+		    (oldest == cache.n ||
+		     cache.v[i].used < cache.v[oldest].used))
+			oldest = i;
+	if (oldest == cache.n)
+		return false;
+	drop(oldest);
+	return true;
+}
+
+/*
  * Room for one more entry of bytes (under the lock): unheld entries
  * evicted, least recently used first.  Entries are bounded in number too
  * (VM_UNWIND_CACHE_MAX_ENTRIES): those of binaries without a table take
@@ -217,30 +236,12 @@ static void drop(size_t i)
  */
 static bool make_room(size_t bytes)
 {
-	while (cache.n >= VM_UNWIND_CACHE_MAX_ENTRIES) {
-		size_t oldest = cache.n;
-
-		for (size_t i = 0; i < cache.n; i++)
-			if (!cache.v[i].refs &&
-			    (oldest == cache.n ||
-			     cache.v[i].used < cache.v[oldest].used))
-				oldest = i;
-		if (oldest == cache.n)
+	while (cache.n >= VM_UNWIND_CACHE_MAX_ENTRIES)
+		if (!evict_oldest(false))
 			return false;
-		drop(oldest);
-	}
-	while (cache.bytes + bytes > cache.max_bytes) {
-		size_t oldest = cache.n;
-
-		for (size_t i = 0; i < cache.n; i++)
-			if (!cache.v[i].refs && cache.v[i].t &&
-			    (oldest == cache.n ||
-			     cache.v[i].used < cache.v[oldest].used))
-				oldest = i;
-		if (oldest == cache.n)
+	while (cache.bytes + bytes > cache.max_bytes)
+		if (!evict_oldest(true))
 			return false;
-		drop(oldest);
-	}
 	return true;
 }
 

@@ -247,15 +247,12 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 	return 0;
 }
 
-int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
-			     const char *what, struct vm_error *err)
+/* The table of e, which libelf opened from what (NULL: it could not). */
+static int build_elf(Elf *e, struct vm_unwind_table *t, const char *what,
+		     struct vm_error *err)
 {
-	Elf *e;
 	int r;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return vm_error_set(err, EINVAL, "libelf is out of date");
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e)
 		return vm_error_set(err, EINVAL, "cannot read %s as ELF: %s",
 				    what, elf_errmsg(-1));
@@ -264,23 +261,22 @@ int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
 	return r;
 }
 
+int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
+			     const char *what, struct vm_error *err)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return vm_error_set(err, EINVAL, "libelf is out of date");
+	return build_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), t, what, err);
+}
+
 int vm_unwind_table_build_mem(const void *buf, size_t len,
 			      struct vm_unwind_table *t, const char *what,
 			      struct vm_error *err)
 {
-	Elf *e;
-	int r;
-
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return vm_error_set(err, EINVAL, "libelf is out of date");
 	/* libelf does not write through the pointer with ELF_C_READ. */
-	e = elf_memory((char *)buf, len);
-	if (!e)
-		return vm_error_set(err, EINVAL, "cannot read %s as ELF: %s",
-				    what, elf_errmsg(-1));
-	r = build(e, t, what, err);
-	elf_end(e);
-	return r;
+	return build_elf(elf_memory((char *)buf, len), t, what, err);
 }
 
 const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
