@@ -52,43 +52,11 @@ FLOOR="filter kstack ustack both"
 
 PERF="perf record -q -e sched:sched_switch -a -g -o $T/perf.data -- sleep 8"
 
-# prog_stats PROG: "run_time_ns run_cnt" of the BPF programs bpftool names
-# PROG, summed.
-prog_stats() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-ns = cnt = 0
-for p in json.load(sys.stdin):
-    if p.get("name") == sys.argv[1]:
-        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
-print(ns, cnt)' "$1"
-}
-
-# per_switch NAME PROG CMD: run CMD (a profile of 8 s once loaded) in the
-# background; once BPF program PROG is loaded (bcc compiles first), append
-# the "run_time_ns run_cnt" it adds over 3 s to $T/NAME.
-per_switch() {
-	local pid a b
-	sh -c "$3" >/dev/null 2>&1 &
-	pid=$!
-	for _ in $(seq 300); do
-		a=$(prog_stats "$2")
-		[ "${a#* }" != 0 ] && break
-		sleep 0.1
-	done
-	sleep 0.5
-	a=$(prog_stats "$2")
-	sleep 3
-	b=$(prog_stats "$2")
-	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
-	wait "$pid"
-}
-
 pg_bench_bg $((ROUNDS * 30 + 30)) -S -c 2 -j 2
 sleep 2
 for ((i = 0; i < ROUNDS; i++)); do
-	per_switch ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/ours.pb"
-	[ -n "$BCC" ] && per_switch bcc oncpu "$BCC"
+	bpf_run_time ours on_switch "'$VMTOOLS_AGENT' profile --kind offcpu --seconds 8 --output $T/ours.pb"
+	[ -n "$BCC" ] && bpf_run_time bcc oncpu "$BCC"
 	for f in $FLOOR; do
 		"$T/stack-cost" "$T/stack-cost.bpf.o" "$f" 3 >>"$T/floor.$f" || exit 1
 	done

@@ -55,38 +55,14 @@ STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
 sysctl -q kernel.bpf_stats_enabled=1
 
-prog_stats() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-ns = cnt = 0
-for p in json.load(sys.stdin):
-    if p.get("name") == sys.argv[1]:
-        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
-print(ns, cnt)' "$1"
-}
-
-# per_run NAME PROG CMD: run CMD (an 8-s profile) in the background; once
-# PROG is loaded, append the "run_time_ns run_cnt" it adds over 3 s to
-# $T/NAME; for this agent's, the unwind maps' memlock to $T/maps.
-per_run() {
-	local pid a b
-	sh -c "$3" >/dev/null 2>&1 &
-	pid=$!
-	for _ in $(seq 300); do
-		a=$(prog_stats "$2")
-		[ "${a#* }" != 0 ] && break
-		sleep 0.1
-	done
-	sleep 0.5
-	a=$(prog_stats "$2")
-	sleep 3
-	b=$(prog_stats "$2")
-	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
+# unwind_maps NAME: the unwind maps' memlock, while this agent's programs
+# are loaded, to $T/maps.NAME.
+unwind_maps() {
 	bpftool -j map show 2>/dev/null | python3 -c '
 import json, sys
 print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name", "").startswith("unwind_")))' >>"$T/maps.$1"
-	wait "$pid"
 }
+BPF_RUN_HOOK=unwind_maps
 
 # reach FILE: "samples reaching-PostgresMain" in folded FILE (a profile of
 # the client backends only).
@@ -137,10 +113,10 @@ for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && 
 post 2 "$(backends)" "$T/warm.folded"
 for ((i = 0; i < ROUNDS; i++)); do
 	PIDS=$(backends)
-	per_run cpu.new do_sample "'$VMTOOLS_AGENT' profile -c postgres --seconds 8 --output $T/a.pb"
-	per_run cpu.base do_sample "'$BASE' profile -c postgres --seconds 8 --output $T/b.pb"
-	per_run off.new on_switch "'$VMTOOLS_AGENT' profile --kind offcpu -c postgres --seconds 8 --output $T/c.pb"
-	per_run off.base on_switch "'$BASE' profile --kind offcpu -c postgres --seconds 8 --output $T/d.pb"
+	bpf_run_time cpu.new do_sample "'$VMTOOLS_AGENT' profile -c postgres --seconds 8 --output $T/a.pb"
+	bpf_run_time cpu.base do_sample "'$BASE' profile -c postgres --seconds 8 --output $T/b.pb"
+	bpf_run_time off.new on_switch "'$VMTOOLS_AGENT' profile --kind offcpu -c postgres --seconds 8 --output $T/c.pb"
+	bpf_run_time off.base on_switch "'$BASE' profile --kind offcpu -c postgres --seconds 8 --output $T/d.pb"
 	measure ours "'$VMTOOLS_AGENT' profile -p bpf $(echo "$PIDS" | sed 's/^/--pid /; s/,/ --pid /g') --seconds 10 -f folded --output $T/ours.folded 2>$T/ours.err" || exit 1
 	reach "$T/ours.folded" >>"$T/reach.ours"
 	# Three in a row: the kernel counts CPU time in 10-ms ticks.

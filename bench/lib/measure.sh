@@ -22,6 +22,13 @@
 #                         for bcc's kprobe blacklist, the host is not
 #                         modified); prints nothing and says why on stderr
 #                         when it cannot
+#   prog_stats PROG       "run_time_ns run_cnt" of the BPF programs bpftool
+#                         names PROG, summed (kernel.bpf_stats_enabled=1)
+#   bpf_run_time NAME PROG CMD  run CMD (a profile of 8 s once loaded) in
+#                         the background; once PROG is loaded, append the
+#                         "run_time_ns run_cnt" it adds over 3 s to $T/NAME,
+#                         and call $BPF_RUN_HOOK NAME (when set) while it is
+#                         still loaded
 #   stack_cost_build      build bench/lib/stack-cost.bpf.c and its loader
 #                         into $T/stack-cost.bpf.o and $T/stack-cost (the
 #                         off-CPU benchmarks' floor); 1 saying why when it
@@ -93,4 +100,32 @@ stack_cost_build() {
 		tail -n 5 "$T/stack-cost.err" >&2
 		return 1
 	fi
+}
+
+prog_stats() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ns = cnt = 0
+for p in json.load(sys.stdin):
+    if p.get("name") == sys.argv[1]:
+        ns += p.get("run_time_ns", 0); cnt += p.get("run_cnt", 0)
+print(ns, cnt)' "$1"
+}
+
+bpf_run_time() {
+	local pid a b
+	sh -c "$3" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do
+		a=$(prog_stats "$2")
+		[ "${a#* }" != 0 ] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	a=$(prog_stats "$2")
+	sleep 3
+	b=$(prog_stats "$2")
+	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
+	[ -z "${BPF_RUN_HOOK:-}" ] || "$BPF_RUN_HOOK" "$1"
+	wait "$pid"
 }
