@@ -89,7 +89,8 @@ AGENT_SRCS := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c agent/*
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
-PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c,\
+PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c \
+	tests/programs/nofpdl.c,\
 	$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
@@ -113,7 +114,8 @@ AGENT_BIN := $(BUILD)/vmtools-agent
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
-	$(BUILD)/programs/pgwait-ask.so $(BUILD)/programs/libnofp.so
+	$(BUILD)/programs/pgwait-ask.so $(BUILD)/programs/libnofp.so \
+	$(BUILD)/programs/libnofpdl.so
 
 .PHONY: ui man deb all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
@@ -194,14 +196,20 @@ $(BUILD)/programs/%: tests/programs/%.c
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -fno-omit-frame-pointer -fno-inline \
 		-fno-optimize-sibling-calls -pthread -o $@ $< $(LDFLAGS)
 
-# The workload without frame pointers, built as most code is, and the
-# shared library of ours it calls through its PLT (found beside it).
+# The workload without frame pointers, built as most code is, the shared
+# library of ours it calls through its PLT (found beside it), and the one
+# it loads with dlopen() when asked (beside it too, never linked).
 $(BUILD)/programs/nofp: tests/programs/nofp.c $(BUILD)/programs/libnofp.so
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNINGS) -O2 -fomit-frame-pointer -g -pthread -o $@ $< \
 		-L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
 
 $(BUILD)/programs/libnofp.so: tests/programs/nofplib.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -Wmissing-prototypes -O2 -fomit-frame-pointer -g \
+		-fPIC -shared -o $@ $< $(LDFLAGS)
+
+$(BUILD)/programs/libnofpdl.so: tests/programs/nofpdl.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNINGS) -Wmissing-prototypes -O2 -fomit-frame-pointer -g \
 		-fPIC -shared -o $@ $< $(LDFLAGS)

@@ -29,15 +29,25 @@
  *   thread     a second thread: nofp_thread_main -> nofp_thread_work ->
  *              nofp_thread_step -> nofp_thread_leaf; it runs only while
  *              main waits for it, so the process burns one CPU
- * --expect prints each chain as NAME LEAF FRAMES, FRAMES from main (or
- * the thread's function) down to the leaf, ';'-separated, as a folded
- * stack has them; libc's frames above (_start ..., start_thread ...) are
- * libc's, not named here.
  *
- * usage: nofp [--seconds S] [--comm NAME] [--chains] | nofp --expect
+ * With --dlopen S (tests/integration/77-nofp-dlopen.sh), the default
+ * workload until S seconds have passed, then libnofpdl.so
+ * (tests/programs/nofpdl.c, beside nofp, not linked) loaded with dlopen()
+ * and burnt in, called through the pointer dlsym() gives:
+ *   dlopen     main -> nofp_dlopen -> nofp_dl_burn -> (pointer)
+ *              nofpdl_entry -> nofpdl_middle -> nofpdl_inner ->
+ *              nofpdl_leaf, in libnofpdl.so
+ * --expect prints each chain of the mode given with it (--chains when
+ * none) as NAME LEAF FRAMES, FRAMES from main (or the thread's function)
+ * down to the leaf, ';'-separated, as a folded stack has them; libc's
+ * frames above (_start ..., start_thread ...) are libc's, not named here.
+ *
+ * usage: nofp [--seconds S] [--comm NAME] [--chains | --dlopen S] [--expect]
  */
 #include <alloca.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -47,6 +57,7 @@
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RECURSION_DEPTH 100
 #define CHAIN_SLICE 0.04
@@ -317,9 +328,56 @@ __attribute__((noinline)) void nofp_rotate(double until)
 	sink++;
 }
 
-/* What --chains runs, frame by frame, for the test to compare. */
-static void print_expected(void)
+/* --dlopen: a library loaded while the process runs. */
+
+__attribute__((noinline)) void nofp_dl_burn(void (*entry)(unsigned long),
+					    double until)
 {
+	while (now() < until)
+		entry(LEAF_ROUNDS);
+	sink++;
+}
+
+__attribute__((noinline)) void nofp_dlopen(double load_at, double until)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	char *slash;
+	void (*entry)(unsigned long);
+	void *lib;
+
+	nofp_outer(load_at); /* its own code until then */
+	/* libnofpdl.so is beside nofp. */
+	if (n > 0)
+		path[n] = '\0';
+	slash = n > 0 ? strrchr(path, '/') : NULL;
+	if (!slash ||
+	    (size_t)(slash - path) + sizeof("/libnofpdl.so") > sizeof(path)) {
+		fprintf(stderr, "nofp: cannot tell where nofp is\n");
+		exit(1);
+	}
+	strcpy(slash, "/libnofpdl.so");
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	entry = lib ? (void (*)(unsigned long))dlsym(lib, "nofpdl_entry") :
+		      NULL;
+	if (!entry) {
+		fprintf(stderr, "nofp: %s\n", dlerror());
+		exit(1);
+	}
+	nofp_dl_burn(entry, until);
+	sink++;
+}
+
+enum mode { MODE_DEFAULT, MODE_CHAINS, MODE_DLOPEN };
+
+/* What a mode runs, frame by frame, for the test to compare. */
+static void print_expected(enum mode mode)
+{
+	if (mode == MODE_DLOPEN) {
+		printf("dlopen nofpdl_leaf main;nofp_dlopen;nofp_dl_burn;"
+		       "nofpdl_entry;nofpdl_middle;nofpdl_inner;nofpdl_leaf\n");
+		return;
+	}
 	printf("recursion nofp_deep_leaf main;nofp_rotate;nofp_deep");
 	for (int i = 0; i < RECURSION_DEPTH; i++)
 		printf(";nofp_deep_recurse");
@@ -336,15 +394,18 @@ static void print_expected(void)
 
 int main(int argc, char **argv)
 {
-	double seconds = 5;
-	int chains = 0;
+	double seconds = 5, load_at = 0, start = now();
+	enum mode mode = MODE_DEFAULT;
+	int expect = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--expect")) {
-			print_expected();
-			return 0;
+			expect = 1;
 		} else if (!strcmp(argv[i], "--chains")) {
-			chains = 1;
+			mode = MODE_CHAINS;
+		} else if (i + 1 < argc && !strcmp(argv[i], "--dlopen")) {
+			mode = MODE_DLOPEN;
+			load_at = atof(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(argv[i], "--seconds")) {
 			seconds = atof(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(argv[i], "--comm")) {
@@ -352,13 +413,23 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr,
 				"usage: nofp [--seconds S] [--comm NAME] "
-				"[--chains] | nofp --expect\n");
+				"[--chains | --dlopen S] [--expect]\n");
 			return 2;
 		}
 	}
-	if (chains)
-		nofp_rotate(now() + seconds);
-	else
-		nofp_outer(now() + seconds);
+	if (expect) {
+		print_expected(mode);
+		return 0;
+	}
+	switch (mode) {
+	case MODE_CHAINS:
+		nofp_rotate(start + seconds);
+		break;
+	case MODE_DLOPEN:
+		nofp_dlopen(start + load_at, start + seconds);
+		break;
+	default:
+		nofp_outer(start + seconds);
+	}
 	return 0;
 }
