@@ -23,6 +23,7 @@
 #include "agent/symbolize/pgtitle.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
+#include "agent/symbolize/vdso.h"
 #include "common/array.h"
 
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
@@ -219,7 +220,7 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 				    m->path, p->exited ? "" : root, m->dev, &sf,
 				    NULL) == 0)
 			pm->files[i] = sf;
-		else if (m->path && !strcmp(m->path, "[vdso]") &&
+		else if (vm_vdso_path(m->path) &&
 			 vm_symcache_get_vdso(&sf) == 0)
 			pm->files[i] = sf;
 	}

@@ -22,13 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "agent/samples/guard.h"
 #include "agent/symbolize/debuginfod.h"
+#include "agent/symbolize/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
@@ -534,35 +534,18 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	return 0;
 }
 
-/* The size of our vDSO mapping, from /proc/self/maps. */
-static size_t vdso_size(uintptr_t base)
-{
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-
-		if (strstr(line, "[vdso]") &&
-		    sscanf(line, "%llx-%llx", &start, &end) == 2 &&
-		    start == base)
-			return end - start;
-	}
-	return 0;
-}
-
 int vm_symcache_get_vdso(const struct vm_symfile **out)
 {
 	static struct vm_symfile vdso;
 	static int state; /* 0 not tried, 1 read, -1 failed */
-	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	const void *image;
 	size_t size;
 
 	if (state == 0) {
 		state = -1;
-		size = base ? vdso_size(base) : 0;
-		if (size && vm_elf_read_mem((const void *)base, size,
-					    &vdso.info, "[vdso]", NULL) == 0)
+		if (vm_vdso_image(&image, &size) &&
+		    vm_elf_read_mem(image, size, &vdso.info, "[vdso]", NULL) ==
+			    0)
 			state = 1;
 	}
 	if (state < 0)

@@ -2,14 +2,14 @@
 # tests/lib/user-stacks.sh - the user stacks of a vmtools pprof with the
 # file each frame is in, for the tests that judge frames by where they
 # are, not only by name (77-nofp-dlopen.sh: a library loaded during the
-# profile).
+# profile; 78-nofp-vdso.sh: the vDSO, which no file on disk holds).
 # Sourced after tap.sh; needs `go tool pprof` (pprof_home first).
 #
 #   user_stacks PB OUT   `go tool pprof -raw PB` (kept in PB.raw; fails on
 #                        a warning or an error) into OUT, a sample a line:
 #                        "COUNT FRAME;FRAME;..." outermost first, each
 #                        FRAME NAME@FILE, FILE the basename of its
-#                        mapping's file (libc.so.6, ...; ? for a
+#                        mapping's file ([vdso], libc.so.6, ...; ? for a
 #                        frame in no mapping); kernel frames left out
 #   unwind_comment PB    the pprof's comment on how user stacks were
 #                        unwound, "TABLE FRAME_POINTER CUT": callers found

@@ -37,12 +37,18 @@
  *   dlopen     main -> nofp_dlopen -> nofp_dl_burn -> (pointer)
  *              nofpdl_entry -> nofpdl_middle -> nofpdl_inner ->
  *              nofpdl_leaf, in libnofpdl.so
+ * With --vdso (tests/integration/78-nofp-vdso.sh), clock_gettime() in a
+ * loop, which libc answers from the vDSO the kernel maps (no system call):
+ *   vdso       main -> nofp_vdso -> nofp_vdso_outer -> nofp_vdso_inner ->
+ *              libc's clock_gettime -> the vDSO's
  * --expect prints each chain of the mode given with it (--chains when
  * none) as NAME LEAF FRAMES, FRAMES from main (or the thread's function)
  * down to the leaf, ';'-separated, as a folded stack has them; libc's
- * frames above (_start ..., start_thread ...) are libc's, not named here.
+ * frames above (_start ..., start_thread ...) are libc's, not named here,
+ * and so are the vdso chain's last two, its LEAF nofp_vdso_inner.
  *
- * usage: nofp [--seconds S] [--comm NAME] [--chains | --dlopen S] [--expect]
+ * usage: nofp [--seconds S] [--comm NAME] [--chains | --dlopen S | --vdso]
+ *             [--expect]
  */
 #include <alloca.h>
 #include <dlfcn.h>
@@ -62,6 +68,7 @@
 #define RECURSION_DEPTH 100
 #define CHAIN_SLICE 0.04
 #define LEAF_ROUNDS 200000
+#define VDSO_ROUNDS 20000
 
 /* libnofp.so's, called through the PLT. */
 void nofplib_entry(unsigned long rounds);
@@ -368,7 +375,35 @@ __attribute__((noinline)) void nofp_dlopen(double load_at, double until)
 	sink++;
 }
 
-enum mode { MODE_DEFAULT, MODE_CHAINS, MODE_DLOPEN };
+/* --vdso: every clock_gettime() of the loop is nofp_vdso_inner's. */
+
+__attribute__((noinline)) double nofp_vdso_inner(void)
+{
+	struct timespec ts = { 0 };
+
+	for (int i = 0; i < VDSO_ROUNDS; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		sink += (unsigned long)ts.tv_nsec;
+	}
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) double nofp_vdso_outer(void)
+{
+	double t = nofp_vdso_inner();
+
+	sink++; /* not a tail call */
+	return t;
+}
+
+__attribute__((noinline)) void nofp_vdso(double until)
+{
+	while (nofp_vdso_outer() < until)
+		;
+	sink++;
+}
+
+enum mode { MODE_DEFAULT, MODE_CHAINS, MODE_DLOPEN, MODE_VDSO };
 
 /* What a mode runs, frame by frame, for the test to compare. */
 static void print_expected(enum mode mode)
@@ -376,6 +411,11 @@ static void print_expected(enum mode mode)
 	if (mode == MODE_DLOPEN) {
 		printf("dlopen nofpdl_leaf main;nofp_dlopen;nofp_dl_burn;"
 		       "nofpdl_entry;nofpdl_middle;nofpdl_inner;nofpdl_leaf\n");
+		return;
+	}
+	if (mode == MODE_VDSO) {
+		printf("vdso nofp_vdso_inner main;nofp_vdso;nofp_vdso_outer;"
+		       "nofp_vdso_inner\n");
 		return;
 	}
 	printf("recursion nofp_deep_leaf main;nofp_rotate;nofp_deep");
@@ -406,6 +446,8 @@ int main(int argc, char **argv)
 		} else if (i + 1 < argc && !strcmp(argv[i], "--dlopen")) {
 			mode = MODE_DLOPEN;
 			load_at = atof(argv[++i]);
+		} else if (!strcmp(argv[i], "--vdso")) {
+			mode = MODE_VDSO;
 		} else if (i + 1 < argc && !strcmp(argv[i], "--seconds")) {
 			seconds = atof(argv[++i]);
 		} else if (i + 1 < argc && !strcmp(argv[i], "--comm")) {
@@ -413,7 +455,7 @@ int main(int argc, char **argv)
 		} else {
 			fprintf(stderr,
 				"usage: nofp [--seconds S] [--comm NAME] "
-				"[--chains | --dlopen S] [--expect]\n");
+				"[--chains | --dlopen S | --vdso] [--expect]\n");
 			return 2;
 		}
 	}
@@ -427,6 +469,9 @@ int main(int argc, char **argv)
 		break;
 	case MODE_DLOPEN:
 		nofp_dlopen(start + load_at, start + seconds);
+		break;
+	case MODE_VDSO:
+		nofp_vdso(start + seconds);
 		break;
 	default:
 		nofp_outer(start + seconds);

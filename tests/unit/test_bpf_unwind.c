@@ -5,8 +5,10 @@
  * (bpf_calibrate.c) exactly once or not at all, the calibration for real
  * on this kernel, and a session's store (bpf_unwind.c) fed with this
  * process's own mappings: its executable's entry turns the address of a
- * function of its own into the very row the table has for it.  The parts
- * that make BPF maps need root and are skipped without it.
+ * function of its own into the very row the table has for it, and its
+ * [vdso] mapping, which no file holds, has the vDSO's table once, biased
+ * to where it is mapped.  The parts that make BPF maps need root and are
+ * skipped without it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/symbolize/unwind_table.h"
+#include "agent/symbolize/vdso.h"
 
 static void stack_pointer_found_once(void **state)
 {
@@ -158,6 +161,55 @@ static void store_serves_own_executable(void **state)
 	vm_bpf_unwind_close(&u);
 }
 
+static void store_serves_vdso(void **state)
+{
+	const struct vm_unwind_table *t;
+	struct vm_bpf_unwind_stats a, b;
+	struct vm_bpf_unwind u;
+	struct unwind_proc p;
+	uint32_t pid = (uint32_t)getpid();
+	const void *image;
+	size_t size;
+	int found = 0;
+
+	(void)state;
+	if (geteuid() != 0 || !vm_vdso_image(&image, &size))
+		skip();
+	t = vm_vdso_unwind_table((uintptr_t)image, (uintptr_t)image + size);
+	assert_non_null(t);
+	assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+	vm_bpf_unwind_feed(&u, pid, 0);
+	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
+	for (uint32_t i = 0; i < p.n; i++) {
+		const struct unwind_map *m = &p.m[i];
+		struct unwind_row row;
+
+		if (m->start != (uintptr_t)image)
+			continue;
+		found = 1;
+		assert_int_equal(m->count, t->n);
+		/* Its text is linked at 0: a pc less the start is a row's. */
+		assert_int_equal(m->bias, m->start + t->rows[0].addr);
+		for (uint32_t k = 0; k < m->count; k++) {
+			uint32_t idx = m->first + k;
+
+			assert_int_equal(
+				bpf_map_lookup_elem(u.rows_fd, &idx, &row), 0);
+			assert_int_equal(row.addr + t->rows[0].addr,
+					 t->rows[k].addr);
+			assert_int_equal(row.cfa_off, t->rows[k].cfa_off);
+		}
+	}
+	assert_true(found);
+	/* Its rows are in the store once, however often it is fed. */
+	vm_bpf_unwind_stats(&u, &a);
+	vm_bpf_unwind_forget(&u, pid);
+	vm_bpf_unwind_feed(&u, pid, 0);
+	vm_bpf_unwind_stats(&u, &b);
+	assert_int_equal(a.rows, b.rows);
+	vm_bpf_unwind_close(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +217,7 @@ int main(void)
 		cmocka_unit_test(stack_pointer_never_guessed),
 		cmocka_unit_test(calibration_on_this_kernel),
 		cmocka_unit_test(store_serves_own_executable),
+		cmocka_unit_test(store_serves_vdso),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

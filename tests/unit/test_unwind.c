@@ -10,7 +10,11 @@
  * pointers) back to its caller; a signal handler walks through the
  * kernel's signal frame to the interrupted function.  The tables of libc
  * and of this program are checked for rows (PLT stubs included), and a
- * file that is not ELF is refused with its name.
+ * file that is not ELF is refused with its name.  The vDSO's table
+ * (agent/symbolize/vdso.c), built from this process's own, is built once
+ * and covers each function the vDSO exports from its first instruction
+ * (CFA = rsp + 8, where its frame pointer is not set up yet); a mapping
+ * of another size is not given it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +32,7 @@
 
 #include "agent/symbolize/elf.h"
 #include "agent/symbolize/unwind.h"
+#include "agent/symbolize/vdso.h"
 
 #define MAX_FILES 16
 
@@ -304,6 +309,45 @@ static void test_tables(void **state)
 	vm_unwind_table_free(&t);
 }
 
+static void test_vdso(void **state)
+{
+	struct vm_elf_info info = { 0 };
+	const struct vm_unwind_table *t;
+	const void *image;
+	uint64_t start;
+	size_t size, functions = 0;
+
+	(void)state;
+	if (!vm_vdso_image(&image, &size))
+		skip(); /* a kernel without a vDSO */
+	start = (uint64_t)(uintptr_t)image;
+	t = vm_vdso_unwind_table(start, start + size);
+	assert_non_null(t);
+	assert_ptr_equal(vm_vdso_unwind_table(start, start + size), t);
+	assert_null(vm_vdso_unwind_table(start, start + size + 4096));
+	assert_true(vm_vdso_path("[vdso]"));
+	assert_false(vm_vdso_path("[vsyscall]"));
+	assert_false(vm_vdso_path(NULL));
+	print_message("the vDSO: %zu bytes, %zu rows\n", size, t->n);
+	for (size_t i = 1; i < t->n; i++)
+		assert_true(t->rows[i - 1].addr < t->rows[i].addr);
+	assert_int_equal(vm_elf_read_mem(image, size, &info, "[vdso]", NULL),
+			 0);
+	for (size_t i = 0; i < info.n_syms; i++) {
+		const struct vm_unwind_row *row;
+
+		if (!info.syms[i].size)
+			continue;
+		row = vm_unwind_lookup(t, info.syms[i].addr);
+		assert_non_null(row);
+		assert_int_equal(row->cfa, VM_UNWIND_RSP);
+		assert_int_equal(row->cfa_off, 8);
+		functions++;
+	}
+	assert_true(functions > 0);
+	vm_elf_info_free(&info);
+}
+
 /*
  * An epilogue past `pop %rbp`: the row (CFA = rsp + 8) still says rbp was
  * saved at CFA - 24, now below the stack pointer, where a stack copied
@@ -371,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_through_libc),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_epilogue),
+		cmocka_unit_test(test_vdso),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, teardown);

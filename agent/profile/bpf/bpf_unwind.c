@@ -15,7 +15,9 @@
  * mapping of its entry (a library dlopen()ed since).  Files are opened
  * through /proc/PID/map_files (the very file mapped, even if replaced
  * since) by the guard (agent/samples/guard.h): a file on a frozen mount
- * costs its table, never the session.
+ * costs its table, never the session.  The vDSO, which no file holds,
+ * has the table of the agent's own (agent/symbolize/vdso.h), its rows in
+ * the store once like any binary's.
  */
 #include "agent/profile/bpf/bpf_unwind.h"
 
@@ -32,12 +34,14 @@
 #include "agent/samples/guard.h"
 #include "agent/samples/proc.h"
 #include "agent/symbolize/unwind_cache.h"
+#include "agent/symbolize/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
 struct vm_bpf_unwind_bin {
-	uint64_t dev, ino; /* as the maps line said */
+	uint64_t dev, ino; /* as the maps line said (the vDSO: 0, 0) */
 	const struct vm_unwind_table *t; /* NULL: it has none */
+	bool cached; /* t is the cache's, to put back */
 	uint32_t first, count; /* its rows in the store */
 };
 
@@ -202,6 +206,34 @@ static bool store_rows(struct vm_bpf_unwind *u, const struct vm_unwind_table *t,
 	return true;
 }
 
+/*
+ * The table of mapping m of pid into *t (NULL: it has none), the cache's
+ * (*cached) or the vDSO's; false when the file cannot be opened now.
+ */
+static bool table_of(uint32_t pid, const struct vm_mapping *m,
+		     const struct vm_unwind_table **t, bool *cached)
+{
+	char path[64];
+	int fd;
+
+	*cached = false;
+	if (vm_vdso_path(m->path)) {
+		/* None: not our image (a 32-bit process's); cheap to ask. */
+		*t = vm_vdso_unwind_table(m->start, m->end);
+		return *t != NULL;
+	}
+	snprintf(path, sizeof(path),
+		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	fd = vm_guard_open_regular(path, m->dev, VM_GUARD_OPEN_MS);
+	if (fd < 0)
+		return false;
+	*t = vm_unwind_cache_get(fd, m->path);
+	*cached = *t != NULL;
+	close(fd);
+	return true;
+}
+
 /* The binary of mapping m of pid, its table in the store if it has one. */
 static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 					      uint32_t pid,
@@ -210,8 +242,7 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 {
 	struct vm_bpf_unwind_bin *b = NULL;
 	const struct vm_unwind_table *t;
-	char path[64];
-	int fd;
+	bool cached;
 
 	pthread_mutex_lock(&u->lock);
 	for (size_t i = 0; i < u->n_bins && !b; i++)
@@ -220,19 +251,13 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	pthread_mutex_unlock(&u->lock);
 	if (b)
 		return b;
-	snprintf(path, sizeof(path),
-		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 m->start, m->end);
-	fd = vm_guard_open_regular(path, m->dev, VM_GUARD_OPEN_MS);
-	if (fd < 0)
-		return NULL; /* gone, or not readable now: asked again later */
 	/* Built outside the lock: the reader thread asks under it. */
-	t = vm_unwind_cache_get(fd, m->path);
-	close(fd);
+	if (!table_of(pid, m, &t, &cached))
+		return NULL; /* gone, or not readable now: asked again later */
 	pthread_mutex_lock(&u->lock);
 	if (vm_grow(u->bins, &u->cap_bins, u->n_bins + 1)) {
 		pthread_mutex_unlock(&u->lock);
-		if (t)
+		if (cached)
 			vm_unwind_cache_put(t);
 		return NULL;
 	}
@@ -240,7 +265,8 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	*b = (struct vm_bpf_unwind_bin){ .dev = m->dev, .ino = ino };
 	if (t && t->n && store_rows(u, t, b, m->path)) {
 		b->t = t;
-	} else if (t) {
+		b->cached = cached;
+	} else if (cached) {
 		vm_unwind_cache_put(t);
 	}
 	pthread_mutex_unlock(&u->lock);
@@ -294,7 +320,7 @@ static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
 		}
 		e = &p->m[p->n++];
 		*e = (struct unwind_map){ .start = m.start, .end = m.end };
-		if (m.path && m.path[0] == '/')
+		if (m.path && (m.path[0] == '/' || vm_vdso_path(m.path)))
 			b = bin_of(u, pid, &m, ino);
 		if (b && b->t && bias_of(b->t, &m, &bias)) {
 			e->bias = bias;
@@ -412,7 +438,7 @@ void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 	if (u->started)
 		pthread_join(u->feeder, NULL);
 	for (size_t i = 0; i < u->n_bins; i++)
-		if (u->bins[i].t)
+		if (u->bins[i].cached)
 			vm_unwind_cache_put(u->bins[i].t);
 	free(u->bins);
 	free(u->queue);

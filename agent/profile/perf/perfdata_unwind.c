@@ -10,7 +10,8 @@
  * for the profile.  Files are opened through the
  * process's root while it lives and through the guard
  * (agent/samples/guard.h): a file on a frozen mount costs its frames, not
- * the profile.
+ * the profile.  The vDSO, which no file holds, has the table of the
+ * agent's own (agent/symbolize/vdso.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include "agent/samples/guard.h"
 #include "agent/symbolize/unwind.h"
 #include "agent/symbolize/unwind_cache.h"
+#include "agent/symbolize/vdso.h"
 #include "common/array.h"
 
 struct pd_unwind_file {
@@ -80,10 +82,14 @@ static const struct vm_unwind_table *find(void *arg, uint64_t pc,
 		const struct vm_mapping *m = &w->maps[i];
 		const struct vm_unwind_table *t;
 
-		if (pc < m->start || pc >= m->end || !m->path ||
-		    m->path[0] != '/')
+		if (pc < m->start || pc >= m->end || !m->path)
 			continue;
-		t = table_of(w->u, w->pid, m->path);
+		if (m->path[0] == '/')
+			t = table_of(w->u, w->pid, m->path);
+		else if (vm_vdso_path(m->path))
+			t = vm_vdso_unwind_table(m->start, m->end);
+		else
+			continue;
 		if (!t ||
 		    !vm_unwind_link_addr(t, pc - m->start + m->pgoff, link))
 			return NULL;
