@@ -14,7 +14,8 @@
  * verifier checks it once, whatever the call site, and the interpreter
  * runs it: a kernel without the JIT refuses bpf_loop's callbacks, not
  * calls), called by a loop of at most STACK_MAX_DEPTH rounds: the
- * mapping that holds the pc, the row that holds it (two halvings), then
+ * mapping that holds the pc, the row that holds it (two halvings, the
+ * second among the few rows of its page in the binary's index), then
  * the caller's registers by the row's rule, by the signal frame
  * __restore_rt returns through, or by the frame pointer where no row
  * covers the pc.  A read that fails, a frame that does not move up the
@@ -70,13 +71,6 @@ struct {
 	__type(value, __u8);
 	__uint(max_entries, 1);
 } unwind_asked SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_cached);
-	__uint(max_entries, UNWIND_CACHE_SLOTS);
-} unwind_pc_cache SEC(".maps");
 
 /* Where a walk starts. */
 struct unwind_start {
@@ -142,13 +136,22 @@ static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
 	return ci ? bpf_map_lookup_elem(&unwind_procs, &ci->ppid) : NULL;
 }
 
+/* Entry k of the index at row `index` of the store (bpf/unwind.h). */
+static __always_inline __u32 unwind_index_at(__u32 index, __u32 k)
+{
+	__u32 at = index + k / 4;
+	const __u32 *four = bpf_map_lookup_elem(&unwind_rows, &at);
+
+	return four ? four[k & 3] : 0;
+}
+
 /* The row that holds pc, or NULL: none does, or no mapping holds pc. */
 static __always_inline const struct unwind_row *
 unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 {
 	const struct unwind_map *m;
 	const struct unwind_row *row;
-	__u32 lo = 0, hi = proc->n, mid, first, tgid;
+	__u32 lo = 0, hi = proc->n, mid, first, tgid, k;
 	__u64 rel;
 	__u8 yes = 1;
 
@@ -169,10 +172,16 @@ unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 	rel = pc - m->bias;
 	if (!m->count || rel >> 32)
 		return NULL;
-	/* The last row whose address is at most rel. */
+	/* The last row whose address is at most rel, within its page. */
 	first = m->first;
-	lo = first;
-	hi = first + m->count;
+	k = (__u32)rel >> (m->shift & 31);
+	if (k >= m->pages) {
+		lo = first + m->count;
+		hi = lo;
+	} else {
+		lo = first + unwind_index_at(m->index, k);
+		hi = first + unwind_index_at(m->index, k + 1);
+	}
 	for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;
 		row = bpf_map_lookup_elem(&unwind_rows, &mid);
@@ -196,28 +205,6 @@ unknown:
 		announce(PROFILE_EVENT_MAPS, tgid, 0);
 	}
 	return NULL;
-}
-
-/* The row that holds pc: from this CPU's cache, else found and kept. */
-static __always_inline const struct unwind_row *
-unwind_row_of(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
-{
-	__u32 slot = (__u32)((pc * 0x9e3779b97f4a7c15ULL) >> 54) &
-		     (UNWIND_CACHE_SLOTS - 1);
-	struct unwind_cached *c = bpf_map_lookup_elem(&unwind_pc_cache, &slot);
-	const struct unwind_row *row;
-
-	if (!c)
-		return unwind_find(w, proc, pc);
-	if (c->pc == pc && c->gen == proc->gen)
-		return c->found ? &c->row : NULL;
-	row = unwind_find(w, proc, pc);
-	c->pc = pc;
-	c->gen = proc->gen;
-	c->found = row != NULL;
-	if (row)
-		c->row = *row;
-	return c->found ? &c->row : NULL;
 }
 
 static __always_inline bool unwind_read(__u64 *v, __u64 addr)
@@ -321,7 +308,7 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 	sp = w->rsp;
 	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
 	w->n++;
-	row = unwind_row_of(w, proc, w->exact ? w->rip : w->rip - 1);
+	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
 	w->exact = 0;
 	if (row && row->cfa == UNWIND_SIGNAL) {
 		s = unwind_by_signal(w) ? 1 : -1;

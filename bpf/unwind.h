@@ -6,6 +6,13 @@
  * binary, and for each target process the executable mappings that have
  * a run, sorted by address.
  *
+ * A binary's rows are followed in the store by their index, which
+ * narrows the search for a row to a few: for each page of its row
+ * addresses, k from 0 to `pages`, how many of its rows start before page
+ * k (addresses below k << shift), four 32-bit counts to a row of the
+ * store.  The agent picks the page size so that a page holds about 8
+ * rows on average and the index takes a 32nd of the rows' space.
+ *
  * A row is agent/symbolize/unwind_table.h's, made small: its address is
  * an offset from the binary's first row (a binary's rows span less than
  * 4 GiB), the rules fit 12 bytes, and it is 16: a BPF array keeps its
@@ -46,27 +53,15 @@ struct unwind_map {
 	__u64 start, end; /* run-time addresses */
 	__u64 bias; /* row address = pc - bias */
 	__u32 first, count; /* the binary's rows in the store */
+	__u32 index, pages; /* its index in the store, and its pages */
+	__u32 shift; /* a page is 1 << shift bytes of row addresses */
+	__u32 pad;
 };
 
 struct unwind_proc {
 	__u32 n; /* mappings in m[], sorted by start */
-	__u32 gen; /* this version of the entry, unique: never 0 */
+	__u32 pad;
 	struct unwind_map m[UNWIND_MAX_MAPS];
-};
-
-/*
- * The rows found lately, per CPU, by pc (the frames of a process repeat
- * from sample to sample): a slot holds the row of pc under the entry of
- * generation gen, or that there is none.  A new entry (an exec, a library
- * mapped) has a new generation, so no slot answers for it.
- */
-#define UNWIND_CACHE_SLOTS 1024
-
-struct unwind_cached {
-	__u64 pc;
-	__u32 gen;
-	__u32 found;
-	struct unwind_row row;
 };
 
 /*

@@ -90,6 +90,39 @@ __attribute__((noinline)) int bpf_unwind_probe(int x)
 	return x * 3 + 1;
 }
 
+/*
+ * The row the programs find for rel in m (bpf/unwind.bpf.h): the page's
+ * counts from the binary's index, then halvings among that page's rows.
+ * -1 when none holds rel.
+ */
+static int64_t find_as_program(int rows_fd, const struct unwind_map *m,
+			       uint64_t rel)
+{
+	uint32_t k = (uint32_t)(rel >> m->shift), lo, hi, four[2][4], at;
+
+	if (k >= m->pages)
+		return m->count ? (int64_t)m->count - 1 : -1;
+	for (int i = 0; i < 2; i++) {
+		at = m->index + (k + i) / 4;
+		assert_int_equal(bpf_map_lookup_elem(rows_fd, &at, four[i]), 0);
+	}
+	lo = four[0][k & 3];
+	hi = four[1][(k + 1) & 3];
+	assert_true(lo <= hi && hi <= m->count);
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2, idx = m->first + mid;
+		struct unwind_row row;
+
+		assert_int_equal(bpf_map_lookup_elem(rows_fd, &idx, &row), 0);
+		if (row.addr <= rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo is the first row past rel: the one before it holds rel. */
+	return (int64_t)lo - 1;
+}
+
 static void store_serves_own_executable(void **state)
 {
 	struct vm_unwind_table t = { 0 };
@@ -117,6 +150,7 @@ static void store_serves_own_executable(void **state)
 		uint64_t rel = pc - m->bias;
 		const struct unwind_row *r = NULL;
 		struct unwind_row rows[2], last;
+		int64_t at = -1;
 
 		if (pc < m->start || pc >= m->end)
 			continue;
@@ -133,9 +167,18 @@ static void store_serves_own_executable(void **state)
 			if (rows[k & 1].addr <= rel) {
 				last = rows[k & 1];
 				r = &last;
+				at = k;
 			}
+			/* Its index finds the same row for each address. */
+			assert_int_equal(find_as_program(u.rows_fd, m,
+							 rows[k & 1].addr),
+					 k);
 		}
 		assert_non_null(r);
+		assert_int_equal(find_as_program(u.rows_fd, m, rel), at);
+		/* About 8 rows a page; the index after the rows. */
+		assert_true(m->pages <= m->count / 8 + 1);
+		assert_int_equal(m->index, m->first + m->count);
 		/* The table's own answer, by link-time address. */
 		link = rel + t.rows[0].addr;
 		want = vm_unwind_lookup(&t, link);
@@ -158,7 +201,26 @@ static void store_serves_own_executable(void **state)
 	vm_bpf_unwind_forget(&u, pid);
 	assert_int_not_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
 	vm_unwind_table_free(&t);
-	vm_bpf_unwind_close(&u);
+	/* The next profile finds the rows where this one left them. */
+	{
+		struct vm_bpf_unwind_stats a, b;
+		struct unwind_proc again;
+
+		vm_bpf_unwind_stats(&u, &a);
+		vm_bpf_unwind_close(&u);
+		assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+		vm_bpf_unwind_feed(&u, pid, 0);
+		vm_bpf_unwind_stats(&u, &b);
+		assert_int_equal(a.rows, b.rows);
+		assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &again),
+				 0);
+		assert_int_equal(again.n, p.n);
+		for (uint32_t i = 0; i < p.n; i++) {
+			assert_int_equal(again.m[i].first, p.m[i].first);
+			assert_int_equal(again.m[i].index, p.m[i].index);
+		}
+		vm_bpf_unwind_close(&u);
+	}
 }
 
 static void store_serves_vdso(void **state)

@@ -3,9 +3,12 @@
  * bpf_unwind.c - the unwind tables of one BPF profile (bpf_unwind.h).
  *
  * The store is a BPF array the agent maps into its own memory and writes
- * rows into directly: a binary's rows are copied from the process-wide
- * cache (agent/symbolize/unwind_cache.c, built once per build id) the
- * first time a target of the session maps it, and stay for the session.
+ * rows into directly, made at the first profile and kept for the next
+ * ones (every profile's programs read the same map): a binary's rows are
+ * copied from the process-wide cache (agent/symbolize/unwind_cache.c,
+ * built once per build id) the first time a target maps it, and serve
+ * every later profile as they are.  A profile that starts with the store
+ * more than half full and no other profile running empties it first.
  * A process's entry lists its executable mappings in address order, each
  * with where its binary's rows are and the bias that turns a pc into a
  * row address; a child whose mappings are its parent's gets none (the
@@ -41,15 +44,27 @@
 struct vm_bpf_unwind_bin {
 	uint64_t dev, ino; /* as the maps line said (the vDSO: 0, 0) */
 	const struct vm_unwind_table *t; /* NULL: it has none */
-	bool cached; /* t is the cache's, to put back */
+	bool cached; /* the store's: t is the cache's, to put back */
 	uint32_t first, count; /* its rows in the store */
+	uint32_t index, pages, shift; /* its index there (bpf/unwind.h) */
 };
+
+/*
+ * The store (bpf/unwind.h) and the binaries whose rows it holds, each
+ * with its table (a reference of the cache's, when `cached`), or none:
+ * a binary without one is known not to have it.
+ */
+static struct {
+	pthread_mutex_t lock;
+	int fd; /* -1: not made yet */
+	uint32_t n_rows; /* rows used */
+	struct vm_bpf_unwind_bin *bins;
+	size_t n_bins, cap_bins;
+	unsigned users; /* profiles open */
+} store = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
 static char refusal[256];
-
-/* The generation of the entries written (bpf/unwind.h), never 0. */
-static uint32_t generation;
 
 /* Binaries every session left without tables, for /healthz. */
 static uint64_t skipped_total;
@@ -77,6 +92,16 @@ void vm_bpf_unwind_refusal(char *buf, size_t size)
 	pthread_mutex_unlock(&refusal_lock);
 }
 
+/* The store's binaries and rows let go (under its lock). */
+static void store_empty(void)
+{
+	for (size_t i = 0; i < store.n_bins; i++)
+		if (store.bins[i].cached)
+			vm_unwind_cache_put(store.bins[i].t);
+	store.n_bins = 0;
+	store.n_rows = 0;
+}
+
 int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
@@ -86,17 +111,30 @@ int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
 	u->rows_fd = u->procs_fd = u->asked_fd = -1;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
-	u->rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows",
-				    sizeof(uint32_t), sizeof(struct unwind_row),
-				    VM_BPF_UNWIND_ROWS, &mmapable);
+	pthread_mutex_lock(&store.lock);
+	if (store.fd < 0)
+		store.fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows",
+					  sizeof(uint32_t),
+					  sizeof(struct unwind_row),
+					  VM_BPF_UNWIND_ROWS, &mmapable);
+	else if (!store.users && store.n_rows > VM_BPF_UNWIND_ROWS / 2)
+		store_empty();
+	if (store.fd >= 0) {
+		u->rows_fd = store.fd;
+		store.users++;
+	}
+	pthread_mutex_unlock(&store.lock);
+	if (u->rows_fd < 0)
+		return vm_error_errno(err, errno,
+				      "cannot create the unwind tables' store");
 	u->procs_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "unwind_procs",
 				     sizeof(uint32_t),
 				     sizeof(struct unwind_proc),
 				     VM_BPF_UNWIND_PROCS, &no_prealloc);
 	u->asked_fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "unwind_asked",
 				     sizeof(uint32_t), sizeof(uint8_t),
-				     VM_BPF_UNWIND_PROCS, NULL);
-	if (u->rows_fd < 0 || u->procs_fd < 0 || u->asked_fd < 0)
+				     VM_BPF_UNWIND_ASKED, NULL);
+	if (u->procs_fd < 0 || u->asked_fd < 0)
 		return vm_error_errno(err, errno,
 				      "cannot create the unwind tables' maps");
 	return 0;
@@ -164,46 +202,80 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 	pthread_mutex_unlock(&refusal_lock);
 }
 
-/* Copy t's rows into the store (under lock): false when they cannot go. */
-static bool store_rows(struct vm_bpf_unwind *u, const struct vm_unwind_table *t,
-		       struct vm_bpf_unwind_bin *b, const char *path)
+/*
+ * The page size of t's index (bpf/unwind.h): the smallest of at least 16
+ * bytes with at most one page per 8 rows.
+ */
+static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
+{
+	uint64_t span = t->rows[t->n - 1].addr - t->rows[0].addr;
+	uint64_t most = t->n / 8 ? t->n / 8 : 1;
+	uint32_t shift = 4;
+
+	while (shift < 31 && (span >> shift) + 1 > most)
+		shift++;
+	*pages = (uint32_t)((span >> shift) + 1);
+	return shift;
+}
+
+/* t's index into the four counts a row holds, from row `rows`. */
+static void write_index(const struct vm_unwind_table *t, uint32_t shift,
+			uint32_t pages, uint32_t *counts)
+{
+	uint64_t base = t->rows[0].addr;
+	size_t i = 0;
+
+	for (uint32_t k = 0; k <= pages; k++) {
+		while (i < t->n && t->rows[i].addr - base < (uint64_t)k
+								    << shift)
+			i++;
+		counts[k] = (uint32_t)i;
+	}
+}
+
+/*
+ * Copy t's rows and index into the store (under its lock) for b: NULL, or
+ * why they cannot go.
+ */
+static const char *store_rows(const struct vm_unwind_table *t,
+			      struct vm_bpf_unwind_bin *b)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t base = t->rows[0].addr;
-	size_t from, to;
+	uint32_t pages, shift = index_shift(t, &pages), at = store.n_rows;
+	size_t from, to, total = t->n + (pages + 1 + 3) / 4;
 	struct unwind_row *rows;
 	char *map;
 	bool fit = true;
 
-	if (t->n > VM_BPF_UNWIND_ROWS - u->n_rows) {
-		skipped(u, path, "past the unwind tables' store");
-		return false;
-	}
+	if (total > VM_BPF_UNWIND_ROWS - at)
+		return "past the unwind tables' store";
 	/*
-	 * Only the pages the rows go to are mapped, and only while they are
-	 * written: the whole store mapped would count its 16 MiB in the
+	 * Only the pages written are mapped, and only while written: the
+	 * store stays kernel memory (counted as the maps' own), not the
 	 * agent's RSS.
 	 */
-	from = u->n_rows * sizeof(*rows) / page * page;
-	to = ((u->n_rows + t->n) * sizeof(*rows) + page - 1) / page * page;
+	from = at * sizeof(*rows) / page * page;
+	to = ((at + total) * sizeof(*rows) + page - 1) / page * page;
 	map = mmap(NULL, to - from, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   u->rows_fd, (off_t)from);
-	if (map == MAP_FAILED) {
-		skipped(u, path, "the unwind tables' store cannot be mapped");
-		return false;
-	}
-	rows = (struct unwind_row *)(map + (u->n_rows * sizeof(*rows) - from));
+		   store.fd, (off_t)from);
+	if (map == MAP_FAILED)
+		return "the unwind tables' store cannot be written";
+	rows = (struct unwind_row *)(map + (at * sizeof(*rows) - from));
 	for (size_t i = 0; i < t->n && fit; i++)
 		fit = small_row(&t->rows[i], base, &rows[i]);
+	if (fit)
+		write_index(t, shift, pages, (uint32_t *)&rows[t->n]);
 	munmap(map, to - from);
-	if (!fit) {
-		skipped(u, path, "its code spans 4 GiB or more");
-		return false;
-	}
-	b->first = u->n_rows;
+	if (!fit)
+		return "its code spans 4 GiB or more";
+	b->first = at;
 	b->count = (uint32_t)t->n;
-	u->n_rows += (uint32_t)t->n;
-	return true;
+	b->index = at + (uint32_t)t->n;
+	b->pages = pages;
+	b->shift = shift;
+	store.n_rows += (uint32_t)total;
+	return NULL;
 }
 
 /*
@@ -234,41 +306,85 @@ static bool table_of(uint32_t pid, const struct vm_mapping *m,
 	return true;
 }
 
-/* The binary of mapping m of pid, its table in the store if it has one. */
+/* The binary dev/ino among n bins, or NULL. */
+static struct vm_bpf_unwind_bin *bin_in(struct vm_bpf_unwind_bin *bins,
+					size_t n, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (bins[i].dev == dev && bins[i].ino == ino)
+			return &bins[i];
+	return NULL;
+}
+
+/*
+ * The binary dev/ino of the store into *out: found there, or its table
+ * (t, a reference of the cache's when `cached`, which the store takes or
+ * puts back) written into it now.  NULL, or why it has no rows.
+ */
+static const char *store_bin(uint64_t dev, uint64_t ino,
+			     const struct vm_unwind_table *t, bool cached,
+			     struct vm_bpf_unwind_bin *out)
+{
+	struct vm_bpf_unwind_bin *b, nb = { .dev = dev, .ino = ino };
+	const char *why = NULL;
+
+	pthread_mutex_lock(&store.lock);
+	b = bin_in(store.bins, store.n_bins, dev, ino);
+	if (!b && t && t->n)
+		why = store_rows(t, &nb);
+	if (!b && !why &&
+	    !vm_grow(store.bins, &store.cap_bins, store.n_bins + 1)) {
+		nb.t = t && t->n ? t : NULL;
+		nb.cached = nb.t && cached;
+		b = &store.bins[store.n_bins++];
+		*b = nb;
+		cached = cached && !nb.cached; /* the store has it */
+	}
+	/* Rows written but not recorded stay unused until the store empties. */
+	*out = b ? *b : nb;
+	out->cached = false;
+	if (!b)
+		out->t = NULL;
+	pthread_mutex_unlock(&store.lock);
+	if (cached)
+		vm_unwind_cache_put(t);
+	return why;
+}
+
+/*
+ * The binary of mapping m of pid, with its rows in the store if it has a
+ * table: the session's record of it, made the first time it is seen.
+ */
 static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 					      uint32_t pid,
 					      const struct vm_mapping *m,
 					      uint64_t ino)
 {
-	struct vm_bpf_unwind_bin *b = NULL;
-	const struct vm_unwind_table *t;
-	bool cached;
+	struct vm_bpf_unwind_bin *b, nb;
+	const struct vm_unwind_table *t = NULL;
+	const char *why;
+	bool cached = false;
 
 	pthread_mutex_lock(&u->lock);
-	for (size_t i = 0; i < u->n_bins && !b; i++)
-		if (u->bins[i].dev == m->dev && u->bins[i].ino == ino)
-			b = &u->bins[i];
+	b = bin_in(u->bins, u->n_bins, m->dev, ino);
 	pthread_mutex_unlock(&u->lock);
 	if (b)
 		return b;
-	/* Built outside the lock: the reader thread asks under it. */
-	if (!table_of(pid, m, &t, &cached))
+	pthread_mutex_lock(&store.lock);
+	b = bin_in(store.bins, store.n_bins, m->dev, ino);
+	pthread_mutex_unlock(&store.lock);
+	/* Built outside the locks: the reader thread asks under them. */
+	if (!b && !table_of(pid, m, &t, &cached))
 		return NULL; /* gone, or not readable now: asked again later */
+	why = store_bin(m->dev, ino, t, cached, &nb);
 	pthread_mutex_lock(&u->lock);
-	if (vm_grow(u->bins, &u->cap_bins, u->n_bins + 1)) {
-		pthread_mutex_unlock(&u->lock);
-		if (cached)
-			vm_unwind_cache_put(t);
-		return NULL;
-	}
-	b = &u->bins[u->n_bins++];
-	*b = (struct vm_bpf_unwind_bin){ .dev = m->dev, .ino = ino };
-	if (t && t->n && store_rows(u, t, b, m->path)) {
-		b->t = t;
-		b->cached = cached;
-	} else if (cached) {
-		vm_unwind_cache_put(t);
-	}
+	if (why)
+		skipped(u, m->path, why);
+	b = vm_grow(u->bins, &u->cap_bins, u->n_bins + 1) ?
+		    NULL :
+		    &u->bins[u->n_bins++];
+	if (b)
+		*b = nb;
 	pthread_mutex_unlock(&u->lock);
 	return b;
 }
@@ -326,6 +442,9 @@ static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
 			e->bias = bias;
 			e->first = b->first;
 			e->count = b->count;
+			e->index = b->index;
+			e->pages = b->pages;
+			e->shift = b->shift;
 		}
 	}
 	fclose(f);
@@ -345,7 +464,6 @@ void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
 	    parent.n == p.n && !memcmp(parent.m, p.m, p.n * sizeof(p.m[0])))
 		return; /* its parent's serve */
 	pthread_mutex_lock(&u->lock);
-	p.gen = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 	if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY) || !all) {
 		u->procs_skipped++;
 		snprintf(
@@ -419,11 +537,13 @@ void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid)
 void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 			 struct vm_bpf_unwind_stats *out)
 {
-	pthread_mutex_lock(&u->lock);
+	pthread_mutex_lock(&store.lock);
 	out->bins = 0;
-	for (size_t i = 0; i < u->n_bins; i++)
-		out->bins += u->bins[i].t != NULL;
-	out->rows = u->n_rows;
+	for (size_t i = 0; i < store.n_bins; i++)
+		out->bins += store.bins[i].t != NULL;
+	out->rows = store.n_rows;
+	pthread_mutex_unlock(&store.lock);
+	pthread_mutex_lock(&u->lock);
 	out->bins_skipped = u->bins_skipped;
 	out->procs_skipped = u->procs_skipped;
 	pthread_mutex_unlock(&u->lock);
@@ -437,13 +557,13 @@ void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 	pthread_mutex_unlock(&u->lock);
 	if (u->started)
 		pthread_join(u->feeder, NULL);
-	for (size_t i = 0; i < u->n_bins; i++)
-		if (u->bins[i].cached)
-			vm_unwind_cache_put(u->bins[i].t);
 	free(u->bins);
 	free(u->queue);
-	if (u->rows_fd >= 0)
-		close(u->rows_fd);
+	if (u->rows_fd >= 0) {
+		pthread_mutex_lock(&store.lock);
+		store.users--;
+		pthread_mutex_unlock(&store.lock);
+	}
 	if (u->procs_fd >= 0)
 		close(u->procs_fd);
 	if (u->asked_fd >= 0)

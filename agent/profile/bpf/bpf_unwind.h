@@ -2,7 +2,7 @@
 /*
  * bpf_unwind.h - the unwind tables one BPF profile gives its programs
  * (bpf_unwind.c; the programs' side is bpf/unwind.bpf.h): a store of rows
- * both programs of the session share, each binary's rows once, and each
+ * every profile's programs share, each binary's rows once, and each
  * target process's executable mappings, read from /proc and kept current
  * by a thread of its own as processes start, exec and map new files.
  */
@@ -27,13 +27,18 @@
 #define VM_BPF_UNWIND_ROWS (1u << 20)
 /* Processes with mappings of their own (children share their parent's). */
 #define VM_BPF_UNWIND_PROCS 16384
+/*
+ * Processes that asked lately to have their mappings read again, each
+ * once until read (a least recently used map: past it, one asks twice).
+ */
+#define VM_BPF_UNWIND_ASKED 1024
 
 struct vm_bpf_unwind_bin;
 
 struct vm_bpf_unwind {
-	int rows_fd, procs_fd, asked_fd; /* -1: none */
-	uint32_t n_rows; /* rows of the store used */
-	struct vm_bpf_unwind_bin *bins; /* the binaries in the store */
+	int procs_fd, asked_fd; /* -1: none */
+	int rows_fd; /* the store's, kept for later profiles; -1: none */
+	struct vm_bpf_unwind_bin *bins; /* the binaries seen, as stored */
 	size_t n_bins, cap_bins;
 	/* What went without: binaries past the store, processes past maps. */
 	uint64_t bins_skipped, procs_skipped;
