@@ -378,6 +378,7 @@ int cmd_profile(int argc, char **argv)
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
+	vm_engine_release();
 	free(out.data);
 	if (r < 0) {
 		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));

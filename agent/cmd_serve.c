@@ -704,6 +704,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_http_stop(sv->srv, drain_ms);
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
+	vm_engine_release();
 	free(sv->push_token);
 	if (sv->push_userpwd)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));

@@ -53,6 +53,11 @@ struct vm_backend_ops {
 	int (*seal)(void *state, struct vm_samples *out, struct vm_error *err);
 	/* Release everything; must be safe after a failed start/collect. */
 	void (*destroy)(void *state);
+	/*
+	 * What the backend keeps from one profile for the next let go, when
+	 * no profile runs (NULL: it keeps nothing).
+	 */
+	void (*release)(void);
 };
 
 extern const struct vm_backend_ops vm_bpf_backend;

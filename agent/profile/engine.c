@@ -362,6 +362,16 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 	return r;
 }
 
+void vm_engine_release(void)
+{
+	const struct vm_backend_ops *const all[] = { &vm_bpf_backend,
+						     &vm_perf_backend };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (all[i]->release)
+			all[i]->release();
+}
+
 void vm_session_free(struct vm_session *s)
 {
 	if (!s)

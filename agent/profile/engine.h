@@ -13,6 +13,8 @@
  *   vm_session_free()    release everything; safe on every path
  *   vm_session_seal()    continuous sessions: the window so far, while
  *                        sampling goes on into the next one
+ *   vm_engine_release()  when no session runs (the agent stopping): what
+ *                        backends keep from one profile for the next
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
  * -ENODEV / -EPERM / -ENOENT from start mean the backend is unavailable,
@@ -104,6 +106,7 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st);
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err);
 void vm_session_free(struct vm_session *s);
+void vm_engine_release(void);
 
 /*
  * A continuous session's window: the samples since the previous seal (or

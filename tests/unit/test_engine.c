@@ -210,6 +210,7 @@ static void test_session(void **state)
 	vm_session_status(s, &status);
 	vm_session_free(s);
 
+	vm_engine_release(); /* the unwind tables' store, kept till now */
 	assert_int_equal(bpf_fds(), before);
 
 	/* The slot is free again; folded + gzip this time. */
@@ -227,6 +228,7 @@ static void test_session(void **state)
 	free(out.data);
 	vm_session_free(s);
 	vm_session_free(NULL);
+	vm_engine_release(); /* the unwind tables' store, kept till now */
 	assert_int_equal(bpf_fds(), before);
 }
 
@@ -307,6 +309,7 @@ static void test_continuous(void **state)
 	vm_session_free(s);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	vm_engine_release(); /* the unwind tables' store, kept till now */
 	assert_int_equal(bpf_fds(), before);
 }
 

@@ -546,4 +546,5 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.collect = bpf_collect,
 	.seal = vm_bpf_cpu_seal,
 	.destroy = bpf_destroy,
+	.release = vm_bpf_unwind_release,
 };

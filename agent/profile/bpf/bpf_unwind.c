@@ -549,6 +549,20 @@ void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 	pthread_mutex_unlock(&u->lock);
 }
 
+void vm_bpf_unwind_release(void)
+{
+	pthread_mutex_lock(&store.lock);
+	if (!store.users && store.fd >= 0) {
+		store_empty();
+		free(store.bins);
+		store.bins = NULL;
+		store.cap_bins = 0;
+		close(store.fd);
+		store.fd = -1;
+	}
+	pthread_mutex_unlock(&store.lock);
+}
+
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 {
 	pthread_mutex_lock(&u->lock);

@@ -101,5 +101,10 @@ void vm_bpf_unwind_refusal(char *buf, size_t size);
 
 /* The feeder stopped, the tables released, the maps closed. */
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u);
+/*
+ * The store, kept from one profile for the next, emptied and closed when
+ * no profile uses it (the agent stopping).
+ */
+void vm_bpf_unwind_release(void);
 
 #endif
