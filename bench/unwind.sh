@@ -55,12 +55,17 @@ STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
 sysctl -q kernel.bpf_stats_enabled=1
 
-# unwind_maps NAME: the unwind maps' memlock, while this agent's programs
-# are loaded, to $T/maps.NAME.
+# unwind_maps NAME: the memlock of the unwind maps the loaded do_sample
+# programs use (this agent's, while its programs are loaded; an idle
+# `serve` keeps its store too, which is not counted twice), to
+# $T/maps.NAME.
 unwind_maps() {
-	bpftool -j map show 2>/dev/null | python3 -c '
-import json, sys
-print(sum(m.get("bytes_memlock", 0) for m in json.load(sys.stdin) if m.get("name", "").startswith("unwind_")))' >>"$T/maps.$1"
+	python3 -c '
+import json, subprocess
+def show(what):
+    return json.loads(subprocess.run(["bpftool", "-j", what, "show"], capture_output=True, text=True).stdout or "[]")
+ids = {i for p in show("prog") if p.get("name") == "do_sample" for i in p.get("map_ids", [])}
+print(sum(m.get("bytes_memlock", 0) for m in show("map") if m["id"] in ids and m.get("name", "").startswith("unwind_")))' >>"$T/maps.$1"
 }
 BPF_RUN_HOOK=unwind_maps
 
