@@ -89,6 +89,7 @@ struct unwind_state {
 	__u32 tgid; /* the process walked */
 	__u32 n; /* frames taken */
 	__u32 by_table, by_fp;
+	__u32 map; /* the mapping of the last frame found, in proc->m */
 	__u8 exact; /* rip is not a return address */
 	__u8 cut; /* ended early: a bad read, no progress */
 };
@@ -157,18 +158,24 @@ unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 
 	if (hi > UNWIND_MAX_MAPS)
 		return NULL;
-	for (int i = 0; i < 7 && lo < hi; i++) {
-		mid = (lo + hi) / 2;
-		if (pc < proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
-			hi = mid;
-		else
-			lo = mid + 1;
+	/* Most callers are in the mapping of the frame before: try it first. */
+	m = &proc->m[w->map & (UNWIND_MAX_MAPS - 1)];
+	if (w->map >= hi || pc < m->start || pc >= m->end) {
+		for (int i = 0; i < 7 && lo < hi; i++) {
+			mid = (lo + hi) / 2;
+			if (pc < proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (!lo)
+			goto unknown;
+		mid = (lo - 1) & (UNWIND_MAX_MAPS - 1);
+		w->map = mid;
+		m = &proc->m[mid];
+		if (pc >= m->end)
+			goto unknown;
 	}
-	if (!lo)
-		goto unknown;
-	m = &proc->m[(lo - 1) & (UNWIND_MAX_MAPS - 1)];
-	if (pc >= m->end)
-		goto unknown;
 	rel = pc - m->bias;
 	if (!m->count || rel >> 32)
 		return NULL;
@@ -350,7 +357,7 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	w->rsp = s.rsp;
 	w->rbp = s.rbp;
 	w->tgid = r->pid;
-	w->n = w->by_table = w->by_fp = 0;
+	w->n = w->by_table = w->by_fp = w->map = 0;
 	w->exact = 1;
 	w->cut = 0;
 	for (int i = 0; i < STACK_MAX_DEPTH; i++)
