@@ -6,12 +6,13 @@
 # `vmtools-agent setup` links at /lib/modules/$(uname -r)/build in the
 # guest, where bcc finds them, as a user of the product's image would.
 #
-# The guest boots (tests/lib/vm/vm.sh, TCG) with an initramfs that also has
-# python3, bcc's python module, libbcc with its LLVM/clang libraries,
-# offcputime-bpfcc and bpftool (tests/lib/vm/initramfs.sh's EXTRA_LIST,
-# built only here and cached), and 4 GiB of memory for them.  Its boot
-# (tests/lib/vm/after-setup) starts PostgreSQL 15, then runs
-# bench/lib/offcpu-vm-guest.sh instead of the VM test's load and agent:
+# The guest boots (bench/lib/vm-bench.sh: tests/lib/vm/vm.sh, TCG) with an
+# initramfs that also has python3, bcc's python module, libbcc with its
+# LLVM/clang libraries, offcputime-bpfcc and bpftool
+# (tests/lib/vm/initramfs.sh's EXTRA_LIST, built only here and cached), and
+# 4 GiB of memory for them.  Its boot (tests/lib/vm/after-setup) starts
+# PostgreSQL 15, then runs bench/lib/offcpu-vm-guest.sh instead of the VM
+# test's load and agent:
 #
 #   (a) BPF program run time per context switch with
 #       kernel.bpf_stats_enabled=1 under `pgbench -S -c 2 -j 2`: the
@@ -34,8 +35,7 @@
 # ratio compares both programs in the same guest under the same load.
 #
 # usage: BUILD=build bash bench/offcpu-vm.sh   (ROUNDS=5 TPS_ROUNDS=3 WINDOW=5 SETTLE=5)
-. "$(dirname "$0")/lib/measure.sh"
-. "$SRC/tests/lib/vm/vm.sh"
+. "$(dirname "$0")/lib/vm-bench.sh"
 WINDOW=${WINDOW:-5}
 # Seconds between a program's first run and its window.
 SETTLE=${SETTLE:-5}
@@ -46,52 +46,15 @@ BCC_FILES=(/usr/bin/python3 /usr/lib/python3.11 /usr/lib/python3/dist-packages/b
 	/usr/sbin/offcputime-bpfcc /usr/sbin/bpftool
 	# loaded with ctypes, which ldd does not see
 	/usr/lib/x86_64-linux-gnu/libbcc.so.0 /usr/lib/x86_64-linux-gnu/librt.so.1)
-reason=$(vm_missing)
-for f in "${BCC_FILES[@]}"; do
-	[ -e "$f" ] || reason=${reason:-needs $f (bpfcc-tools, python3-bpfcc, bpftool: ci/install-deps.sh)}
-done
-if [ -n "$reason" ]; then
-	echo "bench/offcpu-vm.sh: cannot run: $reason" >&2
-	exit 1
-fi
-
-VM=$T/vm
-printf '%s\n' "${BCC_FILES[@]}" >"$T/extra.list"
-started=$(date +%s)
-if ! VM_INITRAMFS_EXTRA=$T/extra.list vm_prepare "$VM" >"$T/prepare.log" 2>&1; then
-	echo "bench/offcpu-vm.sh: preparing the VM failed:" >&2
-	tail -n 20 "$T/prepare.log" >&2
-	exit 1
-fi
-# The guest half and its settings, appended as one more archive.
-mkdir -p "$T/guest/usr/lib/vmtest" "$T/guest/etc/vmtest"
-install -m 755 "$SRC/bench/lib/offcpu-vm-guest.sh" "$T/guest/usr/lib/vmtest/bench"
+vm_bench_prepare "$SRC/bench/lib/offcpu-vm-guest.sh" "${BCC_FILES[@]}"
 stack_cost_build || exit 1
-install -m 755 "$T/stack-cost" "$T/stack-cost.bpf.o" "$T/guest/usr/lib/vmtest/"
-printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d SETTLE=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d\n' \
-	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$SETTLE" "$LOAD_TIMEOUT" >"$T/guest/etc/vmtest/bench.conf"
-(cd "$T/guest" && find . -mindepth 1 | LC_ALL=C sort | cpio --quiet -o -H newc --owner=0:0) |
-	gzip -n >>"$VM_INITRD"
-echo "# initramfs $(($(stat -c %s "$VM_INITRD") / 1048576)) MiB, ready after $(($(date +%s) - started))s" >&2
-
+install -m 755 "$T/stack-cost" "$T/stack-cost.bpf.o" "$VM_BENCH_GUEST/usr/lib/vmtest/"
 # Boot and PostgreSQL take a few minutes under TCG; each bcc start compiles.
-VM_TIME_LIMIT=$((600 + (2 * ROUNDS + TPS_ROUNDS) * (LOAD_TIMEOUT / 3 + 60)))
 VM_MEMORY=4G
-at_exit "vm_stop '$VM'"
-if ! vm_start "$VM" 2>"$T/start.log"; then
-	echo "bench/offcpu-vm.sh: qemu does not start:" >&2
-	cat "$T/start.log" >&2
-	exit 1
-fi
-echo "# qemu pid $VM_PID ($VM_ACCEL, $VM_MEMORY), serial log $VM_LOG, at most ${VM_TIME_LIMIT}s" >&2
-if ! vm_wait_log '^VMTEST bench=' "$VM_TIME_LIMIT"; then
-	echo "bench/offcpu-vm.sh: the guest did not finish the bench (qemu alive: $(vm_alive && echo yes || echo no)):" >&2
-	tail -n 40 "$VM_LOG" | tr -d '\r' >&2
-	exit 1
-fi
-tr -d '\r' <"$VM_LOG" | grep '^VMBENCH ' >"$T/results"
-echo "# guest finished after $(($(date +%s) - started))s; $(sed -n 's/^VMBENCH load bcc /bcc compiled and loaded in /p' "$T/results" | head -n 1 | tr -d '\n')s" >&2
-grep -E '^VMBENCH (error|info) ' "$T/results" | sed 's/^VMBENCH /# /' >&2
+vm_bench_run "$(printf 'ROUNDS=%d TPS_ROUNDS=%d WINDOW=%d SETTLE=%d TPS_SECONDS=10 LOAD_TIMEOUT=%d' \
+	"$ROUNDS" "$TPS_ROUNDS" "$WINDOW" "$SETTLE" "$LOAD_TIMEOUT")" \
+	$((600 + (2 * ROUNDS + TPS_ROUNDS) * (LOAD_TIMEOUT / 3 + 60)))
+sed -n 's/^VMBENCH load bcc \(.*\)/# bcc compiled and loaded in \1s/p' "$T/results" | head -n 1 >&2
 
 python3 - "$T/results" "$ROUNDS" "$TPS_ROUNDS" "$WINDOW" <<'PY'
 import statistics as st, sys
