@@ -1,26 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * strpool.c - interned strings (strpool.h): a hash table (open addressing,
- * linear probing, each slot keeping its string's hash, so that a probe
- * compares strings only when their hashes match) finds a string already
- * held; new ones are appended to 64 KiB chunks (a long one gets a chunk
- * of its own), so a string costs its bytes and a slot, not a malloc
- * header each.  Symbolizing asks for every frame of every sample, most
- * of them names it holds already.
+ * strpool.c - interned strings (strpool.h): glibc's tsearch finds a string
+ * already held; new ones are appended to 64 KiB chunks (a long one gets a
+ * chunk of its own), so a string costs its bytes and a tree node, not a
+ * malloc header each.
  */
 #include "common/strpool.h"
 
-#include <stdint.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHUNK_BYTES (64u << 10)
-#define MIN_SLOTS 64
-
-struct vm_strpool_slot {
-	const char *s; /* NULL: empty */
-	uint64_t hash;
-};
+/* What a tsearch node costs: three words and malloc's header. */
+#define NODE_BYTES (4 * sizeof(void *))
 
 struct vm_strpool_chunk {
 	struct vm_strpool_chunk *next;
@@ -28,47 +21,9 @@ struct vm_strpool_chunk {
 	char data[];
 };
 
-/* FNV-1a of the len bytes at s. */
-static uint64_t hash_of(const char *s, size_t len)
+static int cmp_str(const void *a, const void *b)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* The slot of the string s with hash h, or the empty one it would take. */
-static struct vm_strpool_slot *slot_of(const struct vm_strpool *p,
-				       const char *s, uint64_t h)
-{
-	size_t mask = p->n_slots - 1, i = (size_t)h & mask;
-
-	while (p->slots[i].s &&
-	       (p->slots[i].hash != h || strcmp(p->slots[i].s, s)))
-		i = (i + 1) & mask;
-	return &p->slots[i];
-}
-
-/* Twice the slots (or the first ones): -1 when out of memory. */
-static int grow(struct vm_strpool *p)
-{
-	struct vm_strpool old = *p;
-	size_t n = old.n_slots ? 2 * old.n_slots : MIN_SLOTS;
-
-	p->slots = calloc(n, sizeof(*p->slots));
-	if (!p->slots) {
-		p->slots = old.slots;
-		return -1;
-	}
-	p->n_slots = n;
-	for (size_t i = 0; i < old.n_slots; i++)
-		if (old.slots[i].s)
-			*slot_of(p, old.slots[i].s, old.slots[i].hash) =
-				old.slots[i];
-	free(old.slots);
-	p->bytes += (n - old.n_slots) * sizeof(*p->slots);
-	return 0;
+	return strcmp(a, b);
 }
 
 /* Room for len bytes: the current chunk, or a new one. */
@@ -102,31 +57,32 @@ static char *room(struct vm_strpool *p, size_t len)
 const char *vm_strpool_intern(struct vm_strpool *p, const char *str)
 {
 	size_t len = strlen(str) + 1;
-	uint64_t h = hash_of(str, len - 1);
-	struct vm_strpool_slot *slot;
+	const char **found;
 	char *copy;
 
-	if (p->n_slots) {
-		slot = slot_of(p, str, h);
-		if (slot->s)
-			return slot->s;
-	}
-	if ((p->count + 1) * 2 > p->n_slots && grow(p) < 0)
-		return NULL;
+	found = tfind(str, &p->tree, cmp_str);
+	if (found)
+		return *found;
 	copy = room(p, len);
 	if (!copy)
 		return NULL;
 	memcpy(copy, str, len);
-	slot = slot_of(p, copy, h);
-	slot->s = copy;
-	slot->hash = h;
+	found = tsearch(copy, &p->tree, cmp_str);
+	if (!found)
+		return NULL; /* its bytes stay in the chunk, unused */
+	p->bytes += NODE_BYTES;
 	p->count++;
-	return copy;
+	return *found;
+}
+
+static void no_free(void *node)
+{
+	(void)node;
 }
 
 void vm_strpool_free(struct vm_strpool *p)
 {
-	free(p->slots);
+	tdestroy(p->tree, no_free);
 	while (p->chunks) {
 		struct vm_strpool_chunk *c = p->chunks;
 

@@ -13,13 +13,10 @@
 
 #include <stddef.h>
 
-struct vm_strpool_slot;
-
 struct vm_strpool {
-	struct vm_strpool_slot *slots; /* open addressing; at most half full */
-	size_t n_slots; /* a power of two, or 0 */
+	void *tree; /* tsearch tree of the stored strings */
 	struct vm_strpool_chunk *chunks; /* where they are stored */
-	size_t bytes; /* held, with the table's and allocator's overhead */
+	size_t bytes; /* held, with the tree's and allocator's overhead */
 	size_t count; /* distinct strings */
 };
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_strpool.c - unit tests of interned strings (common/strpool.c):
- * equal strings give one pointer, distinct ones distinct pointers, across
- * the table's growth; the count and the bytes held; long strings in
+ * equal strings give one pointer, distinct ones distinct pointers, among
+ * 20,000 of them; the count and the bytes held; long strings in
  * chunks of their own; the empty string; a freed pool usable again.
  */
 #include <setjmp.h>
@@ -35,7 +35,7 @@ static void same_pointer_for_equal_strings(void **state)
 		assert_ptr_not_equal(kept[i], buf);
 	}
 	assert_int_equal(p.count, N);
-	/* Asked again, after the table grew many times: the same copies. */
+	/* Asked again, once all are held: the same copies. */
 	for (int i = 0; i < N; i++) {
 		snprintf(buf, sizeof(buf), "fn_%d", i);
 		assert_ptr_equal(vm_strpool_intern(&p, buf), kept[i]);
