@@ -16,16 +16,14 @@
 #     97.8% with the frame-pointer walk);
 #   - an off-CPU profile's Client:ClientRead time reaches PostgresMain
 #     (at least 99% of it);
-#   - 17 and 18: of the 20 heaviest user stacks of the eBPF profile, at
-#     least 18 are, frame for frame, among the 50 heaviest of perf's; of
-#     the perf backend's, at least 19 are among perf's stacks frame for
-#     frame, at whatever rank (how many are among the 50 heaviest is
-#     printed: two perf recordings side by side gave 17 to 19 of 20, the
-#     missing ones at ranks 78 to 247 with 3 to 5 samples against 16 to
-#     18, so that rank is chance there); Debian's 15: printed, not judged
-#     (its samples spread over more stacks, the 20th heaviest has 8 or so,
-#     and a stack's rank in two recordings of a few samples each is
-#     chance);
+#   - 17 and 18: of the 20 heaviest user stacks of each vmtools profile,
+#     at least 19 are among perf's stacks, frame for frame, at whatever
+#     rank; how many are among perf's 50 heaviest is printed, not judged:
+#     runs gave 17 to 20 of 20 with each backend, the missing ones in
+#     perf's profile frame for frame but at ranks 78 to 398 with 2 to 5
+#     samples against 14 to 18, so that rank in a second recording is
+#     chance at these counts (Debian's 15: printed, not judged; its
+#     samples spread over more stacks, the 20th heaviest has 8 or so);
 #   - Debian's 15: libc's callers present: a malloc frame directly under
 #     AllocSetAlloc (the frame-pointer walk from inside libc, which keeps
 #     none, skips it and names AllocSetAlloc's caller, palloc), with each
@@ -200,14 +198,10 @@ for r in 17.10 18.4 15; do
 		read -r present _ <"$T/$b.present"
 		if [ "$r" = 15 ]; then
 			diag <<<"PostgreSQL $r, $b: ${found:-0} of its ${top:-0} heaviest user stacks are among perf --call-graph dwarf's 50 heaviest (not judged for 15)"
-		elif [ "$b" = perf ] && [ "${top:-0}" = 20 ] && [ "${present:-0}" -ge 19 ]; then
-			ok "PostgreSQL $r, perf: $present of its 20 heaviest user stacks are among perf --call-graph dwarf's stacks, frame for frame (at least 19); $found among its 50 heaviest"
-		elif [ "$b" = perf ]; then
-			not_ok "PostgreSQL $r, perf: ${present:-0} of its ${top:-0} heaviest user stacks are among perf --call-graph dwarf's stacks, frame for frame, want at least 19 of 20"
-		elif [ "${top:-0}" = 20 ] && [ "$found" -ge 18 ]; then
-			ok "PostgreSQL $r, $b: $found of its 20 heaviest user stacks are among perf --call-graph dwarf's 50 heaviest, frame for frame (at least 18)"
+		elif [ "${top:-0}" = 20 ] && [ "${present:-0}" -ge 19 ]; then
+			ok "PostgreSQL $r, $b: $present of its 20 heaviest user stacks are among perf --call-graph dwarf's stacks, frame for frame (at least 19); $found among its 50 heaviest"
 		else
-			not_ok "PostgreSQL $r, $b: ${found:-0} of its ${top:-0} heaviest user stacks are among perf --call-graph dwarf's 50 heaviest, frame for frame, want at least 18 of 20"
+			not_ok "PostgreSQL $r, $b: ${present:-0} of its ${top:-0} heaviest user stacks are among perf --call-graph dwarf's stacks, frame for frame, want at least 19 of 20 ($found among its 50 heaviest)"
 		fi
 		tail -n +2 "$T/$b.compare" | cut -c1-400 | diag
 	done
