@@ -218,7 +218,7 @@ static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
 	return shift;
 }
 
-/* t's index into the four counts a row holds, from row `rows`. */
+/* t's index, pages + 1 counts, into counts (four to a row of the store). */
 static void write_index(const struct vm_unwind_table *t, uint32_t shift,
 			uint32_t pages, uint32_t *counts)
 {
