@@ -15,8 +15,9 @@
  *   and build id; Functions by name.
  *
  * Everything is first gathered into flat arrays (strings, functions and
- * locations deduplicated through tsearch trees), then pointed at by the
- * arrays of pointers protobuf-c packs.
+ * locations deduplicated through tsearch trees, the locations found last
+ * memoized in front of theirs), then pointed at by the arrays of pointers
+ * protobuf-c packs.
  */
 #include "agent/encode/encode.h"
 
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/memo.h"
 #include "common/satmath.h"
 #include "proto/profile.pb-c.h"
 
@@ -69,7 +71,12 @@ struct enc {
 	Line *lines;
 	size_t n_locations, cap_locations, cap_lines;
 	void *loc_tree;
+	/* The locations found last, in front of loc_tree: frames recur. */
+	struct vm_memo loc_memo;
 };
+
+/* Slots of loc_memo: 8,192 locations (256 KiB). */
+#define LOC_MEMO_BITS 13
 
 static int cmp_str_node(const void *a, const void *b)
 {
@@ -158,12 +165,18 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 				.addr = fr->addr,
 				.function = function },
 			*node, **found;
-	uint64_t fid = 0;
+	uint64_t fid = 0, id;
 	Location *l;
 
+	if (vm_memo_get(&e->loc_memo, key.mapping, key.addr,
+			(uintptr_t)function, &id))
+		return id;
 	found = tfind(&key, &e->loc_tree, cmp_loc_node);
-	if (found)
+	if (found) {
+		vm_memo_put(&e->loc_memo, key.mapping, key.addr,
+			    (uintptr_t)function, (*found)->id);
 		return (*found)->id;
+	}
 	if (function && !(fid = function_id(e, function)))
 		return 0;
 	if (vm_grow(e->locations, &e->cap_locations, e->n_locations + 1) ||
@@ -187,6 +200,8 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 		return 0;
 	}
 	e->n_locations++;
+	vm_memo_put(&e->loc_memo, key.mapping, key.addr, (uintptr_t)function,
+		    l->id);
 	return l->id;
 }
 
@@ -195,6 +210,7 @@ static void enc_free(struct enc *e)
 	tdestroy(e->str_tree, free);
 	tdestroy(e->fn_tree, free);
 	tdestroy(e->loc_tree, free);
+	vm_memo_free(&e->loc_memo);
 	for (size_t i = 0; i < e->n_strings; i++)
 		free(e->strings[i]);
 	free(e->strings);
@@ -623,6 +639,8 @@ int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 	size_t size;
 	int r;
 
+	/* Without memory for the memo, every location is found in the tree. */
+	vm_memo_init(&e.loc_memo, LOC_MEMO_BITS);
 	r = build(y, &e, &p, &prof, vt);
 	prof.sample_type = types;
 	if (r == 0) {

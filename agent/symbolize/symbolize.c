@@ -8,7 +8,8 @@
  * addresses (every frame but the innermost) are looked up one byte back,
  * so a call that is the last instruction of a function is not charged to
  * the next one.  Per-process work (the symbol file of each mapping) is
- * memoized for the run; per-binary work is cached across runs.
+ * memoized for the run, and so is each frame named (struct named);
+ * per-binary work is cached across runs.
  */
 #include "agent/symbolize/symbolize.h"
 
@@ -25,15 +26,72 @@
 #include "agent/symbolize/symcache.h"
 #include "agent/symbolize/vdso.h"
 #include "common/array.h"
+#include "common/memo.h"
 
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
 	return vm_strpool_intern(&y->strings, str);
 }
 
+/*
+ * The frames named so far in this call, by (process, address, leaf): a
+ * window's stacks share most of their frames, and naming one (its
+ * mapping, its symbol, interning the name) costs far more than looking it
+ * up again.  The memo holds index + 1 in v.
+ */
+struct named {
+	struct vm_memo memo;
+	struct vm_sym_frame *v;
+	size_t n, cap;
+	/*
+	 * The symbol files of files the profile holds open, found once for
+	 * every process mapping them (each lookup opens the file again);
+	 * the first NAMED_HELD of them.
+	 */
+	struct held_file {
+		const char *open_path;
+		uint64_t dev;
+		const struct vm_symfile *sf; /* NULL: none */
+	} held[64];
+	size_t n_held;
+};
+
+#define NAMED_HELD \
+	(sizeof(((struct named *)0)->held) / sizeof(struct held_file))
+/* What open_path is for a file the profile holds open (proc.c). */
+#define HELD_PREFIX "/proc/self/fd/"
+
+/* Slots of the memo: 16,384 frames (512 KiB) recalled at once. */
+#define NAMED_MEMO_BITS 14
+/* Who a kernel frame belongs to in the memo; a process is its index + 1. */
+#define NAMED_KERNEL UINT64_MAX
+
+static bool recall(const struct named *nd, uint64_t who, uint64_t addr,
+		   bool leaf, struct vm_sym_frame *f)
+{
+	uint64_t i;
+
+	if (!nd || !vm_memo_get(&nd->memo, who, addr, leaf, &i))
+		return false;
+	*f = nd->v[i - 1];
+	return true;
+}
+
+/* Remember f; with no memory for it, it is named again next time. */
+static void remember(struct named *nd, uint64_t who, uint64_t addr, bool leaf,
+		     const struct vm_sym_frame *f)
+{
+	if (!nd || vm_grow(nd->v, &nd->cap, nd->n + 1) < 0)
+		return;
+	nd->v[nd->n++] = *f;
+	vm_memo_put(&nd->memo, who, addr, leaf, nd->n);
+}
+
 /* Per process: what each of its mappings resolves to, filled lazily. */
 struct proc_memo {
 	const struct vm_process *proc;
+	struct named *named; /* NULL: name every frame afresh */
+	uint64_t who; /* its key in named */
 	const struct vm_symfile **files; /* per mapping; NULL: not loaded */
 	bool *tried;
 	uint32_t *mapping_ids; /* per mapping: index + 1 in the output */
@@ -189,8 +247,51 @@ static uint64_t restore_rt_start(const struct vm_symfile *sf, uint64_t vaddr,
 	return at && at->addr == vaddr + 1 ? vaddr + 1 : vaddr;
 }
 
-static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
-		      uint64_t addr, bool leaf, struct vm_sym_frame *f)
+/* The symbol file of m's file, or NULL. */
+static const struct vm_symfile *lookup_file(const struct proc_memo *pm,
+					    const struct vm_mapping *m)
+{
+	const struct vm_process *p = pm->proc;
+	const struct vm_symfile *sf;
+	char root[64];
+
+	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	if (m->path && m->path[0] == '/' &&
+	    vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
+			    p->exited ? "" : root, m->dev, &sf, NULL) == 0)
+		return sf;
+	if (vm_vdso_path(m->path) && vm_symcache_get_vdso(&sf) == 0)
+		return sf;
+	return NULL;
+}
+
+/*
+ * The same, found once per file the profile holds open: the same file
+ * whatever process maps it, whatever its root.
+ */
+static const struct vm_symfile *symbol_file(const struct proc_memo *pm,
+					    const struct vm_mapping *m)
+{
+	struct named *nd = pm->named;
+	struct held_file *h;
+	bool held = m->open_path && m->path && m->path[0] == '/' &&
+		    !strncmp(m->open_path, HELD_PREFIX, strlen(HELD_PREFIX));
+
+	for (size_t i = 0; held && nd && i < nd->n_held; i++)
+		if (nd->held[i].dev == m->dev &&
+		    !strcmp(nd->held[i].open_path, m->open_path))
+			return nd->held[i].sf;
+	if (!held || !nd || nd->n_held == NAMED_HELD)
+		return lookup_file(pm, m);
+	h = &nd->held[nd->n_held++];
+	h->open_path = m->open_path;
+	h->dev = m->dev;
+	h->sf = lookup_file(pm, m);
+	return h->sf;
+}
+
+static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
+			     uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
 	const struct vm_process *p = pm->proc;
 	const struct vm_mapping *m;
@@ -211,18 +312,8 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 	}
 
 	if (!pm->tried[i]) {
-		char root[64];
-
 		pm->tried[i] = true;
-		snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
-		if (m->path && m->path[0] == '/' &&
-		    vm_symcache_get(m->open_path ? m->open_path : m->path,
-				    m->path, p->exited ? "" : root, m->dev, &sf,
-				    NULL) == 0)
-			pm->files[i] = sf;
-		else if (vm_vdso_path(m->path) &&
-			 vm_symcache_get_vdso(&sf) == 0)
-			pm->files[i] = sf;
+		pm->files[i] = symbol_file(pm, m);
 	}
 	sf = pm->files[i];
 
@@ -262,11 +353,25 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 	return 0;
 }
 
+static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
+		      uint64_t addr, bool leaf, struct vm_sym_frame *f)
+{
+	int r;
+
+	if (pm->proc && recall(pm->named, pm->who, addr, leaf, f))
+		return 0;
+	r = name_user_address(y, pm, addr, leaf, f);
+	if (!r && pm->proc)
+		remember(pm->named, pm->who, addr, leaf, f);
+	return r;
+}
+
 /* Kernel frames get their mapping number once all user ones are known. */
 #define KERNEL_MAPPING_PENDING UINT32_MAX
 
-static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
-			uint64_t addr, bool leaf, struct vm_sym_frame *f)
+static int name_kernel_address(struct vm_symbolized *y,
+			       const struct vm_kallsyms *k, uint64_t addr,
+			       bool leaf, struct vm_sym_frame *f)
 {
 	const struct vm_ksym *sym;
 
@@ -280,6 +385,20 @@ static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
 	f->function = vm_symbolized_intern(y, sym->name);
 	f->source = VM_NAME_SYMBOL;
 	return f->function ? 0 : -ENOMEM;
+}
+
+static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
+			struct named *nd, uint64_t addr, bool leaf,
+			struct vm_sym_frame *f)
+{
+	int r;
+
+	if (recall(nd, NAMED_KERNEL, addr, leaf, f))
+		return 0;
+	r = name_kernel_address(y, k, addr, leaf, f);
+	if (!r)
+		remember(nd, NAMED_KERNEL, addr, leaf, f);
+	return r;
 }
 
 static void free_memos(struct proc_memo *memos, size_t n)
@@ -321,12 +440,15 @@ static int kernel_mapping(struct vm_symbolized *y, const struct vm_samples *s,
 }
 
 /* Per process, one slot per mapping (one for a process without any). */
-static int alloc_memos(const struct vm_samples *s, struct proc_memo *memos)
+static int alloc_memos(const struct vm_samples *s, struct proc_memo *memos,
+		       struct named *nd)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t n = s->procs[i].n_maps ? s->procs[i].n_maps : 1;
 
 		memos[i].proc = &s->procs[i];
+		memos[i].named = nd;
+		memos[i].who = i + 1;
 		memos[i].files = calloc(n, sizeof(*memos[i].files));
 		memos[i].tried = calloc(n, sizeof(*memos[i].tried));
 		memos[i].mapping_ids = calloc(n, sizeof(uint32_t));
@@ -446,8 +568,8 @@ static size_t drop_profiler_frames(struct vm_sym_frame *frames, size_t first,
  * stack named where its frames would have been.
  */
 static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
-		       struct proc_memo *pm, const struct vm_sample *x,
-		       struct vm_sym_stack *st)
+		       struct named *nd, struct proc_memo *pm,
+		       const struct vm_sample *x, struct vm_sym_stack *st)
 {
 	size_t n = 0, first;
 	int r;
@@ -465,7 +587,7 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 	for (size_t j = 0; j < x->n_kernel; j++) {
 		if (!x->kernel_ips[j])
 			continue;
-		r = kernel_frame(y, k, x->kernel_ips[j], n == first,
+		r = kernel_frame(y, k, nd, x->kernel_ips[j], n == first,
 				 &st->frames[n]);
 		if (r)
 			return r;
@@ -493,8 +615,8 @@ static int name_frames(struct vm_symbolized *y, const struct vm_kallsyms *k,
 
 /* Stack i of y: its process, its frames, and how many of them have names. */
 static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
-			   const struct vm_kallsyms *k, struct proc_memo *memos,
-			   size_t i)
+			   const struct vm_kallsyms *k, struct named *nd,
+			   struct proc_memo *memos, size_t i)
 {
 	const struct vm_sample *x = &s->v[i];
 	struct vm_sym_stack *st = &y->stacks[i];
@@ -506,7 +628,7 @@ static int symbolize_stack(struct vm_symbolized *y, const struct vm_samples *s,
 	r = wait_event_label(y, x, st);
 	if (r)
 		return r;
-	r = name_frames(y, k, pm ? pm : &none, x, st);
+	r = name_frames(y, k, nd, pm ? pm : &none, x, st);
 	if (r)
 		return r;
 	for (size_t j = 0; j < st->n_frames; j++)
@@ -539,7 +661,7 @@ static int assign_kernel_mapping(struct vm_symbolized *y,
 }
 
 static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
-			    struct proc_memo *memos)
+			    struct proc_memo *memos, struct named *nd)
 {
 	const struct vm_kallsyms *k = NULL;
 	int r;
@@ -547,14 +669,14 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 	if (vm_kallsyms_get(&k, NULL) < 0)
 		k = NULL; /* kernel frames stay addresses */
 
-	r = alloc_memos(s, memos);
+	r = alloc_memos(s, memos, nd);
 	if (r)
 		return r;
 	r = register_executables(y, s, memos);
 	if (r)
 		return r;
 	for (size_t i = 0; i < s->n; i++) {
-		r = symbolize_stack(y, s, k, memos, i);
+		r = symbolize_stack(y, s, k, nd, memos, i);
 		if (r)
 			return r;
 	}
@@ -564,6 +686,7 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 		 struct vm_error *err)
 {
+	struct named named = { 0 };
 	struct proc_memo *memos;
 	int r;
 
@@ -579,10 +702,14 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 	out->n_stacks = s->n;
 	/* Debug files still on their way: a little while, no more. */
 	vm_debuginfod_wait(VM_DEBUGINFOD_WAIT_MS);
+	/* Without memory for the memo, every frame is named afresh. */
+	vm_memo_init(&named.memo, NAMED_MEMO_BITS);
 	vm_symcache_lock();
-	r = symbolize_locked(s, out, memos);
+	r = symbolize_locked(s, out, memos, &named);
 	vm_symcache_unlock();
 	free_memos(memos, s->n_procs);
+	vm_memo_free(&named.memo);
+	free(named.v);
 	if (r) {
 		vm_symbolized_free(out);
 		return vm_error_set(err, -r, "out of memory while symbolizing");
@@ -624,6 +751,14 @@ int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
 	return r < 0 ? r : 0;
 }
 
+static bool same_file(const struct vm_mapping *a, const struct vm_mapping *b)
+{
+	const char *x = a->open_path ? a->open_path : a->path;
+	const char *y = b->open_path ? b->open_path : b->path;
+
+	return a->dev == b->dev && x && y && !strcmp(x, y);
+}
+
 void vm_symbolize_prefetch_process(const struct vm_process *p)
 {
 	const struct vm_symfile *sf;
@@ -634,6 +769,12 @@ void vm_symbolize_prefetch_process(const struct vm_process *p)
 		const struct vm_mapping *m = &p->maps[i];
 
 		if (!m->path || m->path[0] != '/')
+			continue;
+		/*
+		 * A file's mappings (text, data, ...) follow each other:
+		 * looking it up once is enough, each lookup opens the file.
+		 */
+		if (i && same_file(m, &p->maps[i - 1]))
 			continue;
 		vm_symcache_lock();
 		vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * memo.c - a fixed-size, direct-mapped memo (see memo.h).
+ */
+#include "common/memo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int vm_memo_init(struct vm_memo *m, unsigned bits)
+{
+	if (bits > 24)
+		bits = 24;
+	m->bits = bits;
+	m->slots = calloc((size_t)1 << bits, sizeof(*m->slots));
+	return m->slots ? 0 : -ENOMEM;
+}
+
+void vm_memo_free(struct vm_memo *m)
+{
+	free(m->slots);
+	m->slots = NULL;
+}
+
+/* Multiply-xorshift: every bit of the key reaches the top bits taken. */
+static struct vm_memo_slot *slot_of(const struct vm_memo *m, uint64_t a,
+				    uint64_t b, uint64_t c)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ (h >> 29) ^ b) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 31) ^ c) * 0x94d049bb133111ebULL;
+	h ^= h >> 32;
+	return &m->slots[m->bits ? h >> (64 - m->bits) : 0];
+}
+
+bool vm_memo_get(const struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
+		 uint64_t *value)
+{
+	const struct vm_memo_slot *s;
+
+	if (!m->slots)
+		return false;
+	s = slot_of(m, a, b, c);
+	if (!s->value || s->key[0] != a || s->key[1] != b || s->key[2] != c)
+		return false;
+	*value = s->value;
+	return true;
+}
+
+void vm_memo_put(struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
+		 uint64_t value)
+{
+	struct vm_memo_slot *s;
+
+	if (!m->slots || !value)
+		return;
+	s = slot_of(m, a, b, c);
+	s->key[0] = a;
+	s->key[1] = b;
+	s->key[2] = c;
+	s->value = value;
+}
