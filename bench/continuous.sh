@@ -5,9 +5,10 @@
 # With `pgbench -S -c 2 -j 2` saturating both cores for DURATION seconds
 # (default 60), ROUNDS times (default 3), interleaved:
 #   vmtools: `serve --continuous` at 19 Hz, 10 s windows; its cost is the
-#            agent's CPU time (/proc/PID/stat) plus the run time of its BPF
-#            programs (kernel.bpf_stats_enabled, bpftool prog show), as a
-#            share of one CPU (target <= 0.1%)
+#            agent's CPU time (its threads' schedstat, in nanoseconds)
+#            plus the run time of its BPF programs
+#            (kernel.bpf_stats_enabled, bpftool prog show), as a share of
+#            one CPU (target <= 0.1%)
 #   perf:    `perf record -F 19 -a -g` in 10 s pieces, each converted with
 #            `perf script` (what one would push), its CPU time (/usr/bin/time)
 # Then, once: an hour of history (the windows of the last vmtools round,
@@ -42,7 +43,29 @@ for f in glob.glob('/proc/$1/fdinfo/*'):
         pass
 print(sum(p.get('run_time_ns', 0) for p in json.load(sys.stdin) if p['id'] in ids))"
 }
-# cpu_ms PID: CPU time PID used so far, in milliseconds.
+# cpu_us PID: CPU time PID's threads used so far, in microseconds, from
+# their schedstat (nanoseconds: /proc/PID/stat counts 10-ms ticks, too
+# coarse for the tens of milliseconds measured), each line "tid us".
+cpu_us() {
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(($(cut -d' ' -f1 "$t/schedstat") / 1000))"
+	done
+}
+# cpu_ms_between A B: milliseconds (one decimal) used between readings A
+# and B of cpu_us; "" when a thread ended in between (its time would be
+# lost), for the caller to take /proc/PID/stat's ticks instead.
+cpu_ms_between() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+a = dict(l.split() for l in open(sys.argv[1]))
+b = dict(l.split() for l in open(sys.argv[2]))
+if set(a) - set(b):
+    print("")
+else:
+    print("%.1f" % (sum(int(b[t]) - int(a.get(t, 0)) for t in b) / 1000))
+PY
+}
+# cpu_ms PID: CPU time PID used so far, in milliseconds (10-ms ticks).
 cpu_ms() { awk -v t="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / t)}' "/proc/$1/stat"; }
 
 : >"$T/vm"
@@ -53,10 +76,13 @@ for r in $(seq "$ROUNDS"); do
 	start_agent "cont$r" --no-setup --continuous --continuous-frequency 19 \
 		--continuous-interval 10 --history-dir "$T/hist"
 	sleep 2
+	cpu_us "$AGENT_PID" >"$T/cpu0"
 	c0=$(cpu_ms "$AGENT_PID") b0=$(bpf_ns "$AGENT_PID")
 	pg_bench "$DURATION" -S -c 2 -j 2 >/dev/null 2>&1
+	cpu_us "$AGENT_PID" >"$T/cpu1"
 	c1=$(cpu_ms "$AGENT_PID") b1=$(bpf_ns "$AGENT_PID")
-	echo "$((c1 - c0)) $(((b1 - b0) / 1000000))" >>"$T/vm"
+	agent_ms=$(cpu_ms_between "$T/cpu0" "$T/cpu1")
+	echo "${agent_ms:-$((c1 - c0))} $(python3 -c "print('%.1f' % (($b1 - $b0) / 1e6))")" >>"$T/vm"
 	stop_agent
 	cp -r "$T/hist" "$T/hist-last"
 
@@ -105,7 +131,7 @@ stop_agent
 
 python3 - "$T/vm" "$T/perf" "$DURATION" "$rss" "$rss_after" "$windows" "$T/merge" <<'PY'
 import statistics, sys
-vm = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+vm = [tuple(map(float, l.split())) for l in open(sys.argv[1])]
 perf = [int(l) for l in open(sys.argv[2])]
 dur = float(sys.argv[3]) * 1000
 rss, rss_after, windows = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
@@ -115,7 +141,7 @@ bpf = statistics.median(b for c, b in vm)
 p = statistics.median(perf)
 print("| what (median of %d rounds, %d s of pgbench -S each) | vmtools --continuous 19 Hz | perf record -F 19 -a -g, 10 s pieces + perf script |" % (len(vm), dur / 1000))
 print("|---|---|---|")
-print("| CPU, share of one CPU (target <= 0.1%%) | %.3f%% (agent %d ms + BPF %d ms) | %.3f%% (%d ms) |"
+print("| CPU, share of one CPU (target <= 0.1%%) | %.3f%% (agent %.1f ms + BPF %.1f ms) | %.3f%% (%d ms) |"
       % (100 * (agent + bpf) / dur, agent, bpf, 100 * p / dur, p))
 print("| RSS with an hour of history (%s windows; target <= 48 MiB) | %.1f MiB (%.1f MiB after 5 merges) | |"
       % (windows, rss / 1024, rss_after / 1024))

@@ -140,10 +140,10 @@ static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
 /* Entry k of the index at row `index` of the store (bpf/unwind.h). */
 static __always_inline __u32 unwind_index_at(__u32 index, __u32 k)
 {
-	__u32 at = index + k / 4;
-	const __u32 *four = bpf_map_lookup_elem(&unwind_rows, &at);
+	__u32 at = index + k / 2;
+	const __u32 *two = bpf_map_lookup_elem(&unwind_rows, &at);
 
-	return four ? four[k & 3] : 0;
+	return two ? two[k & 1] : 0;
 }
 
 /* The row that holds pc, or NULL: none does, or no mapping holds pc. */
@@ -254,18 +254,19 @@ static __always_inline bool unwind_by_signal(struct unwind_state *w)
 static __always_inline int unwind_by_row(struct unwind_state *w,
 					 const struct unwind_row *row)
 {
+	__s64 cfa_off = unwind_row_cfa_off(row);
+	__s64 rbp_off = unwind_row_rbp_off(row);
 	__u64 cfa, ra, rbp = w->rbp;
 
-	switch (row->cfa) {
+	switch (unwind_row_cfa(row)) {
 	case UNWIND_RSP:
-		cfa = w->rsp + (__s64)row->cfa_off;
+		cfa = w->rsp + cfa_off;
 		break;
 	case UNWIND_RBP:
-		cfa = w->rbp + (__s64)row->cfa_off;
+		cfa = w->rbp + cfa_off;
 		break;
 	case UNWIND_PLT:
-		cfa = w->rsp + 8 +
-		      (((w->rip & 15) >= (__u64)row->cfa_off) << 3);
+		cfa = w->rsp + 8 + (((w->rip & 15) >= (__u64)cfa_off) << 3);
 		break;
 	default:
 		return 0;
@@ -276,10 +277,10 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 	 * Past `pop %rbp` in an epilogue the row still says where rbp was
 	 * saved, now below the stack pointer: rbp holds the caller's again.
 	 */
-	if (row->rbp_off && cfa + (__s64)row->rbp_off < w->rsp) {
+	if (rbp_off && cfa + rbp_off < w->rsp) {
 		if (!unwind_read(&ra, cfa - 8))
 			return -1;
-	} else if (row->rbp_off == -16) {
+	} else if (rbp_off == -16) {
 		/* The usual prologue: rbp just below the return address. */
 		__u64 pair[2];
 
@@ -288,8 +289,7 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 		rbp = pair[0];
 		ra = pair[1];
 	} else if (!unwind_read(&ra, cfa - 8) ||
-		   (row->rbp_off &&
-		    !unwind_read(&rbp, cfa + (__s64)row->rbp_off))) {
+		   (rbp_off && !unwind_read(&rbp, cfa + rbp_off))) {
 		return -1;
 	}
 	w->rip = ra;
@@ -317,10 +317,10 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 	w->n++;
 	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
 	w->exact = 0;
-	if (row && row->cfa == UNWIND_SIGNAL) {
+	if (row && unwind_row_cfa(row) == UNWIND_SIGNAL) {
 		s = unwind_by_signal(w) ? 1 : -1;
 		w->exact = 1;
-	} else if (row && row->cfa != UNWIND_NONE) {
+	} else if (row && unwind_row_cfa(row) != UNWIND_NONE) {
 		s = unwind_by_row(w, row);
 		w->by_table += s > 0;
 	} else {

@@ -9,16 +9,20 @@
  * A binary's rows are followed in the store by their index, which
  * narrows the search for a row to a few: for each page of its row
  * addresses, k from 0 to `pages`, how many of its rows start before page
- * k (addresses below k << shift), four 32-bit counts to a row of the
- * store.  The agent picks the page size so that a page holds about 8
- * rows on average and the index takes a 32nd of the rows' space.
+ * k (addresses below k << shift), two 32-bit counts to a row of the
+ * store.  The agent picks the page size so that a page holds about 4
+ * rows on average (32 bytes: the search reads one or two cache lines)
+ * and the index takes an eighth of the rows' space.
  *
- * A row is agent/symbolize/unwind_table.h's, made small: its address is
- * an offset from the binary's first row (a binary's rows span less than
- * 4 GiB), the rules fit 12 bytes, and it is 16: a BPF array keeps its
- * values 8-byte aligned, which the agent, writing them through a mapping
- * of the array, must match.  A mapping's `bias` turns a pc into
- * that offset: row address = pc - bias.
+ * A row is agent/symbolize/unwind_table.h's, made small, 8 bytes: its
+ * address is an offset from the binary's first row (a binary's rows
+ * span less than 4 GiB), and its rules are packed in 32 bits (the
+ * unwind_row_* functions below read them): the kind of CFA rule in bits
+ * 0-2, where rbp was saved in bits 3-10 (eighths of its offset from the
+ * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), the CFA's offset in
+ * bits 11-31 (signed: within 1 MiB).  A rule that does not fit is left to
+ * the frame pointer (UNWIND_NONE).  A mapping's `bias` turns a pc into
+ * the offset: row address = pc - bias.
  */
 #ifndef VMTOOLS_BPF_UNWIND_H
 #define VMTOOLS_BPF_UNWIND_H
@@ -39,15 +43,35 @@ enum unwind_cfa {
 
 struct unwind_row {
 	__u32 addr; /* from the binary's first row's address */
-	__s32 cfa_off;
-	__s16 rbp_off; /* rbp saved at CFA + rbp_off; 0: not saved */
-	__u8 cfa; /* enum unwind_cfa */
-	__u8 pad;
-	__u32 pad2;
+	__u32 rule; /* cfa, rbp_off / 8, cfa_off: see above */
 };
 
-_Static_assert(sizeof(struct unwind_row) % 8 == 0,
-	       "a BPF array's values are 8-byte aligned");
+_Static_assert(sizeof(struct unwind_row) == 8, "a row is 8 bytes");
+
+#define UNWIND_CFA_OFF_MAX ((1 << 20) - 1)
+#define UNWIND_RBP_OFF_MAX 1016
+
+static inline __u32 unwind_row_cfa(const struct unwind_row *r)
+{
+	return r->rule & 7;
+}
+
+static inline __s32 unwind_row_cfa_off(const struct unwind_row *r)
+{
+	return (__s32)r->rule >> 11;
+}
+
+static inline __s32 unwind_row_rbp_off(const struct unwind_row *r)
+{
+	return (__s32)(__s8)(r->rule >> 3) * 8;
+}
+
+/* The rule of a row; the offsets must be in range (rbp_off a multiple of 8). */
+static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 rbp_off)
+{
+	return (cfa & 7) | ((__u32)(__u8)(__s8)(rbp_off / 8) << 3) |
+	       ((__u32)cfa_off << 11);
+}
 
 struct unwind_map {
 	__u64 start, end; /* run-time addresses */

@@ -3,9 +3,11 @@
  * test_bpf_unwind.c - unit tests of what the BPF programs' unwinding is
  * given: the kernel stack pointer found among a task_struct's words
  * (bpf_calibrate.c) exactly once or not at all, the calibration for real
- * on this kernel, and a session's store (bpf_unwind.c) fed with this
+ * on this kernel, a row's rules packed and read back at the ends of their
+ * ranges (bpf/unwind.h), and a session's store (bpf_unwind.c) fed with this
  * process's own mappings: its executable's entry turns the address of a
- * function of its own into the very row the table has for it, and its
+ * function of its own into the very row the table has for it (every row
+ * with the table's rules), and its
  * [vdso] mapping, which no file holds, has the vDSO's table once, biased
  * to where it is mapped.  The parts that make BPF maps need root and are
  * skipped without it.
@@ -98,16 +100,16 @@ __attribute__((noinline)) int bpf_unwind_probe(int x)
 static int64_t find_as_program(int rows_fd, const struct unwind_map *m,
 			       uint64_t rel)
 {
-	uint32_t k = (uint32_t)(rel >> m->shift), lo, hi, four[2][4], at;
+	uint32_t k = (uint32_t)(rel >> m->shift), lo, hi, two[2][2], at;
 
 	if (k >= m->pages)
 		return m->count ? (int64_t)m->count - 1 : -1;
 	for (int i = 0; i < 2; i++) {
-		at = m->index + (k + i) / 4;
-		assert_int_equal(bpf_map_lookup_elem(rows_fd, &at, four[i]), 0);
+		at = m->index + (k + i) / 2;
+		assert_int_equal(bpf_map_lookup_elem(rows_fd, &at, two[i]), 0);
 	}
-	lo = four[0][k & 3];
-	hi = four[1][(k + 1) & 3];
+	lo = two[0][k & 1];
+	hi = two[1][(k + 1) & 1];
 	assert_true(lo <= hi && hi <= m->count);
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2, idx = m->first + mid;
@@ -121,6 +123,36 @@ static int64_t find_as_program(int rows_fd, const struct unwind_map *m,
 	}
 	/* lo is the first row past rel: the one before it holds rel. */
 	return (int64_t)lo - 1;
+}
+
+/* A row's rules come back as packed, at the ends of their ranges. */
+static void rules_packed_whole(void **state)
+{
+	static const int32_t cfa_offs[] = {
+		-UNWIND_CFA_OFF_MAX - 1, -8, 0, 8, 16, 11, 4104,
+		UNWIND_CFA_OFF_MAX
+	};
+	static const int32_t rbp_offs[] = { -1024, -16, -8,
+					    0,	   8,	UNWIND_RBP_OFF_MAX };
+
+	(void)state;
+	for (uint32_t cfa = UNWIND_NONE; cfa <= UNWIND_SIGNAL; cfa++)
+		for (size_t i = 0; i < sizeof(cfa_offs) / sizeof(*cfa_offs);
+		     i++)
+			for (size_t j = 0;
+			     j < sizeof(rbp_offs) / sizeof(*rbp_offs); j++) {
+				struct unwind_row r = {
+					.addr = 1,
+					.rule = unwind_rule(cfa, cfa_offs[i],
+							    rbp_offs[j]),
+				};
+
+				assert_int_equal(unwind_row_cfa(&r), cfa);
+				assert_int_equal(unwind_row_cfa_off(&r),
+						 cfa_offs[i]);
+				assert_int_equal(unwind_row_rbp_off(&r),
+						 rbp_offs[j]);
+			}
 }
 
 static void store_serves_own_executable(void **state)
@@ -169,6 +201,13 @@ static void store_serves_own_executable(void **state)
 				r = &last;
 				at = k;
 			}
+			/* Every row's rules as the table has them. */
+			assert_int_equal(unwind_row_cfa_off(&rows[k & 1]),
+					 t.rows[k].signal ? 0 :
+							    t.rows[k].cfa_off);
+			assert_int_equal(unwind_row_rbp_off(&rows[k & 1]),
+					 t.rows[k].signal ? 0 :
+							    t.rows[k].rbp_off);
 			/* Its index finds the same row for each address. */
 			assert_int_equal(find_as_program(u.rows_fd, m,
 							 rows[k & 1].addr),
@@ -176,15 +215,16 @@ static void store_serves_own_executable(void **state)
 		}
 		assert_non_null(r);
 		assert_int_equal(find_as_program(u.rows_fd, m, rel), at);
-		/* About 8 rows a page; the index after the rows. */
-		assert_true(m->pages <= m->count / 8 + 1);
+		/* About 4 rows a page; the index after the rows. */
+		assert_true(m->pages <= m->count / 4 + 1);
 		assert_int_equal(m->index, m->first + m->count);
 		/* The table's own answer, by link-time address. */
 		link = rel + t.rows[0].addr;
 		want = vm_unwind_lookup(&t, link);
 		assert_non_null(want);
 		assert_int_equal(r->addr + t.rows[0].addr, want->addr);
-		assert_int_equal(r->cfa_off, want->cfa_off);
+		assert_int_equal(unwind_row_cfa_off(r), want->cfa_off);
+		assert_int_equal(unwind_row_rbp_off(r), want->rbp_off);
 	}
 	assert_true(found);
 	/* A second feed finds its binaries in the store: no new rows. */
@@ -259,7 +299,9 @@ static void store_serves_vdso(void **state)
 				bpf_map_lookup_elem(u.rows_fd, &idx, &row), 0);
 			assert_int_equal(row.addr + t->rows[0].addr,
 					 t->rows[k].addr);
-			assert_int_equal(row.cfa_off, t->rows[k].cfa_off);
+			assert_int_equal(
+				unwind_row_cfa_off(&row),
+				t->rows[k].signal ? 0 : t->rows[k].cfa_off);
 		}
 	}
 	assert_true(found);
@@ -278,6 +320,7 @@ int main(void)
 		cmocka_unit_test(stack_pointer_found_once),
 		cmocka_unit_test(stack_pointer_never_guessed),
 		cmocka_unit_test(calibration_on_this_kernel),
+		cmocka_unit_test(rules_packed_whole),
 		cmocka_unit_test(store_serves_own_executable),
 		cmocka_unit_test(store_serves_vdso),
 	};

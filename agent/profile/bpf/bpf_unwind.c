@@ -156,39 +156,46 @@ int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj)
 	return 0;
 }
 
-/* A row as the programs read it; false when it does not fit. */
+/*
+ * A row as the programs read it (bpf/unwind.h); false when its address
+ * does not fit.  Offsets that do not fit leave the row to the frame
+ * pointer, which never happens with a compiler's tables.
+ */
 static bool small_row(const struct vm_unwind_row *in, uint64_t base,
 		      struct unwind_row *out)
 {
-	memset(out, 0, sizeof(*out));
+	uint32_t cfa;
+
 	if (in->addr - base > UINT32_MAX)
 		return false;
 	out->addr = (uint32_t)(in->addr - base);
-	out->cfa_off = in->cfa_off;
-	if (in->signal) {
-		out->cfa = UNWIND_SIGNAL;
-		return true;
-	}
 	switch (in->cfa) {
 	case VM_UNWIND_RSP:
-		out->cfa = UNWIND_RSP;
+		cfa = UNWIND_RSP;
 		break;
 	case VM_UNWIND_RBP:
-		out->cfa = UNWIND_RBP;
+		cfa = UNWIND_RBP;
 		break;
 	case VM_UNWIND_PLT:
-		out->cfa = UNWIND_PLT;
+		cfa = UNWIND_PLT;
 		break;
 	case VM_UNWIND_OUTERMOST:
-		out->cfa = UNWIND_OUTERMOST;
+		cfa = UNWIND_OUTERMOST;
 		break;
 	default:
-		out->cfa = UNWIND_NONE;
+		cfa = UNWIND_NONE;
 	}
-	if (in->rbp_off < INT16_MIN || in->rbp_off > INT16_MAX)
-		out->cfa = UNWIND_NONE; /* never, but then: the frame pointer */
-	else
-		out->rbp_off = (int16_t)in->rbp_off;
+	if (in->signal) {
+		out->rule = unwind_rule(UNWIND_SIGNAL, 0, 0);
+	} else if (in->cfa_off < -UNWIND_CFA_OFF_MAX - 1 ||
+		   in->cfa_off > UNWIND_CFA_OFF_MAX ||
+		   in->rbp_off < -UNWIND_RBP_OFF_MAX - 8 ||
+		   in->rbp_off > UNWIND_RBP_OFF_MAX || in->rbp_off % 8) {
+		out->rule = unwind_rule(UNWIND_NONE, 0, 0);
+	} else {
+		out->rule = unwind_rule(cfa, (int32_t)in->cfa_off,
+					(int32_t)in->rbp_off);
+	}
 	return true;
 }
 
@@ -204,12 +211,12 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 
 /*
  * The page size of t's index (bpf/unwind.h): the smallest of at least 16
- * bytes with at most one page per 8 rows.
+ * bytes with at most one page per 4 rows.
  */
 static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
 {
 	uint64_t span = t->rows[t->n - 1].addr - t->rows[0].addr;
-	uint64_t most = t->n / 8 ? t->n / 8 : 1;
+	uint64_t most = t->n / 4 ? t->n / 4 : 1;
 	uint32_t shift = 4;
 
 	while (shift < 31 && (span >> shift) + 1 > most)
@@ -218,7 +225,7 @@ static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
 	return shift;
 }
 
-/* t's index, pages + 1 counts, into counts (four to a row of the store). */
+/* t's index, pages + 1 counts, into counts (two to a row of the store). */
 static void write_index(const struct vm_unwind_table *t, uint32_t shift,
 			uint32_t pages, uint32_t *counts)
 {
@@ -243,7 +250,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t base = t->rows[0].addr;
 	uint32_t pages, shift = index_shift(t, &pages), at = store.n_rows;
-	size_t from, to, total = t->n + (pages + 1 + 3) / 4;
+	size_t from, to, total = t->n + (pages + 1 + 1) / 2;
 	struct unwind_row *rows;
 	char *map;
 	bool fit = true;
