@@ -98,6 +98,7 @@ int vm_proc_parse_maps_line(char *line, struct vm_mapping *m, uint64_t *dev,
 	m->end = end;
 	m->pgoff = off;
 	m->path = path[0] ? path : NULL;
+	m->ino = inode;
 	*dev = (uint64_t)major << 32 | minor;
 	*ino = inode;
 	return 1;

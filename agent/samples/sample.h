@@ -88,6 +88,7 @@ struct vm_mapping {
 	uint64_t pgoff; /* file offset of start */
 	/* The file's device as st_dev numbers it (from maps); 0: unknown. */
 	uint64_t dev;
+	uint64_t ino; /* the file's inode (from maps); 0: unknown */
 	char *path; /* as the process sees it; NULL for anonymous */
 	uint8_t build_id[VM_BUILD_ID_MAX];
 	uint8_t build_id_len; /* 0 when unknown */

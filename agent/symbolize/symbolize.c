@@ -777,8 +777,14 @@ void vm_symbolize_prefetch_process(const struct vm_process *p)
 		if (i && same_file(m, &p->maps[i - 1]))
 			continue;
 		vm_symcache_lock();
-		vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
-				root, m->dev, &sf, NULL);
+		/*
+		 * A file the cache holds (every new backend maps the same
+		 * ones) is left for symbolizing to check, as it does each
+		 * file it uses: opening it here costs as much as there.
+		 */
+		if (!m->dev || !m->ino || !vm_symcache_holds(m->dev, m->ino))
+			vm_symcache_get(m->open_path ? m->open_path : m->path,
+					m->path, root, m->dev, &sf, NULL);
 		vm_symcache_unlock();
 	}
 }

@@ -534,6 +534,14 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	return 0;
 }
 
+bool vm_symcache_holds(uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < n_files; i++)
+		if (files[i]->dev == dev && files[i]->ino == ino)
+			return true;
+	return false;
+}
+
 int vm_symcache_get_vdso(const struct vm_symfile **out)
 {
 	static struct vm_symfile vdso;

@@ -58,6 +58,13 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 		    struct vm_error *err);
 
 /*
+ * Whether an entry is held for the file with device dev and inode ino
+ * (as /proc/PID/maps gives them), without opening it: what warming the
+ * cache for a new process may skip.  Call with the lock held.
+ */
+bool vm_symcache_holds(uint64_t dev, uint64_t ino);
+
+/*
  * The vDSO, which the kernel maps into every process: ours is the same
  * image, read from our own memory.  Call with the lock held.
  */
