@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 int vm_memo_init(struct vm_memo *m, unsigned bits)
 {
@@ -20,6 +21,12 @@ void vm_memo_free(struct vm_memo *m)
 {
 	free(m->slots);
 	m->slots = NULL;
+}
+
+void vm_memo_clear(struct vm_memo *m)
+{
+	if (m->slots)
+		memset(m->slots, 0, ((size_t)1 << m->bits) * sizeof(*m->slots));
 }
 
 /* Multiply-xorshift: every bit of the key reaches the top bits taken. */

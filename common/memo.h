@@ -37,6 +37,9 @@ int vm_memo_init(struct vm_memo *m, unsigned bits);
 
 void vm_memo_free(struct vm_memo *m);
 
+/* Forget every key. */
+void vm_memo_clear(struct vm_memo *m);
+
 /* The value put for (a, b, c) in *value, if its slot still holds it. */
 bool vm_memo_get(const struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 		 uint64_t *value);

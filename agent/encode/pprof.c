@@ -73,10 +73,19 @@ struct enc {
 	void *loc_tree;
 	/* The locations found last, in front of loc_tree: frames recur. */
 	struct vm_memo loc_memo;
+	/*
+	 * By the pointer, not the bytes, for strings that stay put while
+	 * the profile is encoded (interned names, a sample's comm): the
+	 * string index (PTR_STRING) or function id (PTR_FUNCTION) found.
+	 */
+	struct vm_memo ptr_memo;
 };
 
-/* Slots of loc_memo: 8,192 locations (256 KiB). */
+enum { PTR_STRING = 1, PTR_FUNCTION };
+
+/* Slots of loc_memo: 8,192 locations (256 KiB); of ptr_memo, 4,096. */
 #define LOC_MEMO_BITS 13
+#define PTR_MEMO_BITS 12
 
 static int cmp_str_node(const void *a, const void *b)
 {
@@ -127,15 +136,36 @@ static int64_t str_idx(struct enc *e, const char *s)
 	return node->idx;
 }
 
+/* str_idx() of a string that stays put while the profile is encoded. */
+static int64_t str_idx_kept(struct enc *e, const char *s)
+{
+	uint64_t v;
+	int64_t idx;
+
+	if (vm_memo_get(&e->ptr_memo, (uintptr_t)s, PTR_STRING, 0, &v))
+		return (int64_t)v - 1;
+	idx = str_idx(e, s);
+	if (idx >= 0)
+		vm_memo_put(&e->ptr_memo, (uintptr_t)s, PTR_STRING, 0,
+			    (uint64_t)idx + 1);
+	return idx;
+}
+
 static uint64_t function_id(struct enc *e, const char *name)
 {
 	struct fn_node key = { .name = name }, *node, **found;
 	Function *f;
 	int64_t idx;
+	uint64_t id;
 
+	if (vm_memo_get(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0, &id))
+		return id;
 	found = tfind(&key, &e->fn_tree, cmp_fn_node);
-	if (found)
+	if (found) {
+		vm_memo_put(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0,
+			    (*found)->id);
 		return (*found)->id;
+	}
 	idx = str_idx(e, name);
 	if (idx < 0 ||
 	    vm_grow(e->functions, &e->cap_functions, e->n_functions + 1))
@@ -155,6 +185,7 @@ static uint64_t function_id(struct enc *e, const char *name)
 		return 0;
 	}
 	e->n_functions++;
+	vm_memo_put(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0, f->id);
 	return f->id;
 }
 
@@ -211,6 +242,7 @@ static void enc_free(struct enc *e)
 	tdestroy(e->fn_tree, free);
 	tdestroy(e->loc_tree, free);
 	vm_memo_free(&e->loc_memo);
+	vm_memo_free(&e->ptr_memo);
 	for (size_t i = 0; i < e->n_strings; i++)
 		free(e->strings[i]);
 	free(e->strings);
@@ -408,13 +440,13 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 	l[nl].key = k->tid;
 	l[nl++].num = st->sample->tid;
 	l[nl].key = k->comm;
-	l[nl].str = str_idx(e, st->sample->comm[0] ? st->sample->comm :
-						     "[unknown]");
+	l[nl].str = str_idx_kept(e, st->sample->comm[0] ? st->sample->comm :
+							  "[unknown]");
 	if (l[nl++].str < 0)
 		return -ENOMEM;
 	if (st->backend_type) {
 		l[nl].key = k->backend_type;
-		l[nl].str = str_idx(e, st->backend_type);
+		l[nl].str = str_idx_kept(e, st->backend_type);
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
@@ -435,7 +467,7 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 	}
 	if (st->wait_event) {
 		l[nl].key = k->wait_event;
-		l[nl].str = str_idx(e, st->wait_event);
+		l[nl].str = str_idx_kept(e, st->wait_event);
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
@@ -641,6 +673,7 @@ int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 
 	/* Without memory for the memo, every location is found in the tree. */
 	vm_memo_init(&e.loc_memo, LOC_MEMO_BITS);
+	vm_memo_init(&e.ptr_memo, PTR_MEMO_BITS);
 	r = build(y, &e, &p, &prof, vt);
 	prof.sample_type = types;
 	if (r == 0) {

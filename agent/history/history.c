@@ -32,6 +32,7 @@
 #include "agent/history/history_time.h"
 #include "common/array.h"
 #include "common/clock.h"
+#include "common/memo.h"
 #include "common/satmath.h"
 
 #define COMPACT_EVERY 32
@@ -100,6 +101,9 @@ struct ptr_cache {
 	size_t cap, n; /* cap a power of two, or 0 */
 };
 
+/* Slots of the frame memo: 4,096 frames (128 KiB). */
+#define HISTORY_FRAME_MEMO_BITS 12
+
 struct vm_history {
 	struct vm_history_config cfg;
 	pthread_mutex_t lock;
@@ -110,6 +114,9 @@ struct vm_history {
 	uint64_t dropped;
 	unsigned dropped_since_compact;
 	struct ptr_cache mapping_ids, function_ids;
+	/* Frame ids by (address, mapping id, function id), in front of
+	 * frame_tree: a window's stacks share most frames. */
+	struct vm_memo frame_ids;
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
@@ -359,6 +366,7 @@ static void forget_pointers(struct vm_history *h)
 {
 	ptr_cache_clear(&h->mapping_ids);
 	ptr_cache_clear(&h->function_ids);
+	vm_memo_clear(&h->frame_ids);
 }
 
 /* intern_mapping() and intern_string() through the caches. */
@@ -387,6 +395,22 @@ static int64_t cached_function(struct vm_history *h, const char *s)
 	return id;
 }
 
+static int64_t cached_frame(struct vm_history *h, uint64_t addr,
+			    int64_t mapping, int64_t function)
+{
+	uint64_t v;
+	int64_t id;
+
+	if (vm_memo_get(&h->frame_ids, addr, (uint64_t)mapping,
+			(uint64_t)function, &v))
+		return (int64_t)v - 1;
+	id = intern_frame(&h->t, addr, mapping, function);
+	if (id >= 0)
+		vm_memo_put(&h->frame_ids, addr, (uint64_t)mapping,
+			    (uint64_t)function, (uint64_t)id + 1);
+	return id;
+}
+
 int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 		   struct vm_error *err)
 {
@@ -395,6 +419,8 @@ int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 	if (!h)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	h->cfg = *cfg;
+	/* Without memory for the memo, each frame is found in the tree. */
+	vm_memo_init(&h->frame_ids, HISTORY_FRAME_MEMO_BITS);
 	pthread_mutex_init(&h->lock, NULL);
 	*out = h;
 	return 0;
@@ -407,6 +433,7 @@ void vm_history_free(struct vm_history *h)
 	tables_free(&h->t);
 	ptr_cache_free(&h->mapping_ids);
 	ptr_cache_free(&h->function_ids);
+	vm_memo_free(&h->frame_ids);
 	for (size_t i = 0; i < h->n_windows; i++)
 		free(h->windows[i].v);
 	free(h->windows);
@@ -450,8 +477,9 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	if (!key)
 		return -ENOMEM;
 	c = intern_string(t, l->comm && l->comm[0] ? l->comm : NULL);
-	b = intern_string(t, l->backend_type);
-	we = intern_string(t, l->wait_event);
+	/* Interned by the symbolizer, as function names are. */
+	b = cached_function(h, l->backend_type);
+	we = cached_function(h, l->wait_event);
 	if (c < 0 || b < 0 || we < 0)
 		goto nomem;
 	key->pid = l->pid;
@@ -468,7 +496,7 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 
 		if (m < 0 || f < 0)
 			goto nomem;
-		fr = intern_frame(t, frames[i].addr, m, f);
+		fr = cached_frame(h, frames[i].addr, m, f);
 		if (fr < 0)
 			goto nomem;
 		key->frames[i] = (uint32_t)fr;
