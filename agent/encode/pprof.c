@@ -83,9 +83,9 @@ struct enc {
 
 enum { PTR_STRING = 1, PTR_FUNCTION };
 
-/* Slots of loc_memo: 8,192 locations (256 KiB); of ptr_memo, 4,096. */
-#define LOC_MEMO_BITS 13
-#define PTR_MEMO_BITS 12
+/* Slots of loc_memo: 4,096 locations (128 KiB); of ptr_memo, 1,024. */
+#define LOC_MEMO_BITS 12
+#define PTR_MEMO_BITS 10
 
 static int cmp_str_node(const void *a, const void *b)
 {

@@ -61,10 +61,14 @@ struct named {
 /* What open_path is for a file the profile holds open (proc.c). */
 #define HELD_PREFIX "/proc/self/fd/"
 
-/* Slots of the memo: 16,384 frames (512 KiB) recalled at once. */
-#define NAMED_MEMO_BITS 14
-/* Who a kernel frame belongs to in the memo; a process is its index + 1. */
+/* Slots of the memo: 4,096 frames (128 KiB) recalled at once. */
+#define NAMED_MEMO_BITS 12
+/*
+ * Who a kernel frame belongs to in the memo; a process is its index + 1.
+ * NAMED_SYMBOL keys a symbol's interned name by the symbol's address.
+ */
 #define NAMED_KERNEL UINT64_MAX
+#define NAMED_SYMBOL (UINT64_MAX - 1)
 
 static bool recall(const struct named *nd, uint64_t who, uint64_t addr,
 		   bool leaf, struct vm_sym_frame *f)
@@ -208,14 +212,58 @@ static int name_by_address(struct vm_symbolized *y, struct vm_sym_frame *f,
 }
 
 /*
+ * A caller's address is looked up one byte back (a call that ends its
+ * function must not be charged to the next one), but the frame a signal
+ * handler returns to is __restore_rt's first byte, not a return address:
+ * glibc puts a nop before it that no symbol covers (and .eh_frame does,
+ * for unwinders that look back).  So when the byte before is in no
+ * function and the address itself starts one, that function is the
+ * frame.  The symbol of the frame at vaddr, or NULL.
+ */
+static const struct vm_elf_symbol *frame_symbol(const struct vm_symfile *sf,
+						uint64_t *vaddr, bool leaf)
+{
+	const struct vm_elf_symbol *sym = vm_elf_lookup(&sf->info, *vaddr), *at;
+
+	if (sym || leaf)
+		return sym;
+	at = vm_elf_lookup(&sf->info, *vaddr + 1);
+	if (at && at->addr == *vaddr + 1) {
+		(*vaddr)++;
+		return at;
+	}
+	return NULL;
+}
+
+/*
+ * A symbol's name str, interned: once a window per symbol sym (a file's
+ * or kallsyms', which stay put while the symbol cache is locked), not
+ * once per frame.
+ */
+static const char *symbol_name(struct vm_symbolized *y, struct named *nd,
+			       const void *sym, const char *str)
+{
+	const char *name;
+	uint64_t v;
+
+	if (nd && vm_memo_get(&nd->memo, NAMED_SYMBOL, (uintptr_t)sym, 0, &v))
+		return (const char *)(uintptr_t)v;
+	name = vm_symbolized_intern(y, str);
+	if (nd && name)
+		vm_memo_put(&nd->memo, NAMED_SYMBOL, (uintptr_t)sym, 0,
+			    (uintptr_t)name);
+	return name;
+}
+
+/*
  * The name of the user frame f at link-time address vaddr of sf: its
  * symbol, else the start of the function holding it, else vaddr itself.
  */
-static int name_user_frame(struct vm_symbolized *y, struct vm_sym_frame *f,
-			   const struct vm_symfile *sf, const char *path,
-			   uint64_t vaddr)
+static int name_user_frame(struct vm_symbolized *y, struct named *nd,
+			   struct vm_sym_frame *f, const struct vm_symfile *sf,
+			   const char *path, uint64_t vaddr, bool leaf)
 {
-	const struct vm_elf_symbol *sym = vm_elf_lookup(&sf->info, vaddr);
+	const struct vm_elf_symbol *sym = frame_symbol(sf, &vaddr, leaf);
 	uint64_t start;
 
 	if (!sym && vm_elf_function_start(&sf->info, vaddr, &start))
@@ -223,28 +271,9 @@ static int name_user_frame(struct vm_symbolized *y, struct vm_sym_frame *f,
 				       VM_NAME_FUNCTION_START);
 	if (!sym)
 		return name_by_address(y, f, path, vaddr, VM_NAME_ADDRESS);
-	f->function = vm_symbolized_intern(y, sym->name);
+	f->function = symbol_name(y, nd, sym, sym->name);
 	f->source = sym->from_debug_file ? VM_NAME_DEBUG_FILE : VM_NAME_SYMBOL;
 	return f->function ? 0 : -ENOMEM;
-}
-
-/*
- * A caller's address is looked up one byte back (a call that ends its
- * function must not be charged to the next one), but the frame a signal
- * handler returns to is __restore_rt's first byte, not a return address:
- * glibc puts a nop before it that no symbol covers (and .eh_frame does,
- * for unwinders that look back).  So when the byte before is in no
- * function and the address itself starts one, that function is the frame.
- */
-static uint64_t restore_rt_start(const struct vm_symfile *sf, uint64_t vaddr,
-				 bool leaf)
-{
-	const struct vm_elf_symbol *at;
-
-	if (leaf || vm_elf_lookup(&sf->info, vaddr))
-		return vaddr;
-	at = vm_elf_lookup(&sf->info, vaddr + 1);
-	return at && at->addr == vaddr + 1 ? vaddr + 1 : vaddr;
 }
 
 /* The symbol file of m's file, or NULL. */
@@ -345,8 +374,7 @@ static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 		r = name_by_address(y, f, file, lookup - m->start + m->pgoff,
 				    VM_NAME_ADDRESS);
 	else
-		r = name_user_frame(y, f, sf, file,
-				    restore_rt_start(sf, vaddr, leaf));
+		r = name_user_frame(y, pm->named, f, sf, file, vaddr, leaf);
 	if (r)
 		return r;
 	y->mappings[f->mapping - 1].has_functions = true;
@@ -370,8 +398,8 @@ static int user_frame(struct vm_symbolized *y, struct proc_memo *pm,
 #define KERNEL_MAPPING_PENDING UINT32_MAX
 
 static int name_kernel_address(struct vm_symbolized *y,
-			       const struct vm_kallsyms *k, uint64_t addr,
-			       bool leaf, struct vm_sym_frame *f)
+			       const struct vm_kallsyms *k, struct named *nd,
+			       uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
 	const struct vm_ksym *sym;
 
@@ -382,7 +410,7 @@ static int name_kernel_address(struct vm_symbolized *y,
 	if (!sym)
 		return name_by_address(y, f, VM_KERNEL_MAPPING, addr,
 				       VM_NAME_ADDRESS);
-	f->function = vm_symbolized_intern(y, sym->name);
+	f->function = symbol_name(y, nd, sym, sym->name);
 	f->source = VM_NAME_SYMBOL;
 	return f->function ? 0 : -ENOMEM;
 }
@@ -395,7 +423,7 @@ static int kernel_frame(struct vm_symbolized *y, const struct vm_kallsyms *k,
 
 	if (recall(nd, NAMED_KERNEL, addr, leaf, f))
 		return 0;
-	r = name_kernel_address(y, k, addr, leaf, f);
+	r = name_kernel_address(y, k, nd, addr, leaf, f);
 	if (!r)
 		remember(nd, NAMED_KERNEL, addr, leaf, f);
 	return r;

@@ -20,7 +20,7 @@
 #include "common/error.h"
 
 /*
- * Rows the store holds, 16 bytes each: 16 MiB, PostgreSQL 17 (116,000
+ * Rows the store holds, 8 bytes each: 8 MiB, PostgreSQL 17 (116,000
  * rows), libc (25,000) and well over 30 libraries; a binary past it is
  * walked by frame pointer, and counted.
  */
