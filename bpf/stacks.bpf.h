@@ -105,7 +105,10 @@ static __always_inline void stacks_capture(void *ctx, struct stack_record *r,
 	r->user_err = n < 0 ? n : 0;
 	if (n > 0)
 		nu = STACK_FRAMES(n);
-	n = bpf_get_stack(ctx, &r->ips[nu], STACK_MAX_DEPTH * sizeof(__u64), 0);
+	/* A sample taken in user mode has no kernel stack: no call for it. */
+	n = start->user ? 0 :
+			  bpf_get_stack(ctx, &r->ips[nu],
+					STACK_MAX_DEPTH * sizeof(__u64), 0);
 	r->kernel_err = n < 0 ? n : 0;
 	if (n > 0)
 		nk = STACK_FRAMES(n);

@@ -90,6 +90,7 @@ struct unwind_state {
 	__u32 n; /* frames taken */
 	__u32 by_table, by_fp;
 	__u32 map; /* the mapping of the last frame found, in proc->m */
+	__u32 map2; /* the one before it (a stack goes libc, postgres, libc) */
 	__u8 exact; /* rip is not a return address */
 	__u8 cut; /* ended early: a bad read, no progress */
 };
@@ -158,9 +159,19 @@ unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 
 	if (hi > UNWIND_MAX_MAPS)
 		return NULL;
-	/* Most callers are in the mapping of the frame before: try it first. */
+	/*
+	 * Most callers are in the mapping of the frame before, or in the
+	 * one before that: try them first.
+	 */
 	m = &proc->m[w->map & (UNWIND_MAX_MAPS - 1)];
-	if (w->map >= hi || pc < m->start || pc >= m->end) {
+	if (w->map < hi && pc >= m->start && pc < m->end)
+		goto found;
+	m = &proc->m[w->map2 & (UNWIND_MAX_MAPS - 1)];
+	if (w->map2 < hi && pc >= m->start && pc < m->end) {
+		mid = w->map2;
+		w->map2 = w->map;
+		w->map = mid;
+	} else {
 		for (int i = 0; i < 7 && lo < hi; i++) {
 			mid = (lo + hi) / 2;
 			if (pc < proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
@@ -171,11 +182,13 @@ unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 		if (!lo)
 			goto unknown;
 		mid = (lo - 1) & (UNWIND_MAX_MAPS - 1);
-		w->map = mid;
 		m = &proc->m[mid];
 		if (pc >= m->end)
 			goto unknown;
+		w->map2 = w->map;
+		w->map = mid;
 	}
+found:
 	rel = pc - m->bias;
 	if (!m->count || rel >> 32)
 		return NULL;
@@ -358,6 +371,7 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	w->rbp = s.rbp;
 	w->tgid = r->pid;
 	w->n = w->by_table = w->by_fp = w->map = 0;
+	w->map2 = UNWIND_MAX_MAPS; /* none yet */
 	w->exact = 1;
 	w->cut = 0;
 	for (int i = 0; i < STACK_MAX_DEPTH; i++)
