@@ -94,15 +94,10 @@ struct tables {
 	uint64_t bytes;
 };
 
-/* Pointer to id (+ 1), open addressing; keys NULL when empty. */
-struct ptr_cache {
-	const void **keys;
-	int64_t *ids;
-	size_t cap, n; /* cap a power of two, or 0 */
-};
-
-/* Slots of the frame memo: 4,096 frames (128 KiB). */
-#define HISTORY_FRAME_MEMO_BITS 12
+/* Slots of each memo: 4,096 (128 KiB). */
+#define HISTORY_MEMO_BITS 12
+/* What a pointer stands for in `ids`. */
+enum { ID_MAPPING = 1, ID_STRING };
 
 struct vm_history {
 	struct vm_history_config cfg;
@@ -113,10 +108,13 @@ struct vm_history {
 	uint64_t window_bytes;
 	uint64_t dropped;
 	unsigned dropped_since_compact;
-	struct ptr_cache mapping_ids, function_ids;
-	/* Frame ids by (address, mapping id, function id), in front of
-	 * frame_tree: a window's stacks share most frames. */
-	struct vm_memo frame_ids;
+	/*
+	 * In front of the trees, for the window being put in: the ids of
+	 * its mappings and interned strings by pointer (ID_MAPPING,
+	 * ID_STRING), and frame ids by (address, mapping id, function id):
+	 * a window's stacks share most of them.
+	 */
+	struct vm_memo ids, frame_ids;
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
@@ -300,98 +298,42 @@ static const char *string_of(const struct tables *t, uint32_t id1)
 	return id1 ? t->strings[id1 - 1]->s : NULL;
 }
 
-static size_t ptr_slot(const struct ptr_cache *c, const void *key)
-{
-	uint64_t x = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ULL;
-
-	return (size_t)(x >> 32) & (c->cap - 1);
-}
-
-static void ptr_cache_clear(struct ptr_cache *c)
-{
-	if (c->n)
-		memset(c->keys, 0, c->cap * sizeof(c->keys[0]));
-	c->n = 0;
-}
-
-static void ptr_cache_free(struct ptr_cache *c)
-{
-	free(c->keys);
-	free(c->ids);
-	memset(c, 0, sizeof(*c));
-}
-
-/* The id cached for key, or -1. */
-static int64_t ptr_cache_get(const struct ptr_cache *c, const void *key)
-{
-	if (!c->cap)
-		return -1;
-	for (size_t i = ptr_slot(c, key);; i = (i + 1) & (c->cap - 1)) {
-		if (!c->keys[i])
-			return -1;
-		if (c->keys[i] == key)
-			return c->ids[i];
-	}
-}
-
-/* Remember key's id; a cache that cannot grow just forgets. */
-static void ptr_cache_put(struct ptr_cache *c, const void *key, int64_t id)
-{
-	size_t i;
-
-	if (2 * (c->n + 1) > c->cap) {
-		struct ptr_cache bigger = { .cap = c->cap ? 2 * c->cap : 256 };
-
-		bigger.keys = calloc(bigger.cap, sizeof(bigger.keys[0]));
-		bigger.ids = malloc(bigger.cap * sizeof(bigger.ids[0]));
-		if (!bigger.keys || !bigger.ids) {
-			ptr_cache_free(&bigger);
-			return;
-		}
-		for (size_t k = 0; k < c->cap; k++)
-			if (c->keys[k])
-				ptr_cache_put(&bigger, c->keys[k], c->ids[k]);
-		ptr_cache_free(c);
-		*c = bigger;
-	}
-	for (i = ptr_slot(c, key); c->keys[i]; i = (i + 1) & (c->cap - 1))
-		;
-	c->keys[i] = key;
-	c->ids[i] = id;
-	c->n++;
-}
-
 /* The pointers of the window being put in, or the ids, change. */
 static void forget_pointers(struct vm_history *h)
 {
-	ptr_cache_clear(&h->mapping_ids);
-	ptr_cache_clear(&h->function_ids);
+	vm_memo_clear(&h->ids);
 	vm_memo_clear(&h->frame_ids);
 }
 
-/* intern_mapping() and intern_string() through the caches. */
+/* intern_mapping() and intern_string() through the memo. */
 static int64_t cached_mapping(struct vm_history *h,
 			      const struct vm_sym_mapping *m)
 {
-	int64_t id = m ? ptr_cache_get(&h->mapping_ids, m) : 0;
+	uint64_t v;
+	int64_t id;
 
-	if (id < 0) {
-		id = intern_mapping(&h->t, m);
-		if (id >= 0)
-			ptr_cache_put(&h->mapping_ids, m, id);
-	}
+	if (!m)
+		return 0;
+	if (vm_memo_get(&h->ids, (uintptr_t)m, ID_MAPPING, 0, &v))
+		return (int64_t)v;
+	id = intern_mapping(&h->t, m);
+	if (id > 0)
+		vm_memo_put(&h->ids, (uintptr_t)m, ID_MAPPING, 0, (uint64_t)id);
 	return id;
 }
 
 static int64_t cached_function(struct vm_history *h, const char *s)
 {
-	int64_t id = s ? ptr_cache_get(&h->function_ids, s) : 0;
+	uint64_t v;
+	int64_t id;
 
-	if (id < 0) {
-		id = intern_string(&h->t, s);
-		if (id >= 0)
-			ptr_cache_put(&h->function_ids, s, id);
-	}
+	if (!s)
+		return 0;
+	if (vm_memo_get(&h->ids, (uintptr_t)s, ID_STRING, 0, &v))
+		return (int64_t)v;
+	id = intern_string(&h->t, s);
+	if (id > 0)
+		vm_memo_put(&h->ids, (uintptr_t)s, ID_STRING, 0, (uint64_t)id);
 	return id;
 }
 
@@ -419,8 +361,9 @@ int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 	if (!h)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	h->cfg = *cfg;
-	/* Without memory for the memo, each frame is found in the tree. */
-	vm_memo_init(&h->frame_ids, HISTORY_FRAME_MEMO_BITS);
+	/* Without memory for the memos, everything is found in the trees. */
+	vm_memo_init(&h->ids, HISTORY_MEMO_BITS);
+	vm_memo_init(&h->frame_ids, HISTORY_MEMO_BITS);
 	pthread_mutex_init(&h->lock, NULL);
 	*out = h;
 	return 0;
@@ -431,8 +374,7 @@ void vm_history_free(struct vm_history *h)
 	if (!h)
 		return;
 	tables_free(&h->t);
-	ptr_cache_free(&h->mapping_ids);
-	ptr_cache_free(&h->function_ids);
+	vm_memo_free(&h->ids);
 	vm_memo_free(&h->frame_ids);
 	for (size_t i = 0; i < h->n_windows; i++)
 		free(h->windows[i].v);
