@@ -43,21 +43,8 @@ struct named {
 	struct vm_memo memo;
 	struct vm_sym_frame *v;
 	size_t n, cap;
-	/*
-	 * The symbol files of files the profile holds open, found once for
-	 * every process mapping them (each lookup opens the file again);
-	 * the first NAMED_HELD of them.
-	 */
-	struct held_file {
-		const char *open_path;
-		uint64_t dev;
-		const struct vm_symfile *sf; /* NULL: none */
-	} held[64];
-	size_t n_held;
 };
 
-#define NAMED_HELD \
-	(sizeof(((struct named *)0)->held) / sizeof(struct held_file))
 /* What open_path is for a file the profile holds open (proc.c). */
 #define HELD_PREFIX "/proc/self/fd/"
 
@@ -65,10 +52,13 @@ struct named {
 #define NAMED_MEMO_BITS 12
 /*
  * Who a kernel frame belongs to in the memo; a process is its index + 1.
- * NAMED_SYMBOL keys a symbol's interned name by the symbol's address.
+ * NAMED_SYMBOL keys a symbol's interned name by the symbol's address,
+ * NAMED_FILE the symbol file of a file the profile holds open by its
+ * device and inode.
  */
 #define NAMED_KERNEL UINT64_MAX
 #define NAMED_SYMBOL (UINT64_MAX - 1)
+#define NAMED_FILE (UINT64_MAX - 2)
 
 static bool recall(const struct named *nd, uint64_t who, uint64_t addr,
 		   bool leaf, struct vm_sym_frame *f)
@@ -295,28 +285,27 @@ static const struct vm_symfile *lookup_file(const struct proc_memo *pm,
 }
 
 /*
- * The same, found once per file the profile holds open: the same file
- * whatever process maps it, whatever its root.
+ * The same, found once a window per file the profile holds open (each
+ * lookup opens the file again): the same file whatever process maps it,
+ * whatever its root.
  */
 static const struct vm_symfile *symbol_file(const struct proc_memo *pm,
 					    const struct vm_mapping *m)
 {
 	struct named *nd = pm->named;
-	struct held_file *h;
-	bool held = m->open_path && m->path && m->path[0] == '/' &&
+	const struct vm_symfile *sf;
+	uint64_t v;
+	bool held = nd && m->ino && m->open_path && m->path &&
+		    m->path[0] == '/' &&
 		    !strncmp(m->open_path, HELD_PREFIX, strlen(HELD_PREFIX));
 
-	for (size_t i = 0; held && nd && i < nd->n_held; i++)
-		if (nd->held[i].dev == m->dev &&
-		    !strcmp(nd->held[i].open_path, m->open_path))
-			return nd->held[i].sf;
-	if (!held || !nd || nd->n_held == NAMED_HELD)
-		return lookup_file(pm, m);
-	h = &nd->held[nd->n_held++];
-	h->open_path = m->open_path;
-	h->dev = m->dev;
-	h->sf = lookup_file(pm, m);
-	return h->sf;
+	if (held && vm_memo_get(&nd->memo, NAMED_FILE, m->dev, m->ino, &v))
+		return (const struct vm_symfile *)(uintptr_t)v;
+	sf = lookup_file(pm, m);
+	if (held && sf)
+		vm_memo_put(&nd->memo, NAMED_FILE, m->dev, m->ino,
+			    (uintptr_t)sf);
+	return sf;
 }
 
 static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
