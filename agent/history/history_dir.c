@@ -8,6 +8,14 @@
  * is synced, then renamed over NAME: a reader sees a whole file or none.
  * When the disk is full the oldest window goes and the write is tried
  * again; the temporary files a crash left are removed at open.
+ *
+ * The window files are known from an index kept in memory (`files`),
+ * read from the directory at open and every RELIST_EVERY writes, and
+ * after any failure; in between a write adds its file and pruning removes
+ * the oldest, so a window costs a few system calls however many the
+ * directory holds (listing an hour's 360 files, each with fstatat, cost
+ * every window more than writing it).  A file someone else adds or
+ * removes is seen at the next listing.
  */
 #include "agent/history/history_dir.h"
 
@@ -30,6 +38,14 @@
 #define TMP_PREFIX ".tmp-"
 /* Files removed to make room for one window, at most. */
 #define MAX_MAKE_ROOM 64
+/* Writes between two listings of the directory. */
+#define RELIST_EVERY 64
+
+struct entry {
+	char name[VM_HISTORY_FILE_NAME_MAX];
+	uint64_t start_ns, end_ns;
+	uint64_t size;
+};
 
 struct vm_history_dir {
 	int fd, spool_fd;
@@ -37,12 +53,11 @@ struct vm_history_dir {
 	uint64_t max_bytes;
 	pthread_mutex_t lock;
 	struct vm_history_dir_status st;
-};
-
-struct entry {
-	char name[VM_HISTORY_FILE_NAME_MAX];
-	uint64_t start_ns, end_ns;
-	uint64_t size;
+	/* The window files, oldest first; `listed` false: read it again. */
+	struct entry *files;
+	size_t n_files, cap_files;
+	bool listed;
+	unsigned writes_since_list;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -102,6 +117,52 @@ static int list(int dir_fd, bool remove_tmp, struct entry **out, size_t *n)
 	return 0;
 }
 
+/* The index read from the directory again, when it may be stale. */
+static void relist(struct vm_history_dir *d)
+{
+	struct entry *v;
+	size_t n;
+
+	if (d->listed && d->writes_since_list < RELIST_EVERY)
+		return;
+	if (list(d->fd, false, &v, &n) < 0)
+		return; /* tried again at the next write */
+	free(d->files);
+	d->files = v;
+	d->n_files = n;
+	d->cap_files = n;
+	d->listed = true;
+	d->writes_since_list = 0;
+}
+
+/* e into the index at its place by name (replacing one of that name). */
+static void index_add(struct vm_history_dir *d, const struct entry *e)
+{
+	size_t at = d->n_files;
+
+	while (at > 0 && strcmp(d->files[at - 1].name, e->name) > 0)
+		at--;
+	if (at > 0 && !strcmp(d->files[at - 1].name, e->name)) {
+		d->files[at - 1] = *e;
+		return;
+	}
+	if (vm_grow(d->files, &d->cap_files, d->n_files + 1)) {
+		d->listed = false;
+		return;
+	}
+	memmove(&d->files[at + 1], &d->files[at],
+		(d->n_files - at) * sizeof(*e));
+	d->files[at] = *e;
+	d->n_files++;
+}
+
+/* The first k files of the index removed from it (not from the disk). */
+static void index_drop(struct vm_history_dir *d, size_t k)
+{
+	memmove(d->files, d->files + k, (d->n_files - k) * sizeof(*d->files));
+	d->n_files -= k;
+}
+
 int vm_history_dir_open(const char *path, uint32_t max_seconds,
 			uint64_t max_bytes, struct vm_history_dir **out,
 			struct vm_error *err)
@@ -137,8 +198,11 @@ int vm_history_dir_open(const char *path, uint32_t max_seconds,
 	d->spool_fd = openat(d->fd, SPOOL,
 			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/* What a crash left half-written. */
-	if (list(d->fd, true, &v, &n) == 0)
-		free(v);
+	if (list(d->fd, true, &v, &n) == 0) {
+		d->files = v;
+		d->n_files = d->cap_files = n;
+		d->listed = true;
+	}
 	*out = d;
 	return 0;
 }
@@ -152,6 +216,7 @@ void vm_history_dir_close(struct vm_history_dir *d)
 	if (d->spool_fd >= 0)
 		close(d->spool_fd);
 	pthread_mutex_destroy(&d->lock);
+	free(d->files);
 	free(d);
 }
 
@@ -254,13 +319,14 @@ static void remove_window(struct vm_history_dir *d, const char *name)
  */
 static void prune(struct vm_history_dir *d)
 {
-	struct entry *v;
+	const struct entry *v;
 	size_t n, first = 0;
 	uint64_t bytes = 0, horizon = (uint64_t)d->max_seconds * 1000000000ULL;
 	uint64_t now = vm_clock_ns(CLOCK_REALTIME);
 
-	if (list(d->fd, false, &v, &n) < 0)
-		return;
+	relist(d);
+	v = d->files;
+	n = d->n_files;
 	while (n && first < n - 1 &&
 	       vm_history_too_old(v[first].end_ns, v[n - 1].end_ns, now,
 				  horizon))
@@ -271,32 +337,32 @@ static void prune(struct vm_history_dir *d)
 		bytes -= v[first].size;
 		remove_window(d, v[first++].name);
 	}
-	d->st.files = n - first;
+	index_drop(d, first);
+	d->st.files = d->n_files;
 	d->st.bytes = bytes;
-	free(v);
 }
 
 /* Remove the oldest window file to make room; false when none is left. */
 static bool make_room(struct vm_history_dir *d, const char *keep)
 {
-	struct entry *v;
-	size_t n;
-	bool removed = false;
-
-	if (list(d->fd, false, &v, &n) < 0)
+	d->listed = false; /* the disk is failing: trust only a listing */
+	relist(d);
+	if (!d->n_files || !strcmp(d->files[0].name, keep))
 		return false;
-	if (n > 0 && strcmp(v[0].name, keep)) {
-		remove_window(d, v[0].name);
-		removed = true;
-	}
-	free(v);
-	return removed;
+	remove_window(d, d->files[0].name);
+	index_drop(d, 1);
+	return true;
 }
 
-/* One attempt: the temporary file written whole, then renamed. */
+/*
+ * One attempt: the temporary file written whole, then renamed; e gets
+ * the size it takes on the disk.
+ */
 static int write_once(struct vm_history_dir *d, const char *name,
-		      const char *tmp, const void *data, size_t len)
+		      const char *tmp, const void *data, size_t len,
+		      struct entry *e)
 {
+	struct stat sb;
 	int fd, r;
 
 	/* Whatever is there is not ours to write through. */
@@ -308,6 +374,8 @@ static int write_once(struct vm_history_dir *d, const char *name,
 	r = vm_write_all(fd, data, len);
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
+	if (r == 0 && fstat(fd, &sb) == 0)
+		e->size = (uint64_t)sb.st_blocks * 512;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && renameat(d->fd, tmp, d->fd, name) < 0)
@@ -323,13 +391,16 @@ int vm_history_dir_write(struct vm_history_dir *d, uint64_t start_ns,
 {
 	char name[VM_HISTORY_FILE_NAME_MAX];
 	char tmp[VM_HISTORY_FILE_NAME_MAX + sizeof(TMP_PREFIX)];
+	struct entry e = { .start_ns = start_ns, .end_ns = end_ns };
 	int r;
 
 	vm_history_file_name(start_ns, end_ns, name);
+	snprintf(e.name, sizeof(e.name), "%s", name);
 	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%s", name);
 	pthread_mutex_lock(&d->lock);
+	d->writes_since_list++;
 	for (int tries = 0;; tries++) {
-		r = write_once(d, name, tmp, data, len);
+		r = write_once(d, name, tmp, data, len, &e);
 		if (r == 0 || tries == MAX_MAKE_ROOM ||
 		    (r != -ENOSPC && r != -EDQUOT && r != -EIO &&
 		     r != -EFBIG) ||
@@ -337,12 +408,14 @@ int vm_history_dir_write(struct vm_history_dir *d, uint64_t start_ns,
 			break;
 	}
 	if (r < 0) {
+		d->listed = false;
 		d->st.write_errors++;
 		d->st.dropped++;
 		snprintf(d->st.last_error, sizeof(d->st.last_error),
 			 "cannot write %s: %s", name, strerror(-r));
 	} else {
 		d->st.last_error[0] = '\0';
+		index_add(d, &e);
 	}
 	prune(d);
 	pthread_mutex_unlock(&d->lock);

@@ -627,6 +627,84 @@ static void test_dir(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* The window files in dir/h and the space they take, as ls would count. */
+static size_t files_on_disk(const char *dir, uint64_t *bytes)
+{
+	char cmd[512];
+	size_t n = 0;
+	unsigned long long b = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "find '%s/h' -maxdepth 1 -name 'cpu-*' -printf '%%b\\n'", dir);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	for (unsigned long long blocks; fscanf(f, "%llu", &blocks) == 1; n++)
+		b += blocks * 512;
+	pclose(f);
+	*bytes = b;
+	return n;
+}
+
+/*
+ * Many windows through a directory bounded by age: what is kept, on the
+ * disk and in the status, stays the newest 100 across the index's
+ * listings, also when someone else removes files or plants one.
+ */
+static void test_dir_many(void **state)
+{
+	char tmpl[] = "/tmp/test_history.XXXXXX", path[256], name[64];
+	struct vm_history_dir *d;
+	struct vm_history_dir_status st;
+	struct vm_error err = { 0 };
+	const char *dir = mkdtemp(tmpl);
+	static const char data[5000] = "window";
+	uint64_t bytes;
+	int i, fd;
+
+	(void)state;
+	assert_non_null(dir);
+	snprintf(path, sizeof(path), "%s/h", dir);
+	/* The windows end in the past: 1,000 s keeps the last 100 or 101. */
+	assert_int_equal(vm_history_dir_open(path, 1000, 1 << 30, &d, &err), 0);
+	for (i = 0; i < 150; i++)
+		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
+						      T0 + (i + 1) * 10 * NS,
+						      data, sizeof(data), &err),
+				 0);
+	vm_history_dir_status(d, &st);
+	assert_int_equal(st.files, files_on_disk(dir, &bytes));
+	assert_true(st.files == 100 || st.files == 101);
+	assert_int_equal(st.bytes, bytes);
+
+	/* Someone removes the newest and plants an old one. */
+	vm_history_file_name(T0 + 149 * 10 * NS, T0 + 150 * 10 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
+	assert_int_equal(unlink(path), 0);
+	vm_history_file_name(T0 + 140 * 10 * NS + NS, T0 + 141 * 10 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
+	close(fd);
+	for (; i < 300; i++)
+		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
+						      T0 + (i + 1) * 10 * NS,
+						      data, sizeof(data), &err),
+				 0);
+	vm_history_dir_status(d, &st);
+	assert_int_equal(st.files, files_on_disk(dir, &bytes));
+	assert_true(st.files == 100 || st.files == 101);
+	assert_int_equal(st.bytes, bytes);
+	assert_int_equal(st.write_errors, 0);
+	vm_history_file_name(T0 + 299 * 10 * NS, T0 + 300 * 10 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
+	assert_int_equal(access(path, F_OK), 0);
+	vm_history_dir_close(d);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* Merges inside a merge's callback: the lock is not held there. */
 struct nest {
 	struct vm_history *h;
@@ -787,6 +865,7 @@ int main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_times),
 		cmocka_unit_test(test_dir),
+		cmocka_unit_test(test_dir_many),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
