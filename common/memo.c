@@ -68,3 +68,14 @@ void vm_memo_put(struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 	s->key[2] = c;
 	s->value = value;
 }
+
+/* FNV-1a, 64 bits. */
+uint64_t vm_memo_bytes_key(const void *s, size_t len)
+{
+	const unsigned char *p = s;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}

@@ -20,6 +20,7 @@
 #define VMTOOLS_COMMON_MEMO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vm_memo_slot {
@@ -47,5 +48,11 @@ bool vm_memo_get(const struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 /* Remember value (nonzero) for (a, b, c), in place of its slot's key. */
 void vm_memo_put(struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 		 uint64_t value);
+
+/*
+ * A key word for the len bytes at s, for memoizing by content: different
+ * strings may share it, so a hit names a candidate the caller compares.
+ */
+uint64_t vm_memo_bytes_key(const void *s, size_t len);
 
 #endif

@@ -10,9 +10,13 @@
  * take from the tables.
  *
  * A window's frames name the same few mappings and functions over and
- * over, by the same pointers: a small cache from those pointers to their
- * ids, emptied whenever the pointers or the ids may change (each window
- * put in, each compaction), spares most of the string comparisons.
+ * over, by the same pointers, and each window mostly the frames and names
+ * of the one before: memos in front of the trees spare most of the
+ * string comparisons.  One from those pointers to their ids, emptied with
+ * each window put in (the pointers change); one from a frame's content
+ * (address, mapping id, function id) to its id and one from a string's
+ * bytes to a candidate id, compared before it is taken; those two are
+ * emptied only when the ids change (each compaction).
  *
  * The tables only grow while windows come in; when windows are dropped,
  * compact() rebuilds them from the windows left, so their size follows
@@ -96,8 +100,8 @@ struct tables {
 
 /* Slots of each memo: 4,096 (128 KiB). */
 #define HISTORY_MEMO_BITS 12
-/* What a pointer stands for in `ids`. */
-enum { ID_MAPPING = 1, ID_STRING };
+/* What a key stands for in `ids`. */
+enum { ID_MAPPING = 1, ID_STRING, ID_STRING_BYTES };
 
 struct vm_history {
 	struct vm_history_config cfg;
@@ -109,12 +113,13 @@ struct vm_history {
 	uint64_t dropped;
 	unsigned dropped_since_compact;
 	/*
-	 * In front of the trees, for the window being put in: the ids of
+	 * In front of the trees: for the window being put in, the ids of
 	 * its mappings and interned strings by pointer (ID_MAPPING,
-	 * ID_STRING), and frame ids by (address, mapping id, function id):
-	 * a window's stacks share most of them.
+	 * ID_STRING); for as long as the ids stand, string ids by the
+	 * strings' bytes (ID_STRING_BYTES) and frame ids by (address,
+	 * mapping id, function id).
 	 */
-	struct vm_memo ids, frame_ids;
+	struct vm_memo ids, content_ids, frame_ids;
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
@@ -298,11 +303,39 @@ static const char *string_of(const struct tables *t, uint32_t id1)
 	return id1 ? t->strings[id1 - 1]->s : NULL;
 }
 
-/* The pointers of the window being put in, or the ids, change. */
+/* The pointers of the window being put in change. */
 static void forget_pointers(struct vm_history *h)
 {
 	vm_memo_clear(&h->ids);
+}
+
+/* The ids change. */
+static void forget_ids(struct vm_history *h)
+{
+	vm_memo_clear(&h->ids);
+	vm_memo_clear(&h->content_ids);
 	vm_memo_clear(&h->frame_ids);
+}
+
+/* intern_string() through the memo by the string's bytes. */
+static int64_t cached_string(struct vm_history *h, const char *s)
+{
+	size_t len;
+	uint64_t key, v;
+	int64_t id;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	key = vm_memo_bytes_key(s, len);
+	if (vm_memo_get(&h->content_ids, key, len, ID_STRING_BYTES, &v) &&
+	    v <= h->t.n_strings && !strcmp(h->t.strings[v - 1]->s, s))
+		return (int64_t)v;
+	id = intern_string(&h->t, s);
+	if (id > 0)
+		vm_memo_put(&h->content_ids, key, len, ID_STRING_BYTES,
+			    (uint64_t)id);
+	return id;
 }
 
 /* intern_mapping() and intern_string() through the memo. */
@@ -331,7 +364,7 @@ static int64_t cached_function(struct vm_history *h, const char *s)
 		return 0;
 	if (vm_memo_get(&h->ids, (uintptr_t)s, ID_STRING, 0, &v))
 		return (int64_t)v;
-	id = intern_string(&h->t, s);
+	id = cached_string(h, s);
 	if (id > 0)
 		vm_memo_put(&h->ids, (uintptr_t)s, ID_STRING, 0, (uint64_t)id);
 	return id;
@@ -363,6 +396,7 @@ int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 	h->cfg = *cfg;
 	/* Without memory for the memos, everything is found in the trees. */
 	vm_memo_init(&h->ids, HISTORY_MEMO_BITS);
+	vm_memo_init(&h->content_ids, HISTORY_MEMO_BITS);
 	vm_memo_init(&h->frame_ids, HISTORY_MEMO_BITS);
 	pthread_mutex_init(&h->lock, NULL);
 	*out = h;
@@ -375,6 +409,7 @@ void vm_history_free(struct vm_history *h)
 		return;
 	tables_free(&h->t);
 	vm_memo_free(&h->ids);
+	vm_memo_free(&h->content_ids);
 	vm_memo_free(&h->frame_ids);
 	for (size_t i = 0; i < h->n_windows; i++)
 		free(h->windows[i].v);
@@ -418,7 +453,7 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	key = calloc(1, sizeof(*key) + n_frames * sizeof(key->frames[0]));
 	if (!key)
 		return -ENOMEM;
-	c = intern_string(t, l->comm && l->comm[0] ? l->comm : NULL);
+	c = cached_string(h, l->comm && l->comm[0] ? l->comm : NULL);
 	/* Interned by the symbolizer, as function names are. */
 	b = cached_function(h, l->backend_type);
 	we = cached_function(h, l->wait_event);
@@ -482,7 +517,7 @@ static int compact(struct vm_history *h)
 	int r = -ENOMEM;
 
 	h->dropped_since_compact = 0;
-	forget_pointers(h); /* the ids are about to change */
+	forget_ids(h); /* the ids are about to change */
 	maps = calloc(old.n_mappings ? old.n_mappings : 1, sizeof(*maps));
 	if (!stack_map || !maps)
 		goto out;
@@ -557,7 +592,7 @@ fail:
 	*t = old;
 	r = -ENOMEM;
 out:
-	forget_pointers(h); /* maps[] goes, the ids may have changed */
+	forget_ids(h); /* maps[] goes, the ids may have changed */
 	free(stack_map);
 	free(maps);
 	free(in);

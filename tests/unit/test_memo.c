@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -88,12 +89,28 @@ static void no_slots_no_answers(void **state)
 	vm_memo_free(&m);
 }
 
+/* The same bytes give the same key wherever they are; others another. */
+static void bytes_keys(void **state)
+{
+	char a[] = "PostgresMain", b[] = "PostgresMain";
+
+	(void)state;
+	assert_true(vm_memo_bytes_key(a, strlen(a)) ==
+		    vm_memo_bytes_key(b, strlen(b)));
+	assert_true(vm_memo_bytes_key(a, strlen(a)) !=
+		    vm_memo_bytes_key("PostgresMaim", strlen(a)));
+	assert_true(vm_memo_bytes_key(a, strlen(a)) !=
+		    vm_memo_bytes_key(a, strlen(a) - 1));
+	assert_true(vm_memo_bytes_key("", 0) != vm_memo_bytes_key("\0", 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(found_until_replaced),
 		cmocka_unit_test(never_another_keys_value),
 		cmocka_unit_test(no_slots_no_answers),
+		cmocka_unit_test(bytes_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
