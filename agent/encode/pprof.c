@@ -14,10 +14,10 @@
  *   Location per (mapping, address, function); Mappings with file, offsets
  *   and build id; Functions by name.
  *
- * Everything is first gathered into flat arrays (strings, functions and
- * locations deduplicated through tsearch trees, the locations found last
- * memoized in front of theirs), then pointed at by the arrays of pointers
- * protobuf-c packs.
+ * Everything is first gathered into flat arrays (strings and locations
+ * deduplicated through tsearch trees, the locations found last memoized
+ * in front of theirs; functions by their name's string index), then
+ * pointed at by the arrays of pointers protobuf-c packs.
  */
 #include "agent/encode/encode.h"
 
@@ -55,18 +55,15 @@ struct loc_node {
 	uint64_t id;
 };
 
-struct fn_node {
-	const char *name;
-	uint64_t id;
-};
-
 struct enc {
 	char **strings;
 	size_t n_strings, cap_strings;
 	void *str_tree;
 	Function *functions;
 	size_t n_functions, cap_functions;
-	void *fn_tree;
+	/* Function id by string index (0: none yet), for the names. */
+	uint64_t *fn_of_str;
+	size_t n_fn_of_str, cap_fn_of_str;
 	Location *locations;
 	Line *lines;
 	size_t n_locations, cap_locations, cap_lines;
@@ -91,12 +88,6 @@ static int cmp_str_node(const void *a, const void *b)
 {
 	return strcmp(((const struct str_node *)a)->s,
 		      ((const struct str_node *)b)->s);
-}
-
-static int cmp_fn_node(const void *a, const void *b)
-{
-	return strcmp(((const struct fn_node *)a)->name,
-		      ((const struct fn_node *)b)->name);
 }
 
 static int cmp_loc_node(const void *a, const void *b)
@@ -153,37 +144,31 @@ static int64_t str_idx_kept(struct enc *e, const char *s)
 
 static uint64_t function_id(struct enc *e, const char *name)
 {
-	struct fn_node key = { .name = name }, *node, **found;
 	Function *f;
 	int64_t idx;
 	uint64_t id;
 
 	if (vm_memo_get(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0, &id))
 		return id;
-	found = tfind(&key, &e->fn_tree, cmp_fn_node);
-	if (found) {
-		vm_memo_put(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0,
-			    (*found)->id);
-		return (*found)->id;
-	}
+	/* One function per name: found by the name's string index. */
 	idx = str_idx(e, name);
-	if (idx < 0 ||
-	    vm_grow(e->functions, &e->cap_functions, e->n_functions + 1))
+	if (idx < 0 || vm_grow(e->fn_of_str, &e->cap_fn_of_str, idx + 1))
 		return 0;
-	node = malloc(sizeof(*node));
-	if (!node)
+	for (; e->n_fn_of_str <= (size_t)idx; e->n_fn_of_str++)
+		e->fn_of_str[e->n_fn_of_str] = 0;
+	if (e->fn_of_str[idx]) {
+		vm_memo_put(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0,
+			    e->fn_of_str[idx]);
+		return e->fn_of_str[idx];
+	}
+	if (vm_grow(e->functions, &e->cap_functions, e->n_functions + 1))
 		return 0;
 	f = &e->functions[e->n_functions];
 	perftools__profiles__function__init(f);
 	f->id = e->n_functions + 1;
 	f->name = idx;
 	f->system_name = idx;
-	node->name = e->strings[idx];
-	node->id = f->id;
-	if (!tsearch(node, &e->fn_tree, cmp_fn_node)) {
-		free(node);
-		return 0;
-	}
+	e->fn_of_str[idx] = f->id;
 	e->n_functions++;
 	vm_memo_put(&e->ptr_memo, (uintptr_t)name, PTR_FUNCTION, 0, f->id);
 	return f->id;
@@ -239,7 +224,6 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 static void enc_free(struct enc *e)
 {
 	tdestroy(e->str_tree, free);
-	tdestroy(e->fn_tree, free);
 	tdestroy(e->loc_tree, free);
 	vm_memo_free(&e->loc_memo);
 	vm_memo_free(&e->ptr_memo);
@@ -247,6 +231,7 @@ static void enc_free(struct enc *e)
 		free(e->strings[i]);
 	free(e->strings);
 	free(e->functions);
+	free(e->fn_of_str);
 	free(e->locations);
 	free(e->lines);
 }
