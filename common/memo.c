@@ -5,6 +5,8 @@
 #include "common/memo.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,11 +71,39 @@ void vm_memo_put(struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 	s->value = value;
 }
 
-/* FNV-1a, 64 bits. */
+static uint64_t seed;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_init(void)
+{
+	uint64_t s = 0;
+
+	/* Without randomness (never, on Linux >= 3.17), a fixed seed. */
+	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+		s = 0x2545f4914f6cdd1dULL;
+	seed = s;
+}
+
+static uint64_t seeded(void)
+{
+	pthread_once(&seed_once, seed_init);
+	return seed;
+}
+
+uint64_t vm_memo_hash(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = (a ^ seeded()) * 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ (h >> 29) ^ b) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 31) ^ c) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 32);
+}
+
+/* FNV-1a, 64 bits, from the seed. */
 uint64_t vm_memo_bytes_key(const void *s, size_t len)
 {
 	const unsigned char *p = s;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seeded();
 
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;

@@ -52,7 +52,12 @@ void vm_memo_put(struct vm_memo *m, uint64_t a, uint64_t b, uint64_t c,
 /*
  * A key word for the len bytes at s, for memoizing by content: different
  * strings may share it, so a hit names a candidate the caller compares.
+ * Seeded at random once per process, as vm_memo_hash(): also a hash for
+ * tables whose keys others choose.
  */
 uint64_t vm_memo_bytes_key(const void *s, size_t len);
+
+/* A hash of three words, seeded at random once per process. */
+uint64_t vm_memo_hash(uint64_t a, uint64_t b, uint64_t c);
 
 #endif

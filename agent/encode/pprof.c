@@ -15,15 +15,14 @@
  *   and build id; Functions by name.
  *
  * Everything is first gathered into flat arrays (strings and locations
- * deduplicated through tsearch trees, the locations found last memoized
- * in front of theirs; functions by their name's string index), then
- * pointed at by the arrays of pointers protobuf-c packs.
+ * deduplicated through json-c's hash tables, the locations found last
+ * memoized in front of theirs; functions by their name's string index),
+ * then pointed at by the arrays of pointers protobuf-c packs.
  */
 #include "agent/encode/encode.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,8 @@
 #include "common/memo.h"
 #include "common/satmath.h"
 #include "proto/profile.pb-c.h"
+
+#include <json-c/linkhash.h>
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -44,11 +45,6 @@ typedef Perftools__Profiles__ValueType ValueType;
 
 #define MAX_LABELS 9
 
-struct str_node {
-	const char *s;
-	int64_t idx;
-};
-
 struct loc_node {
 	uint64_t mapping, addr;
 	const char *function;
@@ -58,7 +54,7 @@ struct loc_node {
 struct enc {
 	char **strings;
 	size_t n_strings, cap_strings;
-	void *str_tree;
+	struct lh_table *str_index; /* string -> its index */
 	Function *functions;
 	size_t n_functions, cap_functions;
 	/* Function id by string index (0: none yet), for the names. */
@@ -67,8 +63,8 @@ struct enc {
 	Location *locations;
 	Line *lines;
 	size_t n_locations, cap_locations, cap_lines;
-	void *loc_tree;
-	/* The locations found last, in front of loc_tree: frames recur. */
+	struct lh_table *loc_index; /* struct loc_node, malloc'd */
+	/* The locations found last, in front of loc_index: frames recur. */
 	struct vm_memo loc_memo;
 	/*
 	 * By the pointer, not the bytes, for strings that stay put while
@@ -83,48 +79,62 @@ enum { PTR_STRING = 1, PTR_FUNCTION };
 /* Slots of loc_memo: 4,096 locations (128 KiB); of ptr_memo, 1,024. */
 #define LOC_MEMO_BITS 12
 #define PTR_MEMO_BITS 10
+/* Entries of a new index; it doubles when two thirds full. */
+#define INDEX_START 256
 
-static int cmp_str_node(const void *a, const void *b)
+static unsigned long hash_loc_node(const void *k)
 {
-	return strcmp(((const struct str_node *)a)->s,
-		      ((const struct str_node *)b)->s);
+	const struct loc_node *x = k;
+
+	return vm_memo_hash(x->mapping, x->addr, (uintptr_t)x->function);
 }
 
-static int cmp_loc_node(const void *a, const void *b)
+static int eq_loc_node(const void *a, const void *b)
 {
 	const struct loc_node *x = a, *y = b;
 
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->function != y->function)
-		return x->function < y->function ? -1 : 1;
-	return 0;
+	return x->mapping == y->mapping && x->addr == y->addr &&
+	       x->function == y->function;
+}
+
+static void free_loc_node(struct lh_entry *entry)
+{
+	free(lh_entry_k(entry));
+}
+
+/* The tables' indexes, made at the start: 0, or -ENOMEM. */
+static int enc_init(struct enc *e)
+{
+	/* Without memory for the memos, everything is found in the tables. */
+	vm_memo_init(&e->loc_memo, LOC_MEMO_BITS);
+	vm_memo_init(&e->ptr_memo, PTR_MEMO_BITS);
+	e->str_index = lh_kchar_table_new(INDEX_START, NULL);
+	e->loc_index = lh_table_new(INDEX_START, free_loc_node, hash_loc_node,
+				    eq_loc_node);
+	return e->str_index && e->loc_index ? 0 : -ENOMEM;
 }
 
 /* Index of s in the string table, added when new; -1 on ENOMEM. */
 static int64_t str_idx(struct enc *e, const char *s)
 {
-	struct str_node key = { .s = s }, *node, **found;
+	unsigned long h = lh_get_hash(e->str_index, s);
+	struct lh_entry *found =
+		lh_table_lookup_entry_w_hash(e->str_index, s, h);
+	char *copy;
 
-	found = tfind(&key, &e->str_tree, cmp_str_node);
 	if (found)
-		return (*found)->idx;
+		return (int64_t)(uintptr_t)lh_entry_v(found);
 	if (vm_grow(e->strings, &e->cap_strings, e->n_strings + 1))
 		return -1;
-	node = malloc(sizeof(*node));
-	if (!node)
-		return -1;
-	node->s = e->strings[e->n_strings] = strdup(s);
-	node->idx = e->n_strings;
-	if (!node->s || !tsearch(node, &e->str_tree, cmp_str_node)) {
-		free((char *)node->s);
-		free(node);
+	copy = strdup(s);
+	if (!copy ||
+	    lh_table_insert_w_hash(e->str_index, copy,
+				   (void *)(uintptr_t)e->n_strings, h, 0) < 0) {
+		free(copy);
 		return -1;
 	}
-	e->n_strings++;
-	return node->idx;
+	e->strings[e->n_strings] = copy;
+	return (int64_t)e->n_strings++;
 }
 
 /* str_idx() of a string that stays put while the profile is encoded. */
@@ -180,18 +190,22 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 	struct loc_node key = { .mapping = fr->mapping,
 				.addr = fr->addr,
 				.function = function },
-			*node, **found;
+			*node;
+	struct lh_entry *found;
 	uint64_t fid = 0, id;
+	unsigned long h;
 	Location *l;
 
 	if (vm_memo_get(&e->loc_memo, key.mapping, key.addr,
 			(uintptr_t)function, &id))
 		return id;
-	found = tfind(&key, &e->loc_tree, cmp_loc_node);
+	h = lh_get_hash(e->loc_index, &key);
+	found = lh_table_lookup_entry_w_hash(e->loc_index, &key, h);
 	if (found) {
+		id = ((const struct loc_node *)lh_entry_k(found))->id;
 		vm_memo_put(&e->loc_memo, key.mapping, key.addr,
-			    (uintptr_t)function, (*found)->id);
-		return (*found)->id;
+			    (uintptr_t)function, id);
+		return id;
 	}
 	if (function && !(fid = function_id(e, function)))
 		return 0;
@@ -211,7 +225,7 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 	l->n_line = fid ? 1 : 0; /* pointers are set when packing */
 	*node = key;
 	node->id = l->id;
-	if (!tsearch(node, &e->loc_tree, cmp_loc_node)) {
+	if (lh_table_insert_w_hash(e->loc_index, node, NULL, h, 0) < 0) {
 		free(node);
 		return 0;
 	}
@@ -223,8 +237,10 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 
 static void enc_free(struct enc *e)
 {
-	tdestroy(e->str_tree, free);
-	tdestroy(e->loc_tree, free);
+	if (e->str_index)
+		lh_table_free(e->str_index); /* the strings are e->strings' */
+	if (e->loc_index)
+		lh_table_free(e->loc_index);
 	vm_memo_free(&e->loc_memo);
 	vm_memo_free(&e->ptr_memo);
 	for (size_t i = 0; i < e->n_strings; i++)
@@ -656,10 +672,9 @@ int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 	size_t size;
 	int r;
 
-	/* Without memory for the memo, every location is found in the tree. */
-	vm_memo_init(&e.loc_memo, LOC_MEMO_BITS);
-	vm_memo_init(&e.ptr_memo, PTR_MEMO_BITS);
-	r = build(y, &e, &p, &prof, vt);
+	r = enc_init(&e);
+	if (r == 0)
+		r = build(y, &e, &p, &prof, vt);
 	prof.sample_type = types;
 	if (r == 0) {
 		size = perftools__profiles__profile__get_packed_size(&prof);

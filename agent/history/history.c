@@ -2,8 +2,9 @@
 /*
  * history.c - the continuous profile's windows in memory (history.h).
  *
- * Four tables, each an array indexed by id plus a tsearch tree to find an
- * entry by content: strings, mappings, frames (address, mapping id,
+ * Four tables, each an array indexed by id plus an index to find an entry
+ * by content (json-c's hash table, hashed with a per-process random
+ * seed): strings, mappings, frames (address, mapping id,
  * function string id) and stacks (pid, tid, comm, backend type, wait
  * event, query id and frame ids).  A window is an array of (stack id, count).  Merging a span adds
  * counts per stack id, then builds the struct vm_symbolized the encoders
@@ -28,7 +29,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +39,13 @@
 #include "common/memo.h"
 #include "common/satmath.h"
 
+#include <json-c/linkhash.h>
+
 #define COMPACT_EVERY 32
-/* What a table entry costs beyond its content: its tree node, roughly. */
-#define NODE_BYTES 48
+/* What an entry costs beyond its content: malloc's header, roughly. */
+#define ENTRY_BYTES 16
+/* Entries of a new index; it doubles when two thirds full. */
+#define INDEX_START 64
 
 struct hstring {
 	uint32_t id;
@@ -85,16 +89,16 @@ struct hwindow {
 struct tables {
 	struct hstring **strings;
 	size_t n_strings, cap_strings;
-	void *string_tree;
+	struct lh_table *string_index;
 	struct hmapping **mappings;
 	size_t n_mappings, cap_mappings;
-	void *mapping_tree;
+	struct lh_table *mapping_index;
 	struct hframe **frames;
 	size_t n_frames, cap_frames;
-	void *frame_tree;
+	struct lh_table *frame_index;
 	struct hstack **stacks;
 	size_t n_stacks, cap_stacks;
-	void *stack_tree;
+	struct lh_table *stack_index;
 	uint64_t bytes;
 };
 
@@ -175,18 +179,84 @@ static int cmp_stack(const void *a, const void *b)
 	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
 }
 
-/*
- * Find key in tree, or add a malloc'd copy of it (size bytes) as entry id
- * of the array.  Returns the id, or -1 when out of memory.
- */
-static int64_t intern(void **tree, void ***array, size_t *n, size_t *cap,
-		      const void *key, size_t size,
-		      int (*cmp)(const void *, const void *), uint64_t *bytes)
+static unsigned long hash_string(const void *k)
 {
-	void **found = tfind(key, tree, cmp), *copy;
+	const char *s = ((const struct hstring *)k)->s;
 
+	return vm_memo_bytes_key(s, strlen(s));
+}
+
+static unsigned long hash_mapping(const void *k)
+{
+	const struct hmapping *m = k;
+
+	return vm_memo_hash(vm_memo_hash(m->start, m->end, m->pgoff),
+			    ((uint64_t)m->file << 32) | m->build_id, m->kernel);
+}
+
+static unsigned long hash_frame(const void *k)
+{
+	const struct hframe *f = k;
+
+	return vm_memo_hash(f->addr, f->mapping, f->function);
+}
+
+static unsigned long hash_stack(const void *k)
+{
+	const struct hstack *x = k;
+	uint64_t h = vm_memo_hash(((uint64_t)x->pid << 32) | x->tid,
+				  ((uint64_t)x->comm << 32) | x->backend,
+				  ((uint64_t)x->wait_event << 32) | x->n);
+
+	h = vm_memo_hash(h, x->query_id, 0);
+	for (uint32_t i = 0; i < x->n; i += 2)
+		h = vm_memo_hash(h, x->frames[i],
+				 i + 1 < x->n ? x->frames[i + 1] : 0);
+	return h;
+}
+
+#define EQ_OF(cmp)                                        \
+	static int eq_##cmp(const void *a, const void *b) \
+	{                                                 \
+		return cmp(a, b) == 0;                    \
+	}
+EQ_OF(cmp_string)
+EQ_OF(cmp_mapping)
+EQ_OF(cmp_frame)
+EQ_OF(cmp_stack)
+
+/* What an index takes: its entries, at its size now. */
+static uint64_t index_bytes(const struct lh_table *index)
+{
+	return index ? sizeof(*index) +
+			       (uint64_t)index->size * sizeof(struct lh_entry) :
+		       0;
+}
+
+/*
+ * Find key in the index, or add a malloc'd copy of it (size bytes) as
+ * entry id of the array, counting in *bytes what it and the index's
+ * growth take.  Returns the id, or -1 when out of memory.
+ */
+static int64_t intern(struct lh_table **index, lh_hash_fn *hash,
+		      lh_equal_fn *eq, void ***array, size_t *n, size_t *cap,
+		      const void *key, size_t size, uint64_t *bytes)
+{
+	struct lh_entry *found;
+	uint64_t before;
+	unsigned long h;
+	void *copy;
+
+	if (!*index) {
+		*index = lh_table_new(INDEX_START, NULL, hash, eq);
+		if (!*index)
+			return -1;
+		*bytes += index_bytes(*index);
+	}
+	h = lh_get_hash(*index, key);
+	found = lh_table_lookup_entry_w_hash(*index, key, h);
 	if (found)
-		return *(const uint32_t *)*found;
+		return *(const uint32_t *)lh_entry_k(found);
 	if (*n >= UINT32_MAX ||
 	    vm_array_reserve((void **)array, cap, *n + 1, sizeof(void *)))
 		return -1;
@@ -195,12 +265,14 @@ static int64_t intern(void **tree, void ***array, size_t *n, size_t *cap,
 		return -1;
 	memcpy(copy, key, size);
 	*(uint32_t *)copy = (uint32_t)*n;
-	if (!tsearch(copy, tree, cmp)) {
+	before = index_bytes(*index);
+	if (lh_table_insert_w_hash(*index, copy, NULL, h, 0) < 0) {
 		free(copy);
 		return -1;
 	}
 	(*array)[*n] = copy;
-	*bytes += size + NODE_BYTES + sizeof(void *);
+	*bytes += size + ENTRY_BYTES + sizeof(void *) + index_bytes(*index) -
+		  before;
 	return (int64_t)(*n)++;
 }
 
@@ -218,9 +290,9 @@ static int64_t intern_string(struct tables *t, const char *s)
 	if (!key)
 		return -1;
 	memcpy(key->s, s, len + 1);
-	id = intern(&t->string_tree, (void ***)&t->strings, &t->n_strings,
-		    &t->cap_strings, key, sizeof(*key) + len + 1, cmp_string,
-		    &t->bytes);
+	id = intern(&t->string_index, hash_string, eq_cmp_string,
+		    (void ***)&t->strings, &t->n_strings, &t->cap_strings, key,
+		    sizeof(*key) + len + 1, &t->bytes);
 	free(key);
 	return id < 0 ? -1 : id + 1;
 }
@@ -242,9 +314,9 @@ static int64_t intern_mapping(struct tables *t, const struct vm_sym_mapping *m)
 	key.file = (uint32_t)file;
 	key.build_id = (uint32_t)build_id;
 	key.kernel = m->kernel;
-	id = intern(&t->mapping_tree, (void ***)&t->mappings, &t->n_mappings,
-		    &t->cap_mappings, &key, sizeof(key), cmp_mapping,
-		    &t->bytes);
+	id = intern(&t->mapping_index, hash_mapping, eq_cmp_mapping,
+		    (void ***)&t->mappings, &t->n_mappings, &t->cap_mappings,
+		    &key, sizeof(key), &t->bytes);
 	if (id < 0)
 		return -1;
 	if (m->has_functions)
@@ -259,30 +331,28 @@ static int64_t intern_frame(struct tables *t, uint64_t addr, int64_t mapping,
 			      .mapping = (uint32_t)mapping,
 			      .function = (uint32_t)function };
 
-	return intern(&t->frame_tree, (void ***)&t->frames, &t->n_frames,
-		      &t->cap_frames, &key, sizeof(key), cmp_frame, &t->bytes);
+	return intern(&t->frame_index, hash_frame, eq_cmp_frame,
+		      (void ***)&t->frames, &t->n_frames, &t->cap_frames, &key,
+		      sizeof(key), &t->bytes);
 }
 
 static int64_t intern_stack(struct tables *t, const struct hstack *key)
 {
-	return intern(&t->stack_tree, (void ***)&t->stacks, &t->n_stacks,
-		      &t->cap_stacks, key,
-		      sizeof(*key) + key->n * sizeof(key->frames[0]), cmp_stack,
+	return intern(&t->stack_index, hash_stack, eq_cmp_stack,
+		      (void ***)&t->stacks, &t->n_stacks, &t->cap_stacks, key,
+		      sizeof(*key) + key->n * sizeof(key->frames[0]),
 		      &t->bytes);
-}
-
-static void nothing(void *p)
-{
-	(void)p;
 }
 
 static void tables_free(struct tables *t)
 {
-	/* The trees point at the entries the arrays own. */
-	tdestroy(t->string_tree, nothing);
-	tdestroy(t->mapping_tree, nothing);
-	tdestroy(t->frame_tree, nothing);
-	tdestroy(t->stack_tree, nothing);
+	/* The indexes point at the entries the arrays own. */
+	struct lh_table *index[] = { t->string_index, t->mapping_index,
+				     t->frame_index, t->stack_index };
+
+	for (size_t i = 0; i < sizeof(index) / sizeof(index[0]); i++)
+		if (index[i])
+			lh_table_free(index[i]);
 	for (size_t i = 0; i < t->n_strings; i++)
 		free(t->strings[i]);
 	for (size_t i = 0; i < t->n_mappings; i++)
