@@ -48,7 +48,7 @@ MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -
 
 COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
-AGENT_PKGS := libbpf libelf libdw libmicrohttpd libdebuginfod libcurl libprotobuf-c zlib liblzma blkid jansson $(COMMON_PKGS)
+AGENT_PKGS := libbpf libelf libdw libmicrohttpd libdebuginfod libcurl libprotobuf-c zlib libdeflate liblzma blkid jansson $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 

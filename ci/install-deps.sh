@@ -24,7 +24,8 @@ BUILD_PKGS=(
 	libdebuginfod-dev             # debug files from debuginfod servers
 	libcurl4-openssl-dev          # pushing windows to Pyroscope
 	libprotobuf-c-dev protobuf-c-compiler golang-github-google-pprof-dev # pprof
-	zlib1g-dev                    # gzip of profiles
+	zlib1g-dev                    # reading gzip: history files, config.gz
+	libdeflate-dev                # gzip of profiles
 	libjson-c-dev                 # JSON requests and the manifest
 	libjansson-dev                # RFC 8259 strictness of request bodies
 	libssl-dev                    # SHA-256 (libcrypto)
