@@ -55,6 +55,8 @@ struct enc {
 	char **strings;
 	size_t n_strings, cap_strings;
 	struct lh_table *str_index; /* string -> its index */
+	char **owned; /* the strings copied, freed at the end */
+	size_t n_owned, cap_owned;
 	Function *functions;
 	size_t n_functions, cap_functions;
 	/* Function id by string index (0: none yet), for the names. */
@@ -114,27 +116,47 @@ static int enc_init(struct enc *e)
 	return e->str_index && e->loc_index ? 0 : -ENOMEM;
 }
 
-/* Index of s in the string table, added when new; -1 on ENOMEM. */
-static int64_t str_idx(struct enc *e, const char *s)
+/*
+ * Index of s in the string table, added when new (a copy when `copy`,
+ * else s itself, which must stay put while the profile is encoded, as
+ * the symbolized profile's strings and literals do); -1 on ENOMEM.
+ */
+static int64_t str_add(struct enc *e, const char *s, bool copy)
 {
 	unsigned long h = lh_get_hash(e->str_index, s);
 	struct lh_entry *found =
 		lh_table_lookup_entry_w_hash(e->str_index, s, h);
-	char *copy;
+	char *str = (char *)s;
 
 	if (found)
 		return (int64_t)(uintptr_t)lh_entry_v(found);
-	if (vm_grow(e->strings, &e->cap_strings, e->n_strings + 1))
+	if (vm_grow(e->strings, &e->cap_strings, e->n_strings + 1) ||
+	    (copy && vm_grow(e->owned, &e->cap_owned, e->n_owned + 1)))
 		return -1;
-	copy = strdup(s);
-	if (!copy ||
-	    lh_table_insert_w_hash(e->str_index, copy,
+	if (copy && !(str = strdup(s)))
+		return -1;
+	if (lh_table_insert_w_hash(e->str_index, str,
 				   (void *)(uintptr_t)e->n_strings, h, 0) < 0) {
-		free(copy);
+		if (copy)
+			free(str);
 		return -1;
 	}
-	e->strings[e->n_strings] = copy;
+	if (copy)
+		e->owned[e->n_owned++] = str;
+	e->strings[e->n_strings] = str;
 	return (int64_t)e->n_strings++;
+}
+
+/* A string that stays put while the profile is encoded. */
+static int64_t str_idx(struct enc *e, const char *s)
+{
+	return str_add(e, s, false);
+}
+
+/* A string that does not (a buffer on the stack). */
+static int64_t str_idx_copy(struct enc *e, const char *s)
+{
+	return str_add(e, s, true);
 }
 
 /* str_idx() of a string that stays put while the profile is encoded. */
@@ -243,8 +265,9 @@ static void enc_free(struct enc *e)
 		lh_table_free(e->loc_index);
 	vm_memo_free(&e->loc_memo);
 	vm_memo_free(&e->ptr_memo);
-	for (size_t i = 0; i < e->n_strings; i++)
-		free(e->strings[i]);
+	for (size_t i = 0; i < e->n_owned; i++)
+		free(e->owned[i]);
+	free(e->owned);
 	free(e->strings);
 	free(e->functions);
 	free(e->fn_of_str);
@@ -479,7 +502,7 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 		snprintf(id, sizeof(id), "%" PRId64,
 			 (int64_t)st->sample->query_id);
 		l[nl].key = k->query_id;
-		l[nl].str = str_idx(e, id);
+		l[nl].str = str_idx_copy(e, id);
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
@@ -556,7 +579,7 @@ static int point_at_tables(struct enc *e, struct packed *p)
 static int add_comment(struct enc *e, struct packed *p, Profile *prof,
 		       const char *comment)
 {
-	p->comments[prof->n_comment] = str_idx(e, comment);
+	p->comments[prof->n_comment] = str_idx_copy(e, comment);
 	return p->comments[prof->n_comment++] < 0 ? -ENOMEM : 0;
 }
 
