@@ -365,10 +365,16 @@ static int write_once(struct vm_history_dir *d, const char *name,
 	struct stat sb;
 	int fd, r;
 
-	/* Whatever is there is not ours to write through. */
-	unlinkat(d->fd, tmp, 0);
 	fd = openat(d->fd, tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Whatever is there is not ours to write through. */
+		unlinkat(d->fd, tmp, 0);
+		fd = openat(d->fd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+	}
 	if (fd < 0)
 		return -errno;
 	r = vm_write_all(fd, data, len);

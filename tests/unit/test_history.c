@@ -659,6 +659,7 @@ static void test_dir_many(void **state)
 	struct vm_error err = { 0 };
 	const char *dir = mkdtemp(tmpl);
 	static const char data[5000] = "window";
+	struct stat sb;
 	uint64_t bytes;
 	int i, fd;
 
@@ -687,6 +688,14 @@ static void test_dir_many(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
 	close(fd);
+	/* And a symbolic link where the next window's temporary file goes. */
+	vm_history_file_name(T0 + i * 10 * NS, T0 + (i + 1) * 10 * NS, name);
+	snprintf(path, sizeof(path), "%s/h/.tmp-%s", dir, name);
+	assert_int_equal(symlink("../target", path), 0);
+	snprintf(path, sizeof(path), "%s/target", dir);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	close(fd);
 	for (; i < 300; i++)
 		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
 						      T0 + (i + 1) * 10 * NS,
@@ -700,6 +709,10 @@ static void test_dir_many(void **state)
 	vm_history_file_name(T0 + 299 * 10 * NS, T0 + 300 * 10 * NS, name);
 	snprintf(path, sizeof(path), "%s/h/%s", dir, name);
 	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/target",
+		 dir); /* not written through */
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
 	vm_history_dir_close(d);
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	assert_int_equal(system(path), 0);
