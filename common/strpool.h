@@ -11,10 +11,21 @@
 #ifndef VMTOOLS_COMMON_STRPOOL_H
 #define VMTOOLS_COMMON_STRPOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+struct lh_table;
+
 struct vm_strpool {
-	void *tree; /* tsearch tree of the stored strings */
+	/*
+	 * Where a string already held is found: a tsearch tree, or, when
+	 * `hashed` (set it while the pool is empty), json-c's hash table,
+	 * faster at a few dozen more bytes a string (a pool of a profile's
+	 * names, not of a symbol table's).
+	 */
+	bool hashed;
+	void *tree;
+	struct lh_table *table;
 	struct vm_strpool_chunk *chunks; /* where they are stored */
 	size_t bytes; /* held, with the tree's and allocator's overhead */
 	size_t count; /* distinct strings */

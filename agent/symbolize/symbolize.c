@@ -30,6 +30,9 @@
 
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
+	/* A profile's names: many, each looked up once a window, by hash. */
+	if (!y->strings.count)
+		y->strings.hashed = true;
 	return vm_strpool_intern(&y->strings, str);
 }
 
