@@ -4,16 +4,21 @@
 #
 # With `pgbench -S -c 2 -j 2` saturating both cores for DURATION seconds
 # (default 60), ROUNDS times (default 3), interleaved:
-#   vmtools: `serve --continuous` at 19 Hz, 10 s windows; its cost is the
+#   vmtools: `serve --continuous` at 19 Hz, 10 s windows, in its steady
+#            state: its --history-dir already holds an hour of windows
+#            (read back before the round starts), so each new window also
+#            drops the oldest, on disk and in memory, as it does after
+#            the first hour; its cost is the
 #            agent's CPU time (its threads' schedstat, in nanoseconds)
 #            plus the run time of its BPF programs
 #            (kernel.bpf_stats_enabled, bpftool prog show), as a share of
 #            one CPU (target <= 0.1%)
 #   perf:    `perf record -F 19 -a -g` in 10 s pieces, each converted with
 #            `perf script` (what one would push), its CPU time (/usr/bin/time)
+# The hour of windows is that of a first, unmeasured run's windows,
+# repeated under names spread over the hour before each round.
 # Then, once: an hour of history (the windows of the last vmtools round,
-# repeated under names spread over the last hour in a
-# --history-dir), the agent's RSS once it has read them (target <= 48
+# spread the same way), the agent's RSS once it has read them (target <= 48
 # MiB), and the time to answer GET /profile/cpu/history/profile?from=-1h
 # (curl's time_total, median of 5; target < 200 ms).
 # Needs root (BPF, bpf_stats), PostgreSQL 15, perf, bpftool, curl, python3.
@@ -68,13 +73,49 @@ PY
 # cpu_ms PID: CPU time PID used so far, in milliseconds (10-ms ticks).
 cpu_ms() { awk -v t="$(getconf CLK_TCK)" '{print int(($14 + $15) * 1000 / t)}' "/proc/$1/stat"; }
 
+# fill_hour SRC DST: the window files of SRC copied into DST under names
+# spread over the last hour, 360 of them, the newest ending now.
+fill_hour() {
+	mkdir -p "$2"
+	python3 - "$1" "$2" <<'PY'
+import os, shutil, sys, time
+src, dst = sys.argv[1:3]
+files = sorted(f for f in os.listdir(src) if f.startswith("cpu-"))
+now = int(time.time())
+fmt = lambda t: time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
+for i in range(360):
+    start = now - 3600 + 10 * i
+    shutil.copy(os.path.join(src, files[i % len(files)]),
+                os.path.join(dst, "cpu-%s-%s.pb.gz" % (fmt(start), fmt(start + 10))))
+PY
+}
+# wait_windows N: until the agent's history holds N windows (read back).
+wait_windows() {
+	for _ in $(seq 120); do
+		n=$(curl -s "$AGENT_URL/profile/cpu/history" | python3 -c "import json,sys; print(len(json.load(sys.stdin).get('windows', [])))" 2>/dev/null)
+		[ "${n:-0}" -ge "$1" ] && return 0
+		sleep 1
+	done
+	echo "bench/continuous.sh: the agent read back ${n:-0} of $1 windows" >&2
+	exit 1
+}
+
+# The seed: a minute of windows of this workload, not measured.
+start_agent seed --no-setup --continuous --continuous-frequency 19 \
+	--continuous-interval 10 --history-dir "$T/seed"
+pg_bench 60 -S -c 2 -j 2 >/dev/null 2>&1
+stop_agent
+
 : >"$T/vm"
 : >"$T/perf"
 for r in $(seq "$ROUNDS"); do
 	# vmtools: the agent runs first, so its start-up is not counted.
 	rm -rf "$T/hist"
+	fill_hour "$T/seed" "$T/hist"
+	touch "$T/mark"
 	start_agent "cont$r" --no-setup --continuous --continuous-frequency 19 \
 		--continuous-interval 10 --history-dir "$T/hist"
+	wait_windows 360
 	sleep 2
 	cpu_us "$AGENT_PID" >"$T/cpu0"
 	c0=$(cpu_ms "$AGENT_PID") b0=$(bpf_ns "$AGENT_PID")
@@ -84,7 +125,10 @@ for r in $(seq "$ROUNDS"); do
 	agent_ms=$(cpu_ms_between "$T/cpu0" "$T/cpu1")
 	echo "${agent_ms:-$((c1 - c0))} $(python3 -c "print('%.1f' % (($b1 - $b0) / 1e6))")" >>"$T/vm"
 	stop_agent
-	cp -r "$T/hist" "$T/hist-last"
+	rm -rf "$T/hist-last"
+	mkdir "$T/hist-last"
+	find "$T/hist" -maxdepth 1 -name 'cpu-*' -newer "$T/mark" \
+		-exec cp {} "$T/hist-last"/ \;
 
 	# perf: 10 s pieces recorded and converted while pgbench runs.
 	pieces=$(((DURATION + 9) / 10))
@@ -104,18 +148,7 @@ for r in $(seq "$ROUNDS"); do
 done
 
 # An hour of history: the last round's windows, spread over the hour.
-mkdir -p "$T/hour"
-python3 - "$T/hist-last" "$T/hour" <<'PY'
-import os, shutil, sys, time
-src, dst = sys.argv[1:3]
-files = sorted(f for f in os.listdir(src) if f.startswith("cpu-"))
-now = int(time.time())
-fmt = lambda t: time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
-for i in range(360):
-    start = now - 3600 + 10 * i
-    shutil.copy(os.path.join(src, files[i % len(files)]),
-                os.path.join(dst, "cpu-%s-%s.pb.gz" % (fmt(start), fmt(start + 10))))
-PY
+fill_hour "$T/hist-last" "$T/hour"
 start_agent hour --no-setup --continuous --continuous-interval 10 \
 	--history-dir "$T/hour"
 sleep 1
