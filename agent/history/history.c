@@ -12,8 +12,8 @@
  *
  * A window's frames name the same few mappings and functions over and
  * over, by the same pointers, and each window mostly the frames and names
- * of the one before: memos in front of the trees spare most of the
- * string comparisons.  One from those pointers to their ids, emptied with
+ * of the one before: memos in front of the indexes spare most of the
+ * hashing and comparing.  One from those pointers to their ids, emptied with
  * each window put in (the pointers change); one from a frame's content
  * (address, mapping id, function id) to its id and one from a string's
  * bytes to a candidate id, compared before it is taken; those two are
@@ -117,7 +117,7 @@ struct vm_history {
 	uint64_t dropped;
 	unsigned dropped_since_compact;
 	/*
-	 * In front of the trees: for the window being put in, the ids of
+	 * In front of the indexes: for the window being put in, the ids of
 	 * its mappings and interned strings by pointer (ID_MAPPING,
 	 * ID_STRING); for as long as the ids stand, string ids by the
 	 * strings' bytes (ID_STRING_BYTES) and frame ids by (address,

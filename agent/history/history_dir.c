@@ -159,6 +159,8 @@ static void index_add(struct vm_history_dir *d, const struct entry *e)
 /* The first k files of the index removed from it (not from the disk). */
 static void index_drop(struct vm_history_dir *d, size_t k)
 {
+	if (!k)
+		return; /* files may be NULL: none was ever listed */
 	memmove(d->files, d->files + k, (d->n_files - k) * sizeof(*d->files));
 	d->n_files -= k;
 }
