@@ -646,6 +646,19 @@ static size_t files_on_disk(const char *dir, uint64_t *bytes)
 	return n;
 }
 
+/* Windows first..last-1, 10 s each from T0, each written whole. */
+static void write_windows(struct vm_history_dir *d, int first, int last)
+{
+	static const char data[5000] = "window";
+	struct vm_error err = { 0 };
+
+	for (int i = first; i < last; i++)
+		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
+						      T0 + (i + 1) * 10 * NS,
+						      data, sizeof(data), &err),
+				 0);
+}
+
 /*
  * Many windows through a directory bounded by age: what is kept, on the
  * disk and in the status, stays the newest 100 across the index's
@@ -661,18 +674,14 @@ static void test_dir_many(void **state)
 	static const char data[5000] = "window";
 	struct stat sb;
 	uint64_t bytes;
-	int i, fd;
+	int fd;
 
 	(void)state;
 	assert_non_null(dir);
 	snprintf(path, sizeof(path), "%s/h", dir);
 	/* The windows end in the past: 1,000 s keeps the last 100 or 101. */
 	assert_int_equal(vm_history_dir_open(path, 1000, 1 << 30, &d, &err), 0);
-	for (i = 0; i < 150; i++)
-		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
-						      T0 + (i + 1) * 10 * NS,
-						      data, sizeof(data), &err),
-				 0);
+	write_windows(d, 0, 150);
 	vm_history_dir_status(d, &st);
 	assert_int_equal(st.files, files_on_disk(dir, &bytes));
 	assert_true(st.files == 100 || st.files == 101);
@@ -689,18 +698,14 @@ static void test_dir_many(void **state)
 	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
 	close(fd);
 	/* And a symbolic link where the next window's temporary file goes. */
-	vm_history_file_name(T0 + i * 10 * NS, T0 + (i + 1) * 10 * NS, name);
+	vm_history_file_name(T0 + 150 * 10 * NS, T0 + 151 * 10 * NS, name);
 	snprintf(path, sizeof(path), "%s/h/.tmp-%s", dir, name);
 	assert_int_equal(symlink("../target", path), 0);
 	snprintf(path, sizeof(path), "%s/target", dir);
 	fd = open(path, O_WRONLY | O_CREAT, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	for (; i < 300; i++)
-		assert_int_equal(vm_history_dir_write(d, T0 + i * 10 * NS,
-						      T0 + (i + 1) * 10 * NS,
-						      data, sizeof(data), &err),
-				 0);
+	write_windows(d, 150, 300);
 	vm_history_dir_status(d, &st);
 	assert_int_equal(st.files, files_on_disk(dir, &bytes));
 	assert_true(st.files == 100 || st.files == 101);
