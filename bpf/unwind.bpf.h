@@ -14,9 +14,10 @@
  * verifier checks it once, whatever the call site, and the interpreter
  * runs it: a kernel without the JIT refuses bpf_loop's callbacks, not
  * calls), called by a loop of at most STACK_MAX_DEPTH rounds: the
- * mapping that holds the pc, the row that holds it (two halvings, the
- * second among the few rows of its page in the binary's index), then
- * the caller's registers by the row's rule, by the signal frame
+ * mapping that holds the pc, the row that holds it (its page's entry in
+ * the binary's index, which is the answer for most pcs, else halvings
+ * among the few rows of the page), then the caller's registers by the
+ * row's rule, by the signal frame
  * __restore_rt returns through, or by the frame pointer where no row
  * covers the pc.  A read that fails, a frame that does not move up the
  * stack, or a rule that says "outermost" ends the walk; at most
@@ -138,22 +139,13 @@ static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
 	return ci ? bpf_map_lookup_elem(&unwind_procs, &ci->ppid) : NULL;
 }
 
-/* Entry k of the index at row `index` of the store (bpf/unwind.h). */
-static __always_inline __u32 unwind_index_at(__u32 index, __u32 k)
-{
-	__u32 at = index + k / 2;
-	const __u32 *two = bpf_map_lookup_elem(&unwind_rows, &at);
-
-	return two ? two[k & 1] : 0;
-}
-
 /* The row that holds pc, or NULL: none does, or no mapping holds pc. */
 static __always_inline const struct unwind_row *
 unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
 {
 	const struct unwind_map *m;
 	const struct unwind_row *row;
-	__u32 lo = 0, hi = proc->n, mid, first, tgid, k;
+	__u32 lo = 0, hi = proc->n, mid, first, tgid, k, at;
 	__u64 rel;
 	__u8 yes = 1;
 
@@ -199,8 +191,21 @@ found:
 		lo = first + m->count;
 		hi = lo;
 	} else {
-		lo = first + unwind_index_at(m->index, k);
-		hi = first + unwind_index_at(m->index, k + 1);
+		const struct unwind_row *e, *next;
+
+		at = m->index + k;
+		e = bpf_map_lookup_elem(&unwind_rows, &at);
+		at++;
+		next = bpf_map_lookup_elem(&unwind_rows, &at);
+		if (!e || !next)
+			return NULL;
+		lo = first + (e->addr & UNWIND_COUNT_MASK);
+		hi = first + (next->addr & UNWIND_COUNT_MASK);
+		/* Before the page's first row: the rule it starts with. */
+		if (lo > first &&
+		    (lo == hi || ((__u32)rel & ((1u << (m->shift & 31)) - 1)) <
+					 e->addr >> UNWIND_COUNT_BITS))
+			return e;
 	}
 	for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
 		mid = lo + (hi - lo) / 2;

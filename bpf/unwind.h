@@ -6,13 +6,19 @@
  * binary, and for each target process the executable mappings that have
  * a run, sorted by address.
  *
- * A binary's rows are followed in the store by their index, which
- * narrows the search for a row to a few: for each page of its row
- * addresses, k from 0 to `pages`, how many of its rows start before page
- * k (addresses below k << shift), two 32-bit counts to a row of the
- * store.  The agent picks the page size so that a page holds about 4
- * rows on average (32 bytes: the search reads one or two cache lines)
- * and the index takes an eighth of the rows' space.
+ * A binary's rows are followed in the store by their index, one entry
+ * (a row's 8 bytes) for each page of its row addresses, k from 0 to
+ * `pages`: how many of its rows start before page k (addresses below
+ * k << shift), where in page k the first of its own rows starts, and the
+ * rule in effect where page k starts (the last row before it).  Most
+ * pcs lie before the first row of their page (a function's body, past
+ * its prologue): the index entry is then the answer and no row is read;
+ * else a binary search among the page's few rows finds it.  The agent
+ * picks the page size so that a page holds about 2 rows on average, and
+ * the index takes half the rows' space.  The entry's `addr` holds the
+ * count in bits 0-21 and the first row's offset in the page in bits
+ * 22-31 (at most UNWIND_PAGE_OFF_MAX: a page larger than that says "at
+ * least"); its `rule` is a row's.
  *
  * A row is agent/symbolize/unwind_table.h's, made small, 8 bytes: its
  * address is an offset from the binary's first row (a binary's rows
@@ -27,10 +33,15 @@
 #ifndef VMTOOLS_BPF_UNWIND_H
 #define VMTOOLS_BPF_UNWIND_H
 
+/* An index entry's count of rows and offset of its page's first row. */
+#define UNWIND_COUNT_BITS 22
+#define UNWIND_COUNT_MASK ((1u << UNWIND_COUNT_BITS) - 1)
+#define UNWIND_PAGE_OFF_MAX ((1u << (32 - UNWIND_COUNT_BITS)) - 1)
+
 /* Executable mappings with tables one process may have. */
 #define UNWIND_MAX_MAPS 64
 /* Halvings that find a row among a binary's: at most 2^22 rows. */
-#define UNWIND_ROW_STEPS 22
+#define UNWIND_ROW_STEPS UNWIND_COUNT_BITS
 
 enum unwind_cfa {
 	UNWIND_NONE, /* no rule: the frame pointer's */

@@ -7,7 +7,8 @@
  * ranges (bpf/unwind.h), and a session's store (bpf_unwind.c) fed with this
  * process's own mappings: its executable's entry turns the address of a
  * function of its own into the very row the table has for it (every row
- * with the table's rules), and its
+ * with the table's rules, found by its index at its address and the one
+ * before it just before), and its
  * [vdso] mapping, which no file holds, has the vDSO's table once, biased
  * to where it is mapped.  The parts that make BPF maps need root and are
  * skipped without it.
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,24 +95,35 @@ __attribute__((noinline)) int bpf_unwind_probe(int x)
 }
 
 /*
- * The row the programs find for rel in m (bpf/unwind.bpf.h): the page's
- * counts from the binary's index, then halvings among that page's rows.
- * -1 when none holds rel.
+ * The row the programs find for rel in m (bpf/unwind.bpf.h), into *out:
+ * the page's entry in the binary's index when rel lies before the page's
+ * first row, else halvings among that page's rows.  false when none holds
+ * rel.
  */
-static int64_t find_as_program(int rows_fd, const struct unwind_map *m,
-			       uint64_t rel)
+static bool find_as_program(int rows_fd, const struct unwind_map *m,
+			    uint64_t rel, struct unwind_row *out)
 {
-	uint32_t k = (uint32_t)(rel >> m->shift), lo, hi, two[2][2], at;
+	uint32_t k = (uint32_t)(rel >> m->shift), lo, hi, at;
+	struct unwind_row e[2];
 
-	if (k >= m->pages)
-		return m->count ? (int64_t)m->count - 1 : -1;
-	for (int i = 0; i < 2; i++) {
-		at = m->index + (k + i) / 2;
-		assert_int_equal(bpf_map_lookup_elem(rows_fd, &at, two[i]), 0);
+	if (k >= m->pages) {
+		lo = hi = m->count;
+	} else {
+		for (int i = 0; i < 2; i++) {
+			at = m->index + k + (uint32_t)i;
+			assert_int_equal(
+				bpf_map_lookup_elem(rows_fd, &at, &e[i]), 0);
+		}
+		lo = e[0].addr & UNWIND_COUNT_MASK;
+		hi = e[1].addr & UNWIND_COUNT_MASK;
+		assert_true(lo <= hi && hi <= m->count);
+		if (lo &&
+		    (lo == hi || (rel & ((1u << m->shift) - 1)) < e[0].addr >>
+					 UNWIND_COUNT_BITS)) {
+			*out = e[0];
+			return true;
+		}
 	}
-	lo = two[0][k & 1];
-	hi = two[1][(k + 1) & 1];
-	assert_true(lo <= hi && hi <= m->count);
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2, idx = m->first + mid;
 		struct unwind_row row;
@@ -122,7 +135,11 @@ static int64_t find_as_program(int rows_fd, const struct unwind_map *m,
 			hi = mid;
 	}
 	/* lo is the first row past rel: the one before it holds rel. */
-	return (int64_t)lo - 1;
+	if (!lo)
+		return false;
+	at = m->first + lo - 1;
+	assert_int_equal(bpf_map_lookup_elem(rows_fd, &at, out), 0);
+	return true;
 }
 
 /* A row's rules come back as packed, at the ends of their ranges. */
@@ -181,8 +198,7 @@ static void store_serves_own_executable(void **state)
 		const struct unwind_map *m = &p.m[i];
 		uint64_t rel = pc - m->bias;
 		const struct unwind_row *r = NULL;
-		struct unwind_row rows[2], last;
-		int64_t at = -1;
+		struct unwind_row rows[2], last, got;
 
 		if (pc < m->start || pc >= m->end)
 			continue;
@@ -199,7 +215,6 @@ static void store_serves_own_executable(void **state)
 			if (rows[k & 1].addr <= rel) {
 				last = rows[k & 1];
 				r = &last;
-				at = k;
 			}
 			/* Every row's rules as the table has them. */
 			assert_int_equal(unwind_row_cfa_off(&rows[k & 1]),
@@ -208,15 +223,26 @@ static void store_serves_own_executable(void **state)
 			assert_int_equal(unwind_row_rbp_off(&rows[k & 1]),
 					 t.rows[k].signal ? 0 :
 							    t.rows[k].rbp_off);
-			/* Its index finds the same row for each address. */
-			assert_int_equal(find_as_program(u.rows_fd, m,
-							 rows[k & 1].addr),
-					 k);
+			/*
+			 * Its index finds its rule at its address, and the
+			 * rule before it just before (from the page's entry
+			 * when the row is its page's first).
+			 */
+			assert_true(find_as_program(u.rows_fd, m,
+						    rows[k & 1].addr, &got));
+			assert_int_equal(got.rule, rows[k & 1].rule);
+			if (k && rows[k & 1].addr - 1 >= rows[!(k & 1)].addr) {
+				assert_true(find_as_program(
+					u.rows_fd, m, rows[k & 1].addr - 1,
+					&got));
+				assert_int_equal(got.rule, rows[!(k & 1)].rule);
+			}
 		}
 		assert_non_null(r);
-		assert_int_equal(find_as_program(u.rows_fd, m, rel), at);
-		/* About 4 rows a page; the index after the rows. */
-		assert_true(m->pages <= m->count / 4 + 1);
+		assert_true(find_as_program(u.rows_fd, m, rel, &got));
+		assert_int_equal(got.rule, r->rule);
+		/* About 2 rows a page; the index after the rows. */
+		assert_true(m->pages <= m->count / 2 + 1);
 		assert_int_equal(m->index, m->first + m->count);
 		/* The table's own answer, by link-time address. */
 		link = rel + t.rows[0].addr;

@@ -41,6 +41,9 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 
+_Static_assert(VM_BPF_UNWIND_ROWS <= UNWIND_COUNT_MASK,
+	       "an index entry counts any binary's rows");
+
 struct vm_bpf_unwind_bin {
 	uint64_t dev, ino; /* as the maps line said (the vDSO: 0, 0) */
 	const struct vm_unwind_table *t; /* NULL: it has none */
@@ -211,12 +214,12 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 
 /*
  * The page size of t's index (bpf/unwind.h): the smallest of at least 16
- * bytes with at most one page per 4 rows.
+ * bytes with at most one page per 2 rows.
  */
 static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
 {
 	uint64_t span = t->rows[t->n - 1].addr - t->rows[0].addr;
-	uint64_t most = t->n / 4 ? t->n / 4 : 1;
+	uint64_t most = t->n / 2 ? t->n / 2 : 1;
 	uint32_t shift = 4;
 
 	while (shift < 31 && (span >> shift) + 1 > most)
@@ -225,18 +228,29 @@ static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
 	return shift;
 }
 
-/* t's index, pages + 1 counts, into counts (two to a row of the store). */
-static void write_index(const struct vm_unwind_table *t, uint32_t shift,
-			uint32_t pages, uint32_t *counts)
+/*
+ * t's index, pages + 1 entries, into index; rows are t's rows as stored.
+ * Entry k: the rows before page k, where in page k its first row starts,
+ * and the rule of the last row before page k (none before the first).
+ */
+static void write_index(const struct vm_unwind_table *t,
+			const struct unwind_row *rows, uint32_t shift,
+			uint32_t pages, struct unwind_row *index)
 {
-	uint64_t base = t->rows[0].addr;
 	size_t i = 0;
 
 	for (uint32_t k = 0; k <= pages; k++) {
-		while (i < t->n && t->rows[i].addr - base < (uint64_t)k
-								    << shift)
+		uint64_t start = (uint64_t)k << shift,
+			 off = UNWIND_PAGE_OFF_MAX;
+
+		while (i < t->n && rows[i].addr < start)
 			i++;
-		counts[k] = (uint32_t)i;
+		if (i < t->n && rows[i].addr - start < off)
+			off = rows[i].addr - start;
+		index[k].addr = (uint32_t)i | (uint32_t)off
+						      << UNWIND_COUNT_BITS;
+		index[k].rule = i ? rows[i - 1].rule :
+				    unwind_rule(UNWIND_NONE, 0, 0);
 	}
 }
 
@@ -250,7 +264,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uint64_t base = t->rows[0].addr;
 	uint32_t pages, shift = index_shift(t, &pages), at = store.n_rows;
-	size_t from, to, total = t->n + (pages + 1 + 1) / 2;
+	size_t from, to, total = t->n + pages + 1;
 	struct unwind_row *rows;
 	char *map;
 	bool fit = true;
@@ -272,7 +286,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	for (size_t i = 0; i < t->n && fit; i++)
 		fit = small_row(&t->rows[i], base, &rows[i]);
 	if (fit)
-		write_index(t, shift, pages, (uint32_t *)&rows[t->n]);
+		write_index(t, rows, shift, pages, &rows[t->n]);
 	munmap(map, to - from);
 	if (!fit)
 		return "its code spans 4 GiB or more";
