@@ -40,12 +40,19 @@ const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
  * The frames named so far in this call, by (process, address, leaf): a
  * window's stacks share most of their frames, and naming one (its
  * mapping, its symbol, interning the name) costs far more than looking it
- * up again.  The memo holds index + 1 in v.
+ * up again.  The memo holds index + 1 in v.  Processes that map the same
+ * file at the same place (the backends a postmaster forked) share what
+ * was named there, by (output mapping, address, leaf): `files` has the
+ * file (device, inode) of each output mapping, the first process's.
  */
 struct named {
 	struct vm_memo memo;
 	struct vm_sym_frame *v;
 	size_t n, cap;
+	struct named_file {
+		uint64_t dev, ino; /* ino 0: no file, nothing shared */
+	} * files;
+	size_t cap_files;
 };
 
 /* What open_path is for a file the profile holds open (proc.c). */
@@ -62,6 +69,8 @@ struct named {
 #define NAMED_KERNEL UINT64_MAX
 #define NAMED_SYMBOL (UINT64_MAX - 1)
 #define NAMED_FILE (UINT64_MAX - 2)
+/* A frame of an output mapping, whatever process: this + its number. */
+#define NAMED_MAPPED (1ULL << 62)
 
 static bool recall(const struct named *nd, uint64_t who, uint64_t addr,
 		   bool leaf, struct vm_sym_frame *f)
@@ -99,6 +108,8 @@ struct proc_memo {
 	 * order that holds an address is the one, found by a scan.
 	 */
 	uint32_t *by_start;
+	const char *backend_type; /* PostgreSQL's, once typed */
+	bool typed;
 };
 
 static void hex_build_id(char *out, const uint8_t *id, size_t len)
@@ -311,6 +322,31 @@ static const struct vm_symfile *symbol_file(const struct proc_memo *pm,
 	return sf;
 }
 
+/*
+ * Whether what was named in output mapping id (whose file m maps) holds
+ * for m too: the same file as the first process that used id had there.
+ */
+static bool same_file_there(struct named *nd, uint32_t id,
+			    const struct vm_mapping *m)
+{
+	size_t cap = nd->cap_files;
+
+	if (!m->ino)
+		return false;
+	if (id > cap) {
+		if (vm_grow(nd->files, &nd->cap_files, id) < 0)
+			return false;
+		memset(&nd->files[cap], 0,
+		       (nd->cap_files - cap) * sizeof(*nd->files));
+	}
+	if (!nd->files[id - 1].ino) {
+		nd->files[id - 1].dev = m->dev;
+		nd->files[id - 1].ino = m->ino;
+	}
+	return nd->files[id - 1].dev == m->dev &&
+	       nd->files[id - 1].ino == m->ino;
+}
+
 static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 			     uint64_t addr, bool leaf, struct vm_sym_frame *f)
 {
@@ -321,6 +357,7 @@ static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 	int r;
 	uint64_t lookup = leaf ? addr : addr - 1, vaddr;
 	size_t i;
+	bool shared;
 
 	f->addr = addr;
 	f->mapping = 0;
@@ -359,6 +396,10 @@ static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 	}
 	f->mapping = pm->mapping_ids[i];
 	file = y->mappings[f->mapping - 1].file;
+	shared = pm->named && same_file_there(pm->named, f->mapping, m);
+	if (shared &&
+	    recall(pm->named, NAMED_MAPPED + f->mapping, addr, leaf, f))
+		return 0;
 
 	/* Without the file's segments, the file offset is the address. */
 	if (!sf || !vm_elf_offset_to_addr(&sf->info,
@@ -370,6 +411,8 @@ static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 	if (r)
 		return r;
 	y->mappings[f->mapping - 1].has_functions = true;
+	if (shared)
+		remember(pm->named, NAMED_MAPPED + f->mapping, addr, leaf, f);
 	return 0;
 }
 
@@ -526,9 +569,21 @@ static struct proc_memo *stack_process(const struct vm_samples *s,
 			st->proc = &s->procs[j];
 			break;
 		}
+	/*
+	 * A process's type is its command's and title's, read once a window
+	 * (a sample's own command only when the process has none).
+	 */
+	if (pm && pm->typed) {
+		st->backend_type = pm->backend_type;
+		return pm;
+	}
 	st->backend_type = vm_pg_backend_type(
 		st->proc && st->proc->comm[0] ? st->proc->comm : x->comm,
 		st->proc ? st->proc->title : NULL);
+	if (pm && st->proc->comm[0]) {
+		pm->backend_type = st->backend_type;
+		pm->typed = true;
+	}
 	return pm;
 }
 
@@ -730,6 +785,7 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 	free_memos(memos, s->n_procs);
 	vm_memo_free(&named.memo);
 	free(named.v);
+	free(named.files);
 	if (r) {
 		vm_symbolized_free(out);
 		return vm_error_set(err, -r, "out of memory while symbolizing");
