@@ -11,6 +11,7 @@
  * without symbols and listed with the reason.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,79 @@ static void test_symbolize_and_cache(void **state)
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
 	vm_proc_files_free(&files);
+}
+
+/*
+ * Pid twin's copy of this process's mappings, the executable's with a
+ * build id of its own (so that twins are one output mapping, apart from
+ * this process's); with other_fd, the executable's is another file at
+ * the same place (another inode, opened through other_fd).
+ */
+static void copy_process(struct vm_samples *s, uint32_t twin, int other_fd)
+{
+	const struct vm_process *self;
+	struct vm_process *p = vm_samples_get_process(s, twin);
+	uint64_t f = (uint64_t)(uintptr_t)vmtest_inner_function;
+	char held[64];
+
+	assert_non_null(p);
+	p->exited = true; /* its files by their paths, not its root */
+	self = vm_samples_find_process(s, getpid());
+	for (size_t i = 0; i < self->n_maps; i++) {
+		struct vm_mapping m = self->maps[i];
+
+		if (f >= m.start && f < m.end) {
+			memset(m.build_id, 0x5a, sizeof(m.build_id));
+			m.build_id_len = 20;
+		}
+		if (other_fd >= 0 && f >= m.start && f < m.end) {
+			snprintf(held, sizeof(held), "/proc/self/fd/%d",
+				 other_fd);
+			m.open_path = held;
+			m.ino ^= 1;
+		}
+		assert_int_equal(vm_process_add_mapping(p, &m), 0);
+	}
+}
+
+/*
+ * Processes that map the same file at the same place (a postmaster's
+ * forked backends) share the frames named there; one whose file there is
+ * another (another inode) has its frames named from its own file, not
+ * from what the first process's file says.
+ */
+static void test_shared_between_processes(void **state)
+{
+	uint64_t ips[1] = { (uint64_t)(uintptr_t)vmtest_inner_function + 4 };
+	struct vm_samples s;
+	struct vm_proc_files files;
+	struct vm_symbolized y;
+	int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	make_samples(&s, &files);
+	copy_process(&s, 1000001, -1);
+	copy_process(&s, 1000002, fd);
+	assert_int_equal(vm_samples_add(&s, 1000001, 1000001, "unit", 1, ips, 1,
+					NULL, 0),
+			 0);
+	assert_int_equal(vm_samples_add(&s, 1000002, 1000002, "unit", 1, ips, 1,
+					NULL, 0),
+			 0);
+	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(y.n_stacks, 5);
+	assert_string_equal(y.stacks[3].frames[0].function,
+			    "vmtest_inner_function");
+	/* One output mapping, two files: nothing shared between them. */
+	assert_int_equal(y.stacks[3].frames[0].mapping,
+			 y.stacks[4].frames[0].mapping);
+	assert_string_not_equal(y.stacks[4].frames[0].function,
+				"vmtest_inner_function");
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+	vm_proc_files_free(&files);
+	close(fd);
 }
 
 static const char *str(const Perftools__Profiles__Profile *p, int64_t i)
@@ -482,6 +556,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capture_self),
 		cmocka_unit_test(test_symbolize_and_cache),
+		cmocka_unit_test(test_shared_between_processes),
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_folded_and_gzip),
 		cmocka_unit_test(test_pprof_kinds),
