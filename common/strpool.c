@@ -65,10 +65,11 @@ static size_t table_bytes(const struct lh_table *t)
 	return t ? sizeof(*t) + (size_t)t->size * sizeof(struct lh_entry) : 0;
 }
 
-/* vm_strpool_intern() of a hashed pool. */
-static const char *intern_hashed(struct vm_strpool *p, const char *str)
+/* vm_strpool_intern() of a hashed pool; len counts str's '\0'. */
+static const char *intern_hashed(struct vm_strpool *p, const char *str,
+				 size_t len)
 {
-	size_t len = strlen(str) + 1, before;
+	size_t before;
 	struct lh_entry *found;
 	unsigned long h;
 	char *copy;
@@ -102,7 +103,7 @@ const char *vm_strpool_intern(struct vm_strpool *p, const char *str)
 	char *copy;
 
 	if (p->hashed)
-		return intern_hashed(p, str);
+		return intern_hashed(p, str, len);
 	found = tfind(str, &p->tree, cmp_str);
 	if (found)
 		return *found;
