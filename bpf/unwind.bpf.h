@@ -17,11 +17,10 @@
  * mapping that holds the pc, the row that holds it (its page's entry in
  * the binary's index, which is the answer for most pcs, else halvings
  * among the few rows of the page), then the caller's registers by the
- * row's rule, by the signal frame
- * __restore_rt returns through, or by the frame pointer where no row
- * covers the pc.  A read that fails, a frame that does not move up the
- * stack, or a rule that says "outermost" ends the walk; at most
- * STACK_MAX_DEPTH frames.
+ * row's rule, by the signal frame __restore_rt returns through, or by
+ * the frame pointer where no row covers the pc.  A read that fails, a
+ * frame that does not move up the stack, or a rule that says "outermost"
+ * ends the walk; at most STACK_MAX_DEPTH frames.
  *
  * A process has its mappings in `unwind_procs` once the agent has read
  * them; a child forked since uses its parent's (the same code at the same

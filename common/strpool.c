@@ -2,9 +2,9 @@
 /*
  * strpool.c - interned strings (strpool.h): glibc's tsearch finds a string
  * already held (or json-c's hash table, its string hash seeded at random
- * per process, in a pool made `hashed`); new ones are appended to 64 KiB chunks (a long one gets a
- * chunk of its own), so a string costs its bytes and a tree node, not a
- * malloc header each.
+ * per process, in a pool made `hashed`); new ones are appended to 64 KiB
+ * chunks (a long one gets a chunk of its own), so a string costs its
+ * bytes and a tree node (or a table entry), not a malloc header each.
  */
 #include "common/strpool.h"
 
