@@ -22,7 +22,7 @@
 #include "agent/commands.h"
 #include "agent/profile/limits.h"
 #include "agent/profile/perf/perf_locate.h"
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/continuous/continuous.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http.h"
@@ -721,7 +721,7 @@ static void shut_down(struct server *sv, int sig)
 {
 	vm_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* No session waits on a read of a target's stuck file any more. */
-	vm_guard_shutdown();
+	vm_iopool_shutdown();
 	if (!vm_service_shutdown(sv->svc, STOP_MS))
 		vm_log("the running profile did not end within %d ms; closing its connection",
 		       STOP_MS);

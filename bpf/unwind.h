@@ -20,7 +20,7 @@
  * 22-31 (at most UNWIND_PAGE_OFF_MAX: a page larger than that says "at
  * least"); its `rule` is a row's.
  *
- * A row is agent/symbolize/unwind_table.h's, made small, 8 bytes: its
+ * A row is agent/unwind/unwind_table.h's, made small, 8 bytes: its
  * address is an offset from the binary's first row (a binary's rows
  * span less than 4 GiB), and its rules are packed in 32 bits (the
  * unwind_row_* functions below read them): the kind of CFA rule in bits

@@ -15,7 +15,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
@@ -209,14 +209,14 @@ static const char *open_mapped(struct vm_samples *s,
 		 proc_root, pid, m->start, m->end);
 	/*
 	 * Never a FIFO or a device put where the mapped file was, and never
-	 * a wait on a frozen mount (guard.h).
+	 * a wait on a frozen mount (iopool.h).
 	 */
-	fd = vm_guard_open_regular(p, m->dev, VM_GUARD_OPEN_MS);
+	fd = vm_iopool_open_regular(p, m->dev, VM_IOPOOL_OPEN_MS);
 	if (fd < 0 && fd != -ETIMEDOUT && fd != -EAGAIN && fd != -ECANCELED) {
 		/* map_files needs CAP_SYS_ADMIN; the root link does not. */
 		snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid,
 			 m->path);
-		fd = vm_guard_open_regular(p, m->dev, VM_GUARD_OPEN_MS);
+		fd = vm_iopool_open_regular(p, m->dev, VM_IOPOOL_OPEN_MS);
 	}
 	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
 		if (fd >= 0)

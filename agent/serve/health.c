@@ -22,12 +22,12 @@
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_unwind.h"
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/symcache.h"
-#include "agent/symbolize/unwind_cache.h"
+#include "agent/unwind/unwind_cache.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
 {
@@ -222,14 +222,14 @@ static struct json_object *unwind_json(void)
 	return o;
 }
 
-/* Reads of targets' files that did not finish in time (guard.h). */
+/* Reads of targets' files that did not finish in time (iopool.h). */
 static struct json_object *target_files_json(void)
 {
 	struct json_object *o = json_object_new_object();
 	uint64_t timed_out;
 	unsigned stuck;
 
-	vm_guard_stats(&stuck, &timed_out);
+	vm_iopool_stats(&stuck, &timed_out);
 	json_object_object_add(o, "reads_hanging",
 			       json_object_new_int64((int64_t)stuck));
 	json_object_object_add(o, "reads_timed_out",

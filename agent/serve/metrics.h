@@ -17,7 +17,7 @@
 
 #include "agent/samples/sample.h"
 #include "agent/symbolize/debuginfod.h"
-#include "agent/symbolize/unwind_cache.h"
+#include "agent/unwind/unwind_cache.h"
 
 enum vm_outcome {
 	VM_OUTCOME_COMPLETED, /* ran for its whole time */

@@ -10,7 +10,7 @@
  */
 #include "agent/symbolize/elf.h"
 
-#include "agent/symbolize/ehframe.h"
+#include "agent/unwind/ehframe.h"
 #include "common/array.h"
 
 #include <errno.h>

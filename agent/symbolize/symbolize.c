@@ -24,7 +24,7 @@
 #include "agent/symbolize/pgtitle.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/symcache.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/memo.h"
 

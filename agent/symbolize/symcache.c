@@ -26,9 +26,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/symbolize/debuginfod.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/escape.h"
@@ -249,14 +249,14 @@ static bool crc_matches(int fd, uint32_t want)
 }
 
 /*
- * Reading one binary, as two guard jobs (agent/samples/guard.h): it is a
+ * Reading one binary, as two I/O pool jobs (agent/iopool/iopool.h): it is a
  * file of the target's, on whatever mount it runs from.  The first opens
  * and stats it (the cache is then searched), the second reads its
  * symbols and its debug file's into f.  They touch nothing the lock
  * guards: the directories are copied, a skipped file is only noted here.
  */
 struct read_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	int fd;
 	struct stat st;
 	struct vm_symfile *f; /* NULL: open and stat; else read into it */
@@ -363,9 +363,9 @@ void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
 	pthread_mutex_unlock(&lock);
 }
 
-static int read_run(struct vm_guard_job *job)
+static int read_run(struct vm_iopool_job *job)
 {
-	struct read_job *j = vm_guard_owner(job, struct read_job);
+	struct read_job *j = vm_iopool_owner(job, struct read_job);
 	const char *name = j->path ? j->path : j->open_path;
 	struct vm_symfile *f = j->f;
 	int r;
@@ -403,9 +403,9 @@ static int read_run(struct vm_guard_job *job)
 	return 0;
 }
 
-static void read_free(struct vm_guard_job *job)
+static void read_free(struct vm_iopool_job *job)
 {
-	struct read_job *j = vm_guard_owner(job, struct read_job);
+	struct read_job *j = vm_iopool_owner(job, struct read_job);
 
 	if (j->fd >= 0)
 		close(j->fd);
@@ -425,7 +425,7 @@ static struct read_job *read_job_new(const char *open_path, const char *path,
 	if (!j)
 		return NULL;
 	j->fd = -1;
-	j->job = (struct vm_guard_job){ .run = read_run, .free = read_free };
+	j->job = (struct vm_iopool_job){ .run = read_run, .free = read_free };
 	j->open_path = strdup(open_path);
 	j->path = path ? strdup(path) : NULL;
 	j->root = root ? strdup(root) : NULL;
@@ -439,8 +439,8 @@ static struct read_job *read_job_new(const char *open_path, const char *path,
 }
 
 /*
- * Run j: 0, or what the guard or the job said, in err.  On an error the
- * job is freed, by the guard or here.
+ * Run j: 0, or what the I/O pool or the job said, in err.  On an error the
+ * job is freed, by the I/O pool or here.
  */
 static int read_step(struct read_job *j, unsigned timeout_ms,
 		     struct vm_error *err)
@@ -450,7 +450,7 @@ static int read_step(struct read_job *j, unsigned timeout_ms,
 	int r;
 
 	snprintf(what, sizeof(what), "%s", name);
-	r = vm_guard_run(&j->job, timeout_ms);
+	r = vm_iopool_run(&j->job, timeout_ms);
 	if (r == -ETIMEDOUT)
 		return vm_error_set(err, ETIMEDOUT,
 				    "reading %s did not finish within %u ms "
@@ -492,7 +492,7 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	if (!j)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	j->job.dev = dev;
-	r = read_step(j, VM_GUARD_OPEN_MS, err);
+	r = read_step(j, VM_IOPOOL_OPEN_MS, err);
 	if (r < 0)
 		return r;
 	f = cached(&j->st);
@@ -516,7 +516,7 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 		j->st.st_mtim.tv_sec * 1000000000LL + j->st.st_mtim.tv_nsec;
 	f->last_used = run;
 	f->info.max_bytes = room_for_one();
-	r = read_step(j, VM_GUARD_READ_MS, err);
+	r = read_step(j, VM_IOPOOL_READ_MS, err);
 	if (r < 0)
 		return r; /* f with it */
 	if (j->skipped[0])

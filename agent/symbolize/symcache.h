@@ -49,8 +49,8 @@ void vm_symcache_unlock(void);
  * The entry for the file at open_path (as the agent opens it); root is
  * the process's root (e.g. /proc/PID/root, "" for ours) under which debug
  * files are searched, path the file's name inside that root, dev its
- * device when known (0: not).  Opened and read through the guard
- * (agent/samples/guard.h): -ETIMEDOUT when that does not finish in time.
+ * device when known (0: not).  Opened and read through the I/O pool
+ * (agent/iopool/iopool.h): -ETIMEDOUT when that does not finish in time.
  * Call with the lock held.
  */
 int vm_symcache_get(const char *open_path, const char *path, const char *root,

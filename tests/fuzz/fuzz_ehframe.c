@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_ehframe.c - libFuzzer target for the .eh_frame_hdr reader
- * (agent/symbolize/ehframe.c): any bytes, as a stripped binary might carry
+ * (agent/unwind/ehframe.c): any bytes, as a stripped binary might carry
  * in its PT_GNU_EH_FRAME segment, must yield a refusal or a sorted list of
  * distinct function starts, never a read past the bytes.  The first input
  * byte picks the ELF class and byte order, the rest is the table.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/symbolize/ehframe.h"
+#include "agent/unwind/ehframe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_unwind.c - libFuzzer target for the unwind table builder
- * (agent/symbolize/unwind_table.c): any bytes a process might map, with
+ * (agent/unwind/unwind_table.c): any bytes a process might map, with
  * broken .eh_frame_hdr tables, CIEs and FDEs, must yield an error or a
  * table whose rows are sorted, never a crash or a read past the bytes;
  * lookups and a walk over a stack of the input's own bytes run on
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/symbolize/unwind.h"
+#include "agent/unwind/unwind.h"
 
 struct fake {
 	const struct vm_unwind_table *t;

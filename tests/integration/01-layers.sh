@@ -5,15 +5,17 @@
 # headers of its own folder and of lower layers, never of a higher layer or
 # of a sibling at the same height.  Each folder's layer, lowest first:
 #   0 common          shared with the image builder
-#   1 agent/samples   the sample model and process capture
-#   2 agent/symbolize names for addresses
-#   3 agent/encode    pprof, folded, gzip
-#   4 agent/profile   the engine and its backends (bpf/, perf/)
-#   4 agent/setup     mount, verify, link (a sibling of profile)
-#   4 agent/history   continuous profiling windows kept (a sibling too)
-#   5 agent/continuous the always-on session: windows kept, stored, pushed
-#   6 agent/serve     the REST service
-#   7 agent           the subcommands and main.c
+#   1 agent/iopool    reads of a target's files on workers that may hang
+#   2 agent/samples   the sample model and process capture
+#   3 agent/unwind    unwind tables, their cache, the user-space walk, the vDSO
+#   4 agent/symbolize names for addresses
+#   5 agent/encode    pprof, folded, gzip
+#   6 agent/profile   the engine and its backends (bpf/, perf/)
+#   6 agent/setup     mount, verify, link (a sibling of profile)
+#   6 agent/history   continuous profiling windows kept (a sibling too)
+#   7 agent/continuous the always-on session: windows kept, stored, pushed
+#   8 agent/serve     the REST service
+#   9 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
 # includes itself and common/, agent/ never includes imagebuilder/.
 # Inside a folder too the files form a stack: no two source files call
@@ -26,15 +28,17 @@ cd "$SRC"
 layer() {
 	case $1 in
 	common) echo "0 common" ;;
-	agent/samples) echo "1 samples" ;;
-	agent/symbolize) echo "2 symbolize" ;;
-	agent/encode) echo "3 encode" ;;
-	agent/profile | agent/profile/*) echo "4 profile" ;;
-	agent/setup) echo "4 setup" ;;
-	agent/history) echo "4 history" ;;
-	agent/continuous) echo "5 continuous" ;;
-	agent/serve) echo "6 serve" ;;
-	agent) echo "7 agent" ;;
+	agent/iopool) echo "1 iopool" ;;
+	agent/samples) echo "2 samples" ;;
+	agent/unwind) echo "3 unwind" ;;
+	agent/symbolize) echo "4 symbolize" ;;
+	agent/encode) echo "5 encode" ;;
+	agent/profile | agent/profile/*) echo "6 profile" ;;
+	agent/setup) echo "6 setup" ;;
+	agent/history) echo "6 history" ;;
+	agent/continuous) echo "7 continuous" ;;
+	agent/serve) echo "8 serve" ;;
+	agent) echo "9 agent" ;;
 	*) echo "" ;;
 	esac
 }

@@ -7,7 +7,7 @@
 # (O_NONBLOCK does not reach a lookup).  The previous agent opened the
 # target's PG_VERSION there and hung for good: the profile never ended,
 # DELETE and SIGTERM did nothing.  Now every read of a target's files goes
-# through agent/samples/guard.c:
+# through agent/iopool/iopool.c:
 #   - the first profile answers 200 with the target's samples, at most
 #     a second or two late (one read timed out), and later ones on time
 #     (the device is remembered), CPU, off-CPU and wall alike;

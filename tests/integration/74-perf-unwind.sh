@@ -7,7 +7,7 @@
 # nofp_compare).  The agent sees that its executable sets up a frame
 # pointer in almost none of its functions, records with perf's
 # --call-graph dwarf and walks each copied user stack with unwind tables
-# from .eh_frame (agent/symbolize/unwind_table.c, unwind.c):
+# from .eh_frame (agent/unwind/unwind_table.c, unwind.c):
 #   - at least 99% of the samples reach main and _start, the recursion
 #     exactly ten deep, and libc's qsort between nofp_middle and
 #     nofp_compare;

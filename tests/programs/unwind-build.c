@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * unwind-build.c - what building a binary's unwind table costs, cold and
- * from the agent's cache (agent/symbolize/unwind_cache.c), for
+ * from the agent's cache (agent/unwind/unwind_cache.c), for
  * bench/unwind.sh: prints "rows cold_ms warm_ms bytes" for FILE.
  *
  * usage: unwind-build FILE
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/symbolize/unwind_cache.h"
+#include "agent/unwind/unwind_cache.h"
 
 static double ms(void)
 {

@@ -29,8 +29,8 @@
 
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_unwind.h"
-#include "agent/symbolize/unwind_table.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/unwind_table.h"
+#include "agent/unwind/vdso.h"
 
 static void stack_pointer_found_once(void **state)
 {

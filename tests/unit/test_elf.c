@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "agent/symbolize/ehframe.h"
+#include "agent/unwind/ehframe.h"
 #include "agent/symbolize/elf.h"
 #include "hostile_elf.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_unwind.c - unit tests of agent/symbolize/unwind_table.c and
+ * test_unwind.c - unit tests of agent/unwind/unwind_table.c and
  * unwind.c on this very program, built with -O2 -fomit-frame-pointer (the
  * Makefile says so for this file): a chain of functions with no frame
  * pointer, 100 calls of recursion deep, walks from its innermost frame to
@@ -11,7 +11,7 @@
  * kernel's signal frame to the interrupted function.  The tables of libc
  * and of this program are checked for rows (PLT stubs included), and a
  * file that is not ELF is refused with its name.  The vDSO's table
- * (agent/symbolize/vdso.c), built from this process's own, is built once
+ * (agent/unwind/vdso.c), built from this process's own, is built once
  * and covers each function the vDSO exports from its first instruction
  * (CFA = rsp + 8, where its frame pointer is not set up yet); a mapping
  * of another size is not given it.
@@ -31,8 +31,8 @@
 #include <cmocka.h>
 
 #include "agent/symbolize/elf.h"
-#include "agent/symbolize/unwind.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/unwind.h"
+#include "agent/unwind/vdso.h"
 
 #define MAX_FILES 16
 

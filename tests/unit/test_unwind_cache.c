@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_unwind_cache.c - unit tests of agent/symbolize/unwind_cache.c on
+ * test_unwind_cache.c - unit tests of agent/unwind/unwind_cache.c on
  * the test's own executable and libc: one build however often a binary is
  * asked for, a copy of it under another name (same build id) sharing that
  * table, a file without call frame information answered NULL and not
@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "agent/symbolize/unwind_cache.h"
+#include "agent/unwind/unwind_cache.h"
 
 static char dir[] = "/tmp/test_unwind_cache.XXXXXX";
 

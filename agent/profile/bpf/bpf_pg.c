@@ -32,7 +32,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"
 #include "agent/symbolize/elf_objects.h"
 #include "agent/symbolize/pgrelease.h"
@@ -81,22 +81,22 @@ static unsigned read_major(const char *proc_root, uint32_t pid)
 	uint64_t dev;
 
 	snprintf(path, sizeof(path), "%s/%u/cwd", proc_root, pid);
-	dev = vm_guard_link_dev(path);
+	dev = vm_iopool_link_dev(path);
 	snprintf(path, sizeof(path), "%s/%u/cwd/PG_VERSION", proc_root, pid);
-	/* Through the guard: the directory may be on a frozen mount. */
-	if (vm_guard_read_small(path, dev, buf, sizeof(buf), &n,
-				VM_GUARD_OPEN_MS))
+	/* Through the I/O pool: the directory may be on a frozen mount. */
+	if (vm_iopool_read_small(path, dev, buf, sizeof(buf), &n,
+				 VM_IOPOOL_OPEN_MS))
 		return 0;
 	return n > 0 ? vm_pg_parse_version(buf, n) : 0;
 }
 
 /*
- * Reading the executable, as a job (agent/samples/guard.h): it is on
+ * Reading the executable, as a job (agent/iopool/iopool.h): it is on
  * whatever mount the target runs from.  Given the cache's key, it reads
  * the globals only when the file is another.
  */
 struct exe_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	unsigned major;
 	bool cached; /* in: the cache is valid; out: it is this file */
 	uint64_t dev, ino, mtime_ns;
@@ -106,11 +106,11 @@ struct exe_job {
 	char path[64];
 };
 
-static int exe_run(struct vm_guard_job *job)
+static int exe_run(struct vm_iopool_job *job)
 {
 	static const char *const names[] = { "my_wait_event_info",
 					     "MyBEEntry" };
-	struct exe_job *x = vm_guard_owner(job, struct exe_job);
+	struct exe_job *x = vm_iopool_owner(job, struct exe_job);
 	_cleanup_close_ int fd = vm_open_regular(x->path);
 	struct stat st;
 	uint64_t mtime_ns;
@@ -134,9 +134,9 @@ static int exe_run(struct vm_guard_job *job)
 	return 0;
 }
 
-static void exe_free(struct vm_guard_job *job)
+static void exe_free(struct vm_iopool_job *job)
 {
-	free(vm_guard_owner(job, struct exe_job));
+	free(vm_iopool_owner(job, struct exe_job));
 }
 
 /*
@@ -155,17 +155,17 @@ static int read_exe(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
 		return -ENOMEM;
 	}
 	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
-	x->job = (struct vm_guard_job){ .run = exe_run,
-					.free = exe_free,
-					.dev = dev };
+	x->job = (struct vm_iopool_job){ .run = exe_run,
+					 .free = exe_free,
+					 .dev = dev };
 	x->major = major;
 	x->cached = c->valid && c->release_major == major;
 	x->dev = c->dev;
 	x->ino = c->ino;
 	x->mtime_ns = c->mtime_ns;
-	r = vm_guard_run(&x->job, VM_GUARD_READ_MS);
+	r = vm_iopool_run(&x->job, VM_IOPOOL_READ_MS);
 	if (r < 0)
-		return r; /* the guard frees it */
+		return r; /* the I/O pool frees it */
 	r = x->job.result;
 	if (r == 0 && !x->cached) {
 		memcpy(c->objects, &x->objects, sizeof(x->objects));

@@ -5,7 +5,7 @@
  * The store is a BPF array the agent maps into its own memory and writes
  * rows into directly, made at the first profile and kept for the next
  * ones (every profile's programs read the same map): a binary's rows are
- * copied from the process-wide cache (agent/symbolize/unwind_cache.c,
+ * copied from the process-wide cache (agent/unwind/unwind_cache.c,
  * built once per build id) the first time a target maps it, and serve
  * every later profile as they are.  A profile that starts with the store
  * more than half full and no other profile running empties it first.
@@ -17,9 +17,9 @@
  * thread, when the programs announce a process, an exec, or a pc in no
  * mapping of its entry (a library dlopen()ed since).  Files are opened
  * through /proc/PID/map_files (the very file mapped, even if replaced
- * since) by the guard (agent/samples/guard.h): a file on a frozen mount
+ * since) by the I/O pool (agent/iopool/iopool.h): a file on a frozen mount
  * costs its table, never the session.  The vDSO, which no file holds,
- * has the table of the agent's own (agent/symbolize/vdso.h), its rows in
+ * has the table of the agent's own (agent/unwind/vdso.h), its rows in
  * the store once like any binary's.
  */
 #include "agent/profile/bpf/bpf_unwind.h"
@@ -34,10 +34,10 @@
 
 #include <bpf/bpf.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"
-#include "agent/symbolize/unwind_cache.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/unwind_cache.h"
+#include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
@@ -318,7 +318,7 @@ static bool table_of(uint32_t pid, const struct vm_mapping *m,
 	snprintf(path, sizeof(path),
 		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
 		 m->start, m->end);
-	fd = vm_guard_open_regular(path, m->dev, VM_GUARD_OPEN_MS);
+	fd = vm_iopool_open_regular(path, m->dev, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
 	*t = vm_unwind_cache_get(fd, m->path);

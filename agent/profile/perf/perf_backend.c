@@ -64,9 +64,9 @@
 #include "agent/profile/backend.h"
 #include "agent/profile/perf/perf_locate.h"
 #include "agent/profile/perf/perfdata.h"
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"
-#include "agent/symbolize/unwind_table.h"
+#include "agent/unwind/unwind_table.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/clock.h"
@@ -513,7 +513,7 @@ static bool file_lacks_frame_pointers(const char *path)
 	unsigned share;
 	int fd, r;
 
-	fd = vm_guard_open_regular(path, 0, VM_GUARD_OPEN_MS);
+	fd = vm_iopool_open_regular(path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
 	r = vm_unwind_frame_pointer_share(fd, &share);

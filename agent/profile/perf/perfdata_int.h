@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "agent/profile/perf/perfdata.h"
-#include "agent/symbolize/unwind.h"
+#include "agent/unwind/unwind.h"
 
 #define PD_MAGIC 0x32454c4946524550ULL /* "PERFILE2" */
 #define PD_FEAT_BUILD_ID 2 /* HEADER_BUILD_ID */

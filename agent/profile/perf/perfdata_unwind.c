@@ -3,15 +3,15 @@
  * perfdata_unwind.c - the user stacks of `perf record --call-graph dwarf`
  * walked in user space (perfdata_int.h): each sample carries the user
  * registers and a copy of the stack from sp up; the unwind tables of the
- * files the process maps (agent/symbolize/unwind_table.c, one per file
+ * files the process maps (agent/unwind/unwind_table.c, one per file
  * for the whole profile, asked for the first time a pc falls in it) give each
- * caller (agent/symbolize/unwind.c); the tables come from the agent's
- * cache (agent/symbolize/unwind_cache.c), built once per binary and held
+ * caller (agent/unwind/unwind.c); the tables come from the agent's
+ * cache (agent/unwind/unwind_cache.c), built once per binary and held
  * for the profile.  Files are opened through the
- * process's root while it lives and through the guard
- * (agent/samples/guard.h): a file on a frozen mount costs its frames, not
+ * process's root while it lives and through the I/O pool
+ * (agent/iopool/iopool.h): a file on a frozen mount costs its frames, not
  * the profile.  The vDSO, which no file holds, has the table of the
- * agent's own (agent/symbolize/vdso.h).
+ * agent's own (agent/unwind/vdso.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "agent/profile/perf/perfdata_int.h"
-#include "agent/samples/guard.h"
-#include "agent/symbolize/unwind.h"
-#include "agent/symbolize/unwind_cache.h"
-#include "agent/symbolize/vdso.h"
+#include "agent/iopool/iopool.h"
+#include "agent/unwind/unwind.h"
+#include "agent/unwind/unwind_cache.h"
+#include "agent/unwind/vdso.h"
 #include "common/array.h"
 
 struct pd_unwind_file {
@@ -62,9 +62,9 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 	u->n++;
 	snprintf(open_path, sizeof(open_path), "/proc/%" PRIu32 "/root%s", pid,
 		 path);
-	fd = vm_guard_open_regular(open_path, 0, VM_GUARD_OPEN_MS);
+	fd = vm_iopool_open_regular(open_path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
-		fd = vm_guard_open_regular(path, 0, VM_GUARD_OPEN_MS);
+		fd = vm_iopool_open_regular(path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return NULL;
 	f->table = vm_unwind_cache_get(fd, path);

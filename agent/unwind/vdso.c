@@ -5,7 +5,7 @@
  * line, and its unwind table built once from that memory.  The image
  * never changes while the agent runs, so neither is ever read again.
  */
-#include "agent/symbolize/vdso.h"
+#include "agent/unwind/vdso.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * guard.c - jobs that may hang, on worker threads waited for with a
- * timeout (guard.h).  One lock guards the queue, the counts and the
+ * iopool.c - jobs that may hang, on worker threads waited for with a
+ * timeout (iopool.h).  One lock guards the queue, the counts and the
  * devices jobs are stuck on; a worker takes a job off the queue, runs it
  * unlocked, and either wakes its caller or, when the caller gave up,
  * frees it.  Workers are made as needed, up to MAX_WORKERS, and wait for
  * the next job once done; a stuck one stays stuck, counted.
  */
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_cond_t work, done; /* a job queued; a job finished */
-static struct vm_guard_job *queue, **queue_tail = &queue;
+static struct vm_iopool_job *queue, **queue_tail = &queue;
 static unsigned n_workers, n_idle, n_queued, n_stuck;
 static uint64_t n_timed_out;
 static bool closing;
@@ -80,7 +80,7 @@ static void *worker(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&lock);
 	for (;;) {
-		struct vm_guard_job *job;
+		struct vm_iopool_job *job;
 		int r;
 
 		while (!queue) {
@@ -136,9 +136,9 @@ static int find_worker(void)
 	return 0;
 }
 
-static void dequeue(struct vm_guard_job *job)
+static void dequeue(struct vm_iopool_job *job)
 {
-	struct vm_guard_job **pp = &queue;
+	struct vm_iopool_job **pp = &queue;
 
 	while (*pp && *pp != job)
 		pp = &(*pp)->next;
@@ -150,7 +150,7 @@ static void dequeue(struct vm_guard_job *job)
 	n_queued--;
 }
 
-int vm_guard_run(struct vm_guard_job *job, unsigned timeout_ms)
+int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms)
 {
 	struct timespec until;
 	int r;
@@ -201,7 +201,7 @@ int vm_guard_run(struct vm_guard_job *job, unsigned timeout_ms)
 	return r;
 }
 
-void vm_guard_shutdown(void)
+void vm_iopool_shutdown(void)
 {
 	pthread_once(&once, init);
 	pthread_mutex_lock(&lock);
@@ -210,7 +210,7 @@ void vm_guard_shutdown(void)
 	pthread_mutex_unlock(&lock);
 }
 
-void vm_guard_stats(unsigned *stuck, uint64_t *timed_out)
+void vm_iopool_stats(unsigned *stuck, uint64_t *timed_out)
 {
 	pthread_mutex_lock(&lock);
 	*stuck = n_stuck;
@@ -218,31 +218,31 @@ void vm_guard_stats(unsigned *stuck, uint64_t *timed_out)
 	pthread_mutex_unlock(&lock);
 }
 
-/* vm_guard_open_regular's job. */
+/* vm_iopool_open_regular's job. */
 struct open_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	int fd;
 	char path[];
 };
 
-static int open_run(struct vm_guard_job *job)
+static int open_run(struct vm_iopool_job *job)
 {
-	struct open_job *o = vm_guard_owner(job, struct open_job);
+	struct open_job *o = vm_iopool_owner(job, struct open_job);
 
 	o->fd = vm_open_regular(o->path);
 	return o->fd < 0 ? o->fd : 0;
 }
 
-static void open_free(struct vm_guard_job *job)
+static void open_free(struct vm_iopool_job *job)
 {
-	struct open_job *o = vm_guard_owner(job, struct open_job);
+	struct open_job *o = vm_iopool_owner(job, struct open_job);
 
 	if (o->fd >= 0)
 		close(o->fd);
 	free(o);
 }
 
-int vm_guard_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
+int vm_iopool_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
 {
 	size_t len = strlen(path) + 1;
 	struct open_job *o = malloc(sizeof(*o) + len);
@@ -252,10 +252,10 @@ int vm_guard_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
 		return -ENOMEM;
 	memcpy(o->path, path, len);
 	o->fd = -1;
-	o->job = (struct vm_guard_job){ .run = open_run,
-					.free = open_free,
-					.dev = dev };
-	r = vm_guard_run(&o->job, timeout_ms);
+	o->job = (struct vm_iopool_job){ .run = open_run,
+					 .free = open_free,
+					 .dev = dev };
+	r = vm_iopool_run(&o->job, timeout_ms);
 	if (r < 0)
 		return r;
 	fd = o->job.result < 0 ? o->job.result : o->fd;
@@ -264,17 +264,17 @@ int vm_guard_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
 	return fd;
 }
 
-/* vm_guard_read_small's job. */
+/* vm_iopool_read_small's job. */
 struct read_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	size_t size, len;
 	char *buf;
 	char path[];
 };
 
-static int read_run(struct vm_guard_job *job)
+static int read_run(struct vm_iopool_job *job)
 {
-	struct read_job *o = vm_guard_owner(job, struct read_job);
+	struct read_job *o = vm_iopool_owner(job, struct read_job);
 	_cleanup_close_ int fd = vm_open_regular(o->path);
 	long long n;
 
@@ -288,16 +288,16 @@ static int read_run(struct vm_guard_job *job)
 	return 0;
 }
 
-static void read_free(struct vm_guard_job *job)
+static void read_free(struct vm_iopool_job *job)
 {
-	struct read_job *o = vm_guard_owner(job, struct read_job);
+	struct read_job *o = vm_iopool_owner(job, struct read_job);
 
 	free(o->buf);
 	free(o);
 }
 
-int vm_guard_read_small(const char *path, uint64_t dev, char *buf, size_t size,
-			size_t *len, unsigned timeout_ms)
+int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
+			 size_t *len, unsigned timeout_ms)
 {
 	size_t plen = strlen(path) + 1;
 	struct read_job *o;
@@ -312,10 +312,10 @@ int vm_guard_read_small(const char *path, uint64_t dev, char *buf, size_t size,
 	}
 	memcpy(o->path, path, plen);
 	o->size = size;
-	o->job = (struct vm_guard_job){ .run = read_run,
-					.free = read_free,
-					.dev = dev };
-	r = vm_guard_run(&o->job, timeout_ms);
+	o->job = (struct vm_iopool_job){ .run = read_run,
+					 .free = read_free,
+					 .dev = dev };
+	r = vm_iopool_run(&o->job, timeout_ms);
 	if (r < 0)
 		return r;
 	r = o->job.result;
@@ -328,7 +328,7 @@ int vm_guard_read_small(const char *path, uint64_t dev, char *buf, size_t size,
 	return r;
 }
 
-uint64_t vm_guard_link_dev(const char *link)
+uint64_t vm_iopool_link_dev(const char *link)
 {
 	struct statx stx;
 

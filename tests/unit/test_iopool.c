@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_guard.c - unit tests of agent/samples/guard.c with jobs that hang
+ * test_iopool.c - unit tests of agent/iopool/iopool.c with jobs that hang
  * the way a read on a frozen mount does (a read of a pipe no one writes):
  * the caller gets -ETIMEDOUT on time and the job is freed once it ends;
  * a device a job is stuck on refuses the next job at once; when every
  * worker is stuck a job is refused (-EAGAIN) and none is lost; a quick
  * job's result comes back with the job; the guarded open and read of real
- * files; after vm_guard_shutdown() nothing waits.
+ * files; after vm_iopool_shutdown() nothing waits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,19 +22,19 @@
 
 #include <cmocka.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 
-static int freed; /* jobs freed by the guard or by the test */
+static int freed; /* jobs freed by the I/O pool or by the test */
 
 struct pipe_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	int fd; /* read until it has something */
 	int value;
 };
 
-static int pipe_run(struct vm_guard_job *job)
+static int pipe_run(struct vm_iopool_job *job)
 {
-	struct pipe_job *p = vm_guard_owner(job, struct pipe_job);
+	struct pipe_job *p = vm_iopool_owner(job, struct pipe_job);
 	char c;
 
 	if (p->fd >= 0 && read(p->fd, &c, 1) != 1)
@@ -42,10 +42,10 @@ static int pipe_run(struct vm_guard_job *job)
 	return p->value;
 }
 
-static void pipe_free(struct vm_guard_job *job)
+static void pipe_free(struct vm_iopool_job *job)
 {
 	__atomic_add_fetch(&freed, 1, __ATOMIC_SEQ_CST);
-	free(vm_guard_owner(job, struct pipe_job));
+	free(vm_iopool_owner(job, struct pipe_job));
 }
 
 static struct pipe_job *new_job(int fd, int value, uint64_t dev)
@@ -53,9 +53,9 @@ static struct pipe_job *new_job(int fd, int value, uint64_t dev)
 	struct pipe_job *p = calloc(1, sizeof(*p));
 
 	assert_non_null(p);
-	p->job = (struct vm_guard_job){ .run = pipe_run,
-					.free = pipe_free,
-					.dev = dev };
+	p->job = (struct vm_iopool_job){ .run = pipe_run,
+					 .free = pipe_free,
+					 .dev = dev };
 	p->fd = fd;
 	p->value = value;
 	return p;
@@ -69,7 +69,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Wait (at most 2 s) until the guard has freed want jobs in all. */
+/* Wait (at most 2 s) until the pool has freed want jobs in all. */
 static void wait_freed(int want)
 {
 	for (int i = 0;
@@ -83,7 +83,7 @@ static void test_quick_job(void **state)
 	struct pipe_job *p = new_job(-1, 42, 0);
 
 	(void)state;
-	assert_int_equal(vm_guard_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
 	assert_int_equal(p->job.result, 42);
 	pipe_free(&p->job);
 }
@@ -100,31 +100,31 @@ static void test_hang_and_device(void **state)
 	assert_int_equal(pipe(fds), 0);
 	p = new_job(fds[0], 0, 0x0800001); /* 8:1 */
 	t = now();
-	assert_int_equal(vm_guard_run(&p->job, 200), -ETIMEDOUT);
+	assert_int_equal(vm_iopool_run(&p->job, 200), -ETIMEDOUT);
 	t = now() - t;
 	assert_true(t >= 0.19 && t < 1.0);
-	vm_guard_stats(&stuck, &timed_out);
+	vm_iopool_stats(&stuck, &timed_out);
 	assert_int_equal(stuck, 1);
 	assert_true(timed_out >= 1);
 
 	/* The device it hangs on: the next job there is refused at once. */
 	p = new_job(-1, 7, 0x0800001);
 	t = now();
-	assert_int_equal(vm_guard_run(&p->job, 1000), -ETIMEDOUT);
+	assert_int_equal(vm_iopool_run(&p->job, 1000), -ETIMEDOUT);
 	assert_true(now() - t < 0.1);
-	wait_freed(base + 1); /* refused: freed by the guard */
+	wait_freed(base + 1); /* refused: freed by the I/O pool */
 	/* Another device is not. */
 	p = new_job(-1, 7, 0x0800002);
-	assert_int_equal(vm_guard_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
 	pipe_free(&p->job);
 
 	/* The mount thaws: the stuck job ends and is freed, the device too. */
 	assert_int_equal(write(fds[1], "x", 1), 1);
 	wait_freed(base + 3);
-	vm_guard_stats(&stuck, &timed_out);
+	vm_iopool_stats(&stuck, &timed_out);
 	assert_int_equal(stuck, 0);
 	p = new_job(-1, 9, 0x0800001);
-	assert_int_equal(vm_guard_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
 	assert_int_equal(p->job.result, 9);
 	pipe_free(&p->job);
 	close(fds[0]);
@@ -144,11 +144,11 @@ static void test_all_stuck(void **state)
 	/* Jobs that hang until every worker is stuck. */
 	do {
 		p = new_job(fds[0], 0, 0);
-		r = vm_guard_run(&p->job, 50);
+		r = vm_iopool_run(&p->job, 50);
 		n++;
 	} while (r == -ETIMEDOUT && n < 64);
 	assert_int_equal(r, -EAGAIN);
-	vm_guard_stats(&stuck, &timed_out);
+	vm_iopool_stats(&stuck, &timed_out);
 	assert_int_equal(stuck, (unsigned)n - 1);
 	assert_true(stuck >= 2 && stuck <= 16);
 	wait_freed(base + 1); /* the refused one */
@@ -157,7 +157,7 @@ static void test_all_stuck(void **state)
 		assert_int_equal(write(fds[1], "x", 1), 1);
 	wait_freed(base + n);
 	p = new_job(-1, 1, 0);
-	assert_int_equal(vm_guard_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
 	pipe_free(&p->job);
 	close(fds[0]);
 	close(fds[1]);
@@ -165,7 +165,7 @@ static void test_all_stuck(void **state)
 
 static void test_files(void **state)
 {
-	char dir[] = "/tmp/test_guard.XXXXXX", path[64], buf[16];
+	char dir[] = "/tmp/test_iopool.XXXXXX", path[64], buf[16];
 	size_t len;
 	int fd;
 
@@ -177,18 +177,18 @@ static void test_files(void **state)
 	assert_int_equal(write(fd, "17\n", 3), 3);
 	close(fd);
 	assert_int_equal(
-		vm_guard_read_small(path, 0, buf, sizeof(buf), &len, 1000), 0);
+		vm_iopool_read_small(path, 0, buf, sizeof(buf), &len, 1000), 0);
 	assert_int_equal(len, 3);
 	assert_string_equal(buf, "17\n");
-	fd = vm_guard_open_regular(path, 0, 1000);
+	fd = vm_iopool_open_regular(path, 0, 1000);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(vm_guard_open_regular(dir, 0, 1000), -EINVAL);
-	assert_true(vm_guard_link_dev("/proc/self/cwd") != 0);
+	assert_int_equal(vm_iopool_open_regular(dir, 0, 1000), -EINVAL);
+	assert_true(vm_iopool_link_dev("/proc/self/cwd") != 0);
 	unlink(path);
 	rmdir(dir);
-	assert_int_equal(vm_guard_read_small(path, 0, buf, sizeof(buf), &len,
-					     1000),
+	assert_int_equal(vm_iopool_read_small(path, 0, buf, sizeof(buf), &len,
+					      1000),
 			 -ENOENT);
 }
 
@@ -200,10 +200,10 @@ static void test_shutdown(void **state)
 
 	(void)state;
 	assert_int_equal(pipe(fds), 0);
-	vm_guard_shutdown();
+	vm_iopool_shutdown();
 	p = new_job(fds[0], 0, 0);
 	t = now();
-	assert_int_equal(vm_guard_run(&p->job, 5000), -ECANCELED);
+	assert_int_equal(vm_iopool_run(&p->job, 5000), -ECANCELED);
 	assert_true(now() - t < 0.1);
 	close(fds[1]);
 	close(fds[0]);

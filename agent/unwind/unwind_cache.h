@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/symbolize/unwind_table.h"
+#include "agent/unwind/unwind_table.h"
 
 /*
  * 256 MiB: PostgreSQL 17's postgres (116,000 rows, 2.8 MiB), libc
@@ -45,7 +45,7 @@ struct vm_unwind_cache_stats {
  * built on the first ask and kept; NULL when it has none (no call frame
  * information, unreadable, or past the bound: counted in skipped).  The
  * pointer stays valid until vm_unwind_cache_put().  The file is read on
- * a guard worker (agent/samples/guard.h) with a deadline, outside the
+ * an I/O pool worker (agent/iopool/iopool.h) with a deadline, outside the
  * cache's lock: a file on a frozen mount costs its table, not the caller.
  */
 const struct vm_unwind_table *vm_unwind_cache_get(int fd, const char *what);

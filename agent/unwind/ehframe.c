@@ -12,7 +12,7 @@
  * datarel|sdata4: offsets from the start of .eh_frame_hdr.  The table is
  * read only where its entries have a fixed size, as a binary search needs.
  */
-#include "agent/symbolize/ehframe.h"
+#include "agent/unwind/ehframe.h"
 
 #include <gelf.h>
 

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/symbolize/unwind_table.h"
+#include "agent/unwind/unwind_table.h"
 
 struct vm_unwind_regs {
 	uint64_t rip, rsp, rbp;

@@ -9,7 +9,7 @@
  * a signal frame is a return address, looked up one byte back: a call
  * that ends its function must not be charged to the next one.
  */
-#include "agent/symbolize/unwind.h"
+#include "agent/unwind/unwind.h"
 
 #include <stddef.h>
 

@@ -12,7 +12,7 @@
  * compilers emit for x86-64 are recognised here, and anything else is a
  * VM_UNWIND_NONE row, counted.
  */
-#include "agent/symbolize/unwind_table.h"
+#include "agent/unwind/unwind_table.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/symbolize/ehframe.h"
+#include "agent/unwind/ehframe.h"
 #include "common/array.h"
 
 /* DWARF's numbers of the x86-64 registers used here. */

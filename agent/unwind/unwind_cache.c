@@ -5,12 +5,12 @@
  *
  * One lock guards the list; it is never held while a file is read.  An
  * ask for a binary not in the list reads its build id and builds its
- * table on a guard worker (the caller waits at most VM_GUARD_READ_MS),
+ * table on an I/O pool worker (the caller waits at most VM_IOPOOL_READ_MS),
  * then takes the lock again to insert it: two that raced keep the first
  * and free the second.  A binary without call frame information is kept
  * too, as an empty entry, so it is not read again.
  */
-#include "agent/symbolize/unwind_cache.h"
+#include "agent/unwind/unwind_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/samples/guard.h"
+#include "agent/iopool/iopool.h"
 #include "common/array.h"
 
 #define BUILD_ID_MAX 64
@@ -104,16 +104,16 @@ static void build_id_of(Elf *e, struct key *k)
 
 /* Reading a binary: its key, then its table unless the cache has it. */
 struct build_job {
-	struct vm_guard_job job;
+	struct vm_iopool_job job;
 	int fd; /* the job's own */
 	char *what;
 	struct key key;
 	struct vm_unwind_table *t;
 };
 
-static int key_run(struct vm_guard_job *job)
+static int key_run(struct vm_iopool_job *job)
 {
-	struct build_job *j = vm_guard_owner(job, struct build_job);
+	struct build_job *j = vm_iopool_owner(job, struct build_job);
 	struct stat st;
 	Elf *e;
 
@@ -133,9 +133,9 @@ static int key_run(struct vm_guard_job *job)
 	return 0;
 }
 
-static int build_run(struct vm_guard_job *job)
+static int build_run(struct vm_iopool_job *job)
 {
-	struct build_job *j = vm_guard_owner(job, struct build_job);
+	struct build_job *j = vm_iopool_owner(job, struct build_job);
 
 	j->t = calloc(1, sizeof(*j->t));
 	if (!j->t)
@@ -158,9 +158,9 @@ static int build_run(struct vm_guard_job *job)
 	return 0;
 }
 
-static void job_free(struct vm_guard_job *job)
+static void job_free(struct vm_iopool_job *job)
 {
-	struct build_job *j = vm_guard_owner(job, struct build_job);
+	struct build_job *j = vm_iopool_owner(job, struct build_job);
 
 	if (j->t) {
 		vm_unwind_table_free(j->t);
@@ -173,15 +173,15 @@ static void job_free(struct vm_guard_job *job)
 }
 
 /* Run j's step: 0, or a negative errno (j is then freed). */
-static int run(struct build_job *j, int (*step)(struct vm_guard_job *))
+static int run(struct build_job *j, int (*step)(struct vm_iopool_job *))
 {
 	int r;
 
 	j->job.run = step;
 	j->job.started = j->job.finished = j->job.abandoned = false;
-	r = vm_guard_run(&j->job, VM_GUARD_READ_MS);
+	r = vm_iopool_run(&j->job, VM_IOPOOL_READ_MS);
 	if (r < 0)
-		return r; /* the guard frees it */
+		return r; /* the I/O pool frees it */
 	if (j->job.result < 0) {
 		r = j->job.result;
 		job_free(&j->job);

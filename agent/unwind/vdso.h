@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/symbolize/unwind_table.h"
+#include "agent/unwind/unwind_table.h"
 
 /* Whether path, as a maps line gives it, is the vDSO's. */
 bool vm_vdso_path(const char *path);

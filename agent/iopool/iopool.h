@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * guard.h - reads of a target's files that cannot hang the agent
- * (guard.c).  A process the agent profiles names the files it reads: its
+ * iopool.h - reads of a target's files that cannot hang the agent
+ * (iopool.c).  A process the agent profiles names the files it reads: its
  * executable, the files it maps, its working directory, debug files under
  * its root.  On a frozen FUSE mount or a dead NFS server an open() or a
  * page of a read waits for ever, and no flag makes it not: O_NONBLOCK
@@ -17,60 +17,60 @@
  * finishes, and jobs on it are refused at once (-ETIMEDOUT), so a frozen
  * mount costs one timeout, not one per file.
  */
-#ifndef VMTOOLS_AGENT_GUARD_H
-#define VMTOOLS_AGENT_GUARD_H
+#ifndef VMTOOLS_AGENT_IOPOOL_H
+#define VMTOOLS_AGENT_IOPOOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* How long a caller waits for one open, one small read. */
-#define VM_GUARD_OPEN_MS 1000
+#define VM_IOPOOL_OPEN_MS 1000
 /* How long for one binary's symbols (a large binary, read from disk). */
-#define VM_GUARD_READ_MS 5000
+#define VM_IOPOOL_READ_MS 5000
 
 /* A job: embed it in the caller's struct (container_of). */
-struct vm_guard_job {
-	int (*run)(struct vm_guard_job *job); /* on a worker */
-	void (*free)(struct vm_guard_job *job); /* when no one needs it */
+struct vm_iopool_job {
+	int (*run)(struct vm_iopool_job *job); /* on a worker */
+	void (*free)(struct vm_iopool_job *job); /* when no one needs it */
 	/*
 	 * The device the job touches, when known: given by the caller
 	 * (e.g. from /proc/PID/maps), or set by run once it has stat'ed
 	 * the file, so a timeout marks it.
 	 */
 	uint64_t dev;
-	/* The guard's. */
-	struct vm_guard_job *next; /* in the queue */
+	/* The pool's. */
+	struct vm_iopool_job *next; /* in the queue */
 	int result;
 	bool started, finished, abandoned;
 };
 
 /* The caller's struct type holding job as its member `job`. */
-#define vm_guard_owner(ptr, type) ((type *)((char *)(ptr)-offsetof(type, job)))
+#define vm_iopool_owner(ptr, type) ((type *)((char *)(ptr)-offsetof(type, job)))
 
 /*
  * Run job on a worker and wait at most timeout_ms.  0: it finished, run's
  * return value is in job->result, and the caller owns job again (frees
- * it).  Else the guard owns the job (it calls job->free, whether it ran
+ * it).  Else the pool owns the job (it calls job->free, whether it ran
  * or not): -ETIMEDOUT, it did not finish in time, or job->dev is a device
  * a job is stuck on; -EAGAIN, every worker is stuck; -ECANCELED, the
  * agent is stopping.
  */
-int vm_guard_run(struct vm_guard_job *job, unsigned timeout_ms);
+int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms);
 
 /*
- * vm_open_regular(path) (common/fdio.h) through the guard, dev the
+ * vm_open_regular(path) (common/fdio.h) through the pool, dev the
  * file's device when known (0: not): the descriptor or a negative errno.
  */
-int vm_guard_open_regular(const char *path, uint64_t dev, unsigned timeout_ms);
+int vm_iopool_open_regular(const char *path, uint64_t dev, unsigned timeout_ms);
 
 /*
  * The regular file path read whole into buf (at most size - 1 bytes,
- * NUL-terminated, *len of them) through the guard, dev its device when
+ * NUL-terminated, *len of them) through the pool, dev its device when
  * known: 0 or a negative errno.
  */
-int vm_guard_read_small(const char *path, uint64_t dev, char *buf, size_t size,
-			size_t *len, unsigned timeout_ms);
+int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
+			 size_t *len, unsigned timeout_ms);
 
 /*
  * The device of what the magic link /proc/PID/cwd (or .../root, .../exe)
@@ -78,15 +78,15 @@ int vm_guard_read_small(const char *path, uint64_t dev, char *buf, size_t size,
  * (AT_STATX_DONT_SYNC: no request to a FUSE or NFS server, which may not
  * answer); 0 when unknown.
  */
-uint64_t vm_guard_link_dev(const char *link);
+uint64_t vm_iopool_link_dev(const char *link);
 
 /* Jobs stuck now, and jobs that timed out since start (for /healthz). */
-void vm_guard_stats(unsigned *stuck, uint64_t *timed_out);
+void vm_iopool_stats(unsigned *stuck, uint64_t *timed_out);
 
 /*
  * The agent is stopping (SIGTERM): every wait, now and later, ends at
  * once with -ECANCELED, so no session waits on a stuck read to stop.
  */
-void vm_guard_shutdown(void);
+void vm_iopool_shutdown(void);
 
 #endif
