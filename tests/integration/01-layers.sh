@@ -6,6 +6,8 @@
 # of a sibling at the same height.  Each folder's layer, lowest first:
 #   0 common          shared with the image builder
 #   1 agent/iopool    reads of a target's files on workers that may hang
+#   1 agent/binaries  one home per binary, its facets bounded together
+#                     (a sibling of iopool)
 #   2 agent/samples   the sample model and process capture
 #   3 agent/unwind    unwind tables, their cache, the user-space walk, the vDSO
 #   4 agent/symbolize names for addresses
@@ -29,6 +31,7 @@ layer() {
 	case $1 in
 	common) echo "0 common" ;;
 	agent/iopool) echo "1 iopool" ;;
+	agent/binaries) echo "1 binaries" ;;
 	agent/samples) echo "2 samples" ;;
 	agent/unwind) echo "3 unwind" ;;
 	agent/symbolize) echo "4 symbolize" ;;
