@@ -372,13 +372,16 @@ int cmd_profile(int argc, char **argv)
 	if (validate(&o) < 0)
 		return 2;
 	start_symbol_sources(&o);
-	r = take_profile(&o, &s, &out, &err);
+	o.cfg.binaries = vm_binaries_new(NULL);
+	r = o.cfg.binaries ? take_profile(&o, &s, &out, &err) :
+			     vm_error_set(&err, ENOMEM, "out of memory");
 	vm_debuginfod_shutdown();
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
 	vm_engine_release();
+	vm_binaries_free(o.cfg.binaries);
 	free(out.data);
 	if (r < 0) {
 		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));

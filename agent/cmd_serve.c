@@ -488,6 +488,7 @@ struct server {
 	struct utsname uts;
 	char host[256];
 	struct vm_continuous *cont; /* NULL without --continuous */
+	struct vm_binaries *binaries; /* what is known per binary */
 };
 
 /*
@@ -571,7 +572,12 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	sv->health.perf_path = sv->perf_path;
 	start_symbol_sources(o);
 
+	sv->binaries = vm_binaries_new(NULL);
+	if (!sv->binaries)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	sv->health.binaries = sv->binaries;
 	sv->scfg.engine.perf_path = sv->perf_path;
+	sv->scfg.engine.binaries = sv->binaries;
 	sv->scfg.limits.max_seconds = o->max_seconds;
 	sv->scfg.limits.default_comms = o->comms;
 	sv->scfg.limits.n_default_comms = o->n_comms;
@@ -705,6 +711,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	vm_engine_release();
+	vm_binaries_free(sv->binaries);
 	free(sv->push_token);
 	if (sv->push_userpwd)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));

@@ -35,6 +35,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/binaries/binaries.h"
 #include "agent/encode/encode.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
@@ -69,6 +70,12 @@ struct vm_profile_request {
 /* Fixed when the agent starts; never taken from a request. */
 struct vm_engine_config {
 	const char *perf_path; /* the perf to run for VM_PROFILER_PERF */
+	/*
+	 * What is known per binary, kept across sessions (the agent's, made
+	 * by its command); NULL: nothing kept, user stacks walked by frame
+	 * pointer only.
+	 */
+	struct vm_binaries *binaries;
 };
 
 struct vm_profile_output {

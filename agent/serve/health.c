@@ -183,7 +183,7 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
  * The unwind tables kept (unwind_cache.h) and where the BPF programs find
  * a task's user registers (bpf_calibrate.h).
  */
-static struct json_object *unwind_json(void)
+static struct json_object *unwind_json(struct vm_binaries *binaries)
 {
 	const struct vm_user_regs_where *w = vm_bpf_user_regs();
 	struct json_object *o = json_object_new_object();
@@ -192,7 +192,7 @@ static struct json_object *unwind_json(void)
 	char refused[256], store_last[256];
 	uint64_t store_skipped;
 
-	vm_unwind_cache_stats(&st);
+	vm_unwind_cache_stats(binaries, &st);
 	add_u64(o, "tables", st.tables);
 	add_u64(o, "bytes", st.bytes);
 	add_u64(o, "max_bytes", st.max_bytes);
@@ -294,7 +294,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
 	json_object_object_add(root, "symbols", symbols_json());
-	json_object_object_add(root, "unwind", unwind_json());
+	json_object_object_add(root, "unwind", unwind_json(cfg->binaries));
 	json_object_object_add(root, "target_files", target_files_json());
 	return root;
 }

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "agent/binaries/binaries.h"
 #include "common/error.h"
 
 struct vm_health_config {
@@ -29,6 +30,7 @@ struct vm_health_config {
 	const char *device; /* may be NULL */
 	const char *image_release; /* may be NULL */
 	const char *setup_error; /* NULL when setup succeeded */
+	struct vm_binaries *binaries; /* what is known per binary */
 };
 
 /* Whether this process can load a perf_event BPF program and sample. */

@@ -102,7 +102,7 @@ void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s)
 	*s = m->s;
 	pthread_mutex_unlock(&m->lock);
 	vm_debuginfod_stats(&s->debuginfod);
-	vm_unwind_cache_stats(&s->unwind);
+	vm_unwind_cache_stats(m->binaries, &s->unwind);
 }
 
 char *vm_metrics_render(const struct vm_metrics_snapshot *s,

@@ -24,6 +24,8 @@ static double ms(void)
 int main(int argc, char **argv)
 {
 	const struct vm_unwind_table *cold, *warm;
+	struct vm_binaries *home = vm_binaries_new(NULL);
+	struct vm_binary *held_cold, *held_warm;
 	double t0, t1, t2;
 	int fd;
 
@@ -32,14 +34,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || !home) {
 		perror(argv[1]);
 		return 1;
 	}
 	t0 = ms();
-	cold = vm_unwind_cache_get(fd, argv[1]);
+	cold = vm_unwind_cache_get(home, fd, argv[1], &held_cold);
 	t1 = ms();
-	warm = vm_unwind_cache_get(fd, argv[1]);
+	warm = vm_unwind_cache_get(home, fd, argv[1], &held_warm);
 	t2 = ms();
 	close(fd);
 	if (!cold || cold != warm) {
@@ -48,7 +50,8 @@ int main(int argc, char **argv)
 	}
 	printf("%zu %.2f %.3f %zu\n", cold->n, t1 - t0, t2 - t1,
 	       vm_unwind_table_bytes(cold));
-	vm_unwind_cache_put(cold);
-	vm_unwind_cache_put(warm);
+	vm_binaries_put(home, held_cold);
+	vm_binaries_put(home, held_warm);
+	vm_binaries_free(home);
 	return 0;
 }

@@ -164,9 +164,9 @@ static void over_bound_skipped_and_listed(void **state)
 	size_t n;
 
 	freed = 0;
-	assert_int_equal(vm_binary_fill(h, b, VM_BINARY_UNWIND, malloc(8),
-					2000, count_free, "unwind table",
-					"/opt/big", NULL),
+	assert_int_equal(vm_binary_fill(h, b, VM_BINARY_UNWIND, malloc(8), 2000,
+					count_free, "unwind table", "/opt/big",
+					NULL),
 			 -EFBIG);
 	assert_int_equal(freed, 1);
 	vm_binaries_skip(h, VM_BINARY_SYMBOLS, "/opt/other", "too many");

@@ -185,7 +185,7 @@ static void store_serves_own_executable(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip();
-	assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+	assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
 	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
 	assert_true(p.n > 1); /* this executable, libc, the loader */
@@ -274,7 +274,7 @@ static void store_serves_own_executable(void **state)
 
 		vm_bpf_unwind_stats(&u, &a);
 		vm_bpf_unwind_close(&u);
-		assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+		assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
 		vm_bpf_unwind_feed(&u, pid, 0);
 		vm_bpf_unwind_stats(&u, &b);
 		assert_int_equal(a.rows, b.rows);
@@ -305,7 +305,7 @@ static void store_serves_vdso(void **state)
 		skip();
 	t = vm_vdso_unwind_table((uintptr_t)image, (uintptr_t)image + size);
 	assert_non_null(t);
-	assert_int_equal(vm_bpf_unwind_open(&u, NULL), 0);
+	assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
 	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
 	for (uint32_t i = 0; i < p.n; i++) {
@@ -340,6 +340,20 @@ static void store_serves_vdso(void **state)
 	vm_bpf_unwind_close(&u);
 }
 
+/* The tables' home, the test's own, as the agent's command makes one. */
+static int setup(void **state)
+{
+	*state = vm_binaries_new(NULL);
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	vm_bpf_unwind_release(); /* the store puts back what it holds */
+	vm_binaries_free(*state);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,5 +365,5 @@ int main(void)
 		cmocka_unit_test(store_serves_vdso),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }

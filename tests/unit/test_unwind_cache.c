@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_unwind_cache.c - unit tests of agent/unwind/unwind_cache.c on
- * the test's own executable and libc: one build however often a binary is
- * asked for, a copy of it under another name (same build id) sharing that
- * table, a file without call frame information answered NULL and not
- * read again, the bound evicting tables no one holds and skipping, with a
- * sentence naming the file, one that does not fit, the number of
- * binaries remembered bounded (the least recently used forgotten), and
- * clear() keeping
- * what is held.
+ * test_unwind_cache.c - unit tests of agent/unwind/unwind_cache.c, the
+ * unwind facet of the home of binaries, on the test's own executable and
+ * libc: one build however often a binary is asked for, a copy of it
+ * under another name (the same build id, another file) built for itself
+ * and not handed the first's table, a file without call frame information
+ * answered NULL and not read again, the bound evicting tables no one
+ * holds and skipping, with a sentence naming the file, one that does not
+ * fit, the number of binaries remembered bounded (the least recently
+ * used forgotten), and a table held staying while its home is asked for
+ * others.  Each test makes its own home, as the agent's command does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,14 +28,16 @@
 
 static char dir[] = "/tmp/test_unwind_cache.XXXXXX";
 
-static const struct vm_unwind_table *ask(const char *path)
+static const struct vm_unwind_table *
+ask(struct vm_binaries *h, const char *path, struct vm_binary **held)
 {
 	const struct vm_unwind_table *t;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	t = vm_unwind_cache_get(fd, path);
+	t = vm_unwind_cache_get(h, fd, path, held);
 	close(fd);
+	assert_true((t != NULL) == (*held != NULL));
 	return t;
 }
 
@@ -54,35 +57,45 @@ static void copy(const char *from, const char *to)
 
 static void one_build_per_binary(void **state)
 {
+	struct vm_binaries *h = vm_binaries_new(NULL);
 	struct vm_unwind_cache_stats a, b;
 	const struct vm_unwind_table *t1, *t2, *t3;
+	struct vm_binary *h1, *h2, *h3;
 	char path[128];
 
 	(void)state;
-	vm_unwind_cache_stats(&a);
-	t1 = ask("/proc/self/exe");
+	vm_unwind_cache_stats(h, &a);
+	t1 = ask(h, "/proc/self/exe", &h1);
 	assert_non_null(t1);
 	assert_true(t1->n > 0);
-	t2 = ask("/proc/self/exe");
+	t2 = ask(h, "/proc/self/exe", &h2);
 	assert_ptr_equal(t1, t2);
-	/* A copy under another name: its build id is the same. */
+	/*
+	 * A copy under another name claims the same build id, but is
+	 * another file: what one file holds is never taken on its claim.
+	 */
 	snprintf(path, sizeof(path), "%s/copy", dir);
 	copy("/proc/self/exe", path);
-	t3 = ask(path);
-	assert_ptr_equal(t1, t3);
-	vm_unwind_cache_stats(&b);
-	assert_int_equal(b.builds, a.builds + 1);
-	assert_int_equal(b.hits, a.hits + 2);
+	t3 = ask(h, path, &h3);
+	assert_non_null(t3);
+	assert_ptr_not_equal(t1, t3);
+	assert_int_equal(t3->n, t1->n);
+	vm_unwind_cache_stats(h, &b);
+	assert_int_equal(b.builds, a.builds + 2);
+	assert_int_equal(b.hits, a.hits + 1);
 	assert_true(b.bytes >= vm_unwind_table_bytes(t1));
-	vm_unwind_cache_put(t1);
-	vm_unwind_cache_put(t2);
-	vm_unwind_cache_put(t3);
+	vm_binaries_put(h, h1);
+	vm_binaries_put(h, h2);
+	vm_binaries_put(h, h3);
 	unlink(path);
+	vm_binaries_free(h);
 }
 
 static void not_elf_is_null_once(void **state)
 {
+	struct vm_binaries *h = vm_binaries_new(NULL);
 	struct vm_unwind_cache_stats a, b;
+	struct vm_binary *held;
 	char path[128];
 	FILE *f;
 
@@ -92,103 +105,124 @@ static void not_elf_is_null_once(void **state)
 	assert_non_null(f);
 	fputs("not an ELF file\n", f);
 	fclose(f);
-	vm_unwind_cache_stats(&a);
-	assert_null(ask(path));
-	assert_null(ask(path));
-	vm_unwind_cache_stats(&b);
+	vm_unwind_cache_stats(h, &a);
+	assert_null(ask(h, path, &held));
+	assert_null(ask(h, path, &held));
+	vm_unwind_cache_stats(h, &b);
 	assert_int_equal(b.tables, a.tables);
 	/* Read once: the second ask is answered from the cache. */
 	assert_int_equal(b.builds, a.builds + 1);
 	assert_int_equal(b.hits, a.hits + 1);
 	unlink(path);
+	vm_binaries_free(h);
 }
 
 /* Binaries without a table are remembered too, but not without bound. */
 static void entries_bounded(void **state)
 {
+	struct vm_binaries_limits lim = { .max_entries = 64 };
+	struct vm_binaries *h = vm_binaries_new(&lim);
 	struct vm_unwind_cache_stats a, b;
+	struct vm_binary *held;
 	char path[128];
 
 	(void)state;
-	vm_unwind_cache_clear();
-	for (int i = 0; i <= VM_UNWIND_CACHE_MAX_ENTRIES; i++) {
+	for (size_t i = 0; i <= lim.max_entries; i++) {
 		FILE *f;
 
-		snprintf(path, sizeof(path), "%s/t%d", dir, i);
+		snprintf(path, sizeof(path), "%s/t%zu", dir, i);
 		f = fopen(path, "w");
 		assert_non_null(f);
-		fprintf(f, "not ELF %d\n", i);
+		fprintf(f, "not ELF %zu\n", i);
 		fclose(f);
-		assert_null(ask(path));
+		assert_null(ask(h, path, &held));
 	}
 	/* The first was the least recently used: gone, read again. */
-	vm_unwind_cache_stats(&a);
+	vm_unwind_cache_stats(h, &a);
 	snprintf(path, sizeof(path), "%s/t0", dir);
-	assert_null(ask(path));
-	vm_unwind_cache_stats(&b);
+	assert_null(ask(h, path, &held));
+	vm_unwind_cache_stats(h, &b);
 	assert_int_equal(b.builds, a.builds + 1);
 	assert_int_equal(b.hits, a.hits);
-	for (int i = 0; i <= VM_UNWIND_CACHE_MAX_ENTRIES; i++) {
-		snprintf(path, sizeof(path), "%s/t%d", dir, i);
+	for (size_t i = 0; i <= lim.max_entries; i++) {
+		snprintf(path, sizeof(path), "%s/t%zu", dir, i);
 		unlink(path);
 	}
-	vm_unwind_cache_clear();
+	vm_binaries_free(h);
 }
 
 static void bound_evicts_then_skips(void **state)
 {
 	const struct vm_unwind_table *self, *libc;
 	struct vm_unwind_cache_stats st;
+	struct vm_binaries_limits lim;
+	struct vm_binaries *h = vm_binaries_new(NULL);
+	struct vm_binary *held;
 	size_t self_bytes;
 
 	(void)state;
-	vm_unwind_cache_clear();
-	self = ask("/proc/self/exe");
+	self = ask(h, "/proc/self/exe", &held);
 	assert_non_null(self);
 	self_bytes = vm_unwind_table_bytes(self);
-	vm_unwind_cache_put(self);
+	vm_binaries_put(h, held);
+	vm_binaries_free(h);
 	/* Room for this executable's table only: libc's evicts it. */
-	vm_unwind_cache_set_limit(self_bytes + 1);
-	libc = ask("/lib/x86_64-linux-gnu/libc.so.6");
-	vm_unwind_cache_stats(&st);
+	lim = (struct vm_binaries_limits){ .max_bytes = self_bytes + 1 };
+	h = vm_binaries_new(&lim);
+	self = ask(h, "/proc/self/exe", &held);
+	assert_non_null(self);
+	vm_binaries_put(h, held);
+	libc = ask(h, "/lib/x86_64-linux-gnu/libc.so.6", &held);
+	vm_unwind_cache_stats(h, &st);
 	if (libc) {
 		/* libc's table fit where the unheld one was. */
 		assert_true(st.bytes <= self_bytes + 1);
-		vm_unwind_cache_put(libc);
+		assert_int_equal(st.tables, 1);
+		vm_binaries_put(h, held);
 	} else {
 		assert_int_equal(st.tables, 0);
 		assert_true(st.skipped > 0);
 		assert_non_null(strstr(st.last_skipped, "libc.so.6"));
 	}
+	vm_binaries_free(h);
 	/* Held tables are never evicted: the next one is skipped. */
-	vm_unwind_cache_set_limit(0);
-	vm_unwind_cache_clear();
-	self = ask("/proc/self/exe");
+	lim.max_bytes = 1;
+	h = vm_binaries_new(&lim);
+	self = ask(h, "/proc/self/exe", &held);
 	assert_null(self);
-	vm_unwind_cache_stats(&st);
+	vm_unwind_cache_stats(h, &st);
 	assert_true(st.skipped > 0);
 	assert_non_null(strstr(st.last_skipped, "would pass the bound"));
-	vm_unwind_cache_set_limit(VM_UNWIND_CACHE_MAX_BYTES);
+	vm_binaries_free(h);
 }
 
-static void clear_keeps_held(void **state)
+static void held_stays(void **state)
 {
+	struct vm_binaries_limits lim = { .max_entries = 1 };
+	struct vm_binaries *h = vm_binaries_new(&lim);
 	const struct vm_unwind_table *t;
 	struct vm_unwind_cache_stats st;
+	struct vm_binary *held, *other;
+	char path[128];
+	FILE *f;
 
 	(void)state;
-	vm_unwind_cache_clear();
-	t = ask("/proc/self/exe");
+	t = ask(h, "/proc/self/exe", &held);
 	assert_non_null(t);
-	vm_unwind_cache_clear();
-	vm_unwind_cache_stats(&st);
+	/* No room for another entry beside the one held: it is skipped. */
+	snprintf(path, sizeof(path), "%s/other", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not ELF\n", f);
+	fclose(f);
+	assert_null(ask(h, path, &other));
+	vm_unwind_cache_stats(h, &st);
 	assert_int_equal(st.tables, 1);
 	assert_true(t->n > 0); /* still there */
-	vm_unwind_cache_put(t);
-	vm_unwind_cache_clear();
-	vm_unwind_cache_stats(&st);
-	assert_int_equal(st.tables, 0);
-	assert_int_equal(st.bytes, 0);
+	assert_non_null(strstr(st.last_skipped, "in use"));
+	vm_binaries_put(h, held);
+	unlink(path);
+	vm_binaries_free(h);
 }
 
 static int setup(void **state)
@@ -200,7 +234,6 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	vm_unwind_cache_clear();
 	return rmdir(dir);
 }
 
@@ -211,7 +244,7 @@ int main(void)
 		cmocka_unit_test(not_elf_is_null_once),
 		cmocka_unit_test(entries_bounded),
 		cmocka_unit_test(bound_evicts_then_skips),
-		cmocka_unit_test(clear_keeps_held),
+		cmocka_unit_test(held_stays),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -80,8 +80,8 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
  * leaves what was made for destroy() to release.
  */
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     vm_process_seen_fn *seen, void **state,
-		     struct vm_error *err)
+		     struct vm_binaries *binaries, vm_process_seen_fn *seen,
+		     void **state, struct vm_error *err)
 {
 	struct bpf_state *st = calloc(1, sizeof(*st));
 
@@ -90,7 +90,7 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	st->stop_fd = -1;
 	st->seal_fd = -1;
 	/* Without its maps, stacks are walked by frame pointer as before. */
-	st->unwinding = vm_bpf_unwind_open(&st->unwind, NULL) == 0;
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, binaries, NULL) == 0;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);

@@ -150,8 +150,8 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
 			const struct vm_profile_request *req,
 			struct vm_error *err);
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     vm_process_seen_fn *seen, void **state,
-		     struct vm_error *err);
+		     struct vm_binaries *binaries, vm_process_seen_fn *seen,
+		     void **state, struct vm_error *err);
 size_t vm_bpf_obj_index(const struct bpf_state *st, struct bpf_object *obj);
 uint64_t vm_bpf_stat_sum(struct bpf_state *st, uint32_t idx);
 

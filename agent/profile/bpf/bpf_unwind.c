@@ -5,8 +5,8 @@
  * The store is a BPF array the agent maps into its own memory and writes
  * rows into directly, made at the first profile and kept for the next
  * ones (every profile's programs read the same map): a binary's rows are
- * copied from the process-wide cache (agent/unwind/unwind_cache.c,
- * built once per build id) the first time a target maps it, and serve
+ * copied from the agent's home of binaries (agent/unwind/unwind_cache.c,
+ * built once per file) the first time a target maps it, and serve
  * every later profile as they are.  A profile that starts with the store
  * more than half full and no other profile running empties it first.
  * A process's entry lists its executable mappings in address order, each
@@ -47,14 +47,16 @@ _Static_assert(VM_BPF_UNWIND_ROWS <= UNWIND_COUNT_MASK,
 struct vm_bpf_unwind_bin {
 	uint64_t dev, ino; /* as the maps line said (the vDSO: 0, 0) */
 	const struct vm_unwind_table *t; /* NULL: it has none */
-	bool cached; /* the store's: t is the cache's, to put back */
+	bool cached; /* the store's: t is held in home, to put back */
+	struct vm_binaries *home;
+	struct vm_binary *held;
 	uint32_t first, count; /* its rows in the store */
 	uint32_t index, pages, shift; /* its index there (bpf/unwind.h) */
 };
 
 /*
  * The store (bpf/unwind.h) and the binaries whose rows it holds, each
- * with its table (a reference of the cache's, when `cached`), or none:
+ * with its table (held in its home, when `cached`), or none:
  * a binary without one is known not to have it.
  */
 static struct {
@@ -100,18 +102,20 @@ static void store_empty(void)
 {
 	for (size_t i = 0; i < store.n_bins; i++)
 		if (store.bins[i].cached)
-			vm_unwind_cache_put(store.bins[i].t);
+			vm_binaries_put(store.bins[i].home, store.bins[i].held);
 	store.n_bins = 0;
 	store.n_rows = 0;
 }
 
-int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_error *err)
+int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
+		       struct vm_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc,
 		    .map_flags = BPF_F_NO_PREALLOC);
 	memset(u, 0, sizeof(*u));
 	u->rows_fd = u->procs_fd = u->asked_fd = -1;
+	u->home = home;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
 	pthread_mutex_lock(&store.lock);
@@ -300,11 +304,14 @@ static const char *store_rows(const struct vm_unwind_table *t,
 }
 
 /*
- * The table of mapping m of pid into *t (NULL: it has none), the cache's
- * (*cached) or the vDSO's; false when the file cannot be opened now.
+ * The table of mapping m of pid into *t (NULL: it has none), held in
+ * home as *held (*cached) or the vDSO's; false when the file cannot be
+ * opened now.
  */
-static bool table_of(uint32_t pid, const struct vm_mapping *m,
-		     const struct vm_unwind_table **t, bool *cached)
+static bool table_of(struct vm_binaries *home, uint32_t pid,
+		     const struct vm_mapping *m,
+		     const struct vm_unwind_table **t, bool *cached,
+		     struct vm_binary **held)
 {
 	char path[64];
 	int fd;
@@ -321,7 +328,7 @@ static bool table_of(uint32_t pid, const struct vm_mapping *m,
 	fd = vm_iopool_open_regular(path, m->dev, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
-	*t = vm_unwind_cache_get(fd, m->path);
+	*t = vm_unwind_cache_get(home, fd, m->path, held);
 	*cached = *t != NULL;
 	close(fd);
 	return true;
@@ -339,14 +346,16 @@ static struct vm_bpf_unwind_bin *bin_in(struct vm_bpf_unwind_bin *bins,
 
 /*
  * The binary dev/ino of the store into *out: found there, or its table
- * (t, a reference of the cache's when `cached`, which the store takes or
- * puts back) written into it now.  NULL, or why it has no rows.
+ * (t, held in home as held when `cached`, which the store keeps or puts
+ * back) written into it now.  NULL, or why it has no rows.
  */
 static const char *store_bin(uint64_t dev, uint64_t ino,
 			     const struct vm_unwind_table *t, bool cached,
+			     struct vm_binaries *home, struct vm_binary *held,
 			     struct vm_bpf_unwind_bin *out)
 {
-	struct vm_bpf_unwind_bin *b, nb = { .dev = dev, .ino = ino };
+	struct vm_bpf_unwind_bin *b,
+		nb = { .dev = dev, .ino = ino, .home = home, .held = held };
 	const char *why = NULL;
 
 	pthread_mutex_lock(&store.lock);
@@ -368,7 +377,7 @@ static const char *store_bin(uint64_t dev, uint64_t ino,
 		out->t = NULL;
 	pthread_mutex_unlock(&store.lock);
 	if (cached)
-		vm_unwind_cache_put(t);
+		vm_binaries_put(home, held);
 	return why;
 }
 
@@ -383,6 +392,7 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 {
 	struct vm_bpf_unwind_bin *b, nb;
 	const struct vm_unwind_table *t = NULL;
+	struct vm_binary *held = NULL;
 	const char *why;
 	bool cached = false;
 
@@ -395,9 +405,9 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	b = bin_in(store.bins, store.n_bins, m->dev, ino);
 	pthread_mutex_unlock(&store.lock);
 	/* Built outside the locks: the reader thread asks under them. */
-	if (!b && !table_of(pid, m, &t, &cached))
+	if (!b && !table_of(u->home, pid, m, &t, &cached, &held))
 		return NULL; /* gone, or not readable now: asked again later */
-	why = store_bin(m->dev, ino, t, cached, &nb);
+	why = store_bin(m->dev, ino, t, cached, u->home, held, &nb);
 	pthread_mutex_lock(&u->lock);
 	if (why)
 		skipped(u, m->path, why);

@@ -98,6 +98,7 @@ struct title {
 struct perf_state {
 	bool dwarf; /* a target lacks frame pointers: --call-graph dwarf */
 	char *perf; /* the binary */
+	struct vm_binaries *binaries; /* the engine's, for unwind tables */
 	pid_t child; /* 0: none, or reaped */
 	int status; /* of the reaped child */
 	int data_fd, err_fd, ctl_fd, ack_fd;
@@ -668,6 +669,7 @@ static struct vm_perfdata_filter target_filter(const struct perf_state *st)
 		.n_pids = st->n_pids,
 		.exclude = st->exclude,
 		.n_exclude = ARRAY_SIZE(st->exclude),
+		.binaries = st->binaries,
 	};
 }
 
@@ -688,6 +690,7 @@ static int perf_start(const struct vm_profile_request *req,
 	 * VM_DEFAULT_COMM when req named no process.
 	 */
 	st->frequency = req->frequency;
+	st->binaries = cfg ? cfg->binaries : NULL;
 	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
 		strncpy(st->comms[i], req->comms[i], VM_COMM_LEN - 1);
 		st->comm_ptrs[i] = st->comms[i];

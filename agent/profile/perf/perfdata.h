@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/binaries/binaries.h"
 #include "agent/samples/sample.h"
 #include "common/error.h"
 
@@ -42,6 +43,8 @@ struct vm_perfdata_filter {
 	size_t n_pids;
 	const pid_t *exclude;
 	size_t n_exclude;
+	/* Where unwind tables are kept; NULL: --call-graph dwarf unused. */
+	struct vm_binaries *binaries;
 };
 
 /* What the file held besides the kept samples; for errors and tests. */

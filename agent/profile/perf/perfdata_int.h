@@ -144,6 +144,7 @@ int pd_decode_lost(const uint8_t *rec, size_t size, uint64_t *lost);
 /* --- user stacks walked with unwind tables (perfdata_unwind.c) --- */
 
 struct pd_unwinder {
+	struct vm_binaries *home; /* where tables are kept; NULL: none */
 	struct pd_unwind_file *files; /* a table per file, for the profile */
 	size_t n, cap;
 	size_t tables_built;

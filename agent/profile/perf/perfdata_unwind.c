@@ -6,8 +6,8 @@
  * files the process maps (agent/unwind/unwind_table.c, one per file
  * for the whole profile, asked for the first time a pc falls in it) give each
  * caller (agent/unwind/unwind.c); the tables come from the agent's
- * cache (agent/unwind/unwind_cache.c), built once per binary and held
- * for the profile.  Files are opened through the
+ * home of binaries (agent/unwind/unwind_cache.c), built once per binary
+ * and held for the profile.  Files are opened through the
  * process's root while it lives and through the I/O pool
  * (agent/iopool/iopool.h): a file on a frozen mount costs its frames, not
  * the profile.  The vDSO, which no file holds, has the table of the
@@ -30,6 +30,7 @@
 struct pd_unwind_file {
 	char *path;
 	const struct vm_unwind_table *table; /* NULL: it has none */
+	struct vm_binary *held; /* its binary's entry, while table is used */
 };
 
 /* What one walk reads and finds with. */
@@ -67,7 +68,7 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 		fd = vm_iopool_open_regular(path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return NULL;
-	f->table = vm_unwind_cache_get(fd, path);
+	f->table = vm_unwind_cache_get(u->home, fd, path, &f->held);
 	close(fd);
 	u->tables_built++;
 	return f->table;
@@ -124,10 +125,13 @@ size_t pd_unwind_user(struct pd_unwinder *u, uint32_t pid,
 
 void pd_unwinder_free(struct pd_unwinder *u)
 {
+	struct vm_binaries *home = u->home;
+
 	for (size_t i = 0; i < u->n; i++) {
 		free(u->files[i].path);
-		vm_unwind_cache_put(u->files[i].table);
+		vm_binaries_put(u->home, u->files[i].held);
 	}
 	free(u->files);
 	memset(u, 0, sizeof(*u));
+	u->home = home;
 }
