@@ -390,7 +390,6 @@ static void bpf_destroy(void *state)
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	vm_bpf_unwind_close(&st->unwind);
-	vm_pg_cache_free(&st->pg);
 	vm_pre_blocked_free(&st->pre);
 	free(st->perf_fds);
 	free(st->links);

@@ -90,6 +90,7 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	st->stop_fd = -1;
 	st->seal_fd = -1;
 	/* Without its maps, stacks are walked by frame pointer as before. */
+	st->binaries = binaries;
 	st->unwinding = vm_bpf_unwind_open(&st->unwind, binaries, NULL) == 0;
 	st->req = *req;
 	st->seen = seen;

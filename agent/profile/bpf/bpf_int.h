@@ -70,7 +70,8 @@ struct bpf_state {
 	} sinks[MAX_OBJS];
 	/* The off-CPU program's blocks, started and not yet ended. */
 	struct vm_offcpu_join join;
-	struct vm_pg_cache pg; /* the postgres executable last read */
+	/* What is known per binary: PostgreSQL facts, unwind tables. */
+	struct vm_binaries *binaries;
 	/* The unwind tables the programs walk user stacks with. */
 	struct vm_bpf_unwind unwind;
 	bool unwinding; /* unwind has its maps: the programs use them */

@@ -91,97 +91,138 @@ static unsigned read_major(const char *proc_root, uint32_t pid)
 }
 
 /*
- * Reading the executable, as a job (agent/iopool/iopool.h): it is on
- * whatever mount the target runs from.  Given the cache's key, it reads
- * the globals only when the file is another.
+ * Reading the executable, as two jobs (agent/iopool/iopool.h): it is on
+ * whatever mount the target runs from.  The first opens and stats it (its
+ * entry in the home is then found), the second reads its facts, only
+ * when the home has none yet.
  */
 struct exe_job {
 	struct vm_iopool_job job;
+	int fd;
 	unsigned major;
-	bool cached; /* in: the cache is valid; out: it is this file */
-	uint64_t dev, ino, mtime_ns;
-	uint64_t values[2];
-	unsigned minor;
-	struct vm_elf_objects objects;
+	struct vm_binary_key key;
+	struct vm_pg_facts *facts; /* what the second read, NULL: none */
 	char path[64];
 };
 
-static int exe_run(struct vm_iopool_job *job)
+static int exe_open(struct vm_iopool_job *job)
+{
+	struct exe_job *x = vm_iopool_owner(job, struct exe_job);
+	struct stat st;
+
+	x->fd = vm_open_regular(x->path);
+	if (x->fd < 0 || fstat(x->fd, &st) < 0)
+		return -ENOENT;
+	__atomic_store_n(&job->dev, (uint64_t)st.st_dev, __ATOMIC_RELAXED);
+	vm_binary_key_of(&st, &x->key);
+	return 0;
+}
+
+static int exe_read(struct vm_iopool_job *job)
 {
 	static const char *const names[] = { "my_wait_event_info",
 					     "MyBEEntry" };
 	struct exe_job *x = vm_iopool_owner(job, struct exe_job);
-	_cleanup_close_ int fd = vm_open_regular(x->path);
-	struct stat st;
-	uint64_t mtime_ns;
+	struct vm_pg_facts *f = calloc(1, sizeof(*f));
+	uint64_t values[2];
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return -ENOENT;
-	__atomic_store_n(&job->dev, (uint64_t)st.st_dev, __ATOMIC_RELAXED);
-	mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
-		   (uint64_t)st.st_mtim.tv_nsec;
-	if (x->cached && x->dev == st.st_dev && x->ino == st.st_ino &&
-	    x->mtime_ns == mtime_ns)
+	if (!f)
+		return -ENOMEM;
+	if (vm_elf_objects_fd(x->fd, names, 2, values, &f->objects) < 0 ||
+	    !values[0]) {
+		free(f); /* not PostgreSQL: it has none */
 		return 0;
-	x->cached = false;
-	if (vm_elf_objects_fd(fd, names, 2, x->values, &x->objects) < 0 ||
-	    !x->values[0])
-		return -ENOENT;
-	x->dev = st.st_dev;
-	x->ino = st.st_ino;
-	x->mtime_ns = mtime_ns;
-	x->minor = vm_pg_release_of_fd(fd, x->major);
+	}
+	f->wait_event_vaddr = values[0];
+	f->be_entry_vaddr = values[1];
+	f->release_major = x->major;
+	f->release_minor = vm_pg_release_of_fd(x->fd, x->major);
+	x->facts = f;
 	return 0;
 }
 
 static void exe_free(struct vm_iopool_job *job)
 {
-	free(vm_iopool_owner(job, struct exe_job));
+	struct exe_job *x = vm_iopool_owner(job, struct exe_job);
+
+	if (x->fd >= 0)
+		close(x->fd);
+	free(x->facts);
+	free(x);
 }
 
-/*
- * The executable's globals and release into c, from the cache when it is
- * the same file; dev the executable's device (from its mapping).
- */
-static int read_exe(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
-		    unsigned major, uint64_t dev)
+/* Run x's step: 0, or a negative errno (x is then freed). */
+static int exe_step(struct exe_job *x, int (*step)(struct vm_iopool_job *))
 {
-	struct exe_job *x = calloc(1, sizeof(*x));
 	int r;
 
-	if (!x || (!c->objects &&
-		   !(c->objects = malloc(sizeof(struct vm_elf_objects))))) {
-		free(x);
-		return -ENOMEM;
-	}
-	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
-	x->job = (struct vm_iopool_job){ .run = exe_run,
-					 .free = exe_free,
-					 .dev = dev };
-	x->major = major;
-	x->cached = c->valid && c->release_major == major;
-	x->dev = c->dev;
-	x->ino = c->ino;
-	x->mtime_ns = c->mtime_ns;
+	x->job.run = step;
+	x->job.started = x->job.finished = x->job.abandoned = false;
 	r = vm_iopool_run(&x->job, VM_IOPOOL_READ_MS);
 	if (r < 0)
 		return r; /* the I/O pool frees it */
 	r = x->job.result;
-	if (r == 0 && !x->cached) {
-		memcpy(c->objects, &x->objects, sizeof(x->objects));
-		c->dev = x->dev;
-		c->ino = x->ino;
-		c->mtime_ns = x->mtime_ns;
-		c->wait_event_vaddr = x->values[0];
-		c->be_entry_vaddr = x->values[1];
-		c->release_major = major;
-		c->release_minor = x->minor;
-		c->valid = true;
-	} else if (r < 0) {
-		c->valid = false;
-	}
-	free(x);
+	if (r < 0)
+		exe_free(&x->job);
 	return r;
+}
+
+/*
+ * The facts of pid's executable (major its version, dev its device from
+ * its mapping), from its entry in home, read when that has none: *facts
+ * (NULL: not PostgreSQL) stays valid until *held is put back (with no
+ * home, *held is NULL and *facts the caller's to free).
+ */
+static int read_exe(struct vm_binaries *home, const char *proc_root,
+		    uint32_t pid, unsigned major, uint64_t dev,
+		    struct vm_binary **held, struct vm_pg_facts **facts)
+{
+	struct exe_job *x = calloc(1, sizeof(*x));
+	void *got = NULL;
+	int r;
+
+	*held = NULL;
+	*facts = NULL;
+	if (!x)
+		return -ENOMEM;
+	x->fd = -1;
+	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
+	x->job = (struct vm_iopool_job){ .free = exe_free, .dev = dev };
+	x->major = major;
+	r = exe_step(x, exe_open);
+	if (r < 0)
+		return r;
+	*held = home ? vm_binaries_hold(home, &x->key) : NULL;
+	if (*held && vm_binary_facet(home, *held, VM_BINARY_PG, &got) &&
+	    (!got || ((struct vm_pg_facts *)got)->release_major == major)) {
+		exe_free(&x->job);
+		*facts = got;
+		return 0;
+	}
+	r = exe_step(x, exe_read);
+	if (r < 0) {
+		vm_binaries_put(home, *held);
+		*held = NULL;
+		return r;
+	}
+	if (*held && !got) {
+		vm_binary_fill(home, *held, VM_BINARY_PG, x->facts,
+			       x->facts ? sizeof(*x->facts) : 0, free,
+			       "PostgreSQL facts", x->path, &got);
+		x->facts = NULL; /* the home's now, or freed by it */
+		*facts = got;
+	} else {
+		/*
+		 * No home, or one whose facts are of another version's data
+		 * directory (postgres refuses that): for this call only.
+		 */
+		vm_binaries_put(home, *held);
+		*held = NULL;
+		*facts = x->facts;
+		x->facts = NULL;
+	}
+	exe_free(&x->job);
+	return 0;
 }
 
 /* The path of pid's executable into exe; false when unknown. */
@@ -241,11 +282,13 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
  * pid's labels, its executable mapped at start from file offset pgoff;
  * *major its version, *minor its minor release.
  */
-static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
+static int locate(struct vm_binaries *home, const char *proc_root, uint32_t pid,
 		  uint64_t start, uint64_t pgoff, uint64_t dev,
 		  struct pg_proc *out, unsigned *major, unsigned *minor)
 {
 	const struct vm_pg_layout *l;
+	struct vm_pg_facts *c;
+	struct vm_binary *held;
 	uint64_t addr;
 	int r;
 
@@ -253,29 +296,36 @@ static int locate(struct vm_pg_cache *c, const char *proc_root, uint32_t pid,
 	*major = read_major(proc_root, pid);
 	if (!*major)
 		return -ENOENT;
-	r = read_exe(c, proc_root, pid, *major, dev);
+	r = read_exe(home, proc_root, pid, *major, dev, &held, &c);
 	if (r < 0)
 		return r == -ENOMEM ? r : -ENOENT;
-	*minor = c->release_minor;
-	l = vm_pg_layout(*major);
-	if (!l) {
+	if (!c)
+		r = -ENOENT;
+	else if (!(l = vm_pg_layout(*major))) {
+		*minor = c->release_minor;
 		set_note(*major, pid);
-		return -EOPNOTSUPP;
+		r = -EOPNOTSUPP;
+	} else if (!vm_elf_objects_runtime(&c->objects, start, pgoff,
+					   c->wait_event_vaddr, &addr)) {
+		r = -ENOENT;
+	} else {
+		*minor = c->release_minor;
+		out->wait_event_ptr = addr;
+		if (l->query_id_offset && c->be_entry_vaddr &&
+		    vm_elf_objects_runtime(&c->objects, start, pgoff,
+					   c->be_entry_vaddr, &addr)) {
+			out->be_entry_ptr = addr;
+			out->query_id_off = l->query_id_offset;
+		}
 	}
-	if (!vm_elf_objects_runtime(c->objects, start, pgoff,
-				    c->wait_event_vaddr, &addr))
-		return -ENOENT;
-	out->wait_event_ptr = addr;
-	if (l->query_id_offset && c->be_entry_vaddr &&
-	    vm_elf_objects_runtime(c->objects, start, pgoff, c->be_entry_vaddr,
-				   &addr)) {
-		out->be_entry_ptr = addr;
-		out->query_id_off = l->query_id_offset;
-	}
-	return 0;
+	if (held)
+		vm_binaries_put(home, held);
+	else
+		free(c);
+	return r;
 }
 
-int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
+int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
 		     struct vm_process *p, struct pg_proc *out)
 {
 	const struct vm_mapping *m = exe_mapping(proc_root, p);
@@ -284,7 +334,7 @@ int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
 
 	if (!m)
 		return -ENOENT;
-	r = locate(c, proc_root, p->pid, m->start, m->pgoff, m->dev, out,
+	r = locate(home, proc_root, p->pid, m->start, m->pgoff, m->dev, out,
 		   &major, &minor);
 	if (r == 0) {
 		p->pg_major = major;
@@ -293,7 +343,7 @@ int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
 	return r;
 }
 
-int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
+int vm_bpf_pg_locate_pid(struct vm_binaries *home, const char *proc_root,
 			 uint32_t pid, struct pg_proc *out)
 {
 	struct vm_mapping m;
@@ -302,13 +352,7 @@ int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
 
 	if (!exe_mapping_of_pid(proc_root, pid, &m, &dev))
 		return -ENOENT;
-	return locate(c, proc_root, pid, m.start, m.pgoff,
+	return locate(home, proc_root, pid, m.start, m.pgoff,
 		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
 		      &minor);
-}
-
-void vm_pg_cache_free(struct vm_pg_cache *c)
-{
-	free(c->objects);
-	memset(c, 0, sizeof(*c));
 }

@@ -2,7 +2,10 @@
 /*
  * bpf_pg.h - telling the BPF programs where a PostgreSQL backend keeps its
  * wait event and query id (bpf_pg.c, bpf/pg.h), and remembering why a
- * PostgreSQL process gets no such labels, for /healthz.
+ * PostgreSQL process gets no such labels, for /healthz.  What is read
+ * from a server executable is its PostgreSQL facet in the agent's home of
+ * binaries (agent/binaries/binaries.h), read once per file whatever the
+ * backends and sessions that ask.
  */
 #ifndef VMTOOLS_AGENT_BPF_PG_H
 #define VMTOOLS_AGENT_BPF_PG_H
@@ -13,36 +16,42 @@
 
 #include <linux/types.h>
 
+#include "agent/binaries/binaries.h"
 #include "agent/samples/sample.h"
+#include "agent/symbolize/elf_objects.h"
 #include "bpf/pg.h"
 
-/* The last executable read, so that every backend does not read it. */
-struct vm_pg_cache {
-	uint64_t dev, ino, mtime_ns;
+/*
+ * A PostgreSQL server executable's facts (the facet VM_BINARY_PG of its
+ * file): link-time addresses of the globals the labels start from, its
+ * release, and the file's segments to move them by a mapping's bias.  A
+ * file without my_wait_event_info has no such facet (NULL).
+ */
+struct vm_pg_facts {
 	uint64_t wait_event_vaddr, be_entry_vaddr;
-	unsigned release_major, release_minor; /* pgrelease.h, once read */
-	bool valid;
-	void *objects; /* struct vm_elf_objects, malloc'd */
+	/* TopMemoryContext, for memory profiles: 0 until they read it. */
+	uint64_t top_memory_context_vaddr;
+	unsigned release_major, release_minor; /* pgrelease.h */
+	struct vm_elf_objects objects;
 };
 
 /*
  * Where process p (captured, alive) keeps its labels, in out, and its
- * major version in p->pg_major, its minor release in p->pg_minor.  0; -ENOENT when p is not PostgreSQL
- * (no PG_VERSION in its working directory, no my_wait_event_info in its
- * executable); -EOPNOTSUPP when its version has no table (the reason is
- * kept for vm_pg_labels_note()).
+ * major version in p->pg_major, its minor release in p->pg_minor, its
+ * executable's facts taken from home (NULL: read for this call only).
+ * 0; -ENOENT when p is not PostgreSQL (no PG_VERSION in its working
+ * directory, no my_wait_event_info in its executable); -EOPNOTSUPP when
+ * its version has no table (the reason is kept for vm_pg_labels_note()).
  */
-int vm_bpf_pg_locate(struct vm_pg_cache *c, const char *proc_root,
+int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
 		     struct vm_process *p, struct pg_proc *out);
 
 /*
  * The same for a process not captured yet, its executable's mapping read
  * from /proc/PID/maps: quick enough for before the programs attach.
  */
-int vm_bpf_pg_locate_pid(struct vm_pg_cache *c, const char *proc_root,
+int vm_bpf_pg_locate_pid(struct vm_binaries *home, const char *proc_root,
 			 uint32_t pid, struct pg_proc *out);
-
-void vm_pg_cache_free(struct vm_pg_cache *c);
 
 /*
  * Why the labels were left out of the last profile that saw a PostgreSQL
