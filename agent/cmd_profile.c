@@ -352,7 +352,6 @@ static void start_symbol_sources(struct profile_options *o)
 {
 	struct vm_error err = { 0 };
 
-	vm_symcache_set_tools_dir(VM_SETUP_DEFAULT_MOUNTPOINT);
 	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
 		fprintf(stderr, WHO ": warning: no debuginfod lookups: %s\n",
 			vm_error_str(&err));
@@ -373,14 +372,26 @@ int cmd_profile(int argc, char **argv)
 		return 2;
 	start_symbol_sources(&o);
 	o.cfg.binaries = vm_binaries_new(NULL);
-	r = o.cfg.binaries ? take_profile(&o, &s, &out, &err) :
-			     vm_error_set(&err, ENOMEM, "out of memory");
+	o.cfg.symbols =
+		o.cfg.binaries ?
+			vm_symcache_new(
+				o.cfg.binaries,
+				&(struct vm_symcache_config){
+					.debug_dir =
+						getenv("VMTOOLS_DEBUG_DIR"),
+					.tools_dir =
+						VM_SETUP_DEFAULT_MOUNTPOINT,
+				}) :
+			NULL;
+	r = o.cfg.symbols ? take_profile(&o, &s, &out, &err) :
+			    vm_error_set(&err, ENOMEM, "out of memory");
 	vm_debuginfod_shutdown();
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
 	vm_engine_release();
+	vm_symcache_free(o.cfg.symbols);
 	vm_binaries_free(o.cfg.binaries);
 	free(out.data);
 	if (r < 0) {

@@ -489,6 +489,7 @@ struct server {
 	char host[256];
 	struct vm_continuous *cont; /* NULL without --continuous */
 	struct vm_binaries *binaries; /* what is known per binary */
+	struct vm_symcache *symbols; /* their symbols, kept in binaries */
 };
 
 /*
@@ -550,7 +551,6 @@ static void start_symbol_sources(const struct serve_options *o)
 {
 	struct vm_error err = { 0 };
 
-	vm_symcache_set_tools_dir(o->mountpoint);
 	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
 		vm_log("warning: no debuginfod lookups: %s",
 		       vm_error_str(&err));
@@ -573,11 +573,21 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	start_symbol_sources(o);
 
 	sv->binaries = vm_binaries_new(NULL);
-	if (!sv->binaries)
+	sv->symbols =
+		sv->binaries ?
+			vm_symcache_new(sv->binaries,
+					&(struct vm_symcache_config){
+						.debug_dir = getenv(
+							"VMTOOLS_DEBUG_DIR"),
+						.tools_dir = o->mountpoint,
+					}) :
+			NULL;
+	if (!sv->symbols)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	sv->health.binaries = sv->binaries;
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.binaries = sv->binaries;
+	sv->scfg.engine.symbols = sv->symbols;
 	sv->scfg.limits.max_seconds = o->max_seconds;
 	sv->scfg.limits.default_comms = o->comms;
 	sv->scfg.limits.n_default_comms = o->n_comms;
@@ -711,12 +721,13 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	vm_engine_release();
-	vm_binaries_free(sv->binaries);
 	free(sv->push_token);
 	if (sv->push_userpwd)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));
 	free(sv->push_userpwd);
 	vm_debuginfod_shutdown();
+	vm_symcache_free(sv->symbols);
+	vm_binaries_free(sv->binaries);
 	/* What setup, or with --no-setup its observation, left. */
 	vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);

@@ -234,6 +234,44 @@ size_t vm_binaries_room(struct vm_binaries *h, size_t want)
 	return room < want ? room : want;
 }
 
+void vm_binary_resize(struct vm_binaries *h, struct vm_binary *b,
+		      enum vm_binary_facet f, size_t bytes)
+{
+	pthread_mutex_lock(&h->lock);
+	h->bytes = h->bytes - b->bytes[f] + bytes;
+	b->bytes[f] = bytes;
+	pthread_mutex_unlock(&h->lock);
+}
+
+size_t vm_binaries_hold_filled(struct vm_binaries *h, enum vm_binary_facet f,
+			       struct vm_binary ***out)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&h->lock);
+	*out = calloc(h->n ? h->n : 1, sizeof(**out));
+	for (size_t i = 0; *out && i < h->n; i++)
+		if (h->v[i]->filled[f] && h->v[i]->facet[f]) {
+			h->v[i]->refs++;
+			(*out)[n++] = h->v[i];
+		}
+	pthread_mutex_unlock(&h->lock);
+	return n;
+}
+
+bool vm_binaries_has(struct vm_binaries *h, enum vm_binary_facet f,
+		     uint64_t dev, uint64_t ino)
+{
+	bool has = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < h->n && !has; i++)
+		has = h->v[i]->key.dev == dev && h->v[i]->key.ino == ino &&
+		      h->v[i]->filled[f];
+	pthread_mutex_unlock(&h->lock);
+	return has;
+}
+
 void vm_binaries_skip(struct vm_binaries *h, enum vm_binary_facet f,
 		      const char *file, const char *reason)
 {

@@ -139,6 +139,28 @@ int vm_binary_fill(struct vm_binaries *h, struct vm_binary *b,
  */
 size_t vm_binaries_room(struct vm_binaries *h, size_t want);
 
+/*
+ * The held entry b's facet f grew or shrank to bytes (a facet a layer
+ * above completes later, under its own lock): counted against the bound
+ * from now on, which it may pass until entries are evicted.
+ */
+void vm_binary_resize(struct vm_binaries *h, struct vm_binary *b,
+		      enum vm_binary_facet f, size_t bytes);
+
+/*
+ * Every entry whose facet f is filled with data, held, into *out
+ * (malloc'd, the caller frees it after putting each back); how many.
+ */
+size_t vm_binaries_hold_filled(struct vm_binaries *h, enum vm_binary_facet f,
+			       struct vm_binary ***out);
+
+/*
+ * Whether an entry of device dev and inode ino (whatever its size and
+ * mtime) has facet f filled: what a caller may skip opening the file for.
+ */
+bool vm_binaries_has(struct vm_binaries *h, enum vm_binary_facet f,
+		     uint64_t dev, uint64_t ino);
+
 /* Note a file left without facet f, and why (a facet that stopped short). */
 void vm_binaries_skip(struct vm_binaries *h, enum vm_binary_facet f,
 		      const char *file, const char *reason);

@@ -201,6 +201,22 @@ int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms)
 	return r;
 }
 
+int vm_iopool_step(struct vm_iopool_job *job,
+		   int (*run)(struct vm_iopool_job *job), unsigned timeout_ms)
+{
+	int r;
+
+	job->run = run;
+	r = vm_iopool_run(job, timeout_ms);
+	if (r < 0)
+		return r; /* the pool frees it */
+	if (job->result < 0) {
+		r = job->result;
+		job->free(job);
+	}
+	return r;
+}
+
 void vm_iopool_shutdown(void)
 {
 	pthread_once(&once, init);

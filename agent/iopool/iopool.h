@@ -59,6 +59,15 @@ struct vm_iopool_job {
 int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms);
 
 /*
+ * One step of a job run again with another run (open, then read): run on
+ * a worker, waited for at most timeout_ms.  0: it succeeded and the
+ * caller owns job again; else job is freed, by the pool or here, and the
+ * pool's error or run's negative return comes back.
+ */
+int vm_iopool_step(struct vm_iopool_job *job,
+		   int (*run)(struct vm_iopool_job *job), unsigned timeout_ms);
+
+/*
  * vm_open_regular(path) (common/fdio.h) through the pool, dev the
  * file's device when known (0: not): the descriptor or a negative errno.
  */

@@ -16,10 +16,12 @@
 /*
  * Called by a backend, on any thread, when it has captured a target's
  * mappings while sampling: the engine starts reading the symbols of the
- * files p maps, so that the end of the profile finds them ready.  The
- * backend holds its own lock over p for the call.
+ * files p maps, so that the end of the profile finds them ready, into
+ * symbols (the engine config's: a backend calls seen(cfg->symbols, p)).
+ * The backend holds its own lock over p for the call.
  */
-typedef void vm_process_seen_fn(const struct vm_process *p);
+typedef void vm_process_seen_fn(struct vm_symcache *symbols,
+				const struct vm_process *p);
 
 struct vm_backend_ops {
 	const char *name;

@@ -36,6 +36,7 @@ struct vm_session {
 	const struct vm_backend_ops *ops;
 	void *state;
 	struct vm_profile_request req;
+	struct vm_engine_config cfg; /* the caller's, copied */
 	char comms[VM_MAX_TARGETS][VM_COMM_LEN];
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
@@ -166,6 +167,7 @@ int vm_session_start(const struct vm_profile_request *req,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->req = *req;
+	s->cfg = cfg ? *cfg : no_cfg;
 	/* Our own copies: the caller's strings may go away. */
 	for (size_t i = 0; i < req->n_comms; i++) {
 		snprintf(s->comms[i], sizeof(s->comms[i]), "%s", req->comms[i]);
@@ -199,13 +201,10 @@ int vm_session_start(const struct vm_profile_request *req,
 			vm_profiler_name(req->profiler));
 	}
 
-	/* Where separate debug files live, when not /usr/lib/debug. */
-	if (getenv("VMTOOLS_DEBUG_DIR"))
-		vm_symcache_set_debug_dir(getenv("VMTOOLS_DEBUG_DIR"));
 	s->start_mono_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = vm_clock_ns(CLOCK_REALTIME);
-	r = s->ops->start(&s->req, cfg ? cfg : &no_cfg,
-			  vm_symbolize_prefetch_process, &s->state, err);
+	r = s->ops->start(&s->req, &s->cfg, vm_symbolize_prefetch_process,
+			  &s->state, err);
 	if (r < 0) {
 		vm_session_free(s);
 		return r;
@@ -307,7 +306,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	if (!samples.duration_nanos)
 		samples.duration_nanos = end_ns - s->start_mono_ns;
 
-	r = vm_symbolize(&samples, &y, err);
+	r = vm_symbolize(s->cfg.symbols, &samples, &y, err);
 	if (r == 0) {
 		struct vm_encoded enc;
 
@@ -354,7 +353,7 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 	s->window_mono_ns = end_mono;
 	/* Wall clock from the monotonic one: the windows stay contiguous. */
 	s->window_real_ns += samples->duration_nanos;
-	r = vm_symbolize(samples, y, err);
+	r = vm_symbolize(s->cfg.symbols, samples, y, err);
 	if (r < 0) {
 		vm_samples_free(samples);
 		memset(y, 0, sizeof(*y));

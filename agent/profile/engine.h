@@ -39,6 +39,7 @@
 #include "agent/encode/encode.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
+#include "agent/symbolize/symcache.h"
 #include "common/error.h"
 
 enum vm_profiler {
@@ -76,6 +77,8 @@ struct vm_engine_config {
 	 * pointer only.
 	 */
 	struct vm_binaries *binaries;
+	/* Their symbols, kept in binaries; NULL: read for each profile. */
+	struct vm_symcache *symbols;
 };
 
 struct vm_profile_output {

@@ -26,7 +26,6 @@
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
-#include "agent/symbolize/symcache.h"
 #include "agent/unwind/unwind_cache.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
@@ -141,26 +140,36 @@ static struct json_object *debuginfod_json(void)
 	return o;
 }
 
-/* What the symbol cache holds, and the binaries it skipped (symcache.h). */
-static struct json_object *symbols_json(void)
+/*
+ * The symbols kept per binary, and the binaries skipped (the home of
+ * binaries, agent/binaries/binaries.h, whose bound they share).
+ */
+static struct json_object *symbols_json(struct vm_binaries *binaries)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *list = json_object_new_array();
-	struct vm_symcache_skip skip[4];
-	uint64_t entries, hits, misses, bytes, total;
-	size_t n;
+	struct vm_binaries_skip skip[4];
+	struct vm_binaries_stats st = { 0 };
+	size_t n = 0;
 
-	vm_symcache_stats(&entries, &hits, &misses, &bytes);
-	vm_symcache_skipped(skip, 4, &n, &total);
-	json_object_object_add(o, "binaries",
-			       json_object_new_int64((int64_t)entries));
-	json_object_object_add(o, "bytes",
-			       json_object_new_int64((int64_t)bytes));
+	if (binaries) {
+		vm_binaries_stats(binaries, &st);
+		vm_binaries_skipped(binaries, VM_BINARY_SYMBOLS, skip, 4, &n);
+	}
 	json_object_object_add(
-		o, "max_bytes",
-		json_object_new_int64((int64_t)VM_SYMCACHE_MAX_BYTES));
-	json_object_object_add(o, "skipped",
-			       json_object_new_int64((int64_t)total));
+		o, "binaries",
+		json_object_new_int64(
+			(int64_t)st.facet[VM_BINARY_SYMBOLS].filled));
+	json_object_object_add(
+		o, "bytes",
+		json_object_new_int64(
+			(int64_t)st.facet[VM_BINARY_SYMBOLS].bytes));
+	json_object_object_add(o, "max_bytes",
+			       json_object_new_int64((int64_t)st.max_bytes));
+	json_object_object_add(
+		o, "skipped",
+		json_object_new_int64(
+			(int64_t)st.facet[VM_BINARY_SYMBOLS].skipped));
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *k = json_object_new_object();
 
@@ -293,7 +302,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json());
 	json_object_object_add(root, "debuginfod", debuginfod_json());
-	json_object_object_add(root, "symbols", symbols_json());
+	json_object_object_add(root, "symbols", symbols_json(cfg->binaries));
 	json_object_object_add(root, "unwind", unwind_json(cfg->binaries));
 	json_object_object_add(root, "target_files", target_files_json());
 	return root;

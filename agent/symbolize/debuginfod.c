@@ -68,6 +68,7 @@ struct id_entry {
 	uint8_t len;
 	enum id_state state;
 	vm_debuginfod_found_fn found; /* the requester's, told of the file */
+	void *found_arg;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -276,7 +277,7 @@ static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 		return VM_DEBUGINFOD_FAILED;
 	}
 	close(fd);
-	x->found(x->id, x->len, path);
+	x->found(x->found_arg, x->id, x->len, path);
 	free(path);
 	prune_cache();
 	return VM_DEBUGINFOD_FOUND;
@@ -431,7 +432,7 @@ void vm_debuginfod_shutdown(void)
 }
 
 void vm_debuginfod_request(const uint8_t *id, size_t len,
-			   vm_debuginfod_found_fn found)
+			   vm_debuginfod_found_fn found, void *arg)
 {
 	if (!enabled || !found || len == 0 || len > VM_BUILD_ID_MAX)
 		return;
@@ -443,6 +444,7 @@ void vm_debuginfod_request(const uint8_t *id, size_t len,
 		memcpy(ids[n_ids].id, id, len);
 		ids[n_ids].len = len;
 		ids[n_ids].found = found;
+		ids[n_ids].found_arg = arg;
 		ids[n_ids++].state = QUEUED;
 		pending++;
 		pthread_cond_signal(&wake);

@@ -85,15 +85,16 @@ void vm_debuginfod_shutdown(void);
  * Told, from the lookup thread, that the debug file for build id id was
  * fetched to path (symcache.c merges it into the binaries it cached).
  */
-typedef void (*vm_debuginfod_found_fn)(const uint8_t *id, size_t len,
+typedef void (*vm_debuginfod_found_fn)(void *arg, const uint8_t *id, size_t len,
 				       const char *path);
 
 /*
  * Look this build id up in the background, once; nothing when off.  When
- * a debug file is fetched, found is called with it.
+ * a debug file is fetched, found is called with it and arg, which must
+ * stay valid until vm_debuginfod_shutdown().
  */
 void vm_debuginfod_request(const uint8_t *id, size_t len,
-			   vm_debuginfod_found_fn found);
+			   vm_debuginfod_found_fn found, void *arg);
 
 /* Wait until no lookup is pending, at most max_ms milliseconds. */
 void vm_debuginfod_wait(unsigned max_ms);

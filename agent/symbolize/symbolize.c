@@ -14,6 +14,7 @@
 #include "agent/symbolize/symbolize.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +97,7 @@ static void remember(struct named *nd, uint64_t who, uint64_t addr, bool leaf,
 /* Per process: what each of its mappings resolves to, filled lazily. */
 struct proc_memo {
 	const struct vm_process *proc;
+	struct vm_symcache *sc; /* where its files' symbols are */
 	struct named *named; /* NULL: name every frame afresh */
 	uint64_t who; /* its key in named */
 	const struct vm_symfile **files; /* per mapping; NULL: not loaded */
@@ -290,10 +292,11 @@ static const struct vm_symfile *lookup_file(const struct proc_memo *pm,
 
 	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
 	if (m->path && m->path[0] == '/' &&
-	    vm_symcache_get(m->open_path ? m->open_path : m->path, m->path,
-			    p->exited ? "" : root, m->dev, &sf, NULL) == 0)
+	    vm_symcache_get(pm->sc, m->open_path ? m->open_path : m->path,
+			    m->path, p->exited ? "" : root, m->dev, &sf,
+			    NULL) == 0)
 		return sf;
-	if (vm_vdso_path(m->path) && vm_symcache_get_vdso(&sf) == 0)
+	if (vm_vdso_path(m->path) && vm_symcache_get_vdso(pm->sc, &sf) == 0)
 		return sf;
 	return NULL;
 }
@@ -503,13 +506,14 @@ static int kernel_mapping(struct vm_symbolized *y, const struct vm_samples *s,
 }
 
 /* Per process, one slot per mapping (one for a process without any). */
-static int alloc_memos(const struct vm_samples *s, struct proc_memo *memos,
-		       struct named *nd)
+static int alloc_memos(struct vm_symcache *sc, const struct vm_samples *s,
+		       struct proc_memo *memos, struct named *nd)
 {
 	for (size_t i = 0; i < s->n_procs; i++) {
 		size_t n = s->procs[i].n_maps ? s->procs[i].n_maps : 1;
 
 		memos[i].proc = &s->procs[i];
+		memos[i].sc = sc;
 		memos[i].named = nd;
 		memos[i].who = i + 1;
 		memos[i].files = calloc(n, sizeof(*memos[i].files));
@@ -735,8 +739,9 @@ static int assign_kernel_mapping(struct vm_symbolized *y,
 	return 0;
 }
 
-static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
-			    struct proc_memo *memos, struct named *nd)
+static int symbolize_locked(struct vm_symcache *sc, const struct vm_samples *s,
+			    struct vm_symbolized *y, struct proc_memo *memos,
+			    struct named *nd)
 {
 	const struct vm_kallsyms *k = NULL;
 	int r;
@@ -744,7 +749,7 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 	if (vm_kallsyms_get(&k, NULL) < 0)
 		k = NULL; /* kernel frames stay addresses */
 
-	r = alloc_memos(s, memos, nd);
+	r = alloc_memos(sc, s, memos, nd);
 	if (r)
 		return r;
 	r = register_executables(y, s, memos);
@@ -758,9 +763,30 @@ static int symbolize_locked(const struct vm_samples *s, struct vm_symbolized *y,
 	return assign_kernel_mapping(y, s);
 }
 
-int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
-		 struct vm_error *err)
+/*
+ * The kernel's symbols (kallsyms.c) are read once for every cache: their
+ * table is the machine's, and this lock serializes its reads and uses.
+ */
+static pthread_mutex_t kernel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A cache for one call only, when the caller keeps none. */
+static struct vm_symcache *cache_for_call(struct vm_binaries **home)
 {
+	struct vm_symcache *sc;
+
+	*home = vm_binaries_new(NULL);
+	sc = *home ? vm_symcache_new(*home, NULL) : NULL;
+	if (!sc) {
+		vm_binaries_free(*home);
+		*home = NULL;
+	}
+	return sc;
+}
+
+int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
+		 struct vm_symbolized *out, struct vm_error *err)
+{
+	struct vm_binaries *own_home = NULL;
 	struct named named = { 0 };
 	struct proc_memo *memos;
 	int r;
@@ -779,9 +805,21 @@ int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
 	vm_debuginfod_wait(VM_DEBUGINFOD_WAIT_MS);
 	/* Without memory for the memo, every frame is named afresh. */
 	vm_memo_init(&named.memo, NAMED_MEMO_BITS);
-	vm_symcache_lock();
-	r = symbolize_locked(s, out, memos, &named);
-	vm_symcache_unlock();
+	if (!sc)
+		sc = cache_for_call(&own_home);
+	if (!sc) {
+		r = -ENOMEM;
+	} else {
+		vm_symcache_lock(sc);
+		pthread_mutex_lock(&kernel_lock);
+		r = symbolize_locked(sc, s, out, memos, &named);
+		pthread_mutex_unlock(&kernel_lock);
+		vm_symcache_unlock(sc);
+	}
+	if (own_home) {
+		vm_symcache_free(sc);
+		vm_binaries_free(own_home);
+	}
 	free_memos(memos, s->n_procs);
 	vm_memo_free(&named.memo);
 	free(named.v);
@@ -807,9 +845,9 @@ void vm_symbolize_prefetch_kernel(void)
 {
 	const struct vm_kallsyms *k;
 
-	vm_symcache_lock();
+	pthread_mutex_lock(&kernel_lock);
 	vm_kallsyms_get(&k, NULL);
-	vm_symcache_unlock();
+	pthread_mutex_unlock(&kernel_lock);
 }
 
 int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
@@ -819,11 +857,11 @@ int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
 	int r;
 
 	memset(addrs, 0, n * sizeof(*addrs));
-	vm_symcache_lock();
+	pthread_mutex_lock(&kernel_lock);
 	r = vm_kallsyms_get(&k, NULL);
 	if (r == 0)
 		vm_kallsyms_addrs(k, names, n, addrs);
-	vm_symcache_unlock();
+	pthread_mutex_unlock(&kernel_lock);
 	return r < 0 ? r : 0;
 }
 
@@ -835,11 +873,14 @@ static bool same_file(const struct vm_mapping *a, const struct vm_mapping *b)
 	return a->dev == b->dev && x && y && !strcmp(x, y);
 }
 
-void vm_symbolize_prefetch_process(const struct vm_process *p)
+void vm_symbolize_prefetch_process(struct vm_symcache *sc,
+				   const struct vm_process *p)
 {
 	const struct vm_symfile *sf;
 	char root[64];
 
+	if (!sc)
+		return;
 	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
 	for (size_t i = 0; i < p->n_maps; i++) {
 		const struct vm_mapping *m = &p->maps[i];
@@ -852,15 +893,17 @@ void vm_symbolize_prefetch_process(const struct vm_process *p)
 		 */
 		if (i && same_file(m, &p->maps[i - 1]))
 			continue;
-		vm_symcache_lock();
+		vm_symcache_lock(sc);
 		/*
 		 * A file the cache holds (every new backend maps the same
 		 * ones) is left for symbolizing to check, as it does each
 		 * file it uses: opening it here costs as much as there.
 		 */
-		if (!m->dev || !m->ino || !vm_symcache_holds(m->dev, m->ino))
-			vm_symcache_get(m->open_path ? m->open_path : m->path,
+		if (!m->dev || !m->ino ||
+		    !vm_symcache_holds(sc, m->dev, m->ino))
+			vm_symcache_get(sc,
+					m->open_path ? m->open_path : m->path,
 					m->path, root, m->dev, &sf, NULL);
-		vm_symcache_unlock();
+		vm_symcache_unlock(sc);
 	}
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "agent/samples/sample.h"
+#include "agent/symbolize/symcache.h"
 #include "common/error.h"
 #include "common/strpool.h"
 
@@ -71,11 +72,12 @@ struct vm_symbolized {
 };
 
 /*
- * Symbolize every sample of s (which must outlive out).  Fails only when
+ * Symbolize every sample of s (which must outlive out), the symbols of
+ * its files kept in sc (NULL: read for this call only).  Fails only when
  * out of memory: what cannot be named stays an address.
  */
-int vm_symbolize(const struct vm_samples *s, struct vm_symbolized *out,
-		 struct vm_error *err);
+int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
+		 struct vm_symbolized *out, struct vm_error *err);
 
 void vm_symbolized_free(struct vm_symbolized *y);
 
@@ -90,11 +92,12 @@ const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
  * quick: the kernel's symbols, and those of every file p maps.
  */
 void vm_symbolize_prefetch_kernel(void);
-void vm_symbolize_prefetch_process(const struct vm_process *p);
+void vm_symbolize_prefetch_process(struct vm_symcache *sc,
+				   const struct vm_process *p);
 
 /*
  * vm_kallsyms_addrs() on the running kernel's cached table (read only if
- * it is not cached yet), under the symbol cache's lock: kernel frames
+ * it is not cached yet), under the kernel symbols' lock: kernel frames
  * known by name (/proc/PID/stack) to addresses.  0, or -errno when the
  * table cannot be read (addrs all 0).
  */

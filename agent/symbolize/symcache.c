@@ -31,118 +31,50 @@
 #include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
-#include "common/escape.h"
 #include "common/fdio.h"
 
-#define SYMCACHE_MAX 512 /* binaries; oldest unused dropped beyond */
-#define SKIPPED_KEPT 8 /* the last binaries skipped, for /healthz */
-
-struct skipped {
-	char file[256];
-	char reason[160];
+/* A debug file debuginfod fetched, merged at the next run. */
+struct found {
+	uint8_t id[VM_BUILD_ID_MAX];
+	size_t len;
+	char *path;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct vm_symfile **files;
-static size_t n_files, cap_files;
-static uint64_t run, hits, misses;
-static char debug_dir[PATH_MAX] = "/usr/lib/debug";
-static char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
-static size_t max_bytes = VM_SYMCACHE_MAX_BYTES,
-	      file_max_bytes = VM_ELF_SYMBOLS_MAX_BYTES;
-static struct skipped skipped[SKIPPED_KEPT];
-static uint64_t n_skipped;
+struct vm_symcache {
+	pthread_mutex_t lock; /* held for a whole run */
+	struct vm_binaries *home;
+	struct vm_binary **held; /* what this run holds */
+	size_t n_held, cap_held;
+	uint64_t hits, misses;
+	size_t file_max_bytes;
+	char debug_dir[PATH_MAX];
+	char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
+	struct vm_symfile vdso;
+	int vdso_state; /* 0 not tried, 1 read, -1 failed */
+	/* Debug files arrived from debuginfod's thread, not merged yet. */
+	pthread_mutex_t found_lock;
+	struct found *found;
+	size_t n_found, cap_found;
+};
 
-void vm_symcache_set_limits(size_t total, size_t per_file)
+struct vm_symcache *vm_symcache_new(struct vm_binaries *home,
+				    const struct vm_symcache_config *cfg)
 {
-	pthread_mutex_lock(&lock);
-	max_bytes = total;
-	file_max_bytes = per_file;
-	pthread_mutex_unlock(&lock);
-}
+	struct vm_symcache *sc = calloc(1, sizeof(*sc));
 
-/* What every entry holds. */
-static size_t total_bytes(void)
-{
-	size_t sum = 0;
-
-	for (size_t i = 0; i < n_files; i++)
-		sum += vm_elf_info_bytes(&files[i]->info);
-	return sum;
-}
-
-static void note_skipped(const char *file, const char *reason)
-{
-	struct skipped *k = &skipped[n_skipped++ % SKIPPED_KEPT];
-
-	/* Any process names the file: valid UTF-8 for /healthz's JSON. */
-	vm_escape(k->file, sizeof(k->file), file, strlen(file), VM_ESCAPE_TEXT);
-	snprintf(k->reason, sizeof(k->reason), "%s", reason);
-}
-
-/*
- * A file's symbols outgrew their bound, limit (EFBIG): say which bound in
- * the list /healthz shows.  With the lock held.
- */
-static void skip_symbols(const char *file, size_t limit)
-{
-	char reason[160];
-
-	if (limit < file_max_bytes)
-		snprintf(reason, sizeof(reason),
-			 "its symbols outgrow the %zu MiB the symbol cache "
-			 "has left of %zu MiB",
-			 limit >> 20, max_bytes >> 20);
-	else
-		snprintf(reason, sizeof(reason),
-			 "its symbols take more than %zu MiB, the most one "
-			 "binary may have",
-			 file_max_bytes >> 20);
-	note_skipped(file, reason);
-}
-
-void vm_symcache_skipped(struct vm_symcache_skip *out, size_t max,
-			 size_t *n_out, uint64_t *total)
-{
-	size_t n = 0;
-
-	pthread_mutex_lock(&lock);
-	*total = n_skipped;
-	/* Newest first. */
-	for (uint64_t i = n_skipped;
-	     i > 0 && n_skipped - i < SKIPPED_KEPT && n < max; i--, n++) {
-		const struct skipped *k = &skipped[(i - 1) % SKIPPED_KEPT];
-
-		snprintf(out[n].file, sizeof(out[n].file), "%s", k->file);
-		snprintf(out[n].reason, sizeof(out[n].reason), "%s", k->reason);
-	}
-	*n_out = n;
-	pthread_mutex_unlock(&lock);
-}
-
-void vm_symcache_lock(void)
-{
-	pthread_mutex_lock(&lock);
-	run++;
-}
-
-void vm_symcache_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-void vm_symcache_set_tools_dir(const char *mountpoint)
-{
-	pthread_mutex_lock(&lock);
-	snprintf(tools_dir, sizeof(tools_dir), "%s", mountpoint);
-	pthread_mutex_unlock(&lock);
-}
-
-void vm_symcache_set_debug_dir(const char *dir)
-{
-	pthread_mutex_lock(&lock);
-	snprintf(debug_dir, sizeof(debug_dir), "%s", dir);
-	pthread_mutex_unlock(&lock);
+	if (!sc)
+		return NULL;
+	pthread_mutex_init(&sc->lock, NULL);
+	pthread_mutex_init(&sc->found_lock, NULL);
+	sc->home = home;
+	sc->file_max_bytes = cfg && cfg->per_file_max_bytes ?
+				     cfg->per_file_max_bytes :
+				     VM_ELF_SYMBOLS_MAX_BYTES;
+	snprintf(sc->debug_dir, sizeof(sc->debug_dir), "%s",
+		 cfg && cfg->debug_dir ? cfg->debug_dir : "/usr/lib/debug");
+	snprintf(sc->tools_dir, sizeof(sc->tools_dir), "%s",
+		 cfg && cfg->tools_dir ? cfg->tools_dir : "");
+	return sc;
 }
 
 static void symfile_free(struct vm_symfile *f)
@@ -152,63 +84,76 @@ static void symfile_free(struct vm_symfile *f)
 	free(f);
 }
 
-void vm_symcache_clear(void)
+static void symfile_free_facet(void *data)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_files; i++)
-		symfile_free(files[i]);
-	free(files);
-	files = NULL;
-	n_files = cap_files = 0;
-	hits = misses = n_skipped = 0;
-	pthread_mutex_unlock(&lock);
+	symfile_free(data);
 }
 
-void vm_symcache_stats(uint64_t *entries, uint64_t *h, uint64_t *m,
-		       uint64_t *bytes)
+void vm_symcache_free(struct vm_symcache *sc)
 {
-	pthread_mutex_lock(&lock);
-	*entries = n_files;
-	*h = hits;
-	*m = misses;
-	*bytes = total_bytes();
-	pthread_mutex_unlock(&lock);
-}
-
-/*
- * Drop the least recently used entry not used in this run; false when
- * every one is in use.
- */
-static bool evict_one(void)
-{
-	size_t victim = n_files;
-
-	for (size_t i = 0; i < n_files; i++)
-		if (files[i]->last_used != run &&
-		    (victim == n_files ||
-		     files[i]->last_used < files[victim]->last_used))
-			victim = i;
-	if (victim == n_files)
-		return false;
-	symfile_free(files[victim]);
-	files[victim] = files[--n_files];
-	return true;
+	if (!sc)
+		return;
+	for (size_t i = 0; i < sc->n_held; i++)
+		vm_binaries_put(sc->home, sc->held[i]);
+	free(sc->held);
+	for (size_t i = 0; i < sc->n_found; i++)
+		free(sc->found[i].path);
+	free(sc->found);
+	vm_elf_info_free(&sc->vdso.info);
+	pthread_mutex_destroy(&sc->found_lock);
+	pthread_mutex_destroy(&sc->lock);
+	free(sc);
 }
 
 /*
- * What a new entry may take: one file's bound, less when the cache is
- * near its own, after dropping entries this run has not used to make room.
+ * A file's symbols outgrew their bound, limit (EFBIG): say which bound in
+ * the list /healthz shows.
  */
-static size_t room_for_one(void)
+static void skip_symbols(struct vm_symcache *sc, const char *file, size_t limit)
 {
-	size_t used = total_bytes();
+	struct vm_binaries_stats st;
+	char reason[160];
 
-	while (used + file_max_bytes > max_bytes && evict_one())
-		used = total_bytes();
-	if (used >= max_bytes)
-		return 1; /* nothing fits: reading stops at the first symbol */
-	return max_bytes - used < file_max_bytes ? max_bytes - used :
-						   file_max_bytes;
+	vm_binaries_stats(sc->home, &st);
+	if (limit < sc->file_max_bytes)
+		snprintf(reason, sizeof(reason),
+			 "its symbols outgrow the %zu MiB the symbol cache "
+			 "has left of %zu MiB",
+			 limit >> 20, (size_t)st.max_bytes >> 20);
+	else
+		snprintf(reason, sizeof(reason),
+			 "its symbols take more than %zu MiB, the most one "
+			 "binary may have",
+			 sc->file_max_bytes >> 20);
+	vm_binaries_skip(sc->home, VM_BINARY_SYMBOLS, file, reason);
+}
+
+static void merge_found(struct vm_symcache *sc);
+
+void vm_symcache_lock(struct vm_symcache *sc)
+{
+	pthread_mutex_lock(&sc->lock);
+	merge_found(sc);
+}
+
+void vm_symcache_unlock(struct vm_symcache *sc)
+{
+	for (size_t i = 0; i < sc->n_held; i++)
+		vm_binaries_put(sc->home, sc->held[i]);
+	sc->n_held = 0;
+	pthread_mutex_unlock(&sc->lock);
+}
+
+void vm_symcache_stats(struct vm_symcache *sc, uint64_t *entries, uint64_t *h,
+		       uint64_t *m, uint64_t *bytes)
+{
+	struct vm_binaries_stats st;
+
+	vm_binaries_stats(sc->home, &st);
+	*h = __atomic_load_n(&sc->hits, __ATOMIC_RELAXED);
+	*m = __atomic_load_n(&sc->misses, __ATOMIC_RELAXED);
+	*entries = st.facet[VM_BINARY_SYMBOLS].filled;
+	*bytes = st.facet[VM_BINARY_SYMBOLS].bytes;
 }
 
 /* snprintf that says whether the whole path fitted. */
@@ -264,11 +209,13 @@ struct read_job {
 	char skipped[PATH_MAX]; /* a debug file over the bound, or "" */
 	char debug_dir[PATH_MAX], tools_dir[PATH_MAX];
 	char *open_path, *path, *root;
+	struct vm_symcache *sc; /* told of debuginfod's answers only */
 };
 
 /* Read the debug file at path into f if it is one for f's binary. */
-static bool try_debug_file(struct vm_symfile *f, const char *path,
-			   bool check_crc, struct read_job *job)
+static bool try_debug_file(struct vm_symcache *sc, struct vm_symfile *f,
+			   const char *path, bool check_crc,
+			   struct read_job *job)
 {
 	_cleanup_close_ int fd = vm_open_regular(path);
 	struct vm_elf_info dbg = { .max_bytes = f->info.max_bytes };
@@ -293,10 +240,13 @@ static bool try_debug_file(struct vm_symfile *f, const char *path,
 	if (r == -EFBIG && job)
 		snprintf(job->skipped, sizeof(job->skipped), "%s", path);
 	else if (r == -EFBIG)
-		skip_symbols(path, f->info.max_bytes);
+		skip_symbols(sc, path, f->info.max_bytes);
 	vm_elf_info_free(&dbg);
 	return ok || r == -EFBIG;
 }
+
+static void debug_file_found(void *arg, const uint8_t *id, size_t len,
+			     const char *path);
 
 static void find_debug_file(struct vm_symfile *f, const char *path,
 			    const char *root, struct read_job *job)
@@ -320,7 +270,7 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 			if (path_fmt(p, sizeof(p),
 				     "%s%s/.build-id/%.2s/%s.debug", roots[r],
 				     debug_dir, hex, hex + 2) &&
-			    try_debug_file(f, p, false, job))
+			    try_debug_file(NULL, f, p, false, job))
 				return;
 		}
 		if (!f->info.debuglink || !slash)
@@ -328,39 +278,84 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 		if (path_fmt(p, sizeof(p), "%s%s/%s", roots[r], dir,
 			     f->info.debuglink) &&
 		    strcmp(p + strlen(roots[r]), path) &&
-		    try_debug_file(f, p, true, job))
+		    try_debug_file(NULL, f, p, true, job))
 			return;
 		if (path_fmt(p, sizeof(p), "%s%s/.debug/%s", roots[r], dir,
 			     f->info.debuglink) &&
-		    try_debug_file(f, p, true, job))
+		    try_debug_file(NULL, f, p, true, job))
 			return;
 		if (path_fmt(p, sizeof(p), "%s%s%s/%s", roots[r], debug_dir,
 			     dir, f->info.debuglink) &&
-		    try_debug_file(f, p, true, job))
+		    try_debug_file(NULL, f, p, true, job))
 			return;
 	}
 	if (tools_dir[0] && f->info.build_id_len >= 2 &&
 	    path_fmt(p, sizeof(p), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
 		     tools_dir, hex, hex + 2) &&
-	    try_debug_file(f, p, false, job))
+	    try_debug_file(NULL, f, p, false, job))
 		return;
 	/* Last: a server may have it; its answer arrives later. */
 	vm_debuginfod_request(f->info.build_id, f->info.build_id_len,
-			      vm_symcache_debug_file_found);
+			      debug_file_found, job->sc);
 }
 
-void vm_symcache_debug_file_found(const uint8_t *id, size_t len,
-				  const char *path)
+/* Kept for the next run, which merges it (debuginfod's thread). */
+static void debug_file_found(void *arg, const uint8_t *id, size_t len,
+			     const char *path)
 {
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_files; i++) {
-		struct vm_symfile *f = files[i];
+	struct vm_symcache *sc = arg;
+	struct found *x;
 
-		if (!f->debug_path && f->info.build_id_len == len &&
-		    !memcmp(f->info.build_id, id, len))
-			try_debug_file(f, path, false, NULL);
+	if (len > VM_BUILD_ID_MAX)
+		return;
+	pthread_mutex_lock(&sc->found_lock);
+	if (!vm_grow(sc->found, &sc->cap_found, sc->n_found + 1)) {
+		x = &sc->found[sc->n_found];
+		memcpy(x->id, id, len);
+		x->len = len;
+		x->path = strdup(path);
+		if (x->path)
+			sc->n_found++;
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&sc->found_lock);
+}
+
+/*
+ * The debug files arrived since the last run merged into every binary
+ * with their build id and no debug file yet (with the lock held).
+ */
+static void merge_found(struct vm_symcache *sc)
+{
+	struct found *found;
+	struct vm_binary **held;
+	size_t n_found, n_held;
+
+	pthread_mutex_lock(&sc->found_lock);
+	found = sc->found;
+	n_found = sc->n_found;
+	sc->found = NULL;
+	sc->n_found = sc->cap_found = 0;
+	pthread_mutex_unlock(&sc->found_lock);
+	if (!n_found)
+		return;
+	n_held = vm_binaries_hold_filled(sc->home, VM_BINARY_SYMBOLS, &held);
+	for (size_t i = 0; i < n_held; i++) {
+		struct vm_symfile *f = held[i]->facet[VM_BINARY_SYMBOLS];
+
+		for (size_t k = 0; k < n_found && !f->debug_path; k++)
+			if (f->info.build_id_len == found[k].len &&
+			    !memcmp(f->info.build_id, found[k].id,
+				    found[k].len) &&
+			    try_debug_file(sc, f, found[k].path, false, NULL))
+				vm_binary_resize(sc->home, held[i],
+						 VM_BINARY_SYMBOLS,
+						 vm_elf_info_bytes(&f->info));
+		vm_binaries_put(sc->home, held[i]);
+	}
+	free(held);
+	for (size_t k = 0; k < n_found; k++)
+		free(found[k].path);
+	free(found);
 }
 
 static int read_run(struct vm_iopool_job *job)
@@ -417,7 +412,8 @@ static void read_free(struct vm_iopool_job *job)
 	free(j);
 }
 
-static struct read_job *read_job_new(const char *open_path, const char *path,
+static struct read_job *read_job_new(struct vm_symcache *sc,
+				     const char *open_path, const char *path,
 				     const char *root)
 {
 	struct read_job *j = calloc(1, sizeof(*j));
@@ -429,8 +425,9 @@ static struct read_job *read_job_new(const char *open_path, const char *path,
 	j->open_path = strdup(open_path);
 	j->path = path ? strdup(path) : NULL;
 	j->root = root ? strdup(root) : NULL;
-	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", debug_dir);
-	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", tools_dir);
+	j->sc = sc;
+	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", sc->debug_dir);
+	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", sc->tools_dir);
 	if (!j->open_path || (path && !j->path) || (root && !j->root)) {
 		read_free(&j->job);
 		return NULL;
@@ -467,26 +464,26 @@ static int read_step(struct read_job *j, unsigned timeout_ms,
 	return r;
 }
 
-static struct vm_symfile *cached(const struct stat *st)
+/* Keep b held until the run ends. */
+static int hold_for_run(struct vm_symcache *sc, struct vm_binary *b)
 {
-	for (size_t i = 0; i < n_files; i++) {
-		struct vm_symfile *f = files[i];
-
-		if (f->dev == st->st_dev && f->ino == st->st_ino &&
-		    f->size == (uint64_t)st->st_size &&
-		    f->mtime_ns == st->st_mtim.tv_sec * 1000000000LL +
-					   st->st_mtim.tv_nsec)
-			return f;
+	if (vm_grow(sc->held, &sc->cap_held, sc->n_held + 1)) {
+		vm_binaries_put(sc->home, b);
+		return -ENOMEM;
 	}
-	return NULL;
+	sc->held[sc->n_held++] = b;
+	return 0;
 }
 
-int vm_symcache_get(const char *open_path, const char *path, const char *root,
-		    uint64_t dev, const struct vm_symfile **out,
-		    struct vm_error *err)
+int vm_symcache_get(struct vm_symcache *sc, const char *open_path,
+		    const char *path, const char *root, uint64_t dev,
+		    const struct vm_symfile **out, struct vm_error *err)
 {
-	struct read_job *j = read_job_new(open_path, path, root);
+	struct read_job *j = read_job_new(sc, open_path, path, root);
+	struct vm_binary_key key;
+	struct vm_binary *b;
 	struct vm_symfile *f;
+	void *got;
 	int r;
 
 	if (!j)
@@ -495,15 +492,21 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	r = read_step(j, VM_IOPOOL_OPEN_MS, err);
 	if (r < 0)
 		return r;
-	f = cached(&j->st);
-	if (f) {
-		f->last_used = run;
-		hits++;
-		*out = f;
+	vm_binary_key_of(&j->st, &key);
+	b = vm_binaries_hold(sc->home, &key);
+	if (!b || hold_for_run(sc, b) < 0) {
+		read_free(&j->job);
+		return vm_error_set(err, ENOMEM,
+				    "no room for another binary: every one "
+				    "the agent remembers is in use");
+	}
+	if (vm_binary_facet(sc->home, b, VM_BINARY_SYMBOLS, &got) && got) {
+		__atomic_fetch_add(&sc->hits, 1, __ATOMIC_RELAXED);
+		*out = got;
 		read_free(&j->job);
 		return 0;
 	}
-	misses++;
+	__atomic_fetch_add(&sc->misses, 1, __ATOMIC_RELAXED);
 	f = j->f = calloc(1, sizeof(*f));
 	if (!f) {
 		read_free(&j->job);
@@ -511,53 +514,46 @@ int vm_symcache_get(const char *open_path, const char *path, const char *root,
 	}
 	f->dev = j->st.st_dev;
 	f->ino = j->st.st_ino;
-	f->size = j->st.st_size;
-	f->mtime_ns =
-		j->st.st_mtim.tv_sec * 1000000000LL + j->st.st_mtim.tv_nsec;
-	f->last_used = run;
-	f->info.max_bytes = room_for_one();
+	/* Nothing fits: reading stops at the first symbol. */
+	f->info.max_bytes = vm_binaries_room(sc->home, sc->file_max_bytes);
+	if (!f->info.max_bytes)
+		f->info.max_bytes = 1;
 	r = read_step(j, VM_IOPOOL_READ_MS, err);
 	if (r < 0)
 		return r; /* f with it */
 	if (j->skipped[0])
-		skip_symbols(j->skipped, f->info.max_bytes);
-	j->f = NULL; /* the cache's now */
+		skip_symbols(sc, j->skipped, f->info.max_bytes);
+	j->f = NULL; /* the home's now, or freed by it */
 	read_free(&j->job);
-	if (n_files >= SYMCACHE_MAX)
-		evict_one();
-	if (vm_grow(files, &cap_files, n_files + 1) < 0) {
-		symfile_free(f);
-		return vm_error_set(err, ENOMEM, "out of memory");
-	}
-	files[n_files++] = f;
-	*out = f;
+	r = vm_binary_fill(sc->home, b, VM_BINARY_SYMBOLS, f,
+			   vm_elf_info_bytes(&f->info), symfile_free_facet,
+			   "symbols", path ? path : open_path, &got);
+	if (!got)
+		return vm_error_set(err, -r, "no room for the symbols of %s",
+				    path ? path : open_path);
+	*out = got;
 	return 0;
 }
 
-bool vm_symcache_holds(uint64_t dev, uint64_t ino)
+bool vm_symcache_holds(struct vm_symcache *sc, uint64_t dev, uint64_t ino)
 {
-	for (size_t i = 0; i < n_files; i++)
-		if (files[i]->dev == dev && files[i]->ino == ino)
-			return true;
-	return false;
+	return vm_binaries_has(sc->home, VM_BINARY_SYMBOLS, dev, ino);
 }
 
-int vm_symcache_get_vdso(const struct vm_symfile **out)
+int vm_symcache_get_vdso(struct vm_symcache *sc, const struct vm_symfile **out)
 {
-	static struct vm_symfile vdso;
-	static int state; /* 0 not tried, 1 read, -1 failed */
 	const void *image;
 	size_t size;
 
-	if (state == 0) {
-		state = -1;
+	if (sc->vdso_state == 0) {
+		sc->vdso_state = -1;
 		if (vm_vdso_image(&image, &size) &&
-		    vm_elf_read_mem(image, size, &vdso.info, "[vdso]", NULL) ==
-			    0)
-			state = 1;
+		    vm_elf_read_mem(image, size, &sc->vdso.info, "[vdso]",
+				    NULL) == 0)
+			sc->vdso_state = 1;
 	}
-	if (state < 0)
+	if (sc->vdso_state < 0)
 		return -ENOENT;
-	*out = &vdso;
+	*out = &sc->vdso;
 	return 0;
 }

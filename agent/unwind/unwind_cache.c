@@ -84,24 +84,6 @@ static void job_free(struct vm_iopool_job *job)
 	free(j);
 }
 
-/* Run j's step: 0, or a negative errno (j is then freed). */
-static int run(struct build_job *j, int (*step)(struct vm_iopool_job *))
-{
-	int r;
-
-	j->job.run = step;
-	j->job.started = j->job.finished = j->job.abandoned = false;
-	r = vm_iopool_run(&j->job, VM_IOPOOL_READ_MS);
-	if (r < 0)
-		return r; /* the I/O pool frees it */
-	if (j->job.result < 0) {
-		r = j->job.result;
-		job_free(&j->job);
-		return r;
-	}
-	return 0;
-}
-
 /* The table of the held entry b, which is then kept held only with one. */
 static const struct vm_unwind_table *answer(struct vm_binaries *h,
 					    struct vm_binary *b, void *t,
@@ -137,7 +119,7 @@ const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
 		job_free(&j->job);
 		return NULL;
 	}
-	if (run(j, key_run) < 0)
+	if (vm_iopool_step(&j->job, key_run, VM_IOPOOL_READ_MS) < 0)
 		return NULL;
 	b = vm_binaries_hold(h, &j->key);
 	if (!b) {
@@ -151,7 +133,7 @@ const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
 		job_free(&j->job);
 		return answer(h, b, t, held);
 	}
-	if (run(j, build_run) < 0) {
+	if (vm_iopool_step(&j->job, build_run, VM_IOPOOL_READ_MS) < 0) {
 		vm_binaries_put(h, b);
 		return NULL;
 	}

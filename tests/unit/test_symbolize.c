@@ -105,17 +105,42 @@ static void test_capture_self(void **state)
 	vm_proc_files_free(&files);
 }
 
+/*
+ * A cache of the test's own, bounded to total for every binary and
+ * per_file for one (0: the defaults), as the agent's command makes one.
+ */
+static struct vm_symcache *new_cache(struct vm_binaries **home, size_t total,
+				     size_t per_file)
+{
+	struct vm_binaries_limits lim = { .max_bytes = total };
+	struct vm_symcache_config cfg = { .per_file_max_bytes = per_file };
+	struct vm_symcache *sc;
+
+	*home = vm_binaries_new(&lim);
+	assert_non_null(*home);
+	sc = vm_symcache_new(*home, &cfg);
+	assert_non_null(sc);
+	return sc;
+}
+
+static void free_cache(struct vm_binaries *home, struct vm_symcache *sc)
+{
+	vm_symcache_free(sc);
+	vm_binaries_free(home);
+}
+
 static void test_symbolize_and_cache(void **state)
 {
 	struct vm_samples s;
 	struct vm_proc_files files;
 	struct vm_symbolized y;
 	uint64_t entries, hits, misses, bytes, hits2;
+	struct vm_binaries *home;
+	struct vm_symcache *sc = new_cache(&home, 0, 0);
 
 	(void)state;
-	vm_symcache_clear();
 	make_samples(&s, &files);
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(sc, &s, &y, NULL), 0);
 	assert_int_equal(y.n_stacks, 3);
 	/* kernel frame first, then user frames leaf first */
 	assert_int_equal(y.stacks[0].n_frames, 4);
@@ -143,17 +168,18 @@ static void test_symbolize_and_cache(void **state)
 			    "[lost user stack]");
 	assert_null(y.stacks[2].proc);
 	vm_symbolized_free(&y);
-	vm_symcache_stats(&entries, &hits, &misses, &bytes);
+	vm_symcache_stats(sc, &entries, &hits, &misses, &bytes);
 	assert_true(entries >= 1);
 	assert_true(misses >= 1);
 
 	/* Again: every binary comes from the cache. */
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
-	vm_symcache_stats(&entries, &hits2, &misses, &bytes);
+	assert_int_equal(vm_symbolize(sc, &s, &y, NULL), 0);
+	vm_symcache_stats(sc, &entries, &hits2, &misses, &bytes);
 	assert_true(hits2 > hits);
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
 	vm_proc_files_free(&files);
+	free_cache(home, sc);
 }
 
 /*
@@ -214,7 +240,7 @@ static void test_shared_between_processes(void **state)
 	assert_int_equal(vm_samples_add(&s, 1000002, 1000002, "unit", 1, ips, 1,
 					NULL, 0),
 			 0);
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(y.n_stacks, 5);
 	assert_string_equal(y.stacks[3].frames[0].function,
 			    "vmtest_inner_function");
@@ -261,7 +287,7 @@ static void test_pprof(void **state)
 
 	(void)state;
 	make_samples(&s, &files);
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
 	p = perftools__profiles__profile__unpack(NULL, len, buf);
 	assert_non_null(p);
@@ -347,7 +373,7 @@ static void test_zero_is_no_frame(void **state)
 	assert_int_equal(vm_samples_add(&s, 424243, 424243, "zero", 1, ips, 3,
 					kips, 1),
 			 0);
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(y.stacks[0].n_frames, 2);
 	assert_int_equal(y.stacks[0].frames[0].addr, ips[0]);
 	assert_int_equal(y.stacks[0].frames[1].addr, ips[2]);
@@ -367,7 +393,7 @@ static void test_folded_and_gzip(void **state)
 
 	(void)state;
 	make_samples(&s, &files);
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(vm_folded_encode(&y, (void **)&text, &len, NULL), 0);
 	assert_int_equal(strlen(text), len);
 	/* two threads, one stack without the kernel frame and one with */
@@ -421,7 +447,7 @@ static void test_pprof_kinds(void **state)
 	s.v[1].value = 1500000000ull;
 	s.v[1].wait_event = 0x0300000A; /* PG_WAIT_LOCK | LOCKTAG_ADVISORY */
 	s.v[1].query_id = (uint64_t)-42;
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
 	p = perftools__profiles__profile__unpack(NULL, len, buf);
 	assert_non_null(p);
@@ -451,7 +477,7 @@ static void test_pprof_kinds(void **state)
 	vm_symbolized_free(&y);
 
 	s.kind = VM_KIND_OFFCPU;
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
 	p = perftools__profiles__profile__unpack(NULL, len, buf);
 	assert_non_null(p);
@@ -475,7 +501,7 @@ static void test_pprof_kinds(void **state)
 
 	/* A version without a table: no label, never a guess. */
 	vm_samples_get_process(&s, getpid())->pg_major = 13;
-	assert_int_equal(vm_symbolize(&s, &y, NULL), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
 	assert_null(y.stacks[1].wait_event);
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
@@ -486,8 +512,11 @@ static void test_symcache_bounds(void **state)
 {
 	char dir[] = "/tmp/test_symbolize.XXXXXX", *big, *small;
 	const struct vm_symfile *f, *again;
-	struct vm_symcache_skip skip[4];
-	uint64_t entries, hits, misses, bytes, total;
+	struct vm_binaries_skip skip[4];
+	struct vm_binaries_stats st;
+	uint64_t entries, hits, misses, bytes;
+	struct vm_binaries *home;
+	struct vm_symcache *sc;
 	size_t n;
 
 	(void)state;
@@ -496,56 +525,55 @@ static void test_symcache_bounds(void **state)
 	big = hostile_elf(dir, "big",
 			  "--symbols 200000 --name-bytes 100 --distinct");
 	small = hostile_elf(dir, "small", "--symbols 1000 --name-bytes 100");
-	vm_symcache_clear();
 
 	/* Over one binary's bound: kept without symbols, listed. */
-	vm_symcache_set_limits(64u << 20, 16u << 20);
-	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
+	sc = new_cache(&home, 64u << 20, 16u << 20);
+	vm_symcache_lock(sc);
+	assert_int_equal(vm_symcache_get(sc, big, big, "", 0, &f, NULL), 0);
 	assert_true(f->skipped);
 	assert_int_equal(f->info.n_syms, 0);
-	assert_int_equal(vm_symcache_get(big, big, "", 0, &again, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, big, big, "", 0, &again, NULL), 0);
 	assert_ptr_equal(f, again); /* not read again */
-	vm_symcache_unlock();
-	vm_symcache_skipped(skip, 4, &n, &total);
-	assert_int_equal(total, 1);
+	vm_symcache_unlock(sc);
+	vm_binaries_skipped(home, VM_BINARY_SYMBOLS, skip, 4, &n);
+	vm_binaries_stats(home, &st);
+	assert_int_equal(st.facet[VM_BINARY_SYMBOLS].skipped, 1);
 	assert_int_equal(n, 1);
 	assert_string_equal(skip[0].file, big);
 	assert_string_equal(skip[0].reason,
 			    "its symbols take more than 16 MiB, the most one "
 			    "binary may have");
+	free_cache(home, sc);
 
 	/* Within it, but over what the cache has left. */
-	vm_symcache_clear();
-	vm_symcache_set_limits(20u << 20, 64u << 20);
-	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(small, small, "", 0, &f, NULL), 0);
+	sc = new_cache(&home, 20u << 20, 64u << 20);
+	vm_symcache_lock(sc);
+	assert_int_equal(vm_symcache_get(sc, small, small, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
 	assert_int_equal(f->info.n_syms, 1001);
-	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, big, big, "", 0, &f, NULL), 0);
 	assert_true(f->skipped);
-	vm_symcache_unlock();
-	vm_symcache_skipped(skip, 4, &n, &total);
+	vm_symcache_unlock(sc);
+	vm_binaries_skipped(home, VM_BINARY_SYMBOLS, skip, 4, &n);
 	assert_int_equal(n, 1);
 	assert_non_null(strstr(skip[0].reason, "the symbol cache has left"));
+	free_cache(home, sc);
 
 	/* A later run drops the unused entry to make room. */
-	vm_symcache_clear();
-	vm_symcache_set_limits(48u << 20, 40u << 20);
-	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(big, big, "", 0, &f, NULL), 0);
+	sc = new_cache(&home, 48u << 20, 40u << 20);
+	vm_symcache_lock(sc);
+	assert_int_equal(vm_symcache_get(sc, big, big, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
-	vm_symcache_unlock();
-	vm_symcache_lock();
-	assert_int_equal(vm_symcache_get(small, small, "", 0, &f, NULL), 0);
+	vm_symcache_unlock(sc);
+	vm_symcache_lock(sc);
+	assert_int_equal(vm_symcache_get(sc, small, small, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
-	vm_symcache_unlock();
-	vm_symcache_stats(&entries, &hits, &misses, &bytes);
+	vm_symcache_unlock(sc);
+	vm_symcache_stats(sc, &entries, &hits, &misses, &bytes);
 	assert_int_equal(entries, 1); /* big was dropped for small */
 	assert_true(bytes <= (48u << 20));
+	free_cache(home, sc);
 
-	vm_symcache_set_limits(VM_SYMCACHE_MAX_BYTES, VM_ELF_SYMBOLS_MAX_BYTES);
-	vm_symcache_clear();
 	hostile_elf_done(dir);
 	free(big);
 	free(small);

@@ -443,7 +443,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	libbpf_set_print(libbpf_print);
 	libbpf_msg[0] = '\0';
 	verifier_msg[0] = '\0';
-	r = vm_bpf_new_state(req, cfg ? cfg->binaries : NULL, seen, state, err);
+	r = vm_bpf_new_state(req, cfg, seen, state, err);
 	if (r < 0)
 		return r;
 	st = *state;

@@ -116,7 +116,7 @@ int vm_bpf_on_event(void *ctx, void *data, size_t size)
 		register_pg(st, e.pid);
 		p = vm_samples_find_process(&st->samples, e.pid);
 		if (p)
-			st->seen(p);
+			st->seen(st->symbols, p);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return 0;
@@ -158,7 +158,7 @@ void *vm_bpf_capture_running(void *arg)
 		pthread_mutex_lock(&st->lock);
 		p = vm_samples_find_process(&st->samples, pids[i]);
 		if (p)
-			st->seen(p);
+			st->seen(st->symbols, p);
 		pthread_mutex_unlock(&st->lock);
 	}
 	return NULL;

@@ -80,8 +80,9 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
  * leaves what was made for destroy() to release.
  */
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     struct vm_binaries *binaries, vm_process_seen_fn *seen,
-		     void **state, struct vm_error *err)
+		     const struct vm_engine_config *cfg,
+		     vm_process_seen_fn *seen, void **state,
+		     struct vm_error *err)
 {
 	struct bpf_state *st = calloc(1, sizeof(*st));
 
@@ -90,8 +91,10 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	st->stop_fd = -1;
 	st->seal_fd = -1;
 	/* Without its maps, stacks are walked by frame pointer as before. */
-	st->binaries = binaries;
-	st->unwinding = vm_bpf_unwind_open(&st->unwind, binaries, NULL) == 0;
+	st->binaries = cfg->binaries;
+	st->symbols = cfg->symbols;
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, cfg->binaries, NULL) ==
+			0;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);

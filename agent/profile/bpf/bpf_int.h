@@ -117,6 +117,7 @@ struct bpf_state {
 	/* The session's request: it outlives this state (engine.c). */
 	struct vm_profile_request req;
 	vm_process_seen_fn *seen; /* the engine's, see backend.h */
+	struct vm_symcache *symbols; /* what seen is given */
 };
 
 /* What the target filter of every program sees (targets.bpf.h). */
@@ -151,8 +152,9 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
 			const struct vm_profile_request *req,
 			struct vm_error *err);
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     struct vm_binaries *binaries, vm_process_seen_fn *seen,
-		     void **state, struct vm_error *err);
+		     const struct vm_engine_config *cfg,
+		     vm_process_seen_fn *seen, void **state,
+		     struct vm_error *err);
 size_t vm_bpf_obj_index(const struct bpf_state *st, struct bpf_object *obj);
 uint64_t vm_bpf_stat_sum(struct bpf_state *st, uint32_t idx);
 

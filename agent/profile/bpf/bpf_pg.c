@@ -151,22 +151,6 @@ static void exe_free(struct vm_iopool_job *job)
 	free(x);
 }
 
-/* Run x's step: 0, or a negative errno (x is then freed). */
-static int exe_step(struct exe_job *x, int (*step)(struct vm_iopool_job *))
-{
-	int r;
-
-	x->job.run = step;
-	x->job.started = x->job.finished = x->job.abandoned = false;
-	r = vm_iopool_run(&x->job, VM_IOPOOL_READ_MS);
-	if (r < 0)
-		return r; /* the I/O pool frees it */
-	r = x->job.result;
-	if (r < 0)
-		exe_free(&x->job);
-	return r;
-}
-
 /*
  * The facts of pid's executable (major its version, dev its device from
  * its mapping), from its entry in home, read when that has none: *facts
@@ -189,7 +173,7 @@ static int read_exe(struct vm_binaries *home, const char *proc_root,
 	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
 	x->job = (struct vm_iopool_job){ .free = exe_free, .dev = dev };
 	x->major = major;
-	r = exe_step(x, exe_open);
+	r = vm_iopool_step(&x->job, exe_open, VM_IOPOOL_READ_MS);
 	if (r < 0)
 		return r;
 	*held = home ? vm_binaries_hold(home, &x->key) : NULL;
@@ -199,7 +183,7 @@ static int read_exe(struct vm_binaries *home, const char *proc_root,
 		*facts = got;
 		return 0;
 	}
-	r = exe_step(x, exe_read);
+	r = vm_iopool_step(&x->job, exe_read, VM_IOPOOL_READ_MS);
 	if (r < 0) {
 		vm_binaries_put(home, *held);
 		*held = NULL;
