@@ -22,11 +22,11 @@
 
 #include "agent/commands.h"
 #include "agent/profile/engine.h"
+#include "agent/profile/context.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
 #include "agent/setup/setup.h"
 #include "agent/symbolize/debuginfod.h"
-#include "agent/symbolize/symcache.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
 #include "common/subcommand.h"
@@ -361,6 +361,7 @@ int cmd_profile(int argc, char **argv)
 {
 	struct profile_options o;
 	struct vm_profile_output out = { 0 };
+	struct vm_agent_ctx_config ccfg = { 0 };
 	struct vm_session *s = NULL;
 	struct vm_error err = { 0 };
 	int r;
@@ -371,28 +372,19 @@ int cmd_profile(int argc, char **argv)
 	if (validate(&o) < 0)
 		return 2;
 	start_symbol_sources(&o);
-	o.cfg.binaries = vm_binaries_new(NULL);
-	o.cfg.symbols =
-		o.cfg.binaries ?
-			vm_symcache_new(
-				o.cfg.binaries,
-				&(struct vm_symcache_config){
-					.debug_dir =
-						getenv("VMTOOLS_DEBUG_DIR"),
-					.tools_dir =
-						VM_SETUP_DEFAULT_MOUNTPOINT,
-				}) :
-			NULL;
-	r = o.cfg.symbols ? take_profile(&o, &s, &out, &err) :
-			    vm_error_set(&err, ENOMEM, "out of memory");
+	/* Where separate debug files live, when not /usr/lib/debug. */
+	ccfg.symbols.debug_dir = getenv("VMTOOLS_DEBUG_DIR");
+	ccfg.symbols.tools_dir = VM_SETUP_DEFAULT_MOUNTPOINT;
+	r = vm_agent_ctx_new(&ccfg, &o.cfg.ctx, &err);
+	if (r == 0)
+		r = take_profile(&o, &s, &out, &err);
 	vm_debuginfod_shutdown();
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
 	vm_engine_release();
-	vm_symcache_free(o.cfg.symbols);
-	vm_binaries_free(o.cfg.binaries);
+	vm_agent_ctx_free(o.cfg.ctx);
 	free(out.data);
 	if (r < 0) {
 		fprintf(stderr, WHO ": %s\n", vm_error_str(&err));

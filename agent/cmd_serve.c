@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent/commands.h"
+#include "agent/profile/context.h"
 #include "agent/profile/limits.h"
 #include "agent/profile/perf/perf_locate.h"
 #include "agent/iopool/iopool.h"
@@ -30,7 +31,6 @@
 #include "agent/serve/service.h"
 #include "agent/setup/setup.h"
 #include "agent/symbolize/debuginfod.h"
-#include "agent/symbolize/symcache.h"
 #include "common/log.h"
 #include "common/subcommand.h"
 #include "common/ui.h"
@@ -488,8 +488,7 @@ struct server {
 	struct utsname uts;
 	char host[256];
 	struct vm_continuous *cont; /* NULL without --continuous */
-	struct vm_binaries *binaries; /* what is known per binary */
-	struct vm_symcache *symbols; /* their symbols, kept in binaries */
+	struct vm_agent_ctx *ctx; /* what sessions share (context.h) */
 };
 
 /*
@@ -560,6 +559,7 @@ static void start_symbol_sources(const struct serve_options *o)
 static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
 {
+	struct vm_agent_ctx_config ccfg = { 0 };
 	int r;
 
 	if (!o->no_setup)
@@ -572,22 +572,15 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	sv->health.perf_path = sv->perf_path;
 	start_symbol_sources(o);
 
-	sv->binaries = vm_binaries_new(NULL);
-	sv->symbols =
-		sv->binaries ?
-			vm_symcache_new(sv->binaries,
-					&(struct vm_symcache_config){
-						.debug_dir = getenv(
-							"VMTOOLS_DEBUG_DIR"),
-						.tools_dir = o->mountpoint,
-					}) :
-			NULL;
-	if (!sv->symbols)
-		return vm_error_set(err, ENOMEM, "out of memory");
-	sv->health.binaries = sv->binaries;
+	/* Where separate debug files live, when not /usr/lib/debug. */
+	ccfg.symbols.debug_dir = getenv("VMTOOLS_DEBUG_DIR");
+	ccfg.symbols.tools_dir = o->mountpoint;
+	r = vm_agent_ctx_new(&ccfg, &sv->ctx, err);
+	if (r < 0)
+		return r;
+	sv->health.binaries = sv->ctx->binaries;
 	sv->scfg.engine.perf_path = sv->perf_path;
-	sv->scfg.engine.binaries = sv->binaries;
-	sv->scfg.engine.symbols = sv->symbols;
+	sv->scfg.engine.ctx = sv->ctx;
 	sv->scfg.limits.max_seconds = o->max_seconds;
 	sv->scfg.limits.default_comms = o->comms;
 	sv->scfg.limits.n_default_comms = o->n_comms;
@@ -726,8 +719,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));
 	free(sv->push_userpwd);
 	vm_debuginfod_shutdown();
-	vm_symcache_free(sv->symbols);
-	vm_binaries_free(sv->binaries);
+	vm_agent_ctx_free(sv->ctx);
 	/* What setup, or with --no-setup its observation, left. */
 	vm_setup_result_clear(&sv->setup_res);
 	free(sv->token);

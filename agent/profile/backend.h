@@ -17,7 +17,8 @@
  * Called by a backend, on any thread, when it has captured a target's
  * mappings while sampling: the engine starts reading the symbols of the
  * files p maps, so that the end of the profile finds them ready, into
- * symbols (the engine config's: a backend calls seen(cfg->symbols, p)).
+ * symbols (the engine config's context's: a backend calls
+ * seen(cfg->ctx->symbols, p), NULL without a context).
  * The backend holds its own lock over p for the call.
  */
 typedef void vm_process_seen_fn(struct vm_symcache *symbols,

@@ -306,7 +306,8 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	if (!samples.duration_nanos)
 		samples.duration_nanos = end_ns - s->start_mono_ns;
 
-	r = vm_symbolize(s->cfg.symbols, &samples, &y, err);
+	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, &samples, &y,
+			 err);
 	if (r == 0) {
 		struct vm_encoded enc;
 
@@ -353,7 +354,8 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 	s->window_mono_ns = end_mono;
 	/* Wall clock from the monotonic one: the windows stay contiguous. */
 	s->window_real_ns += samples->duration_nanos;
-	r = vm_symbolize(s->cfg.symbols, samples, y, err);
+	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, samples, y,
+			 err);
 	if (r < 0) {
 		vm_samples_free(samples);
 		memset(y, 0, sizeof(*y));

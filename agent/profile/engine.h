@@ -35,11 +35,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "agent/binaries/binaries.h"
 #include "agent/encode/encode.h"
+#include "agent/profile/context.h"
 #include "agent/profile/limits.h"
 #include "agent/samples/sample.h"
-#include "agent/symbolize/symcache.h"
 #include "common/error.h"
 
 enum vm_profiler {
@@ -72,13 +71,11 @@ struct vm_profile_request {
 struct vm_engine_config {
 	const char *perf_path; /* the perf to run for VM_PROFILER_PERF */
 	/*
-	 * What is known per binary, kept across sessions (the agent's, made
-	 * by its command); NULL: nothing kept, user stacks walked by frame
-	 * pointer only.
+	 * What the agent keeps across sessions (context.h), made by its
+	 * command; NULL: nothing kept, symbols read for each profile and
+	 * user stacks walked by frame pointer only.
 	 */
-	struct vm_binaries *binaries;
-	/* Their symbols, kept in binaries; NULL: read for each profile. */
-	struct vm_symcache *symbols;
+	struct vm_agent_ctx *ctx;
 };
 
 struct vm_profile_output {

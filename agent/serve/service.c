@@ -75,7 +75,8 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	svc->cfg = *cfg;
 	vm_metrics_init(&svc->metrics);
-	svc->metrics.binaries = cfg->engine.binaries;
+	svc->metrics.binaries = cfg->engine.ctx ? cfg->engine.ctx->binaries :
+						  NULL;
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->idle, NULL);
 	/*

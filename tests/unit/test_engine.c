@@ -30,6 +30,9 @@
 #include "agent/symbolize/symbolize.h"
 #include "tests/unit/spinner.h"
 
+/* The context the agent's command would make: the test's own. */
+static struct vm_engine_config cfg;
+
 static struct vm_profile_request base_request(void)
 {
 	struct vm_profile_request r = {
@@ -155,7 +158,7 @@ static void test_session(void **state)
 	r.n_pids = 1;
 	r.frequency = 499;
 	r.seconds = 10;
-	if (vm_session_start(&r, NULL, &s, &err) < 0) {
+	if (vm_session_start(&r, &cfg, &s, &err) < 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 		print_message("no BPF here: %s\n", err.msg);
@@ -168,7 +171,7 @@ static void test_session(void **state)
 	 * one-at-a-time rule is the REST service's, test_service.c), and
 	 * ending it leaves the first sampling.
 	 */
-	assert_int_equal(vm_session_start(&r, NULL, &other, &err), 0);
+	assert_int_equal(vm_session_start(&r, &cfg, &other, &err), 0);
 	assert_non_null(other);
 	assert_true(other != s);
 	vm_session_stop(other);
@@ -218,7 +221,7 @@ static void test_session(void **state)
 	r.pids[0] = getpid(); /* the child is gone */
 	r.format = VM_FORMAT_FOLDED;
 	r.gzip = true;
-	assert_int_equal(vm_session_start(&r, NULL, &s, &err), 0);
+	assert_int_equal(vm_session_start(&r, &cfg, &s, &err), 0);
 	vm_session_stop(s);
 	assert_int_equal(vm_session_wait(s, &err), 0);
 	assert_int_equal(vm_session_finish(s, &out, &err), 0);
@@ -261,7 +264,7 @@ static void test_continuous(void **state)
 	(void)state;
 	r.continuous = true;
 	r.profiler = VM_PROFILER_PERF;
-	assert_int_equal(vm_session_start(&r, NULL, &s, &err), -EINVAL);
+	assert_int_equal(vm_session_start(&r, &cfg, &s, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "continuously"));
 	if (geteuid() != 0)
 		skip();
@@ -274,14 +277,14 @@ static void test_continuous(void **state)
 	r.frequency = 199;
 	r.seconds = 1;
 	err = (struct vm_error){ 0 };
-	if (vm_session_start(&r, NULL, &s, &err) < 0) {
+	if (vm_session_start(&r, &cfg, &s, &err) < 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 		print_message("no BPF here: %s\n", err.msg);
 		skip();
 	}
 	r.continuous = false;
-	assert_int_equal(vm_session_start(&r, NULL, &od, &err), 0);
+	assert_int_equal(vm_session_start(&r, &cfg, &od, &err), 0);
 	assert_int_equal(vm_session_seal(od, &w[0], &y[0], &err), -EINVAL);
 	for (int i = 0; i < 3; i++) {
 		usleep(300000);
@@ -320,6 +323,12 @@ int main(void)
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_continuous),
 	};
+	int failed;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	if (vm_agent_ctx_new(NULL, &cfg.ctx, NULL) < 0)
+		return 1;
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	vm_engine_release(); /* the unwind tables' store puts back its own */
+	vm_agent_ctx_free(cfg.ctx);
+	return failed;
 }

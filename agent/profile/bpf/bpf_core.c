@@ -91,9 +91,9 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	st->stop_fd = -1;
 	st->seal_fd = -1;
 	/* Without its maps, stacks are walked by frame pointer as before. */
-	st->binaries = cfg->binaries;
-	st->symbols = cfg->symbols;
-	st->unwinding = vm_bpf_unwind_open(&st->unwind, cfg->binaries, NULL) ==
+	st->binaries = cfg->ctx ? cfg->ctx->binaries : NULL;
+	st->symbols = cfg->ctx ? cfg->ctx->symbols : NULL;
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->binaries, NULL) ==
 			0;
 	st->req = *req;
 	st->seen = seen;

@@ -690,7 +690,7 @@ static int perf_start(const struct vm_profile_request *req,
 	 * VM_DEFAULT_COMM when req named no process.
 	 */
 	st->frequency = req->frequency;
-	st->binaries = cfg ? cfg->binaries : NULL;
+	st->binaries = cfg && cfg->ctx ? cfg->ctx->binaries : NULL;
 	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
 		strncpy(st->comms[i], req->comms[i], VM_COMM_LEN - 1);
 		st->comm_ptrs[i] = st->comms[i];
