@@ -343,20 +343,6 @@ static int take_profile(const struct profile_options *o, struct vm_session **s,
 	return r;
 }
 
-/*
- * Where debug files come from besides the machine's own: the tools disk
- * at its default mountpoint, and debuginfod servers; a server that cannot
- * be used costs names only, so it is a warning.
- */
-static void start_symbol_sources(struct profile_options *o)
-{
-	struct vm_error err = { 0 };
-
-	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
-		fprintf(stderr, WHO ": warning: no debuginfod lookups: %s\n",
-			vm_error_str(&err));
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_options o;
@@ -371,14 +357,20 @@ int cmd_profile(int argc, char **argv)
 		return r > 0 ? 0 : 2;
 	if (validate(&o) < 0)
 		return 2;
-	start_symbol_sources(&o);
-	/* Where separate debug files live, when not /usr/lib/debug. */
+	/*
+	 * Where debug files come from besides the machine's own: the tools
+	 * disk at its default mountpoint, and debuginfod servers; a server
+	 * that cannot be used costs names only, so it is a warning.
+	 */
 	ccfg.symbols.debug_dir = getenv("VMTOOLS_DEBUG_DIR");
 	ccfg.symbols.tools_dir = VM_SETUP_DEFAULT_MOUNTPOINT;
+	ccfg.debuginfod = &o.debuginfod;
 	r = vm_agent_ctx_new(&ccfg, &o.cfg.ctx, &err);
+	if (r == 0 && vm_agent_ctx_warning(o.cfg.ctx))
+		fprintf(stderr, WHO ": warning: %s\n",
+			vm_agent_ctx_warning(o.cfg.ctx));
 	if (r == 0)
 		r = take_profile(&o, &s, &out, &err);
-	vm_debuginfod_shutdown();
 	/* Write first: releasing the backend may wait for the kernel. */
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);

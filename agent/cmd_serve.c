@@ -541,20 +541,6 @@ static void block_signals(sigset_t *sigs)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/*
- * Where debug files come from besides the machine's own: the tools disk,
- * and debuginfod servers; a server that cannot be used costs names only
- * (/healthz says why).
- */
-static void start_symbol_sources(const struct serve_options *o)
-{
-	struct vm_error err = { 0 };
-
-	if (vm_debuginfod_init(&o->debuginfod, &err) < 0)
-		vm_log("warning: no debuginfod lookups: %s",
-		       vm_error_str(&err));
-}
-
 /* The tools disk, the perf to run, and the service that takes profiles. */
 static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
@@ -570,15 +556,22 @@ static int start_service(const struct serve_options *o, struct server *sv,
 			      sizeof(sv->setup_err));
 	sv->perf_path = find_perf(o);
 	sv->health.perf_path = sv->perf_path;
-	start_symbol_sources(o);
 
-	/* Where separate debug files live, when not /usr/lib/debug. */
+	/*
+	 * Where debug files come from besides the machine's own: the tools
+	 * disk, and debuginfod servers; a server that cannot be used costs
+	 * names only (/healthz says why).
+	 */
 	ccfg.symbols.debug_dir = getenv("VMTOOLS_DEBUG_DIR");
 	ccfg.symbols.tools_dir = o->mountpoint;
+	ccfg.debuginfod = &o->debuginfod;
 	r = vm_agent_ctx_new(&ccfg, &sv->ctx, err);
 	if (r < 0)
 		return r;
+	if (vm_agent_ctx_warning(sv->ctx))
+		vm_log("warning: %s", vm_agent_ctx_warning(sv->ctx));
 	sv->health.binaries = sv->ctx->binaries;
+	sv->health.debuginfod = sv->ctx->debuginfod;
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	sv->scfg.limits.max_seconds = o->max_seconds;
@@ -718,7 +711,6 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	if (sv->push_userpwd)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));
 	free(sv->push_userpwd);
-	vm_debuginfod_shutdown();
 	vm_agent_ctx_free(sv->ctx);
 	/* What setup, or with --no-setup its observation, left. */
 	vm_setup_result_clear(&sv->setup_res);

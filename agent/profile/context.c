@@ -5,19 +5,27 @@
 #include "agent/profile/context.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 		     struct vm_agent_ctx **out, struct vm_error *err)
 {
 	struct vm_agent_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct vm_symcache_config symbols = { 0 };
 
 	*out = NULL;
+	if (cfg)
+		symbols = cfg->symbols;
+	/* Unusable lookups leave it off: its stats say why. */
+	if (ctx)
+		vm_debuginfod_new(cfg ? cfg->debuginfod : NULL,
+				  &ctx->debuginfod, NULL);
 	if (ctx)
 		ctx->binaries = vm_binaries_new(cfg ? &cfg->binaries : NULL);
-	if (ctx && ctx->binaries)
-		ctx->symbols = vm_symcache_new(ctx->binaries,
-					       cfg ? &cfg->symbols : NULL);
+	symbols.debuginfod = ctx ? ctx->debuginfod : NULL;
+	if (ctx && ctx->binaries && ctx->debuginfod)
+		ctx->symbols = vm_symcache_new(ctx->binaries, &symbols);
 	if (!ctx || !ctx->symbols) {
 		vm_agent_ctx_free(ctx);
 		return vm_error_set(err, ENOMEM, "out of memory");
@@ -26,9 +34,24 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	return 0;
 }
 
+const char *vm_agent_ctx_warning(struct vm_agent_ctx *ctx)
+{
+	vm_debuginfod_stats(ctx->debuginfod, &ctx->lookups);
+	if (!ctx->lookups.error[0])
+		return NULL;
+	snprintf(ctx->warning, sizeof(ctx->warning),
+		 "no debuginfod lookups: %s", ctx->lookups.error);
+	return ctx->warning;
+}
+
 void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 {
-	/* The cache first: its runs hold entries of the home. */
+	/*
+	 * The lookups first: they tell the cache; then the cache, whose
+	 * runs hold entries of the home.
+	 */
+	if (ctx)
+		vm_debuginfod_free(ctx->debuginfod);
 	if (ctx)
 		vm_symcache_free(ctx->symbols);
 	if (ctx)

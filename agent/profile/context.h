@@ -10,6 +10,8 @@
  *              PostgreSQL facts (agent/binaries/binaries.h)
  *   symbols    the symbol cache keeping their symbols there, and where
  *              it looks for debug files (agent/symbolize/symcache.h)
+ *   debuginfod the servers it asks for debug files found nowhere else,
+ *              on a thread of their own (agent/symbolize/debuginfod.h)
  *
  * Its limits are fields of its config, not setters: a test makes a
  * context of its own with the limits it wants, and frees it.
@@ -24,21 +26,37 @@
 struct vm_agent_ctx_config {
 	struct vm_binaries_limits binaries; /* zeros: the defaults */
 	struct vm_symcache_config symbols; /* zeros: the defaults */
+	/* --debuginfod-url and --debuginfod-cache; NULL: $DEBUGINFOD_URLS */
+	const struct vm_debuginfod_options *debuginfod;
 };
 
 struct vm_agent_ctx {
 	struct vm_binaries *binaries;
 	struct vm_symcache *symbols;
+	struct vm_debuginfod *debuginfod;
+	/* vm_agent_ctx_warning()'s */
+	struct vm_debuginfod_stats lookups;
+	char warning[320];
 };
 
-/* A new context (cfg NULL: the defaults): 0, or -ENOMEM with err set. */
+/*
+ * A new context (cfg NULL: the defaults): 0, or -ENOMEM with err set.
+ * Debug file lookups that cannot be used cost names only: the context is
+ * made without them, and vm_debuginfod_stats() says why.
+ */
 int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 		     struct vm_agent_ctx **out, struct vm_error *err);
 
 /*
- * Freed, with everything it holds: after every session is freed, the
- * engine released (vm_engine_release) and debuginfod shut down (its
- * lookups tell the symbol cache).  NULL is nothing.
+ * What the user should be warned of (one sentence: debuginfod lookups
+ * configured but off, and why), or NULL.
+ */
+const char *vm_agent_ctx_warning(struct vm_agent_ctx *ctx);
+
+/*
+ * Freed, with everything it holds, the lookups stopped first (they tell
+ * the symbol cache): after every session is freed and the engine
+ * released (vm_engine_release).  NULL is nothing.
  */
 void vm_agent_ctx_free(struct vm_agent_ctx *ctx);
 

@@ -118,13 +118,13 @@ static struct json_object *postgresql_json(void)
 }
 
 /* How debug file lookups went (agent/symbolize/debuginfod.h). */
-static struct json_object *debuginfod_json(void)
+static struct json_object *debuginfod_json(struct vm_debuginfod *d)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *lookups = json_object_new_object();
 	struct vm_debuginfod_stats st;
 
-	vm_debuginfod_stats(&st);
+	vm_debuginfod_stats(d, &st);
 	json_object_object_add(o, "enabled",
 			       json_object_new_boolean(st.enabled));
 	for (int i = 0; i < VM_DEBUGINFOD_OUTCOMES; i++)
@@ -301,7 +301,8 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json());
-	json_object_object_add(root, "debuginfod", debuginfod_json());
+	json_object_object_add(root, "debuginfod",
+			       debuginfod_json(cfg->debuginfod));
 	json_object_object_add(root, "symbols", symbols_json(cfg->binaries));
 	json_object_object_add(root, "unwind", unwind_json(cfg->binaries));
 	json_object_object_add(root, "target_files", target_files_json());

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/symbolize/debuginfod.h"
 #include "common/error.h"
 
 struct vm_health_config {
@@ -31,6 +32,7 @@ struct vm_health_config {
 	const char *image_release; /* may be NULL */
 	const char *setup_error; /* NULL when setup succeeded */
 	struct vm_binaries *binaries; /* what is known per binary */
+	struct vm_debuginfod *debuginfod; /* the lookups of debug files */
 };
 
 /* Whether this process can load a perf_event BPF program and sample. */

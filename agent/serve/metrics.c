@@ -101,7 +101,7 @@ void vm_metrics_snapshot(struct vm_metrics *m, struct vm_metrics_snapshot *s)
 	pthread_mutex_lock(&m->lock);
 	*s = m->s;
 	pthread_mutex_unlock(&m->lock);
-	vm_debuginfod_stats(&s->debuginfod);
+	vm_debuginfod_stats(m->debuginfod, &s->debuginfod);
 	vm_unwind_cache_stats(m->binaries, &s->unwind);
 }
 

@@ -54,6 +54,7 @@ struct vm_metrics {
 	pthread_mutex_t lock;
 	struct vm_metrics_snapshot s;
 	struct vm_binaries *binaries; /* whose unwind tables are counted */
+	struct vm_debuginfod *debuginfod; /* whose lookups are counted */
 };
 
 void vm_metrics_init(struct vm_metrics *m);

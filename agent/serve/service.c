@@ -75,8 +75,10 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	svc->cfg = *cfg;
 	vm_metrics_init(&svc->metrics);
-	svc->metrics.binaries = cfg->engine.ctx ? cfg->engine.ctx->binaries :
-						  NULL;
+	if (cfg->engine.ctx) {
+		svc->metrics.binaries = cfg->engine.ctx->binaries;
+		svc->metrics.debuginfod = cfg->engine.ctx->debuginfod;
+	}
 	pthread_mutex_init(&svc->lock, NULL);
 	pthread_cond_init(&svc->idle, NULL);
 	/*

@@ -8,8 +8,11 @@
  * ids are remembered: one found or answered 404 is never asked again; one
  * that failed (server down, timeout, an answer that is not an ELF file
  * with that build id, which is removed from the cache) is forgotten, so a
- * later profile asks again.  A lookup is aborted through the progress callback when the
- * agent stops.  Lock order: the symbol cache's, then ours.
+ * later profile asks again.  A lookup is aborted through the progress
+ * callback when the agent stops.  Lock order: the symbol cache's, then
+ * ours.  The library's function table is the process's, loaded once;
+ * everything else is the object's (struct vm_debuginfod), which the
+ * agent's context holds.
  */
 #include "agent/symbolize/debuginfod.h"
 
@@ -47,12 +50,16 @@ static typeof(debuginfod_begin) *sym_begin;
 static typeof(debuginfod_end) *sym_end;
 static typeof(debuginfod_find_debuginfo) *sym_find_debuginfo;
 static typeof(debuginfod_set_progressfn) *sym_set_progressfn;
+static typeof(debuginfod_set_user_data) *sym_set_user_data;
+static typeof(debuginfod_get_user_data) *sym_get_user_data;
 
 static const struct vm_dl_func funcs[] = {
 	VM_DL_FUNC(debuginfod_begin, sym_begin),
 	VM_DL_FUNC(debuginfod_end, sym_end),
 	VM_DL_FUNC(debuginfod_find_debuginfo, sym_find_debuginfo),
 	VM_DL_FUNC(debuginfod_set_progressfn, sym_set_progressfn),
+	VM_DL_FUNC(debuginfod_set_user_data, sym_set_user_data),
+	VM_DL_FUNC(debuginfod_get_user_data, sym_get_user_data),
 };
 
 static struct vm_dl lib = {
@@ -71,17 +78,23 @@ struct id_entry {
 	void *found_arg;
 };
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake; /* a lookup queued, or stop */
-static pthread_cond_t done; /* a lookup finished (CLOCK_MONOTONIC) */
-static struct id_entry ids[MAX_IDS];
-static size_t n_ids;
-static uint64_t pending, lookups[VM_DEBUGINFOD_OUTCOMES];
-static bool enabled, started;
-static atomic_bool stopping;
-static pthread_t thread;
-static char cache_dir[4096];
-static char disabled_why[256];
+struct vm_debuginfod {
+	pthread_mutex_t lock;
+	pthread_cond_t wake; /* a lookup queued, or stop */
+	pthread_cond_t done; /* a lookup finished (CLOCK_MONOTONIC) */
+	struct id_entry ids[MAX_IDS];
+	size_t n_ids;
+	uint64_t pending, lookups[VM_DEBUGINFOD_OUTCOMES];
+	bool enabled, started;
+	atomic_bool stopping;
+	pthread_t thread;
+	char cache_dir[4096];
+	char disabled_why[256];
+	/* DEBUGINFOD_MAXSIZE as a number: the most one download may bring. */
+	long max_bytes;
+	/* The running lookup was cut for bringing more (one worker). */
+	bool too_big;
+};
 
 static const char *const outcome_names[VM_DEBUGINFOD_OUTCOMES] = {
 	[VM_DEBUGINFOD_FOUND] = "found",
@@ -110,11 +123,6 @@ int vm_debuginfod_add_url(struct vm_debuginfod_options *o, const char *url,
 	return 0;
 }
 
-/* DEBUGINFOD_MAXSIZE as a number: the most one download may bring. */
-static long max_bytes;
-/* The running lookup was cut for bringing more (one worker: no race). */
-static bool too_big;
-
 /*
  * Aborts the transfer when the agent stops, or when it has brought more
  * than max_bytes: libdebuginfod itself checks DEBUGINFOD_MAXSIZE only
@@ -123,11 +131,12 @@ static bool too_big;
  */
 static int progress(debuginfod_client *c, long got, long total)
 {
-	(void)c;
+	struct vm_debuginfod *d = sym_get_user_data(c);
+
 	(void)total;
-	if (max_bytes > 0 && got > max_bytes)
-		too_big = true;
-	return atomic_load(&stopping) || too_big ? 1 : 0;
+	if (d->max_bytes > 0 && got > d->max_bytes)
+		d->too_big = true;
+	return atomic_load(&d->stopping) || d->too_big ? 1 : 0;
 }
 
 struct cached {
@@ -171,7 +180,7 @@ static uint64_t dir_bytes(int dfd, const char *name, bool remove)
 }
 
 /* Keep the cache under VM_DEBUGINFOD_CACHE_MAX: the oldest go first. */
-static void prune_cache(void)
+static void prune_cache(const char *cache_dir)
 {
 	int fd = open(cache_dir,
 		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -245,19 +254,22 @@ out:
 }
 
 /* One lookup, the lock not held; its outcome. */
-static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
+static enum vm_debuginfod_outcome look_up(struct vm_debuginfod *d,
+					  const struct id_entry *x)
 {
+	const char *cache_dir = d->cache_dir;
 	debuginfod_client *c = sym_begin();
 	char *path = NULL;
 	int fd;
 
 	if (!c)
 		return VM_DEBUGINFOD_FAILED;
+	sym_set_user_data(c, d);
 	sym_set_progressfn(c, progress);
-	too_big = false;
+	d->too_big = false;
 	fd = sym_find_debuginfo(c, x->id, x->len, &path);
 	sym_end(c);
-	if (too_big) {
+	if (d->too_big) {
 		if (fd >= 0)
 			close(fd);
 		free(path);
@@ -279,54 +291,56 @@ static enum vm_debuginfod_outcome look_up(const struct id_entry *x)
 	close(fd);
 	x->found(x->found_arg, x->id, x->len, path);
 	free(path);
-	prune_cache();
+	prune_cache(cache_dir);
 	return VM_DEBUGINFOD_FOUND;
 }
 
 static void *worker(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&lock);
+	struct vm_debuginfod *d = arg;
+	struct id_entry *ids = d->ids;
+
+	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		struct id_entry *x = NULL, copy;
 		enum vm_debuginfod_outcome o;
 
-		while (!atomic_load(&stopping)) {
-			for (size_t i = 0; i < n_ids && !x; i++)
+		while (!atomic_load(&d->stopping)) {
+			for (size_t i = 0; i < d->n_ids && !x; i++)
 				if (ids[i].state == QUEUED)
 					x = &ids[i];
 			if (x)
 				break;
-			pthread_cond_wait(&wake, &lock);
+			pthread_cond_wait(&d->wake, &d->lock);
 		}
 		if (!x)
 			break;
 		x->state = RUNNING;
 		copy = *x;
-		pthread_mutex_unlock(&lock);
-		o = look_up(&copy);
-		pthread_mutex_lock(&lock);
-		lookups[o]++;
-		pending--;
-		for (size_t i = 0; i < n_ids; i++)
+		pthread_mutex_unlock(&d->lock);
+		o = look_up(d, &copy);
+		pthread_mutex_lock(&d->lock);
+		d->lookups[o]++;
+		d->pending--;
+		for (size_t i = 0; i < d->n_ids; i++)
 			if (ids[i].state == RUNNING) {
 				/* Failed: forgotten, so a later profile asks again. */
 				if (o == VM_DEBUGINFOD_FAILED)
-					ids[i] = ids[--n_ids];
+					ids[i] = ids[--d->n_ids];
 				else
 					ids[i].state = DONE;
 				break;
 			}
-		pthread_cond_broadcast(&done);
+		pthread_cond_broadcast(&d->done);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
 
 /* mkdir -p, 0755 for parents and 0700 for the cache itself. */
 static int make_cache_dir(const char *dir, struct vm_error *err)
 {
-	char p[sizeof(cache_dir)];
+	char p[sizeof(((struct vm_debuginfod *)0)->cache_dir)];
 	struct stat st;
 
 	if (dir[0] != '/' || strlen(dir) >= sizeof(p))
@@ -372,92 +386,111 @@ static int join_urls(const char *const *urls, size_t n, char **out,
 	return 0;
 }
 
-static int disable(int r, const struct vm_error *err)
+static int disable(struct vm_debuginfod *d, int r, const struct vm_error *err)
 {
-	snprintf(disabled_why, sizeof(disabled_why), "%s", vm_error_str(err));
+	snprintf(d->disabled_why, sizeof(d->disabled_why), "%s",
+		 vm_error_str(err));
 	return r;
 }
 
-int vm_debuginfod_init(const struct vm_debuginfod_options *o,
-		       struct vm_error *err)
+int vm_debuginfod_new(const struct vm_debuginfod_options *o,
+		      struct vm_debuginfod **out, struct vm_error *err)
 {
 	_cleanup_free_ char *joined = NULL;
 	const char *env = getenv("DEBUGINFOD_URLS");
-	const char *cache = o->cache ? o->cache : VM_DEBUGINFOD_DEFAULT_CACHE;
+	const char *cache = o && o->cache ? o->cache :
+					    VM_DEBUGINFOD_DEFAULT_CACHE;
+	struct vm_debuginfod *d = calloc(1, sizeof(*d));
 	pthread_condattr_t ca;
 	int r;
 
-	if (o->n_urls == 0 && (!env || !env[0]))
-		return 0; /* nothing configured: lookups stay off */
-	if (o->n_urls && join_urls(o->urls, o->n_urls, &joined, err) < 0)
-		return disable(-ENOMEM, err);
-	r = make_cache_dir(cache, err);
-	if (r < 0)
-		return disable(r, err);
-	snprintf(cache_dir, sizeof(cache_dir), "%s", cache);
-	r = vm_dl_load(&lib, err);
-	if (r < 0)
-		return disable(r, err);
-	if ((joined && setenv("DEBUGINFOD_URLS", joined, 1)) ||
-	    setenv("DEBUGINFOD_CACHE_PATH", cache_dir, 1) ||
-	    setenv("DEBUGINFOD_TIMEOUT", DEFAULT_TIMEOUT_S, 0) ||
-	    setenv("DEBUGINFOD_MAXSIZE", DEFAULT_MAXSIZE, 0))
-		return disable(vm_error_set(err, ENOMEM, "out of memory"), err);
-	max_bytes = strtol(getenv("DEBUGINFOD_MAXSIZE"), NULL, 10);
+	*out = d;
+	if (!d)
+		return vm_error_set(err, ENOMEM, "out of memory");
+	pthread_mutex_init(&d->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&done, &ca);
+	pthread_cond_init(&d->done, &ca);
 	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&wake, NULL);
-	r = pthread_create(&thread, NULL, worker, NULL);
+	pthread_cond_init(&d->wake, NULL);
+	if ((!o || o->n_urls == 0) && (!env || !env[0]))
+		return 0; /* nothing configured: lookups stay off */
+	if (o && o->n_urls && join_urls(o->urls, o->n_urls, &joined, err) < 0)
+		return disable(d, -ENOMEM, err);
+	r = make_cache_dir(cache, err);
+	if (r < 0)
+		return disable(d, r, err);
+	snprintf(d->cache_dir, sizeof(d->cache_dir), "%s", cache);
+	r = vm_dl_load(&lib, err);
+	if (r < 0)
+		return disable(d, r, err);
+	if ((joined && setenv("DEBUGINFOD_URLS", joined, 1)) ||
+	    setenv("DEBUGINFOD_CACHE_PATH", d->cache_dir, 1) ||
+	    setenv("DEBUGINFOD_TIMEOUT", DEFAULT_TIMEOUT_S, 0) ||
+	    setenv("DEBUGINFOD_MAXSIZE", DEFAULT_MAXSIZE, 0))
+		return disable(d, vm_error_set(err, ENOMEM, "out of memory"),
+			       err);
+	d->max_bytes = strtol(getenv("DEBUGINFOD_MAXSIZE"), NULL, 10);
+	r = pthread_create(&d->thread, NULL, worker, d);
 	if (r)
 		return disable(
+			d,
 			vm_error_errno(err, r,
 				       "cannot start the debuginfod thread"),
 			err);
-	started = enabled = true;
+	d->started = d->enabled = true;
 	return 0;
 }
 
-void vm_debuginfod_shutdown(void)
+void vm_debuginfod_free(struct vm_debuginfod *d)
 {
-	if (!started)
+	if (!d)
 		return;
-	pthread_mutex_lock(&lock);
-	atomic_store(&stopping, true);
-	pthread_cond_broadcast(&wake);
-	pthread_mutex_unlock(&lock);
-	pthread_join(thread, NULL);
-	started = enabled = false;
+	if (d->started) {
+		pthread_mutex_lock(&d->lock);
+		atomic_store(&d->stopping, true);
+		pthread_cond_broadcast(&d->wake);
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+	}
+	pthread_cond_destroy(&d->wake);
+	pthread_cond_destroy(&d->done);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
 }
 
-void vm_debuginfod_request(const uint8_t *id, size_t len,
-			   vm_debuginfod_found_fn found, void *arg)
+void vm_debuginfod_request(struct vm_debuginfod *d, const uint8_t *id,
+			   size_t len, vm_debuginfod_found_fn found, void *arg)
 {
-	if (!enabled || !found || len == 0 || len > VM_BUILD_ID_MAX)
+	struct id_entry *ids;
+
+	if (!d || !d->enabled || !found || len == 0 || len > VM_BUILD_ID_MAX)
 		return;
-	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_ids; i++)
+	ids = d->ids;
+	pthread_mutex_lock(&d->lock);
+	for (size_t i = 0; i < d->n_ids; i++)
 		if (ids[i].len == len && !memcmp(ids[i].id, id, len))
 			goto out;
-	if (n_ids < MAX_IDS && !atomic_load(&stopping)) {
-		memcpy(ids[n_ids].id, id, len);
-		ids[n_ids].len = len;
-		ids[n_ids].found = found;
-		ids[n_ids].found_arg = arg;
-		ids[n_ids++].state = QUEUED;
-		pending++;
-		pthread_cond_signal(&wake);
+	if (d->n_ids < MAX_IDS && !atomic_load(&d->stopping)) {
+		struct id_entry *x = &ids[d->n_ids++];
+
+		memcpy(x->id, id, len);
+		x->len = len;
+		x->found = found;
+		x->found_arg = arg;
+		x->state = QUEUED;
+		d->pending++;
+		pthread_cond_signal(&d->wake);
 	}
 out:
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
-void vm_debuginfod_wait(unsigned max_ms)
+void vm_debuginfod_wait(struct vm_debuginfod *d, unsigned max_ms)
 {
 	struct timespec until;
 
-	if (!enabled)
+	if (!d || !d->enabled)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += max_ms / 1000;
@@ -466,19 +499,24 @@ void vm_debuginfod_wait(unsigned max_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000;
 	}
-	pthread_mutex_lock(&lock);
-	while (pending && !atomic_load(&stopping))
-		if (pthread_cond_timedwait(&done, &lock, &until) == ETIMEDOUT)
+	pthread_mutex_lock(&d->lock);
+	while (d->pending && !atomic_load(&d->stopping))
+		if (pthread_cond_timedwait(&d->done, &d->lock, &until) ==
+		    ETIMEDOUT)
 			break;
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&d->lock);
 }
 
-void vm_debuginfod_stats(struct vm_debuginfod_stats *out)
+void vm_debuginfod_stats(struct vm_debuginfod *d,
+			 struct vm_debuginfod_stats *out)
 {
-	pthread_mutex_lock(&lock);
-	out->enabled = enabled;
-	memcpy(out->lookups, lookups, sizeof(lookups));
-	out->pending = pending;
-	snprintf(out->error, sizeof(out->error), "%s", disabled_why);
-	pthread_mutex_unlock(&lock);
+	memset(out, 0, sizeof(*out));
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	out->enabled = d->enabled;
+	memcpy(out->lookups, d->lookups, sizeof(d->lookups));
+	out->pending = d->pending;
+	snprintf(out->error, sizeof(out->error), "%s", d->disabled_why);
+	pthread_mutex_unlock(&d->lock);
 }

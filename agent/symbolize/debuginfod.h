@@ -68,18 +68,22 @@ struct vm_debuginfod_options {
 int vm_debuginfod_add_url(struct vm_debuginfod_options *o, const char *url,
 			  struct vm_error *err);
 
-/*
- * Turn lookups on: o's URLs (none: $DEBUGINFOD_URLS, and nothing happens
- * without it either), fetched files kept in o->cache.  Call once, before
- * other threads run (it sets libdebuginfod's environment).  0, also when
- * nothing is configured; -errno with a sentence when the library or the
- * cache directory is unusable (lookups stay off, the stats say why).
- */
-int vm_debuginfod_init(const struct vm_debuginfod_options *o,
-		       struct vm_error *err);
+struct vm_debuginfod;
 
-/* Stop the lookup thread (the lookup running ends first). */
-void vm_debuginfod_shutdown(void);
+/*
+ * Lookups for the agent's context (agent/profile/context.h): o's URLs
+ * (none: $DEBUGINFOD_URLS, and nothing happens without it either),
+ * fetched files kept in o->cache.  Make one, before other threads run
+ * (it sets libdebuginfod's environment, which is the process's).  *out is
+ * set whenever there is memory for it: off when nothing is configured,
+ * or when the library or the cache directory is unusable, which its
+ * stats then say (and err, with the -errno returned).  -ENOMEM: none.
+ */
+int vm_debuginfod_new(const struct vm_debuginfod_options *o,
+		      struct vm_debuginfod **out, struct vm_error *err);
+
+/* The lookup thread stopped (the lookup running ends first), and freed. */
+void vm_debuginfod_free(struct vm_debuginfod *d);
 
 /*
  * Told, from the lookup thread, that the debug file for build id id was
@@ -89,17 +93,19 @@ typedef void (*vm_debuginfod_found_fn)(void *arg, const uint8_t *id, size_t len,
 				       const char *path);
 
 /*
- * Look this build id up in the background, once; nothing when off.  When
- * a debug file is fetched, found is called with it and arg, which must
- * stay valid until vm_debuginfod_shutdown().
+ * Look this build id up in the background, once; nothing when off (or d
+ * NULL).  When a debug file is fetched, found is called with it and arg,
+ * which must stay valid until vm_debuginfod_free().
  */
-void vm_debuginfod_request(const uint8_t *id, size_t len,
-			   vm_debuginfod_found_fn found, void *arg);
+void vm_debuginfod_request(struct vm_debuginfod *d, const uint8_t *id,
+			   size_t len, vm_debuginfod_found_fn found, void *arg);
 
 /* Wait until no lookup is pending, at most max_ms milliseconds. */
-void vm_debuginfod_wait(unsigned max_ms);
+void vm_debuginfod_wait(struct vm_debuginfod *d, unsigned max_ms);
 
-void vm_debuginfod_stats(struct vm_debuginfod_stats *out);
+/* What lookups did (d NULL: off, no error). */
+void vm_debuginfod_stats(struct vm_debuginfod *d,
+			 struct vm_debuginfod_stats *out);
 
 const char *vm_debuginfod_outcome_name(enum vm_debuginfod_outcome o);
 

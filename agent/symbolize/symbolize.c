@@ -802,7 +802,8 @@ int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
 	}
 	out->n_stacks = s->n;
 	/* Debug files still on their way: a little while, no more. */
-	vm_debuginfod_wait(VM_DEBUGINFOD_WAIT_MS);
+	if (sc)
+		vm_symcache_wait_lookups(sc, VM_DEBUGINFOD_WAIT_MS);
 	/* Without memory for the memo, every frame is named afresh. */
 	vm_memo_init(&named.memo, NAMED_MEMO_BITS);
 	if (!sc)

@@ -47,6 +47,7 @@ struct vm_symcache {
 	size_t n_held, cap_held;
 	uint64_t hits, misses;
 	size_t file_max_bytes;
+	struct vm_debuginfod *debuginfod; /* NULL: no lookups */
 	char debug_dir[PATH_MAX];
 	char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
 	struct vm_symfile vdso;
@@ -67,6 +68,7 @@ struct vm_symcache *vm_symcache_new(struct vm_binaries *home,
 	pthread_mutex_init(&sc->lock, NULL);
 	pthread_mutex_init(&sc->found_lock, NULL);
 	sc->home = home;
+	sc->debuginfod = cfg ? cfg->debuginfod : NULL;
 	sc->file_max_bytes = cfg && cfg->per_file_max_bytes ?
 				     cfg->per_file_max_bytes :
 				     VM_ELF_SYMBOLS_MAX_BYTES;
@@ -295,8 +297,8 @@ static void find_debug_file(struct vm_symfile *f, const char *path,
 	    try_debug_file(NULL, f, p, false, job))
 		return;
 	/* Last: a server may have it; its answer arrives later. */
-	vm_debuginfod_request(f->info.build_id, f->info.build_id_len,
-			      debug_file_found, job->sc);
+	vm_debuginfod_request(job->sc->debuginfod, f->info.build_id,
+			      f->info.build_id_len, debug_file_found, job->sc);
 }
 
 /* Kept for the next run, which merges it (debuginfod's thread). */
@@ -533,6 +535,11 @@ int vm_symcache_get(struct vm_symcache *sc, const char *open_path,
 				    path ? path : open_path);
 	*out = got;
 	return 0;
+}
+
+void vm_symcache_wait_lookups(struct vm_symcache *sc, unsigned max_ms)
+{
+	vm_debuginfod_wait(sc->debuginfod, max_ms);
 }
 
 bool vm_symcache_holds(struct vm_symcache *sc, uint64_t dev, uint64_t ino)

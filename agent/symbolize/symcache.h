@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/elf.h"
 #include "common/error.h"
 
@@ -45,6 +46,8 @@ struct vm_symcache_config {
 	 */
 	const char *tools_dir;
 	size_t per_file_max_bytes; /* 0: VM_ELF_SYMBOLS_MAX_BYTES */
+	/* Where debug files found nowhere else are asked for; NULL: none. */
+	struct vm_debuginfod *debuginfod;
 };
 
 struct vm_symcache;
@@ -55,7 +58,7 @@ struct vm_symcache;
  */
 struct vm_symcache *vm_symcache_new(struct vm_binaries *home,
 				    const struct vm_symcache_config *cfg);
-/* After vm_debuginfod_shutdown(): lookups still running tell the cache. */
+/* After vm_debuginfod_free(): lookups still running tell the cache. */
 void vm_symcache_free(struct vm_symcache *sc);
 
 void vm_symcache_lock(struct vm_symcache *sc);
@@ -72,6 +75,12 @@ void vm_symcache_unlock(struct vm_symcache *sc);
 int vm_symcache_get(struct vm_symcache *sc, const char *open_path,
 		    const char *path, const char *root, uint64_t dev,
 		    const struct vm_symfile **out, struct vm_error *err);
+
+/*
+ * Wait for debug files still being fetched, at most max_ms (before a run:
+ * what arrives is merged when it takes the lock).
+ */
+void vm_symcache_wait_lookups(struct vm_symcache *sc, unsigned max_ms);
 
 /*
  * Whether symbols are held for the file with device dev and inode ino
