@@ -54,8 +54,7 @@ struct vm_session {
 
 static void *prefetch_kernel(void *arg)
 {
-	(void)arg;
-	vm_symbolize_prefetch_kernel();
+	vm_symbolize_prefetch_kernel(arg);
 	return NULL;
 }
 
@@ -219,7 +218,8 @@ int vm_session_start(const struct vm_profile_request *req,
 	 * /proc/kallsyms is slow, and after the window the caller would wait.
 	 */
 	s->prefetch_started =
-		pthread_create(&s->prefetch, NULL, prefetch_kernel, NULL) == 0;
+		pthread_create(&s->prefetch, NULL, prefetch_kernel,
+			       s->cfg.ctx ? s->cfg.ctx->symbols : NULL) == 0;
 	*out = s;
 	return 0;
 }

@@ -61,8 +61,7 @@ static uint64_t now_ms(void)
 
 static void *warm_up(void *arg)
 {
-	(void)arg;
-	vm_symbolize_prefetch_kernel();
+	vm_symbolize_prefetch_kernel(arg);
 	return NULL;
 }
 
@@ -87,8 +86,10 @@ int vm_service_new(const struct vm_service_config *cfg, struct vm_service **out,
 	 * does: read it now, beside the HTTP start, so the first profile
 	 * costs what the others do (the cache keeps it until /proc/modules changes).
 	 */
-	svc->warm_started = pthread_create(&svc->warm, NULL, warm_up, NULL) ==
-			    0;
+	svc->warm_started = pthread_create(&svc->warm, NULL, warm_up,
+					   cfg->engine.ctx ?
+						   cfg->engine.ctx->symbols :
+						   NULL) == 0;
 	*out = svc;
 	return 0;
 }

@@ -157,16 +157,15 @@ static int slurp(const char *path, char **out, struct vm_error *err)
 	return 0;
 }
 
-static struct vm_kallsyms cached;
-static char *cached_modules;
-static uint64_t reads;
-
-uint64_t vm_kallsyms_reads(void)
+void vm_kallsyms_cache_free(struct vm_kallsyms_cache *c)
 {
-	return __atomic_load_n(&reads, __ATOMIC_RELAXED);
+	vm_kallsyms_free(&c->table);
+	free(c->modules);
+	c->modules = NULL;
 }
 
-int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err)
+int vm_kallsyms_get(struct vm_kallsyms_cache *c, const struct vm_kallsyms **out,
+		    struct vm_error *err)
 {
 	_cleanup_free_ char *modules = NULL;
 	char *text = NULL;
@@ -175,22 +174,20 @@ int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err)
 	/* No /proc/modules (CONFIG_MODULES=n): compare as empty. */
 	if (slurp("/proc/modules", &modules, NULL) < 0)
 		modules = strdup("");
-	if (cached.n && modules && cached_modules &&
-	    !strcmp(modules, cached_modules)) {
-		*out = &cached;
+	if (c->table.n && modules && c->modules &&
+	    !strcmp(modules, c->modules)) {
+		*out = &c->table;
 		return 0;
 	}
-	vm_kallsyms_free(&cached);
-	free(cached_modules);
-	cached_modules = NULL;
-	__atomic_add_fetch(&reads, 1, __ATOMIC_RELAXED);
+	vm_kallsyms_cache_free(c);
+	__atomic_add_fetch(&c->reads, 1, __ATOMIC_RELAXED);
 	r = slurp("/proc/kallsyms", &text, err);
 	if (r < 0)
 		return r;
-	r = vm_kallsyms_parse(text, &cached, err);
+	r = vm_kallsyms_parse(text, &c->table, err);
 	if (r < 0)
 		return r;
-	cached_modules = TAKE_PTR(modules);
-	*out = &cached;
+	c->modules = TAKE_PTR(modules);
+	*out = &c->table;
 	return 0;
 }

@@ -42,12 +42,18 @@ void vm_kallsyms_addrs(const struct vm_kallsyms *k, const char *const *names,
 void vm_kallsyms_free(struct vm_kallsyms *k);
 
 /*
- * The running kernel's table, cached (see above).  The result stays valid
- * until the next call; callers serialize (the symbolizer's lock).
+ * The running kernel's table, cached in c (see above): the symbol cache
+ * keeps one (symcache.h).  The result stays valid until the next call;
+ * callers serialize (the symbol cache's lock).
  */
-int vm_kallsyms_get(const struct vm_kallsyms **out, struct vm_error *err);
+struct vm_kallsyms_cache {
+	struct vm_kallsyms table;
+	char *modules; /* /proc/modules when it was read */
+	uint64_t reads; /* of /proc/kallsyms so far */
+};
 
-/* How many times /proc/kallsyms was read so far (tests). */
-uint64_t vm_kallsyms_reads(void);
+int vm_kallsyms_get(struct vm_kallsyms_cache *c, const struct vm_kallsyms **out,
+		    struct vm_error *err);
+void vm_kallsyms_cache_free(struct vm_kallsyms_cache *c);
 
 #endif

@@ -14,7 +14,6 @@
 #include "agent/symbolize/symbolize.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -746,7 +745,7 @@ static int symbolize_locked(struct vm_symcache *sc, const struct vm_samples *s,
 	const struct vm_kallsyms *k = NULL;
 	int r;
 
-	if (vm_kallsyms_get(&k, NULL) < 0)
+	if (vm_symcache_kernel(sc, &k) < 0)
 		k = NULL; /* kernel frames stay addresses */
 
 	r = alloc_memos(sc, s, memos, nd);
@@ -762,12 +761,6 @@ static int symbolize_locked(struct vm_symcache *sc, const struct vm_samples *s,
 	}
 	return assign_kernel_mapping(y, s);
 }
-
-/*
- * The kernel's symbols (kallsyms.c) are read once for every cache: their
- * table is the machine's, and this lock serializes its reads and uses.
- */
-static pthread_mutex_t kernel_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A cache for one call only, when the caller keeps none. */
 static struct vm_symcache *cache_for_call(struct vm_binaries **home)
@@ -812,9 +805,7 @@ int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
 		r = -ENOMEM;
 	} else {
 		vm_symcache_lock(sc);
-		pthread_mutex_lock(&kernel_lock);
 		r = symbolize_locked(sc, s, out, memos, &named);
-		pthread_mutex_unlock(&kernel_lock);
 		vm_symcache_unlock(sc);
 	}
 	if (own_home) {
@@ -842,27 +833,31 @@ void vm_symbolized_free(struct vm_symbolized *y)
 	memset(y, 0, sizeof(*y));
 }
 
-void vm_symbolize_prefetch_kernel(void)
+void vm_symbolize_prefetch_kernel(struct vm_symcache *sc)
 {
 	const struct vm_kallsyms *k;
 
-	pthread_mutex_lock(&kernel_lock);
-	vm_kallsyms_get(&k, NULL);
-	pthread_mutex_unlock(&kernel_lock);
+	if (!sc)
+		return;
+	vm_symcache_lock(sc);
+	vm_symcache_kernel(sc, &k);
+	vm_symcache_unlock(sc);
 }
 
-int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
-			      uint64_t *addrs)
+int vm_symbolize_kernel_addrs(struct vm_symcache *sc, const char *const *names,
+			      size_t n, uint64_t *addrs)
 {
 	const struct vm_kallsyms *k;
 	int r;
 
 	memset(addrs, 0, n * sizeof(*addrs));
-	pthread_mutex_lock(&kernel_lock);
-	r = vm_kallsyms_get(&k, NULL);
+	if (!sc)
+		return -ENOENT;
+	vm_symcache_lock(sc);
+	r = vm_symcache_kernel(sc, &k);
 	if (r == 0)
 		vm_kallsyms_addrs(k, names, n, addrs);
-	pthread_mutex_unlock(&kernel_lock);
+	vm_symcache_unlock(sc);
 	return r < 0 ? r : 0;
 }
 

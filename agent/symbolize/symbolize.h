@@ -91,17 +91,17 @@ const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
  * Warm the caches while a profile runs, so that symbolizing at its end is
  * quick: the kernel's symbols, and those of every file p maps.
  */
-void vm_symbolize_prefetch_kernel(void);
+void vm_symbolize_prefetch_kernel(struct vm_symcache *sc);
 void vm_symbolize_prefetch_process(struct vm_symcache *sc,
 				   const struct vm_process *p);
 
 /*
- * vm_kallsyms_addrs() on the running kernel's cached table (read only if
- * it is not cached yet), under the kernel symbols' lock: kernel frames
- * known by name (/proc/PID/stack) to addresses.  0, or -errno when the
- * table cannot be read (addrs all 0).
+ * vm_kallsyms_addrs() on the running kernel's table sc keeps (read only
+ * if it is not kept yet), under sc's lock: kernel frames known by name
+ * (/proc/PID/stack) to addresses.  0, or -errno when the table cannot be
+ * read or there is no sc (addrs all 0).
  */
-int vm_symbolize_kernel_addrs(const char *const *names, size_t n,
-			      uint64_t *addrs);
+int vm_symbolize_kernel_addrs(struct vm_symcache *sc, const char *const *names,
+			      size_t n, uint64_t *addrs);
 
 #endif

@@ -52,6 +52,7 @@ struct vm_symcache {
 	char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
 	struct vm_symfile vdso;
 	int vdso_state; /* 0 not tried, 1 read, -1 failed */
+	struct vm_kallsyms_cache kernel;
 	/* Debug files arrived from debuginfod's thread, not merged yet. */
 	pthread_mutex_t found_lock;
 	struct found *found;
@@ -102,6 +103,7 @@ void vm_symcache_free(struct vm_symcache *sc)
 		free(sc->found[i].path);
 	free(sc->found);
 	vm_elf_info_free(&sc->vdso.info);
+	vm_kallsyms_cache_free(&sc->kernel);
 	pthread_mutex_destroy(&sc->found_lock);
 	pthread_mutex_destroy(&sc->lock);
 	free(sc);
@@ -146,16 +148,22 @@ void vm_symcache_unlock(struct vm_symcache *sc)
 	pthread_mutex_unlock(&sc->lock);
 }
 
-void vm_symcache_stats(struct vm_symcache *sc, uint64_t *entries, uint64_t *h,
-		       uint64_t *m, uint64_t *bytes)
+void vm_symcache_stats(struct vm_symcache *sc, struct vm_symcache_stats *out)
 {
 	struct vm_binaries_stats st;
 
 	vm_binaries_stats(sc->home, &st);
-	*h = __atomic_load_n(&sc->hits, __ATOMIC_RELAXED);
-	*m = __atomic_load_n(&sc->misses, __ATOMIC_RELAXED);
-	*entries = st.facet[VM_BINARY_SYMBOLS].filled;
-	*bytes = st.facet[VM_BINARY_SYMBOLS].bytes;
+	out->hits = __atomic_load_n(&sc->hits, __ATOMIC_RELAXED);
+	out->misses = __atomic_load_n(&sc->misses, __ATOMIC_RELAXED);
+	out->kernel_reads =
+		__atomic_load_n(&sc->kernel.reads, __ATOMIC_RELAXED);
+	out->entries = st.facet[VM_BINARY_SYMBOLS].filled;
+	out->bytes = st.facet[VM_BINARY_SYMBOLS].bytes;
+}
+
+int vm_symcache_kernel(struct vm_symcache *sc, const struct vm_kallsyms **out)
+{
+	return vm_kallsyms_get(&sc->kernel, out, NULL);
 }
 
 /* snprintf that says whether the whole path fitted. */

@@ -29,6 +29,7 @@
 #include "agent/binaries/binaries.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/elf.h"
+#include "agent/symbolize/kallsyms.h"
 #include "common/error.h"
 
 struct vm_symfile {
@@ -95,8 +96,17 @@ bool vm_symcache_holds(struct vm_symcache *sc, uint64_t dev, uint64_t ino);
  */
 int vm_symcache_get_vdso(struct vm_symcache *sc, const struct vm_symfile **out);
 
-/* Entries, hits so far and the bytes held (for tests and /healthz). */
-void vm_symcache_stats(struct vm_symcache *sc, uint64_t *entries,
-		       uint64_t *hits, uint64_t *misses, uint64_t *bytes);
+/*
+ * The running kernel's symbols, kept with the binaries' (kallsyms.h).
+ * Call with the lock held.
+ */
+int vm_symcache_kernel(struct vm_symcache *sc, const struct vm_kallsyms **out);
+
+struct vm_symcache_stats {
+	uint64_t entries, hits, misses, bytes; /* the binaries' symbols */
+	uint64_t kernel_reads; /* of /proc/kallsyms */
+};
+
+void vm_symcache_stats(struct vm_symcache *sc, struct vm_symcache_stats *out);
 
 #endif

@@ -52,13 +52,15 @@ static void test_parse_syscall(void **state)
 /* The table vm_pre_blocked_resolve() looks names up in, as the agent's. */
 static struct vm_kallsyms table;
 
-static int table_addrs(const char *const *names, size_t n, uint64_t *addrs)
+static int table_addrs(void *arg, const char *const *names, size_t n,
+		       uint64_t *addrs)
 {
 	vm_kallsyms_addrs(&table, names, n, addrs);
 	return 0;
 }
 
-static int no_table(const char *const *names, size_t n, uint64_t *addrs)
+static int no_table(void *arg, const char *const *names, size_t n,
+		    uint64_t *addrs)
 {
 	(void)names;
 	(void)n;
@@ -98,7 +100,7 @@ static void test_stack_resolved(void **state)
 		0);
 	parse_stack(&set);
 	p = &set.v[0];
-	vm_pre_blocked_resolve(&set, table_addrs);
+	vm_pre_blocked_resolve(&set, table_addrs, NULL);
 	/* The frame not found ends the stack. */
 	assert_int_equal(p->n_kernel, 2);
 	assert_int_equal(p->kernel_ips[0], 0xffffffff811002a4ULL);
@@ -107,7 +109,7 @@ static void test_stack_resolved(void **state)
 
 	/* No table: no kernel stack, rather than an unresolved one. */
 	parse_stack(&set);
-	vm_pre_blocked_resolve(&set, no_table);
+	vm_pre_blocked_resolve(&set, no_table, NULL);
 	assert_int_equal(set.v[0].n_kernel, 0);
 	vm_pre_blocked_free(&set);
 	vm_kallsyms_free(&table);

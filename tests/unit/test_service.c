@@ -37,9 +37,20 @@
 
 #include "agent/serve/health.h"
 #include "agent/serve/service.h"
-#include "agent/symbolize/kallsyms.h"
 #include "proto/profile.pb-c.h"
 #include "tests/unit/spinner.h"
+
+/* What the agent's command would make: every service here shares it. */
+static struct vm_agent_ctx *ctx;
+
+/* How many times the context's symbol cache read /proc/kallsyms. */
+static uint64_t kallsyms_reads(void)
+{
+	struct vm_symcache_stats st;
+
+	vm_symcache_stats(ctx->symbols, &st);
+	return st.kernel_reads;
+}
 
 /* A session in its own thread, as a connection thread runs it. */
 struct runner {
@@ -84,7 +95,7 @@ static void sleep_ms(unsigned ms)
 
 static int setup(void **state)
 {
-	struct vm_service_config cfg = { 0 };
+	struct vm_service_config cfg = { .engine.ctx = ctx };
 	struct vm_error err = { 0 };
 	struct fixture *f = calloc(1, sizeof(*f));
 
@@ -249,14 +260,14 @@ static void assert_idle(struct vm_service *svc)
 /* Before any fixture: the first service of the process. */
 static void test_kallsyms_at_start(void **state)
 {
-	struct vm_service_config cfg = { 0 };
+	struct vm_service_config cfg = { .engine.ctx = ctx };
 	struct vm_service *svc;
 
 	(void)state;
-	assert_int_equal(vm_kallsyms_reads(), 0);
+	assert_int_equal(kallsyms_reads(), 0);
 	assert_int_equal(vm_service_new(&cfg, &svc, NULL), 0);
 	vm_service_free(svc); /* joins the thread that reads it */
-	assert_int_equal(vm_kallsyms_reads(), 1);
+	assert_int_equal(kallsyms_reads(), 1);
 }
 
 static void test_idle(void **state)
@@ -438,7 +449,7 @@ static void test_completed(void **state)
 	assert_profile(&ru->res.out);
 	assert_idle(f->svc);
 	/* Read at the first start, kept: no profile reads it again. */
-	assert_int_equal(vm_kallsyms_reads(), 1);
+	assert_int_equal(kallsyms_reads(), 1);
 
 	metrics_of(f->svc, &m);
 	assert_int_equal(m.sessions[VM_OUTCOME_COMPLETED], 1);
@@ -632,5 +643,12 @@ int main(void)
 						teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	if (vm_agent_ctx_new(NULL, &ctx, NULL) < 0)
+		return 1;
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	vm_engine_release(); /* the unwind tables' store puts back its own */
+	vm_agent_ctx_free(ctx);
+	return failed;
 }

@@ -134,7 +134,7 @@ static void test_symbolize_and_cache(void **state)
 	struct vm_samples s;
 	struct vm_proc_files files;
 	struct vm_symbolized y;
-	uint64_t entries, hits, misses, bytes, hits2;
+	struct vm_symcache_stats st, again;
 	struct vm_binaries *home;
 	struct vm_symcache *sc = new_cache(&home, 0, 0);
 
@@ -168,14 +168,14 @@ static void test_symbolize_and_cache(void **state)
 			    "[lost user stack]");
 	assert_null(y.stacks[2].proc);
 	vm_symbolized_free(&y);
-	vm_symcache_stats(sc, &entries, &hits, &misses, &bytes);
-	assert_true(entries >= 1);
-	assert_true(misses >= 1);
+	vm_symcache_stats(sc, &st);
+	assert_true(st.entries >= 1);
+	assert_true(st.misses >= 1);
 
 	/* Again: every binary comes from the cache. */
 	assert_int_equal(vm_symbolize(sc, &s, &y, NULL), 0);
-	vm_symcache_stats(sc, &entries, &hits2, &misses, &bytes);
-	assert_true(hits2 > hits);
+	vm_symcache_stats(sc, &again);
+	assert_true(again.hits > st.hits);
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
 	vm_proc_files_free(&files);
@@ -514,7 +514,7 @@ static void test_symcache_bounds(void **state)
 	const struct vm_symfile *f, *again;
 	struct vm_binaries_skip skip[4];
 	struct vm_binaries_stats st;
-	uint64_t entries, hits, misses, bytes;
+	struct vm_symcache_stats cs;
 	struct vm_binaries *home;
 	struct vm_symcache *sc;
 	size_t n;
@@ -569,9 +569,9 @@ static void test_symcache_bounds(void **state)
 	assert_int_equal(vm_symcache_get(sc, small, small, "", 0, &f, NULL), 0);
 	assert_false(f->skipped);
 	vm_symcache_unlock(sc);
-	vm_symcache_stats(sc, &entries, &hits, &misses, &bytes);
-	assert_int_equal(entries, 1); /* big was dropped for small */
-	assert_true(bytes <= (48u << 20));
+	vm_symcache_stats(sc, &cs);
+	assert_int_equal(cs.entries, 1); /* big was dropped for small */
+	assert_true(cs.bytes <= (48u << 20));
 	free_cache(home, sc);
 
 	hostile_elf_done(dir);

@@ -204,11 +204,18 @@ static int add_sleepers(struct bpf_state *st, size_t first, uint64_t end_ns)
  * from the start until their first switch in, which the program kept in
  * `pre_blocked` (offcpu.bpf.c).
  */
+/* The symbolizer's kernel table, the session's symbol cache's. */
+static int kernel_addrs(void *arg, const char *const *names, size_t n,
+			uint64_t *addrs)
+{
+	return vm_symbolize_kernel_addrs(arg, names, n, addrs);
+}
+
 static int add_pre_blocks(struct bpf_state *st, uint64_t end_ns)
 {
 	int fd = bpf_map__fd(st->off->maps.pre_blocked);
 
-	vm_pre_blocked_resolve(&st->pre, vm_symbolize_kernel_addrs);
+	vm_pre_blocked_resolve(&st->pre, kernel_addrs, st->symbols);
 	for (size_t i = 0; i < st->pre.n; i++) {
 		const struct vm_pre_blocked *pre = &st->pre.v[i];
 		__u64 in = 0;

@@ -186,7 +186,7 @@ static void set_kernel_ips(struct vm_pre_blocked_set *set,
 }
 
 void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
-			    vm_kernel_addrs_fn addrs_of)
+			    vm_kernel_addrs_fn addrs_of, void *arg)
 {
 	_cleanup_free_ struct kname *names = NULL;
 	_cleanup_free_ const char **ptrs = NULL;
@@ -213,7 +213,7 @@ void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
 		goto none;
 	for (size_t i = 0; i < kept; i++)
 		ptrs[i] = names[i].name;
-	if (addrs_of(ptrs, kept, addrs) < 0)
+	if (addrs_of(arg, ptrs, kept, addrs) < 0)
 		memset(addrs, 0, kept * sizeof(*addrs));
 	set_kernel_ips(set, names, addrs, kept);
 	return;

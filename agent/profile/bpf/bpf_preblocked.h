@@ -68,9 +68,10 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 
 /*
  * Kernel function names (sorted, each once) to addresses, 0 for a name
- * not known; 0 or -errno.  vm_symbolize_kernel_addrs() in the agent.
+ * not known, with the caller's arg; 0 or -errno.
+ * vm_symbolize_kernel_addrs() in the agent.
  */
-typedef int (*vm_kernel_addrs_fn)(const char *const *names, size_t n,
+typedef int (*vm_kernel_addrs_fn)(void *arg, const char *const *names, size_t n,
 				  uint64_t *addrs);
 
 /*
@@ -79,7 +80,7 @@ typedef int (*vm_kernel_addrs_fn)(const char *const *names, size_t n,
  * ends that thread's kernel stack.
  */
 void vm_pre_blocked_resolve(struct vm_pre_blocked_set *set,
-			    vm_kernel_addrs_fn addrs_of);
+			    vm_kernel_addrs_fn addrs_of, void *arg);
 
 /*
  * Sort set by thread id, once every process is scanned, for
