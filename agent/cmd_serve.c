@@ -572,6 +572,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 		vm_log("warning: %s", vm_agent_ctx_warning(sv->ctx));
 	sv->health.binaries = sv->ctx->binaries;
 	sv->health.debuginfod = sv->ctx->debuginfod;
+	sv->health.iopool = sv->ctx->iopool;
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	sv->scfg.limits.max_seconds = o->max_seconds;
@@ -723,7 +724,7 @@ static void shut_down(struct server *sv, int sig)
 {
 	vm_log("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	/* No session waits on a read of a target's stuck file any more. */
-	vm_iopool_shutdown();
+	vm_iopool_shutdown(sv->ctx->iopool);
 	if (!vm_service_shutdown(sv->svc, STOP_MS))
 		vm_log("the running profile did not end within %d ms; closing its connection",
 		       STOP_MS);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * iopool.c - jobs that may hang, on worker threads waited for with a
- * timeout (iopool.h).  One lock guards the queue, the counts and the
- * devices jobs are stuck on; a worker takes a job off the queue, runs it
- * unlocked, and either wakes its caller or, when the caller gave up,
+ * timeout (iopool.h).  A pool's lock guards its queue, its counts and
+ * the devices jobs are stuck on; a worker takes a job off the queue, runs
+ * it unlocked, and either wakes its caller or, when the caller gave up,
  * frees it.  Workers are made as needed, up to MAX_WORKERS, and wait for
- * the next job once done; a stuck one stays stuck, counted.
+ * the next job once done; a stuck one stays stuck, counted.  A pool is
+ * held by its owner and by each of its workers, and freed by the last to
+ * let go: a worker stuck on a frozen mount keeps it until it returns.
  */
 #include "agent/iopool/iopool.h"
 
@@ -25,137 +27,168 @@
 #define MAX_WORKERS 8
 #define MAX_HUNG 8 /* devices remembered; more are not */
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static pthread_cond_t work, done; /* a job queued; a job finished */
-static struct vm_iopool_job *queue, **queue_tail = &queue;
-static unsigned n_workers, n_idle, n_queued, n_stuck;
-static uint64_t n_timed_out;
-static bool closing;
-static struct {
-	uint64_t dev;
-	unsigned jobs; /* stuck on it */
-} hung[MAX_HUNG];
+struct vm_iopool {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done; /* a job queued; a job finished */
+	struct vm_iopool_job *queue, **queue_tail;
+	unsigned n_workers, n_idle, n_queued, n_stuck;
+	uint64_t n_timed_out;
+	bool closing;
+	/* Its owner and each worker: the last to let go frees it. */
+	unsigned refs;
+	struct {
+		uint64_t dev;
+		unsigned jobs; /* stuck on it */
+	} hung[MAX_HUNG];
+};
 
-static void init(void)
+struct vm_iopool *vm_iopool_new(void)
 {
+	struct vm_iopool *p = calloc(1, sizeof(*p));
 	pthread_condattr_t a;
 
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&done, &a);
-	pthread_cond_init(&work, NULL);
+	pthread_cond_init(&p->done, &a);
+	pthread_cond_init(&p->work, NULL);
 	pthread_condattr_destroy(&a);
+	p->queue_tail = &p->queue;
+	p->refs = 1;
+	return p;
 }
 
-static bool is_hung(uint64_t dev)
+/* One holder fewer (under the lock, which this releases). */
+static void let_go(struct vm_iopool *p)
+{
+	bool last = --p->refs == 0;
+
+	pthread_mutex_unlock(&p->lock);
+	if (!last)
+		return;
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static bool is_hung(struct vm_iopool *p, uint64_t dev)
 {
 	for (size_t i = 0; dev && i < MAX_HUNG; i++)
-		if (hung[i].jobs && hung[i].dev == dev)
+		if (p->hung[i].jobs && p->hung[i].dev == dev)
 			return true;
 	return false;
 }
 
 /* One more (delta 1) or one fewer (-1) job stuck on dev. */
-static void mark_hung(uint64_t dev, int delta)
+static void mark_hung(struct vm_iopool *p, uint64_t dev, int delta)
 {
 	size_t free_slot = MAX_HUNG;
 
 	if (!dev)
 		return;
 	for (size_t i = 0; i < MAX_HUNG; i++) {
-		if (hung[i].jobs && hung[i].dev == dev) {
-			hung[i].jobs += delta;
+		if (p->hung[i].jobs && p->hung[i].dev == dev) {
+			p->hung[i].jobs += delta;
 			return;
 		}
-		if (!hung[i].jobs && free_slot == MAX_HUNG)
+		if (!p->hung[i].jobs && free_slot == MAX_HUNG)
 			free_slot = i;
 	}
 	if (delta > 0 && free_slot < MAX_HUNG)
-		hung[free_slot] = (typeof(hung[0])){ dev, 1 };
+		p->hung[free_slot] = (typeof(p->hung[0])){ dev, 1 };
 }
 
 static void *worker(void *arg)
 {
-	(void)arg;
-	pthread_mutex_lock(&lock);
+	struct vm_iopool *p = arg;
+
+	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct vm_iopool_job *job;
 		int r;
 
-		while (!queue) {
-			n_idle++;
-			pthread_cond_wait(&work, &lock);
-			n_idle--;
+		while (!p->queue && !p->closing) {
+			p->n_idle++;
+			pthread_cond_wait(&p->work, &p->lock);
+			p->n_idle--;
 		}
-		job = queue;
-		queue = job->next;
-		if (!queue)
-			queue_tail = &queue;
-		n_queued--;
+		if (!p->queue)
+			break; /* the pool is let go: so is this worker */
+		job = p->queue;
+		p->queue = job->next;
+		if (!p->queue)
+			p->queue_tail = &p->queue;
+		p->n_queued--;
 		job->started = true;
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&p->lock);
 		r = job->run(job);
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&p->lock);
 		job->result = r;
 		job->finished = true;
 		if (job->abandoned) {
-			n_stuck--;
-			mark_hung(__atomic_load_n(&job->dev, __ATOMIC_RELAXED),
+			p->n_stuck--;
+			mark_hung(p,
+				  __atomic_load_n(&job->dev, __ATOMIC_RELAXED),
 				  -1);
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&p->lock);
 			job->free(job);
-			pthread_mutex_lock(&lock);
+			pthread_mutex_lock(&p->lock);
 		} else {
-			pthread_cond_broadcast(&done);
+			pthread_cond_broadcast(&p->done);
 		}
 	}
+	p->n_workers--;
+	let_go(p);
 	return NULL;
 }
 
 /* A worker for a job to be queued, made when none is free: 0 or -errno. */
-static int find_worker(void)
+static int find_worker(struct vm_iopool *p)
 {
 	pthread_attr_t a;
 	pthread_t t;
 	int r;
 
-	if (n_idle > n_queued)
+	if (p->n_idle > p->n_queued)
 		return 0;
-	if (n_workers >= MAX_WORKERS)
+	if (p->n_workers >= MAX_WORKERS)
 		/* Busy ones will come back; stuck ones will not. */
-		return n_workers > n_stuck ? 0 : -EAGAIN;
+		return p->n_workers > p->n_stuck ? 0 : -EAGAIN;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&a, 256 << 10);
-	r = pthread_create(&t, &a, worker, NULL);
+	r = pthread_create(&t, &a, worker, p);
 	pthread_attr_destroy(&a);
 	if (r)
-		return n_workers > n_stuck ? 0 : -r;
-	n_workers++;
+		return p->n_workers > p->n_stuck ? 0 : -r;
+	p->n_workers++;
+	p->refs++;
 	return 0;
 }
 
-static void dequeue(struct vm_iopool_job *job)
+static void dequeue(struct vm_iopool *p, struct vm_iopool_job *job)
 {
-	struct vm_iopool_job **pp = &queue;
+	struct vm_iopool_job **pp = &p->queue;
 
 	while (*pp && *pp != job)
 		pp = &(*pp)->next;
 	if (!*pp)
 		return;
 	*pp = job->next;
-	if (queue_tail == &job->next)
-		queue_tail = pp;
-	n_queued--;
+	if (p->queue_tail == &job->next)
+		p->queue_tail = pp;
+	p->n_queued--;
 }
 
-int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms)
+int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
+		  unsigned timeout_ms)
 {
 	struct timespec until;
 	int r;
 
-	pthread_once(&once, init);
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;
 	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
@@ -165,49 +198,53 @@ int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms)
 	}
 	job->next = NULL;
 	job->started = job->finished = job->abandoned = false;
-	pthread_mutex_lock(&lock);
-	r = closing	      ? -ECANCELED :
-	    is_hung(job->dev) ? -ETIMEDOUT :
-				find_worker();
+	if (!p) {
+		job->free(job);
+		return -ECANCELED;
+	}
+	pthread_mutex_lock(&p->lock);
+	r = p->closing		 ? -ECANCELED :
+	    is_hung(p, job->dev) ? -ETIMEDOUT :
+				   find_worker(p);
 	if (r < 0) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&p->lock);
 		job->free(job);
 		return r;
 	}
-	*queue_tail = job;
-	queue_tail = &job->next;
-	n_queued++;
-	pthread_cond_signal(&work);
-	while (!job->finished && !closing &&
-	       pthread_cond_timedwait(&done, &lock, &until) != ETIMEDOUT)
+	*p->queue_tail = job;
+	p->queue_tail = &job->next;
+	p->n_queued++;
+	pthread_cond_signal(&p->work);
+	while (!job->finished && !p->closing &&
+	       pthread_cond_timedwait(&p->done, &p->lock, &until) != ETIMEDOUT)
 		;
 	if (job->finished) {
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&p->lock);
 		return 0;
 	}
-	r = closing ? -ECANCELED : -ETIMEDOUT;
+	r = p->closing ? -ECANCELED : -ETIMEDOUT;
 	if (!job->started) {
 		/* Never began: every worker is busy.  Nothing is stuck. */
-		dequeue(job);
-		pthread_mutex_unlock(&lock);
+		dequeue(p, job);
+		pthread_mutex_unlock(&p->lock);
 		job->free(job);
 		return r;
 	}
 	job->abandoned = true;
-	n_stuck++;
-	n_timed_out++;
-	mark_hung(__atomic_load_n(&job->dev, __ATOMIC_RELAXED), 1);
-	pthread_mutex_unlock(&lock);
+	p->n_stuck++;
+	p->n_timed_out++;
+	mark_hung(p, __atomic_load_n(&job->dev, __ATOMIC_RELAXED), 1);
+	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 
-int vm_iopool_step(struct vm_iopool_job *job,
+int vm_iopool_step(struct vm_iopool *p, struct vm_iopool_job *job,
 		   int (*run)(struct vm_iopool_job *job), unsigned timeout_ms)
 {
 	int r;
 
 	job->run = run;
-	r = vm_iopool_run(job, timeout_ms);
+	r = vm_iopool_run(p, job, timeout_ms);
 	if (r < 0)
 		return r; /* the pool frees it */
 	if (job->result < 0) {
@@ -217,21 +254,37 @@ int vm_iopool_step(struct vm_iopool_job *job,
 	return r;
 }
 
-void vm_iopool_shutdown(void)
+void vm_iopool_shutdown(struct vm_iopool *p)
 {
-	pthread_once(&once, init);
-	pthread_mutex_lock(&lock);
-	closing = true;
-	pthread_cond_broadcast(&done);
-	pthread_mutex_unlock(&lock);
+	/* Every wait ends: now, and at once for a job queued later. */
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		p->closing = true;
+		pthread_cond_broadcast(&p->done);
+		pthread_mutex_unlock(&p->lock);
+	}
 }
 
-void vm_iopool_stats(unsigned *stuck, uint64_t *timed_out)
+void vm_iopool_free(struct vm_iopool *p)
 {
-	pthread_mutex_lock(&lock);
-	*stuck = n_stuck;
-	*timed_out = n_timed_out;
-	pthread_mutex_unlock(&lock);
+	if (!p)
+		return;
+	vm_iopool_shutdown(p);
+	pthread_mutex_lock(&p->lock);
+	pthread_cond_broadcast(&p->work); /* idle workers leave */
+	let_go(p);
+}
+
+void vm_iopool_stats(struct vm_iopool *p, unsigned *stuck, uint64_t *timed_out)
+{
+	*stuck = 0;
+	*timed_out = 0;
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	*stuck = p->n_stuck;
+	*timed_out = p->n_timed_out;
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* vm_iopool_open_regular's job. */
@@ -258,7 +311,8 @@ static void open_free(struct vm_iopool_job *job)
 	free(o);
 }
 
-int vm_iopool_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
+int vm_iopool_open_regular(struct vm_iopool *p, const char *path, uint64_t dev,
+			   unsigned timeout_ms)
 {
 	size_t len = strlen(path) + 1;
 	struct open_job *o = malloc(sizeof(*o) + len);
@@ -271,7 +325,7 @@ int vm_iopool_open_regular(const char *path, uint64_t dev, unsigned timeout_ms)
 	o->job = (struct vm_iopool_job){ .run = open_run,
 					 .free = open_free,
 					 .dev = dev };
-	r = vm_iopool_run(&o->job, timeout_ms);
+	r = vm_iopool_run(p, &o->job, timeout_ms);
 	if (r < 0)
 		return r;
 	fd = o->job.result < 0 ? o->job.result : o->fd;
@@ -312,8 +366,9 @@ static void read_free(struct vm_iopool_job *job)
 	free(o);
 }
 
-int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
-			 size_t *len, unsigned timeout_ms)
+int vm_iopool_read_small(struct vm_iopool *p, const char *path, uint64_t dev,
+			 char *buf, size_t size, size_t *len,
+			 unsigned timeout_ms)
 {
 	size_t plen = strlen(path) + 1;
 	struct read_job *o;
@@ -331,7 +386,7 @@ int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
 	o->job = (struct vm_iopool_job){ .run = read_run,
 					 .free = read_free,
 					 .dev = dev };
-	r = vm_iopool_run(&o->job, timeout_ms);
+	r = vm_iopool_run(p, &o->job, timeout_ms);
 	if (r < 0)
 		return r;
 	r = o->job.result;

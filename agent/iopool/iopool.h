@@ -45,6 +45,21 @@ struct vm_iopool_job {
 	bool started, finished, abandoned;
 };
 
+struct vm_iopool;
+
+/*
+ * A pool of its own, for the agent's context (agent/profile/context.h)
+ * or a test; NULL when out of memory.
+ */
+struct vm_iopool *vm_iopool_new(void);
+
+/*
+ * Every wait on p ends at once (as vm_iopool_shutdown), and p is let go:
+ * freed once its last worker has returned (a stuck one may not, until
+ * the process ends).  Call when no one queues jobs on it any more.
+ */
+void vm_iopool_free(struct vm_iopool *p);
+
 /* The caller's struct type holding job as its member `job`. */
 #define vm_iopool_owner(ptr, type) ((type *)((char *)(ptr)-offsetof(type, job)))
 
@@ -54,9 +69,10 @@ struct vm_iopool_job {
  * it).  Else the pool owns the job (it calls job->free, whether it ran
  * or not): -ETIMEDOUT, it did not finish in time, or job->dev is a device
  * a job is stuck on; -EAGAIN, every worker is stuck; -ECANCELED, the
- * agent is stopping.
+ * agent is stopping (or there is no pool: p NULL).
  */
-int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms);
+int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
+		  unsigned timeout_ms);
 
 /*
  * One step of a job run again with another run (open, then read): run on
@@ -64,22 +80,24 @@ int vm_iopool_run(struct vm_iopool_job *job, unsigned timeout_ms);
  * caller owns job again; else job is freed, by the pool or here, and the
  * pool's error or run's negative return comes back.
  */
-int vm_iopool_step(struct vm_iopool_job *job,
+int vm_iopool_step(struct vm_iopool *p, struct vm_iopool_job *job,
 		   int (*run)(struct vm_iopool_job *job), unsigned timeout_ms);
 
 /*
  * vm_open_regular(path) (common/fdio.h) through the pool, dev the
  * file's device when known (0: not): the descriptor or a negative errno.
  */
-int vm_iopool_open_regular(const char *path, uint64_t dev, unsigned timeout_ms);
+int vm_iopool_open_regular(struct vm_iopool *p, const char *path, uint64_t dev,
+			   unsigned timeout_ms);
 
 /*
  * The regular file path read whole into buf (at most size - 1 bytes,
  * NUL-terminated, *len of them) through the pool, dev its device when
  * known: 0 or a negative errno.
  */
-int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
-			 size_t *len, unsigned timeout_ms);
+int vm_iopool_read_small(struct vm_iopool *p, const char *path, uint64_t dev,
+			 char *buf, size_t size, size_t *len,
+			 unsigned timeout_ms);
 
 /*
  * The device of what the magic link /proc/PID/cwd (or .../root, .../exe)
@@ -90,12 +108,12 @@ int vm_iopool_read_small(const char *path, uint64_t dev, char *buf, size_t size,
 uint64_t vm_iopool_link_dev(const char *link);
 
 /* Jobs stuck now, and jobs that timed out since start (for /healthz). */
-void vm_iopool_stats(unsigned *stuck, uint64_t *timed_out);
+void vm_iopool_stats(struct vm_iopool *p, unsigned *stuck, uint64_t *timed_out);
 
 /*
  * The agent is stopping (SIGTERM): every wait, now and later, ends at
  * once with -ECANCELED, so no session waits on a stuck read to stop.
  */
-void vm_iopool_shutdown(void);
+void vm_iopool_shutdown(struct vm_iopool *p);
 
 #endif

@@ -17,6 +17,8 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	*out = NULL;
 	if (cfg)
 		symbols = cfg->symbols;
+	if (ctx)
+		ctx->iopool = vm_iopool_new();
 	/* Unusable lookups leave it off: its stats say why. */
 	if (ctx)
 		vm_debuginfod_new(cfg ? cfg->debuginfod : NULL,
@@ -24,7 +26,8 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	if (ctx)
 		ctx->binaries = vm_binaries_new(cfg ? &cfg->binaries : NULL);
 	symbols.debuginfod = ctx ? ctx->debuginfod : NULL;
-	if (ctx && ctx->binaries && ctx->debuginfod)
+	symbols.iopool = ctx ? ctx->iopool : NULL;
+	if (ctx && ctx->iopool && ctx->binaries && ctx->debuginfod)
 		ctx->symbols = vm_symcache_new(ctx->binaries, &symbols);
 	if (!ctx || !ctx->symbols) {
 		vm_agent_ctx_free(ctx);
@@ -56,5 +59,8 @@ void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 		vm_symcache_free(ctx->symbols);
 	if (ctx)
 		vm_binaries_free(ctx->binaries);
+	/* Last: a stuck read keeps the pool until it returns, not ctx. */
+	if (ctx)
+		vm_iopool_free(ctx->iopool);
 	free(ctx);
 }

@@ -12,6 +12,8 @@
  *              it looks for debug files (agent/symbolize/symcache.h)
  *   debuginfod the servers it asks for debug files found nowhere else,
  *              on a thread of their own (agent/symbolize/debuginfod.h)
+ *   iopool     the workers that read the targets' files, which may hang
+ *              (agent/iopool/iopool.h)
  *
  * Its limits are fields of its config, not setters: a test makes a
  * context of its own with the limits it wants, and frees it.
@@ -20,6 +22,7 @@
 #define VMTOOLS_AGENT_CONTEXT_H
 
 #include "agent/binaries/binaries.h"
+#include "agent/iopool/iopool.h"
 #include "agent/symbolize/symcache.h"
 #include "common/error.h"
 
@@ -31,6 +34,7 @@ struct vm_agent_ctx_config {
 };
 
 struct vm_agent_ctx {
+	struct vm_iopool *iopool;
 	struct vm_binaries *binaries;
 	struct vm_symcache *symbols;
 	struct vm_debuginfod *debuginfod;

@@ -22,10 +22,13 @@
 
 void vm_proc_files_free(struct vm_proc_files *f)
 {
+	struct vm_iopool *iopool = f->iopool; /* not theirs: kept */
+
 	for (size_t i = 0; i < f->n; i++)
 		free(f->v[i].open_path);
 	free(f->v);
 	memset(f, 0, sizeof(*f));
+	f->iopool = iopool;
 }
 
 #define FD_PREFIX "/proc/self/fd/"
@@ -211,12 +214,14 @@ static const char *open_mapped(struct vm_samples *s,
 	 * Never a FIFO or a device put where the mapped file was, and never
 	 * a wait on a frozen mount (iopool.h).
 	 */
-	fd = vm_iopool_open_regular(p, m->dev, VM_IOPOOL_OPEN_MS);
+	fd = vm_iopool_open_regular(files->iopool, p, m->dev,
+				    VM_IOPOOL_OPEN_MS);
 	if (fd < 0 && fd != -ETIMEDOUT && fd != -EAGAIN && fd != -ECANCELED) {
 		/* map_files needs CAP_SYS_ADMIN; the root link does not. */
 		snprintf(p, sizeof(p), "%s/%" PRIu32 "/root%s", proc_root, pid,
 			 m->path);
-		fd = vm_iopool_open_regular(p, m->dev, VM_IOPOOL_OPEN_MS);
+		fd = vm_iopool_open_regular(files->iopool, p, m->dev,
+					    VM_IOPOOL_OPEN_MS);
 	}
 	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
 		if (fd >= 0)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/iopool/iopool.h"
 #include "agent/samples/sample.h"
 #include "common/error.h"
 
@@ -30,6 +31,8 @@ struct vm_proc_files {
 	struct vm_proc_file *v;
 	size_t n;
 	size_t cap;
+	/* Where the files are opened; NULL: they are not (named by path). */
+	struct vm_iopool *iopool;
 };
 
 void vm_proc_files_free(struct vm_proc_files *f);

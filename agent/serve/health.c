@@ -232,13 +232,13 @@ static struct json_object *unwind_json(struct vm_binaries *binaries)
 }
 
 /* Reads of targets' files that did not finish in time (iopool.h). */
-static struct json_object *target_files_json(void)
+static struct json_object *target_files_json(struct vm_iopool *iopool)
 {
 	struct json_object *o = json_object_new_object();
 	uint64_t timed_out;
 	unsigned stuck;
 
-	vm_iopool_stats(&stuck, &timed_out);
+	vm_iopool_stats(iopool, &stuck, &timed_out);
 	json_object_object_add(o, "reads_hanging",
 			       json_object_new_int64((int64_t)stuck));
 	json_object_object_add(o, "reads_timed_out",
@@ -305,6 +305,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 			       debuginfod_json(cfg->debuginfod));
 	json_object_object_add(root, "symbols", symbols_json(cfg->binaries));
 	json_object_object_add(root, "unwind", unwind_json(cfg->binaries));
-	json_object_object_add(root, "target_files", target_files_json());
+	json_object_object_add(root, "target_files",
+			       target_files_json(cfg->iopool));
 	return root;
 }

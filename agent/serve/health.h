@@ -33,6 +33,7 @@ struct vm_health_config {
 	const char *setup_error; /* NULL when setup succeeded */
 	struct vm_binaries *binaries; /* what is known per binary */
 	struct vm_debuginfod *debuginfod; /* the lookups of debug files */
+	struct vm_iopool *iopool; /* the reads of the targets' files */
 };
 
 /* Whether this process can load a perf_event BPF program and sample. */

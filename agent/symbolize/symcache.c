@@ -48,6 +48,8 @@ struct vm_symcache {
 	uint64_t hits, misses;
 	size_t file_max_bytes;
 	struct vm_debuginfod *debuginfod; /* NULL: no lookups */
+	struct vm_iopool *iopool;
+	bool own_iopool; /* made for it, freed with it */
 	char debug_dir[PATH_MAX];
 	char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
 	struct vm_symfile vdso;
@@ -70,6 +72,15 @@ struct vm_symcache *vm_symcache_new(struct vm_binaries *home,
 	pthread_mutex_init(&sc->found_lock, NULL);
 	sc->home = home;
 	sc->debuginfod = cfg ? cfg->debuginfod : NULL;
+	sc->iopool = cfg ? cfg->iopool : NULL;
+	if (!sc->iopool) {
+		sc->iopool = vm_iopool_new();
+		sc->own_iopool = true;
+	}
+	if (!sc->iopool) {
+		free(sc);
+		return NULL;
+	}
 	sc->file_max_bytes = cfg && cfg->per_file_max_bytes ?
 				     cfg->per_file_max_bytes :
 				     VM_ELF_SYMBOLS_MAX_BYTES;
@@ -104,6 +115,8 @@ void vm_symcache_free(struct vm_symcache *sc)
 	free(sc->found);
 	vm_elf_info_free(&sc->vdso.info);
 	vm_kallsyms_cache_free(&sc->kernel);
+	if (sc->own_iopool)
+		vm_iopool_free(sc->iopool);
 	pthread_mutex_destroy(&sc->found_lock);
 	pthread_mutex_destroy(&sc->lock);
 	free(sc);
@@ -220,6 +233,7 @@ struct read_job {
 	char debug_dir[PATH_MAX], tools_dir[PATH_MAX];
 	char *open_path, *path, *root;
 	struct vm_symcache *sc; /* told of debuginfod's answers only */
+	struct vm_iopool *iopool; /* what runs it */
 };
 
 /* Read the debug file at path into f if it is one for f's binary. */
@@ -436,6 +450,7 @@ static struct read_job *read_job_new(struct vm_symcache *sc,
 	j->path = path ? strdup(path) : NULL;
 	j->root = root ? strdup(root) : NULL;
 	j->sc = sc;
+	j->iopool = sc->iopool;
 	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", sc->debug_dir);
 	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", sc->tools_dir);
 	if (!j->open_path || (path && !j->path) || (root && !j->root)) {
@@ -457,7 +472,7 @@ static int read_step(struct read_job *j, unsigned timeout_ms,
 	int r;
 
 	snprintf(what, sizeof(what), "%s", name);
-	r = vm_iopool_run(&j->job, timeout_ms);
+	r = vm_iopool_run(j->iopool, &j->job, timeout_ms);
 	if (r == -ETIMEDOUT)
 		return vm_error_set(err, ETIMEDOUT,
 				    "reading %s did not finish within %u ms "

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/iopool/iopool.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/elf.h"
 #include "agent/symbolize/kallsyms.h"
@@ -49,6 +50,8 @@ struct vm_symcache_config {
 	size_t per_file_max_bytes; /* 0: VM_ELF_SYMBOLS_MAX_BYTES */
 	/* Where debug files found nowhere else are asked for; NULL: none. */
 	struct vm_debuginfod *debuginfod;
+	/* The workers files are read on; NULL: a pool of the cache's own. */
+	struct vm_iopool *iopool;
 };
 
 struct vm_symcache;

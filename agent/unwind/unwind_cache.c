@@ -97,7 +97,8 @@ static const struct vm_unwind_table *answer(struct vm_binaries *h,
 	return t;
 }
 
-const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
+const struct vm_unwind_table *vm_unwind_cache_get(struct vm_iopool *pool,
+						  struct vm_binaries *h, int fd,
 						  const char *what,
 						  struct vm_binary **held)
 {
@@ -119,7 +120,7 @@ const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
 		job_free(&j->job);
 		return NULL;
 	}
-	if (vm_iopool_step(&j->job, key_run, VM_IOPOOL_READ_MS) < 0)
+	if (vm_iopool_step(pool, &j->job, key_run, VM_IOPOOL_READ_MS) < 0)
 		return NULL;
 	b = vm_binaries_hold(h, &j->key);
 	if (!b) {
@@ -133,7 +134,7 @@ const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
 		job_free(&j->job);
 		return answer(h, b, t, held);
 	}
-	if (vm_iopool_step(&j->job, build_run, VM_IOPOOL_READ_MS) < 0) {
+	if (vm_iopool_step(pool, &j->job, build_run, VM_IOPOOL_READ_MS) < 0) {
 		vm_binaries_put(h, b);
 		return NULL;
 	}

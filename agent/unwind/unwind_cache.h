@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/iopool/iopool.h"
 #include "agent/unwind/unwind_table.h"
 
 struct vm_unwind_cache_stats {
@@ -35,7 +36,7 @@ struct vm_unwind_cache_stats {
 
 /*
  * The table of the ELF file open on fd (what: its path, for messages),
- * built on the first ask and kept in h; NULL when it has none (no call
+ * read on pool's workers, built on the first ask and kept in h; NULL when it has none (no call
  * frame information, unreadable, or past the bound: counted in skipped).
  * With a table, *held is its binary's entry, held so that the table stays
  * valid until vm_binaries_put(h, *held); without, *held is NULL.  The
@@ -43,7 +44,8 @@ struct vm_unwind_cache_stats {
  * deadline, outside the home's lock: a file on a frozen mount costs its
  * table, not the caller.
  */
-const struct vm_unwind_table *vm_unwind_cache_get(struct vm_binaries *h, int fd,
+const struct vm_unwind_table *vm_unwind_cache_get(struct vm_iopool *pool,
+						  struct vm_binaries *h, int fd,
 						  const char *what,
 						  struct vm_binary **held);
 

@@ -25,6 +25,7 @@ int main(int argc, char **argv)
 {
 	const struct vm_unwind_table *cold, *warm;
 	struct vm_binaries *home = vm_binaries_new(NULL);
+	struct vm_iopool *pool = vm_iopool_new();
 	struct vm_binary *held_cold, *held_warm;
 	double t0, t1, t2;
 	int fd;
@@ -34,14 +35,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !home) {
+	if (fd < 0 || !home || !pool) {
 		perror(argv[1]);
 		return 1;
 	}
 	t0 = ms();
-	cold = vm_unwind_cache_get(home, fd, argv[1], &held_cold);
+	cold = vm_unwind_cache_get(pool, home, fd, argv[1], &held_cold);
 	t1 = ms();
-	warm = vm_unwind_cache_get(home, fd, argv[1], &held_warm);
+	warm = vm_unwind_cache_get(pool, home, fd, argv[1], &held_warm);
 	t2 = ms();
 	close(fd);
 	if (!cold || cold != warm) {
@@ -53,5 +54,6 @@ int main(int argc, char **argv)
 	vm_binaries_put(home, held_cold);
 	vm_binaries_put(home, held_warm);
 	vm_binaries_free(home);
+	vm_iopool_free(pool);
 	return 0;
 }

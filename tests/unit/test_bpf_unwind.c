@@ -29,9 +29,15 @@
 
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_unwind.h"
+#include "agent/profile/context.h"
 #include "agent/unwind/unwind_table.h"
 #include "agent/unwind/vdso.h"
 
+/* The context the group's setup made. */
+static struct vm_agent_ctx *ctx_of(void **state)
+{
+	return *state;
+}
 static void stack_pointer_found_once(void **state)
 {
 	uint64_t words[64] = { 0 }, regs = 0xffffc90000abfe98ULL;
@@ -185,7 +191,9 @@ static void store_serves_own_executable(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip();
-	assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
+	assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+					    ctx_of(state)->iopool, NULL),
+			 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
 	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
 	assert_true(p.n > 1); /* this executable, libc, the loader */
@@ -274,7 +282,10 @@ static void store_serves_own_executable(void **state)
 
 		vm_bpf_unwind_stats(&u, &a);
 		vm_bpf_unwind_close(&u);
-		assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
+		assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+						    ctx_of(state)->iopool,
+						    NULL),
+				 0);
 		vm_bpf_unwind_feed(&u, pid, 0);
 		vm_bpf_unwind_stats(&u, &b);
 		assert_int_equal(a.rows, b.rows);
@@ -305,7 +316,9 @@ static void store_serves_vdso(void **state)
 		skip();
 	t = vm_vdso_unwind_table((uintptr_t)image, (uintptr_t)image + size);
 	assert_non_null(t);
-	assert_int_equal(vm_bpf_unwind_open(&u, *state, NULL), 0);
+	assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+					    ctx_of(state)->iopool, NULL),
+			 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
 	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &pid, &p), 0);
 	for (uint32_t i = 0; i < p.n; i++) {
@@ -340,17 +353,16 @@ static void store_serves_vdso(void **state)
 	vm_bpf_unwind_close(&u);
 }
 
-/* The tables' home, the test's own, as the agent's command makes one. */
+/* The tables' home and the file readers: a context of the test's own. */
 static int setup(void **state)
 {
-	*state = vm_binaries_new(NULL);
-	return *state ? 0 : -1;
+	return vm_agent_ctx_new(NULL, (struct vm_agent_ctx **)state, NULL);
 }
 
 static int teardown(void **state)
 {
 	vm_bpf_unwind_release(); /* the store puts back what it holds */
-	vm_binaries_free(*state);
+	vm_agent_ctx_free(*state);
 	return 0;
 }
 

@@ -25,6 +25,8 @@
 #include "agent/iopool/iopool.h"
 
 static int freed; /* jobs freed by the I/O pool or by the test */
+/* The pool every test queues on, as the agent's context holds one. */
+static struct vm_iopool *pool;
 
 struct pipe_job {
 	struct vm_iopool_job job;
@@ -83,7 +85,7 @@ static void test_quick_job(void **state)
 	struct pipe_job *p = new_job(-1, 42, 0);
 
 	(void)state;
-	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
 	assert_int_equal(p->job.result, 42);
 	pipe_free(&p->job);
 }
@@ -100,31 +102,31 @@ static void test_hang_and_device(void **state)
 	assert_int_equal(pipe(fds), 0);
 	p = new_job(fds[0], 0, 0x0800001); /* 8:1 */
 	t = now();
-	assert_int_equal(vm_iopool_run(&p->job, 200), -ETIMEDOUT);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 200), -ETIMEDOUT);
 	t = now() - t;
 	assert_true(t >= 0.19 && t < 1.0);
-	vm_iopool_stats(&stuck, &timed_out);
+	vm_iopool_stats(pool, &stuck, &timed_out);
 	assert_int_equal(stuck, 1);
 	assert_true(timed_out >= 1);
 
 	/* The device it hangs on: the next job there is refused at once. */
 	p = new_job(-1, 7, 0x0800001);
 	t = now();
-	assert_int_equal(vm_iopool_run(&p->job, 1000), -ETIMEDOUT);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), -ETIMEDOUT);
 	assert_true(now() - t < 0.1);
 	wait_freed(base + 1); /* refused: freed by the I/O pool */
 	/* Another device is not. */
 	p = new_job(-1, 7, 0x0800002);
-	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
 	pipe_free(&p->job);
 
 	/* The mount thaws: the stuck job ends and is freed, the device too. */
 	assert_int_equal(write(fds[1], "x", 1), 1);
 	wait_freed(base + 3);
-	vm_iopool_stats(&stuck, &timed_out);
+	vm_iopool_stats(pool, &stuck, &timed_out);
 	assert_int_equal(stuck, 0);
 	p = new_job(-1, 9, 0x0800001);
-	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
 	assert_int_equal(p->job.result, 9);
 	pipe_free(&p->job);
 	close(fds[0]);
@@ -144,11 +146,11 @@ static void test_all_stuck(void **state)
 	/* Jobs that hang until every worker is stuck. */
 	do {
 		p = new_job(fds[0], 0, 0);
-		r = vm_iopool_run(&p->job, 50);
+		r = vm_iopool_run(pool, &p->job, 50);
 		n++;
 	} while (r == -ETIMEDOUT && n < 64);
 	assert_int_equal(r, -EAGAIN);
-	vm_iopool_stats(&stuck, &timed_out);
+	vm_iopool_stats(pool, &stuck, &timed_out);
 	assert_int_equal(stuck, (unsigned)n - 1);
 	assert_true(stuck >= 2 && stuck <= 16);
 	wait_freed(base + 1); /* the refused one */
@@ -157,7 +159,7 @@ static void test_all_stuck(void **state)
 		assert_int_equal(write(fds[1], "x", 1), 1);
 	wait_freed(base + n);
 	p = new_job(-1, 1, 0);
-	assert_int_equal(vm_iopool_run(&p->job, 1000), 0);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
 	pipe_free(&p->job);
 	close(fds[0]);
 	close(fds[1]);
@@ -176,19 +178,20 @@ static void test_files(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "17\n", 3), 3);
 	close(fd);
-	assert_int_equal(
-		vm_iopool_read_small(path, 0, buf, sizeof(buf), &len, 1000), 0);
+	assert_int_equal(vm_iopool_read_small(pool, path, 0, buf, sizeof(buf),
+					      &len, 1000),
+			 0);
 	assert_int_equal(len, 3);
 	assert_string_equal(buf, "17\n");
-	fd = vm_iopool_open_regular(path, 0, 1000);
+	fd = vm_iopool_open_regular(pool, path, 0, 1000);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(vm_iopool_open_regular(dir, 0, 1000), -EINVAL);
+	assert_int_equal(vm_iopool_open_regular(pool, dir, 0, 1000), -EINVAL);
 	assert_true(vm_iopool_link_dev("/proc/self/cwd") != 0);
 	unlink(path);
 	rmdir(dir);
-	assert_int_equal(vm_iopool_read_small(path, 0, buf, sizeof(buf), &len,
-					      1000),
+	assert_int_equal(vm_iopool_read_small(pool, path, 0, buf, sizeof(buf),
+					      &len, 1000),
 			 -ENOENT);
 }
 
@@ -200,10 +203,10 @@ static void test_shutdown(void **state)
 
 	(void)state;
 	assert_int_equal(pipe(fds), 0);
-	vm_iopool_shutdown();
+	vm_iopool_shutdown(pool);
 	p = new_job(fds[0], 0, 0);
 	t = now();
-	assert_int_equal(vm_iopool_run(&p->job, 5000), -ECANCELED);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 5000), -ECANCELED);
 	assert_true(now() - t < 0.1);
 	close(fds[1]);
 	close(fds[0]);
@@ -219,5 +222,13 @@ int main(void)
 		cmocka_unit_test(test_shutdown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	pool = vm_iopool_new();
+	if (!pool)
+		return 1;
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	/* Freed by the last worker, once the stuck ones return. */
+	vm_iopool_free(pool);
+	return failed;
 }

@@ -42,6 +42,9 @@ __attribute__((noinline)) int vmtest_inner_function(int x)
 }
 
 /* A sample of this process: leaf vmtest_inner, caller vmtest_outer. */
+/* The file readers, as the agent's context holds them: the first capture's. */
+static struct vm_iopool *pool;
+
 static void make_samples(struct vm_samples *s, struct vm_proc_files *files)
 {
 	uint64_t ips[3] = {
@@ -54,6 +57,9 @@ static void make_samples(struct vm_samples *s, struct vm_proc_files *files)
 
 	memset(s, 0, sizeof(*s));
 	memset(files, 0, sizeof(*files));
+	if (!pool)
+		pool = vm_iopool_new(); /* kept till the test ends */
+	files->iopool = pool;
 	assert_int_equal(vm_proc_capture(s, files, getpid(), "/proc", NULL), 0);
 	assert_int_equal(vm_samples_add(s, getpid(), getpid(), "unit", 3, ips,
 					3, kips, 1),

@@ -27,6 +27,8 @@
 #include "agent/unwind/unwind_cache.h"
 
 static char dir[] = "/tmp/test_unwind_cache.XXXXXX";
+/* The file readers, as the agent's context holds them. */
+static struct vm_iopool *pool;
 
 static const struct vm_unwind_table *
 ask(struct vm_binaries *h, const char *path, struct vm_binary **held)
@@ -35,7 +37,7 @@ ask(struct vm_binaries *h, const char *path, struct vm_binary **held)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	t = vm_unwind_cache_get(h, fd, path, held);
+	t = vm_unwind_cache_get(pool, h, fd, path, held);
 	close(fd);
 	assert_true((t != NULL) == (*held != NULL));
 	return t;
@@ -228,12 +230,14 @@ static void held_stays(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
+	pool = vm_iopool_new();
+	return pool && mkdtemp(dir) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	vm_iopool_free(pool);
 	return rmdir(dir);
 }
 

@@ -93,8 +93,10 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	/* Without its maps, stacks are walked by frame pointer as before. */
 	st->binaries = cfg->ctx ? cfg->ctx->binaries : NULL;
 	st->symbols = cfg->ctx ? cfg->ctx->symbols : NULL;
-	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->binaries, NULL) ==
-			0;
+	st->iopool = cfg->ctx ? cfg->ctx->iopool : NULL;
+	st->files.iopool = st->iopool;
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->binaries,
+					   st->iopool, NULL) == 0;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);

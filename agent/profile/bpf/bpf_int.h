@@ -72,6 +72,7 @@ struct bpf_state {
 	struct vm_offcpu_join join;
 	/* What is known per binary: PostgreSQL facts, unwind tables. */
 	struct vm_binaries *binaries;
+	struct vm_iopool *iopool; /* reads of the targets' files */
 	/* The unwind tables the programs walk user stacks with. */
 	struct vm_bpf_unwind unwind;
 	bool unwinding; /* unwind has its maps: the programs use them */

@@ -73,7 +73,8 @@ unsigned vm_pg_parse_version(const char *text, size_t len)
 }
 
 /* The version in pid's working directory's PG_VERSION; 0 when none. */
-static unsigned read_major(const char *proc_root, uint32_t pid)
+static unsigned read_major(struct vm_iopool *pool, const char *proc_root,
+			   uint32_t pid)
 {
 	char path[64], buf[16];
 	size_t n;
@@ -84,7 +85,7 @@ static unsigned read_major(const char *proc_root, uint32_t pid)
 	dev = vm_iopool_link_dev(path);
 	snprintf(path, sizeof(path), "%s/%u/cwd/PG_VERSION", proc_root, pid);
 	/* Through the I/O pool: the directory may be on a frozen mount. */
-	if (vm_iopool_read_small(path, dev, buf, sizeof(buf), &n,
+	if (vm_iopool_read_small(pool, path, dev, buf, sizeof(buf), &n,
 				 VM_IOPOOL_OPEN_MS))
 		return 0;
 	return n > 0 ? vm_pg_parse_version(buf, n) : 0;
@@ -157,9 +158,10 @@ static void exe_free(struct vm_iopool_job *job)
  * (NULL: not PostgreSQL) stays valid until *held is put back (with no
  * home, *held is NULL and *facts the caller's to free).
  */
-static int read_exe(struct vm_binaries *home, const char *proc_root,
-		    uint32_t pid, unsigned major, uint64_t dev,
-		    struct vm_binary **held, struct vm_pg_facts **facts)
+static int read_exe(struct vm_iopool *pool, struct vm_binaries *home,
+		    const char *proc_root, uint32_t pid, unsigned major,
+		    uint64_t dev, struct vm_binary **held,
+		    struct vm_pg_facts **facts)
 {
 	struct exe_job *x = calloc(1, sizeof(*x));
 	void *got = NULL;
@@ -173,7 +175,7 @@ static int read_exe(struct vm_binaries *home, const char *proc_root,
 	snprintf(x->path, sizeof(x->path), "%s/%u/exe", proc_root, pid);
 	x->job = (struct vm_iopool_job){ .free = exe_free, .dev = dev };
 	x->major = major;
-	r = vm_iopool_step(&x->job, exe_open, VM_IOPOOL_READ_MS);
+	r = vm_iopool_step(pool, &x->job, exe_open, VM_IOPOOL_READ_MS);
 	if (r < 0)
 		return r;
 	*held = home ? vm_binaries_hold(home, &x->key) : NULL;
@@ -183,7 +185,7 @@ static int read_exe(struct vm_binaries *home, const char *proc_root,
 		*facts = got;
 		return 0;
 	}
-	r = vm_iopool_step(&x->job, exe_read, VM_IOPOOL_READ_MS);
+	r = vm_iopool_step(pool, &x->job, exe_read, VM_IOPOOL_READ_MS);
 	if (r < 0) {
 		vm_binaries_put(home, *held);
 		*held = NULL;
@@ -266,9 +268,10 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
  * pid's labels, its executable mapped at start from file offset pgoff;
  * *major its version, *minor its minor release.
  */
-static int locate(struct vm_binaries *home, const char *proc_root, uint32_t pid,
-		  uint64_t start, uint64_t pgoff, uint64_t dev,
-		  struct pg_proc *out, unsigned *major, unsigned *minor)
+static int locate(struct vm_iopool *pool, struct vm_binaries *home,
+		  const char *proc_root, uint32_t pid, uint64_t start,
+		  uint64_t pgoff, uint64_t dev, struct pg_proc *out,
+		  unsigned *major, unsigned *minor)
 {
 	const struct vm_pg_layout *l;
 	struct vm_pg_facts *c;
@@ -277,10 +280,10 @@ static int locate(struct vm_binaries *home, const char *proc_root, uint32_t pid,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	*major = read_major(proc_root, pid);
+	*major = read_major(pool, proc_root, pid);
 	if (!*major)
 		return -ENOENT;
-	r = read_exe(home, proc_root, pid, *major, dev, &held, &c);
+	r = read_exe(pool, home, proc_root, pid, *major, dev, &held, &c);
 	if (r < 0)
 		return r == -ENOMEM ? r : -ENOENT;
 	if (!c)
@@ -309,8 +312,9 @@ static int locate(struct vm_binaries *home, const char *proc_root, uint32_t pid,
 	return r;
 }
 
-int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
-		     struct vm_process *p, struct pg_proc *out)
+int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
+		     const char *proc_root, struct vm_process *p,
+		     struct pg_proc *out)
 {
 	const struct vm_mapping *m = exe_mapping(proc_root, p);
 	unsigned major, minor;
@@ -318,8 +322,8 @@ int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
 
 	if (!m)
 		return -ENOENT;
-	r = locate(home, proc_root, p->pid, m->start, m->pgoff, m->dev, out,
-		   &major, &minor);
+	r = locate(pool, home, proc_root, p->pid, m->start, m->pgoff, m->dev,
+		   out, &major, &minor);
 	if (r == 0) {
 		p->pg_major = major;
 		p->pg_minor = minor;
@@ -327,8 +331,9 @@ int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
 	return r;
 }
 
-int vm_bpf_pg_locate_pid(struct vm_binaries *home, const char *proc_root,
-			 uint32_t pid, struct pg_proc *out)
+int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
+			 const char *proc_root, uint32_t pid,
+			 struct pg_proc *out)
 {
 	struct vm_mapping m;
 	unsigned major, minor;
@@ -336,7 +341,7 @@ int vm_bpf_pg_locate_pid(struct vm_binaries *home, const char *proc_root,
 
 	if (!exe_mapping_of_pid(proc_root, pid, &m, &dev))
 		return -ENOENT;
-	return locate(home, proc_root, pid, m.start, m.pgoff,
+	return locate(pool, home, proc_root, pid, m.start, m.pgoff,
 		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
 		      &minor);
 }

@@ -17,6 +17,7 @@
 #include <linux/types.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/iopool/iopool.h"
 #include "agent/samples/sample.h"
 #include "agent/symbolize/elf_objects.h"
 #include "bpf/pg.h"
@@ -38,20 +39,23 @@ struct vm_pg_facts {
 /*
  * Where process p (captured, alive) keeps its labels, in out, and its
  * major version in p->pg_major, its minor release in p->pg_minor, its
- * executable's facts taken from home (NULL: read for this call only).
+ * executable's facts taken from home (NULL: read for this call only),
+ * files read on pool's workers.
  * 0; -ENOENT when p is not PostgreSQL (no PG_VERSION in its working
  * directory, no my_wait_event_info in its executable); -EOPNOTSUPP when
  * its version has no table (the reason is kept for vm_pg_labels_note()).
  */
-int vm_bpf_pg_locate(struct vm_binaries *home, const char *proc_root,
-		     struct vm_process *p, struct pg_proc *out);
+int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
+		     const char *proc_root, struct vm_process *p,
+		     struct pg_proc *out);
 
 /*
  * The same for a process not captured yet, its executable's mapping read
  * from /proc/PID/maps: quick enough for before the programs attach.
  */
-int vm_bpf_pg_locate_pid(struct vm_binaries *home, const char *proc_root,
-			 uint32_t pid, struct pg_proc *out);
+int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
+			 const char *proc_root, uint32_t pid,
+			 struct pg_proc *out);
 
 /*
  * Why the labels were left out of the last profile that saw a PostgreSQL

@@ -108,7 +108,7 @@ static void store_empty(void)
 }
 
 int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
-		       struct vm_error *err)
+		       struct vm_iopool *iopool, struct vm_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc,
@@ -116,6 +116,7 @@ int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
 	memset(u, 0, sizeof(*u));
 	u->rows_fd = u->procs_fd = u->asked_fd = -1;
 	u->home = home;
+	u->iopool = iopool;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
 	pthread_mutex_lock(&store.lock);
@@ -308,7 +309,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
  * home as *held (*cached) or the vDSO's; false when the file cannot be
  * opened now.
  */
-static bool table_of(struct vm_binaries *home, uint32_t pid,
+static bool table_of(struct vm_bpf_unwind *u, uint32_t pid,
 		     const struct vm_mapping *m,
 		     const struct vm_unwind_table **t, bool *cached,
 		     struct vm_binary **held)
@@ -325,10 +326,10 @@ static bool table_of(struct vm_binaries *home, uint32_t pid,
 	snprintf(path, sizeof(path),
 		 "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, pid,
 		 m->start, m->end);
-	fd = vm_iopool_open_regular(path, m->dev, VM_IOPOOL_OPEN_MS);
+	fd = vm_iopool_open_regular(u->iopool, path, m->dev, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
-	*t = vm_unwind_cache_get(home, fd, m->path, held);
+	*t = vm_unwind_cache_get(u->iopool, u->home, fd, m->path, held);
 	*cached = *t != NULL;
 	close(fd);
 	return true;
@@ -405,7 +406,7 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	b = bin_in(store.bins, store.n_bins, m->dev, ino);
 	pthread_mutex_unlock(&store.lock);
 	/* Built outside the locks: the reader thread asks under them. */
-	if (!b && !table_of(u->home, pid, m, &t, &cached, &held))
+	if (!b && !table_of(u, pid, m, &t, &cached, &held))
 		return NULL; /* gone, or not readable now: asked again later */
 	why = store_bin(m->dev, ino, t, cached, u->home, held, &nb);
 	pthread_mutex_lock(&u->lock);

@@ -38,6 +38,7 @@ struct vm_bpf_unwind_bin;
 
 struct vm_bpf_unwind {
 	struct vm_binaries *home; /* where tables are kept; NULL: none */
+	struct vm_iopool *iopool; /* what reads the targets' files */
 	int procs_fd, asked_fd; /* -1: none */
 	int rows_fd; /* the store's, kept for later profiles; -1: none */
 	struct vm_bpf_unwind_bin *bins; /* the binaries seen, as stored */
@@ -57,12 +58,12 @@ struct vm_bpf_unwind {
 /*
  * The store and the maps, before the programs are opened, the tables
  * taken from home (the engine's, agent/binaries/binaries.h; NULL: only
- * the vDSO's): 0, or a negative errno with err set (the profile goes on
+ * the vDSO's), files read on iopool's workers: 0, or a negative errno with err set (the profile goes on
  * without tables).  The store keeps its binaries held in their home
  * until vm_bpf_unwind_release().
  */
 int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
-		       struct vm_error *err);
+		       struct vm_iopool *iopool, struct vm_error *err);
 
 /* Have obj (opened, not loaded) use the session's maps. */
 int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj);

@@ -99,6 +99,7 @@ struct perf_state {
 	bool dwarf; /* a target lacks frame pointers: --call-graph dwarf */
 	char *perf; /* the binary */
 	struct vm_binaries *binaries; /* the engine's, for unwind tables */
+	struct vm_iopool *iopool; /* the engine's, for the targets' files */
 	pid_t child; /* 0: none, or reaped */
 	int status; /* of the reaped child */
 	int data_fd, err_fd, ctl_fd, ack_fd;
@@ -509,12 +510,12 @@ static void remember_title(struct perf_state *st, uint32_t pid)
  * FP_SHARE_MIN percent of its functions set one up): -g cannot walk
  * its frames, --call-graph dwarf must copy its stacks.
  */
-static bool file_lacks_frame_pointers(const char *path)
+static bool file_lacks_frame_pointers(struct vm_iopool *pool, const char *path)
 {
 	unsigned share;
 	int fd, r;
 
-	fd = vm_iopool_open_regular(path, 0, VM_IOPOOL_OPEN_MS);
+	fd = vm_iopool_open_regular(pool, path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
 	r = vm_unwind_frame_pointer_share(fd, &share);
@@ -552,15 +553,15 @@ static bool libc_of(uint32_t pid, char *out, size_t size)
 	return false;
 }
 
-static bool lacks_frame_pointers(uint32_t pid)
+static bool lacks_frame_pointers(struct vm_iopool *pool, uint32_t pid)
 {
 	char path[96];
 
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
-	if (file_lacks_frame_pointers(path))
+	if (file_lacks_frame_pointers(pool, path))
 		return true;
 	return libc_of(pid, path, sizeof(path)) &&
-	       file_lacks_frame_pointers(path);
+	       file_lacks_frame_pointers(pool, path);
 }
 
 /*
@@ -578,7 +579,8 @@ static void snapshot_titles(struct perf_state *st)
 	for (size_t i = 0; i < n; i++) {
 		remember_title(st, pids[i]);
 		/* Backends share their postmaster's executable: look once. */
-		if (i < 4 && !st->dwarf && lacks_frame_pointers(pids[i]))
+		if (i < 4 && !st->dwarf &&
+		    lacks_frame_pointers(st->iopool, pids[i]))
 			st->dwarf = true;
 	}
 }
@@ -670,6 +672,7 @@ static struct vm_perfdata_filter target_filter(const struct perf_state *st)
 		.exclude = st->exclude,
 		.n_exclude = ARRAY_SIZE(st->exclude),
 		.binaries = st->binaries,
+		.iopool = st->iopool,
 	};
 }
 
@@ -691,6 +694,7 @@ static int perf_start(const struct vm_profile_request *req,
 	 */
 	st->frequency = req->frequency;
 	st->binaries = cfg && cfg->ctx ? cfg->ctx->binaries : NULL;
+	st->iopool = cfg && cfg->ctx ? cfg->ctx->iopool : NULL;
 	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
 		strncpy(st->comms[i], req->comms[i], VM_COMM_LEN - 1);
 		st->comm_ptrs[i] = st->comms[i];

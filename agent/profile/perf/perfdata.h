@@ -45,6 +45,7 @@ struct vm_perfdata_filter {
 	size_t n_exclude;
 	/* Where unwind tables are kept; NULL: --call-graph dwarf unused. */
 	struct vm_binaries *binaries;
+	struct vm_iopool *iopool; /* what reads the targets' files */
 };
 
 /* What the file held besides the kept samples; for errors and tests. */

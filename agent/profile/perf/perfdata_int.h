@@ -145,6 +145,7 @@ int pd_decode_lost(const uint8_t *rec, size_t size, uint64_t *lost);
 
 struct pd_unwinder {
 	struct vm_binaries *home; /* where tables are kept; NULL: none */
+	struct vm_iopool *iopool; /* what reads the files */
 	struct pd_unwind_file *files; /* a table per file, for the profile */
 	size_t n, cap;
 	size_t tables_built;

@@ -179,6 +179,7 @@ int pd_model_new(const struct vm_perfdata_filter *filter,
 		return -ENOMEM;
 	m->out = out;
 	m->unwinder.home = filter ? filter->binaries : NULL;
+	m->unwinder.iopool = filter ? filter->iopool : NULL;
 	m->comms = filter ? filter->comms : NULL;
 	m->n_comms = filter ? filter->n_comms : 0;
 	if (!m->n_comms && !(filter && filter->n_pids)) {

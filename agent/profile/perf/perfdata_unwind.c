@@ -63,12 +63,13 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 	u->n++;
 	snprintf(open_path, sizeof(open_path), "/proc/%" PRIu32 "/root%s", pid,
 		 path);
-	fd = vm_iopool_open_regular(open_path, 0, VM_IOPOOL_OPEN_MS);
+	fd = vm_iopool_open_regular(u->iopool, open_path, 0, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
-		fd = vm_iopool_open_regular(path, 0, VM_IOPOOL_OPEN_MS);
+		fd = vm_iopool_open_regular(u->iopool, path, 0,
+					    VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return NULL;
-	f->table = vm_unwind_cache_get(u->home, fd, path, &f->held);
+	f->table = vm_unwind_cache_get(u->iopool, u->home, fd, path, &f->held);
 	close(fd);
 	u->tables_built++;
 	return f->table;
@@ -126,6 +127,7 @@ size_t pd_unwind_user(struct pd_unwinder *u, uint32_t pid,
 void pd_unwinder_free(struct pd_unwinder *u)
 {
 	struct vm_binaries *home = u->home;
+	struct vm_iopool *iopool = u->iopool;
 
 	for (size_t i = 0; i < u->n; i++) {
 		free(u->files[i].path);
@@ -134,4 +136,5 @@ void pd_unwinder_free(struct pd_unwinder *u)
 	free(u->files);
 	memset(u, 0, sizeof(*u));
 	u->home = home;
+	u->iopool = iopool;
 }
