@@ -19,8 +19,10 @@
  *
  * One lock guards the entries.  A caller holds an entry
  * (vm_binaries_hold) while it reads or fills its facets and puts it back
- * after; a facet once filled does not change while the entry lives, so a
- * holder reads it without the lock.  Files are read outside the lock (on
+ * after; a facet once filled stays while the entry lives, so a holder
+ * reads it without the lock (what a layer above completes later, as the
+ * symbol cache merges a debug file that arrived, it does under its own
+ * lock, and says so with vm_binary_resize).  Files are read outside the lock (on
  * the I/O pool), and a fill that lost a race to another keeps the first.
  *
  * Memory is bounded together: all facets of all entries by max_bytes,
