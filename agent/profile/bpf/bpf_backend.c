@@ -539,6 +539,30 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	return 0;
 }
 
+/*
+ * For /healthz: where the user registers are (bpf_calibrate.c), what the
+ * unwind store left out and whether the kernel refused the unwinder
+ * (bpf_unwind.c), and why a PostgreSQL went without labels (bpf_pg.c).
+ */
+static void bpf_status(struct vm_backend_status *out)
+{
+	const struct vm_user_regs_where *w = vm_bpf_user_regs();
+
+	out->user_regs_found = w->found;
+	if (w->found) {
+		out->user_regs_stack_offset = w->stack_off;
+		out->user_regs_thread_size = w->thread_size;
+	} else {
+		snprintf(out->user_regs_error, sizeof(out->user_regs_error),
+			 "%s", w->why);
+	}
+	vm_bpf_unwind_skipped(&out->unwind_store_skipped,
+			      out->unwind_store_last_skipped,
+			      sizeof(out->unwind_store_last_skipped));
+	vm_bpf_unwind_refusal(out->unwind_refused, sizeof(out->unwind_refused));
+	vm_pg_labels_note(out->pg_labels_note, sizeof(out->pg_labels_note));
+}
+
 const struct vm_backend_ops vm_bpf_backend = {
 	.name = "bpf",
 	.start = bpf_start,
@@ -547,4 +571,5 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.seal = vm_bpf_cpu_seal,
 	.destroy = bpf_destroy,
 	.release = vm_bpf_unwind_release,
+	.status = bpf_status,
 };
