@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "agent/profile/bpf/bpf_blocks.h"
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 
 /* A record of task with frames frames from base; its size. */
 static size_t record(struct offcpu_record *r, uint64_t task, uint32_t tid,

@@ -8,9 +8,9 @@
  * object follows forks and execs with raw tracepoints of its own.  Both
  * programs send their samples and blocks with their stacks on a ring
  * buffer (bpf/stacks.bpf.h), which a thread drains while the profile runs,
- * counting identical records (bpf_read.c); at the end they become one
- * struct vm_samples: CPU samples as running, off-CPU blocks as blocked,
- * with the blocks still going (bpf_blocks.c).
+ * counting identical records (bpf_stack_counts.c); at the end they become
+ * one struct vm_samples: CPU samples as running, off-CPU blocks as
+ * blocked, with the blocks still going (bpf_blocks.c).
  *
  * Every process captured that is PostgreSQL of a known version is told
  * to the programs (bpf_pg.c), which then read its wait event and query

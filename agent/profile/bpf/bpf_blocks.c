@@ -23,7 +23,7 @@
 
 #include <bpf/bpf.h>
 
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 #include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
