@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/profile/bpf/bpf_blocks.h"
+#include "agent/profile/bpf/bpf_pg.h"
+#include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
 
@@ -100,8 +101,8 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		struct vm_pre_blocked *p;
 		char state;
 
-		if (!tid || vm_bpf_read_task_file(proc_root, pid, tid, "stat",
-						  buf, sizeof(buf)) < 0)
+		if (!tid || vm_proc_read_task_file(proc_root, pid, tid, "stat",
+						   buf, sizeof(buf)) < 0)
 			continue;
 		state = vm_parse_task_stat_state(buf);
 		if (state != 'S' && state != 'D')
@@ -115,12 +116,12 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		p->pid = pid;
 		p->tid = tid;
 		p->state = state;
-		if (vm_bpf_read_task_file(proc_root, pid, tid, "syscall", buf,
-					  sizeof(buf)) > 0)
+		if (vm_proc_read_task_file(proc_root, pid, tid, "syscall", buf,
+					   sizeof(buf)) > 0)
 			p->user_pc = vm_parse_task_syscall_pc(buf);
 		/* Root only; without it, the user pc alone. */
-		if (vm_bpf_read_task_file(proc_root, pid, tid, "stack", buf,
-					  sizeof(buf)) > 0 &&
+		if (vm_proc_read_task_file(proc_root, pid, tid, "stack", buf,
+					   sizeof(buf)) > 0 &&
 		    vm_parse_task_stack(buf, p)) {
 			pre_clear(p);
 			r = -ENOMEM;
