@@ -74,7 +74,7 @@ struct {
 
 /* Where a walk starts. */
 struct unwind_start {
-	__u64 rip, rsp, rbp;
+	__u64 pc, sp, fp;
 	bool user; /* these are user registers; else find them */
 };
 
@@ -85,13 +85,13 @@ struct unwind_start {
  * nothing on the stack that differs from one round to the next.
  */
 struct unwind_state {
-	__u64 rip, rsp, rbp;
+	__u64 pc, sp, fp;
 	__u32 tgid; /* the process walked */
 	__u32 n; /* frames taken */
 	__u32 by_table, by_fp;
 	__u32 map; /* the mapping of the last frame found, in proc->m */
 	__u32 map2; /* the one before it (a stack goes libc, postgres, libc) */
-	__u8 exact; /* rip is not a return address */
+	__u8 exact; /* pc is not a return address */
 	__u8 cut; /* ended early: a bad read, no progress */
 };
 
@@ -105,22 +105,24 @@ struct {
 /* The user registers of the current task, saved at its kernel entry. */
 static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 {
-	__u64 task = bpf_get_current_task(), stack, regs, tail[4];
+	__u64 task = bpf_get_current_task(), stack, regs;
+	__u64 run[UNWIND_PT_REGS_RUN_WORDS];
 
 	if (!regs_thread_size ||
 	    bpf_probe_read_kernel(&stack, sizeof(stack),
 				  (void *)(task + regs_stack_off)) ||
 	    !stack)
 		return false;
-	regs = stack + regs_thread_size - PT_REGS_SIZE;
-	/* rip, cs, eflags, rsp: one read; rbp: another. */
-	if (bpf_probe_read_kernel(tail, sizeof(tail),
-				  (void *)(regs + PT_REGS_RIP)) ||
-	    (tail[1] & 3) != 3 ||
-	    bpf_probe_read_kernel(&s->rbp, 8, (void *)(regs + PT_REGS_RBP)))
+	regs = stack + regs_thread_size - UNWIND_PT_REGS_SIZE;
+	/* The pc, the mode and the sp: one read; the fp: another. */
+	if (bpf_probe_read_kernel(run, sizeof(run),
+				  (void *)(regs + UNWIND_PT_REGS_RUN)) ||
+	    !UNWIND_USER_MODE(run[UNWIND_PT_REGS_RUN_MODE]) ||
+	    bpf_probe_read_kernel(&s->fp, 8,
+				  (void *)(regs + UNWIND_PT_REGS_FP)))
 		return false;
-	s->rip = tail[0];
-	s->rsp = tail[3];
+	s->pc = run[UNWIND_PT_REGS_RUN_PC];
+	s->sp = run[UNWIND_PT_REGS_RUN_SP];
 	return true;
 }
 
@@ -239,31 +241,31 @@ static __always_inline bool unwind_read(__u64 *v, __u64 addr)
 /* The caller by the frame pointer: no row covers the pc. */
 static __always_inline bool unwind_by_fp(struct unwind_state *w)
 {
-	__u64 frame[2]; /* the caller's rbp, the return address */
+	__u64 frame[2]; /* the caller's fp, the return address */
 
-	if (!w->rbp || w->rbp <= w->rsp - 8 ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->rbp))
+	if (!w->fp || w->fp <= w->sp - 8 ||
+	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->fp))
 		return false;
-	w->rsp = w->rbp + 16;
-	w->rbp = frame[0];
-	w->rip = frame[1];
+	w->sp = w->fp + UNWIND_FP_FRAME;
+	w->fp = frame[0];
+	w->pc = frame[1];
 	return true;
 }
 
 /*
- * __restore_rt: the interrupted registers, in the ucontext the kernel
- * put at the stack pointer (uc_mcontext at 40: rbp, rsp, rip are its
- * 10th, 15th and 16th words).
+ * __restore_rt: the interrupted registers, in the signal frame the kernel
+ * put at the stack pointer, read at once from the fp's to the pc's.
  */
 static __always_inline bool unwind_by_signal(struct unwind_state *w)
 {
-	__u64 g[7]; /* gregs REG_RBP (10) to REG_RIP (16) */
+	__u64 g[(UNWIND_SIGNAL_PC - UNWIND_SIGNAL_FP) / 8 + 1];
 
-	if (bpf_probe_read_user(g, sizeof(g), (void *)(w->rsp + 40 + 10 * 8)))
+	if (bpf_probe_read_user(g, sizeof(g),
+				(void *)(w->sp + UNWIND_SIGNAL_FP)))
 		return false;
-	w->rbp = g[0];
-	w->rsp = g[5];
-	w->rip = g[6];
+	w->fp = g[0];
+	w->sp = g[(UNWIND_SIGNAL_SP - UNWIND_SIGNAL_FP) / 8];
+	w->pc = g[(UNWIND_SIGNAL_PC - UNWIND_SIGNAL_FP) / 8];
 	return true;
 }
 
@@ -272,46 +274,47 @@ static __always_inline int unwind_by_row(struct unwind_state *w,
 					 const struct unwind_row *row)
 {
 	__s64 cfa_off = unwind_row_cfa_off(row);
-	__s64 rbp_off = unwind_row_rbp_off(row);
-	__u64 cfa, ra, rbp = w->rbp;
+	__s64 fp_off = unwind_row_fp_off(row);
+	__u64 cfa, ra, fp = w->fp;
 
 	switch (unwind_row_cfa(row)) {
-	case UNWIND_RSP:
-		cfa = w->rsp + cfa_off;
+	case UNWIND_SP:
+		cfa = w->sp + cfa_off;
 		break;
-	case UNWIND_RBP:
-		cfa = w->rbp + cfa_off;
+	case UNWIND_FP:
+		cfa = w->fp + cfa_off;
 		break;
 	case UNWIND_PLT:
-		cfa = w->rsp + 8 + (((w->rip & 15) >= (__u64)cfa_off) << 3);
+		cfa = w->sp + 8 + (((w->pc & 15) >= (__u64)cfa_off) << 3);
 		break;
 	default:
 		return 0;
 	}
-	if (cfa <= w->rsp)
+	if (cfa <= w->sp)
 		return -1;
 	/*
-	 * Past `pop %rbp` in an epilogue the row still says where rbp was
-	 * saved, now below the stack pointer: rbp holds the caller's again.
+	 * Past `pop %rbp` in an epilogue the row still says where fp was
+	 * saved, now below the stack pointer: fp holds the caller's again.
 	 */
-	if (rbp_off && cfa + rbp_off < w->rsp) {
-		if (!unwind_read(&ra, cfa - 8))
+	if (fp_off && cfa + fp_off < w->sp) {
+		if (!unwind_read(&ra, cfa + UNWIND_RA_OFF))
 			return -1;
-	} else if (rbp_off == -16) {
-		/* The usual prologue: rbp just below the return address. */
+	} else if (fp_off == UNWIND_RA_OFF - 8) {
+		/* The usual prologue: fp just below the return address. */
 		__u64 pair[2];
 
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+		if (bpf_probe_read_user(pair, sizeof(pair),
+					(void *)(cfa + fp_off)))
 			return -1;
-		rbp = pair[0];
+		fp = pair[0];
 		ra = pair[1];
-	} else if (!unwind_read(&ra, cfa - 8) ||
-		   (rbp_off && !unwind_read(&rbp, cfa + rbp_off))) {
+	} else if (!unwind_read(&ra, cfa + UNWIND_RA_OFF) ||
+		   (fp_off && !unwind_read(&fp, cfa + fp_off))) {
 		return -1;
 	}
-	w->rip = ra;
-	w->rsp = cfa;
-	w->rbp = rbp;
+	w->pc = ra;
+	w->sp = cfa;
+	w->fp = fp;
 	return 1;
 }
 
@@ -327,12 +330,12 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 	__u64 sp;
 	int s;
 
-	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH || !w->rip)
+	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH || !w->pc)
 		return 1;
-	sp = w->rsp;
-	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
+	sp = w->sp;
+	r->ips[w->n & STACK_MAX_DEPTH] = w->pc;
 	w->n++;
-	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
+	row = unwind_find(w, proc, w->exact ? w->pc : w->pc - 1);
 	w->exact = 0;
 	if (row && unwind_row_cfa(row) == UNWIND_SIGNAL) {
 		s = unwind_by_signal(w) ? 1 : -1;
@@ -344,7 +347,7 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 		s = unwind_by_fp(w) ? 1 : -1;
 		w->by_fp += s > 0;
 	}
-	if (s < 0 || (s > 0 && !w->exact && w->rsp <= sp)) {
+	if (s < 0 || (s > 0 && !w->exact && w->sp <= sp)) {
 		w->cut = 1;
 		return 1;
 	}
@@ -370,9 +373,9 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!proc || !w || (!s.user && !unwind_saved_regs(&s)))
 		return -1;
-	w->rip = s.rip;
-	w->rsp = s.rsp;
-	w->rbp = s.rbp;
+	w->pc = s.pc;
+	w->sp = s.sp;
+	w->fp = s.fp;
 	w->tgid = r->pid;
 	w->n = w->by_table = w->by_fp = w->map = 0;
 	w->map2 = UNWIND_MAX_MAPS; /* none yet */

@@ -3,9 +3,10 @@
  * unwind.c - walking a user stack with unwind tables (unwind.h).
  *
  * One step: the row for the pc gives the CFA (the stack pointer before
- * the call); the return address is at CFA - 8 and the caller's stack
- * pointer is the CFA; the caller's frame pointer was saved at CFA +
- * rbp_off, or is unchanged.  Every pc but the innermost and those after
+ * the call); the return address is at CFA + UNWIND_RA_OFF and the
+ * caller's stack pointer is the CFA; the caller's frame pointer was saved
+ * at CFA + fp_off, or is unchanged (what is the architecture's is in
+ * bpf/unwind_x86.h, through bpf/unwind.h).  Every pc but the innermost and those after
  * a signal frame is a return address, looked up one byte back: a call
  * that ends its function must not be charged to the next one.
  */
@@ -13,13 +14,7 @@
 
 #include <stddef.h>
 
-/* Where the kernel's rt_sigframe keeps the interrupted registers, from
- * the stack pointer __restore_rt runs with (struct ucontext_t on x86-64:
- * uc_mcontext at 40, gregs REG_RBP 10, REG_RSP 15, REG_RIP 16).
- */
-#define UC_RBP (40 + 10 * 8)
-#define UC_RSP (40 + 15 * 8)
-#define UC_RIP (40 + 16 * 8)
+#include "bpf/unwind.h"
 
 enum step {
 	STEP_OK,
@@ -31,14 +26,14 @@ enum step {
 static enum step by_frame_pointer(struct vm_unwind_regs *r,
 				  vm_unwind_read_fn read, void *arg)
 {
-	uint64_t ra, rbp;
+	uint64_t ra, fp;
 
-	if (!r->rbp || r->rbp <= r->rsp - 8 || !read(arg, r->rbp + 8, &ra) ||
-	    !read(arg, r->rbp, &rbp))
+	if (!r->fp || r->fp <= r->sp - 8 || !read(arg, r->fp + 8, &ra) ||
+	    !read(arg, r->fp, &fp))
 		return STEP_CUT;
-	r->rsp = r->rbp + 16;
-	r->rbp = rbp;
-	r->rip = ra;
+	r->sp = r->fp + UNWIND_FP_FRAME;
+	r->fp = fp;
+	r->pc = ra;
 	return STEP_OK;
 }
 
@@ -46,13 +41,13 @@ static enum step by_frame_pointer(struct vm_unwind_regs *r,
 static enum step from_signal_frame(struct vm_unwind_regs *r,
 				   vm_unwind_read_fn read, void *arg)
 {
-	uint64_t rip, rsp, rbp;
+	uint64_t pc, sp, fp;
 
-	if (!read(arg, r->rsp + UC_RIP, &rip) ||
-	    !read(arg, r->rsp + UC_RSP, &rsp) ||
-	    !read(arg, r->rsp + UC_RBP, &rbp))
+	if (!read(arg, r->sp + UNWIND_SIGNAL_PC, &pc) ||
+	    !read(arg, r->sp + UNWIND_SIGNAL_SP, &sp) ||
+	    !read(arg, r->sp + UNWIND_SIGNAL_FP, &fp))
 		return STEP_CUT;
-	*r = (struct vm_unwind_regs){ rip, rsp, rbp };
+	*r = (struct vm_unwind_regs){ pc, sp, fp };
 	return STEP_OK;
 }
 
@@ -60,18 +55,18 @@ static enum step by_row(const struct vm_unwind_row *row,
 			struct vm_unwind_regs *r, vm_unwind_read_fn read,
 			void *arg)
 {
-	uint64_t cfa, ra, rbp = r->rbp;
+	uint64_t cfa, ra, fp = r->fp;
 
 	switch (row->cfa) {
-	case VM_UNWIND_RSP:
-		cfa = r->rsp + (int64_t)row->cfa_off;
+	case VM_UNWIND_SP:
+		cfa = r->sp + (int64_t)row->cfa_off;
 		break;
-	case VM_UNWIND_RBP:
-		cfa = r->rbp + (int64_t)row->cfa_off;
+	case VM_UNWIND_FP:
+		cfa = r->fp + (int64_t)row->cfa_off;
 		break;
 	case VM_UNWIND_PLT:
-		cfa = r->rsp + 8 +
-		      (((r->rip & 15) >= (uint64_t)row->cfa_off) << 3);
+		cfa = r->sp + 8 +
+		      (((r->pc & 15) >= (uint64_t)row->cfa_off) << 3);
 		break;
 	case VM_UNWIND_OUTERMOST:
 		return STEP_OUTERMOST;
@@ -79,16 +74,16 @@ static enum step by_row(const struct vm_unwind_row *row,
 		return by_frame_pointer(r, read, arg);
 	}
 	/*
-	 * In an epilogue past `pop %rbp` the rows still say where rbp was
+	 * In an epilogue past `pop %rbp` the rows still say where fp was
 	 * saved (GCC emits no restore), now below the stack pointer: the
 	 * register holds the caller's value again, and a copied stack (perf's,
 	 * from the stack pointer up) has no such slot.
 	 */
-	if (cfa <= r->rsp || !read(arg, cfa - 8, &ra) ||
-	    (row->rbp_off && cfa + (int64_t)row->rbp_off >= r->rsp &&
-	     !read(arg, cfa + (int64_t)row->rbp_off, &rbp)))
+	if (cfa <= r->sp || !read(arg, cfa + UNWIND_RA_OFF, &ra) ||
+	    (row->fp_off && cfa + (int64_t)row->fp_off >= r->sp &&
+	     !read(arg, cfa + (int64_t)row->fp_off, &fp)))
 		return STEP_CUT;
-	*r = (struct vm_unwind_regs){ ra, cfa, rbp };
+	*r = (struct vm_unwind_regs){ ra, cfa, fp };
 	return STEP_OK;
 }
 
@@ -102,13 +97,13 @@ size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 	enum step s = STEP_OK;
 	size_t n = 0;
 
-	while (n < max && r.rip) {
+	while (n < max && r.pc) {
 		const struct vm_unwind_table *t;
 		const struct vm_unwind_row *row = NULL;
-		uint64_t link, sp = r.rsp;
+		uint64_t link, sp = r.sp;
 
-		ips[n++] = r.rip;
-		t = find(arg, exact ? r.rip : r.rip - 1, &link);
+		ips[n++] = r.pc;
+		t = find(arg, exact ? r.pc : r.pc - 1, &link);
 		if (t)
 			row = vm_unwind_lookup(t, link);
 		exact = false;
@@ -125,7 +120,7 @@ size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 		if (s != STEP_OK)
 			break;
 		/* A caller's frame is above its callee's; else it loops. */
-		if (r.rsp <= sp && !exact) {
+		if (r.sp <= sp && !exact) {
 			s = STEP_CUT;
 			break;
 		}

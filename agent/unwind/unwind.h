@@ -22,8 +22,9 @@
 
 #include "agent/unwind/unwind_table.h"
 
+/* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
 struct vm_unwind_regs {
-	uint64_t rip, rsp, rbp;
+	uint64_t pc, sp, fp;
 };
 
 /*

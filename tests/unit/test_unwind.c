@@ -143,7 +143,7 @@ __attribute__((noinline)) static void walk_here(void)
 	struct vm_unwind_regs r;
 
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(r.rip), "=r"(r.rsp), "=r"(r.rbp));
+			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
 	memset(&counts, 0, sizeof(counts));
 	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, 512, &counts);
 }
@@ -340,7 +340,7 @@ static void test_vdso(void **state)
 			continue;
 		row = vm_unwind_lookup(t, info.syms[i].addr);
 		assert_non_null(row);
-		assert_int_equal(row->cfa, VM_UNWIND_RSP);
+		assert_int_equal(row->cfa, VM_UNWIND_SP);
 		assert_int_equal(row->cfa_off, 8);
 		functions++;
 	}
@@ -379,9 +379,9 @@ static void test_epilogue(void **state)
 {
 	struct vm_unwind_row rows[] = {
 		{ .addr = 0x1000,
-		  .cfa = VM_UNWIND_RSP,
+		  .cfa = VM_UNWIND_SP,
 		  .cfa_off = 8,
-		  .rbp_off = -24 },
+		  .fp_off = -24 },
 		{ .addr = 0x2000, .cfa = VM_UNWIND_NONE },
 	};
 	struct vm_unwind_regs r = { 0x1050, copy_sp, 0x7ffd0100 };

@@ -173,11 +173,11 @@ static bool small_row(const struct vm_unwind_row *in, uint64_t base,
 		return false;
 	out->addr = (uint32_t)(in->addr - base);
 	switch (in->cfa) {
-	case VM_UNWIND_RSP:
-		cfa = UNWIND_RSP;
+	case VM_UNWIND_SP:
+		cfa = UNWIND_SP;
 		break;
-	case VM_UNWIND_RBP:
-		cfa = UNWIND_RBP;
+	case VM_UNWIND_FP:
+		cfa = UNWIND_FP;
 		break;
 	case VM_UNWIND_PLT:
 		cfa = UNWIND_PLT;
@@ -192,12 +192,12 @@ static bool small_row(const struct vm_unwind_row *in, uint64_t base,
 		out->rule = unwind_rule(UNWIND_SIGNAL, 0, 0);
 	} else if (in->cfa_off < -UNWIND_CFA_OFF_MAX - 1 ||
 		   in->cfa_off > UNWIND_CFA_OFF_MAX ||
-		   in->rbp_off < -UNWIND_RBP_OFF_MAX - 8 ||
-		   in->rbp_off > UNWIND_RBP_OFF_MAX || in->rbp_off % 8) {
+		   in->fp_off < -UNWIND_FP_OFF_MAX - 8 ||
+		   in->fp_off > UNWIND_FP_OFF_MAX || in->fp_off % 8) {
 		out->rule = unwind_rule(UNWIND_NONE, 0, 0);
 	} else {
 		out->rule = unwind_rule(cfa, (int32_t)in->cfa_off,
-					(int32_t)in->rbp_off);
+					(int32_t)in->fp_off);
 	}
 	return true;
 }
