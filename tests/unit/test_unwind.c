@@ -145,7 +145,8 @@ __attribute__((noinline)) static void walk_here(void)
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
 	memset(&counts, 0, sizeof(counts));
-	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, 512, &counts);
+	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, NULL, 512,
+				&counts);
 }
 
 static volatile int sink;
@@ -393,7 +394,8 @@ static void test_epilogue(void **state)
 	epilogue_table.rows = rows;
 	epilogue_table.n = 2;
 	copy[0] = 0x5000; /* the return address at CFA - 8 */
-	n = vm_unwind_stack(&r, find_epilogue, read_copy, NULL, out, 2, &c);
+	n = vm_unwind_stack(&r, find_epilogue, read_copy, NULL, out, NULL, 2,
+			    &c);
 	assert_int_equal(n, 2);
 	assert_int_equal(out[0], 0x1050);
 	assert_int_equal(out[1], 0x5000);
