@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * unwind.h - the unwind tables as the BPF programs read them
- * (bpf/unwind.bpf.h) and the agent writes them
+ * (bpf/unwind_walk.bpf.h) and the agent packs them
+ * (agent/unwind/unwind_pack.c) and writes them
  * (agent/profile/bpf/bpf_unwind.c): a store of rows, one run of rows per
  * binary, and for each target process the executable mappings that have
  * a run, sorted by address.

@@ -57,7 +57,7 @@
 #define UNWIND_CTX_FP(regs) ((regs)->rbp)
 #define UNWIND_CTX_MODE(regs) ((regs)->cs)
 
-/* perf's numbers of the sampled user registers (asm/perf_regs.h). */
+/* perf's numbers of the sampled user registers (enum perf_event_x86_regs). */
 #define UNWIND_PERF_REG_FP 6 /* PERF_REG_X86_BP */
 #define UNWIND_PERF_REG_SP 7 /* PERF_REG_X86_SP */
 #define UNWIND_PERF_REG_PC 8 /* PERF_REG_X86_IP */

@@ -95,7 +95,7 @@ __attribute__((noinline)) int bpf_unwind_probe(int x)
 }
 
 /*
- * The row the programs find for rel in m (bpf/unwind.bpf.h), into *out:
+ * The row the programs find for rel in m (bpf/unwind_walk.bpf.h), into *out:
  * the page's entry in the binary's index when rel lies before the page's
  * first row, else halvings among that page's rows.  false when none holds
  * rel.
