@@ -121,4 +121,17 @@ int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
 			 size_t n_comms, const pid_t *pids, size_t n_pids,
 			 uint32_t **out, size_t *n_out, struct vm_error *err);
 
+/*
+ * The state letter of /proc/PID/task/TID/stat's text ('R', 'S', ...);
+ * 0 when the text is not one.
+ */
+char vm_parse_task_stat_state(const char *text);
+
+/*
+ * The user pc of /proc/PID/task/TID/syscall's text ("NR ARGS... SP PC",
+ * "-1 SP PC" outside a system call); 0 when the text says none
+ * ("running") or is not one.
+ */
+uint64_t vm_parse_task_syscall_pc(const char *text);
+
 #endif

@@ -123,3 +123,37 @@ int vm_proc_read_task_run_ns(const char *proc_root, uint32_t pid, uint32_t tid,
 		return -ENOENT;
 	return vm_parse_task_schedstat(buf, run_ns);
 }
+
+char vm_parse_task_stat_state(const char *text)
+{
+	/* "PID (COMM) S ...": COMM may hold anything, ')' included. */
+	const char *p = strrchr(text, ')');
+
+	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
+		return 0;
+	return p[2];
+}
+
+uint64_t vm_parse_task_syscall_pc(const char *text)
+{
+	const char *last = NULL, *p = text;
+	unsigned long long pc;
+	char *end;
+
+	/* The pc is the last field; "running" has none. */
+	while (*p) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (*p)
+			last = p;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	if (!last || strncmp(last, "0x", 2))
+		return 0;
+	errno = 0;
+	pc = strtoull(last, &end, 16);
+	if (errno || end == last || (*end && *end != '\n' && *end != ' '))
+		return 0;
+	return pc;
+}

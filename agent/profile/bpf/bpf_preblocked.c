@@ -18,40 +18,6 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 
-char vm_parse_task_stat_state(const char *text)
-{
-	/* "PID (COMM) S ...": COMM may hold anything, ')' included. */
-	const char *p = strrchr(text, ')');
-
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return 0;
-	return p[2];
-}
-
-uint64_t vm_parse_task_syscall_pc(const char *text)
-{
-	const char *last = NULL, *p = text;
-	unsigned long long pc;
-	char *end;
-
-	/* The pc is the last field; "running" has none. */
-	while (*p) {
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (*p)
-			last = p;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-	}
-	if (!last || strncmp(last, "0x", 2))
-		return 0;
-	errno = 0;
-	pc = strtoull(last, &end, 16);
-	if (errno || end == last || (*end && *end != '\n' && *end != ' '))
-		return 0;
-	return pc;
-}
-
 int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p)
 {
 	const char *line = text;
