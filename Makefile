@@ -247,6 +247,7 @@ $(call obj,agent/continuous/curl.c): ALL_CFLAGS += -DVM_CURL_SONAME='"$(CURL_SON
 # frame pointers.
 $(call obj,tests/unit/test_unwind.c): ALL_CFLAGS += -O2 -fomit-frame-pointer
 $(call obj,tests/unit/test_bpf_unwind.c): ALL_CFLAGS += -O2 -fomit-frame-pointer
+$(call obj,tests/unit/test_unwind_steps.c): ALL_CFLAGS += -O2 -fomit-frame-pointer
 
 tests: all $(UNIT_BINS) $(PROGRAM_BINS)
 

@@ -22,7 +22,7 @@
 #include "agent/commands.h"
 #include "agent/profile/context.h"
 #include "agent/profile/limits.h"
-#include "agent/profile/perf/perf_locate.h"
+#include "agent/profile/engine.h"
 #include "agent/iopool/iopool.h"
 #include "agent/continuous/continuous.h"
 #include "agent/serve/health.h"

@@ -37,10 +37,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	stat_inc(PROFILE_STAT_SAMPLES);
 
 	/* A sample in user mode has the user registers; else they are found. */
-	start.user = (ctx->regs.cs & 3) == 3;
-	start.rip = ctx->regs.rip;
-	start.rsp = ctx->regs.rsp;
-	start.rbp = ctx->regs.rbp;
+	start.user = UNWIND_USER_MODE(UNWIND_CTX_MODE(&ctx->regs));
+	start.pc = UNWIND_CTX_PC(&ctx->regs);
+	start.sp = UNWIND_CTX_SP(&ctx->regs);
+	start.fp = UNWIND_CTX_FP(&ctx->regs);
 	stacks_capture(ctx, r, &start);
 	pg_labels(pid, &r->wait_event, &r->query_id);
 	r->sched_state = 0;

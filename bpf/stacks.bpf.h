@@ -9,7 +9,7 @@
  * so a share of the stacks is lost however large the map.  Here each
  * sample's stacks go into a per-CPU scratch record with bpf_get_stack and
  * out through the `stack_records` ring buffer, only the frames taken; user
- * space counts identical records (agent/profile/bpf/bpf_stacks.c).  A
+ * space counts identical records (agent/profile/bpf/bpf_stack_counts.c).  A
  * record is lost only when the ring buffer is full, i.e. the reader fell a
  * whole buffer behind; stacks_submit() says so and the caller counts it.
  *

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * stacks.h - one sampled stack as a BPF program hands it to user space
- * (bpf/stacks.bpf.h writes it, agent/profile/bpf/bpf_stacks.c reads it).
+ * (bpf/stacks.bpf.h writes it, agent/profile/bpf/bpf_stack_counts.c reads
+ * it).
  *
  * A record carries its stacks whole, so nothing is lost to a stack map's
  * hash slot being taken: user space counts identical records.  Only the

@@ -10,17 +10,13 @@
  * switch out) those the kernel saved at the top of the task's kernel
  * stack on entry, found through the task_struct's stack pointer at the
  * offset the agent measured at start-up (bpf/calibrate.bpf.c) -- no BTF,
- * no kernel headers.  One step per frame, in a global function (the
- * verifier checks it once, whatever the call site, and the interpreter
- * runs it: a kernel without the JIT refuses bpf_loop's callbacks, not
- * calls), called by a loop of at most STACK_MAX_DEPTH rounds: the
- * mapping that holds the pc, the row that holds it (its page's entry in
- * the binary's index, which is the answer for most pcs, else halvings
- * among the few rows of the page), then the caller's registers by the
- * row's rule, by the signal frame __restore_rt returns through, or by
- * the frame pointer where no row covers the pc.  A read that fails, a
- * frame that does not move up the stack, or a rule that says "outermost"
- * ends the walk; at most STACK_MAX_DEPTH frames.
+ * no kernel headers.  One step per frame, in a global function
+ * (bpf/unwind_walk.bpf.h; the verifier checks it once, whatever the call
+ * site, and the interpreter runs it: a kernel without the JIT refuses
+ * bpf_loop's callbacks, not calls), called by a loop of at most
+ * STACK_MAX_DEPTH rounds.  A read that fails, a frame that does not move
+ * up the stack, or a rule that says "outermost" ends the walk; at most
+ * STACK_MAX_DEPTH frames.
  *
  * A process has its mappings in `unwind_procs` once the agent has read
  * them; a child forked since uses its parent's (the same code at the same
@@ -41,6 +37,7 @@
 #include "bpf/stacks.h"
 #include "bpf/targets.bpf.h"
 #include "bpf/unwind.h"
+#include "bpf/unwind_walk.bpf.h"
 
 /* Set by user space before load: tables given, and where user regs are. */
 const volatile bool unwind_tables = false;
@@ -48,14 +45,6 @@ const volatile __u32 regs_stack_off = 0; /* task_struct's stack pointer */
 const volatile __u32 regs_thread_size = 0; /* 0: not measured */
 
 /* Made by user space and shared by both objects (bpf_unwind.c). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct unwind_row);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} unwind_rows SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, __u32); /* thread group id */
@@ -74,27 +63,11 @@ struct {
 
 /* Where a walk starts. */
 struct unwind_start {
-	__u64 rip, rsp, rbp;
+	__u64 pc, sp, fp;
 	bool user; /* these are user registers; else find them */
 };
 
-/*
- * A walk's registers and counts live in a per-CPU map, not on the stack:
- * the step is a global function, which the verifier checks once with
- * whatever such a struct may hold, and the loop that calls it keeps
- * nothing on the stack that differs from one round to the next.
- */
-struct unwind_state {
-	__u64 rip, rsp, rbp;
-	__u32 tgid; /* the process walked */
-	__u32 n; /* frames taken */
-	__u32 by_table, by_fp;
-	__u32 map; /* the mapping of the last frame found, in proc->m */
-	__u32 map2; /* the one before it (a stack goes libc, postgres, libc) */
-	__u8 exact; /* rip is not a return address */
-	__u8 cut; /* ended early: a bad read, no progress */
-};
-
+/* Where walks keep their state (unwind_walk.bpf.h says why). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -105,22 +78,24 @@ struct {
 /* The user registers of the current task, saved at its kernel entry. */
 static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 {
-	__u64 task = bpf_get_current_task(), stack, regs, tail[4];
+	__u64 task = bpf_get_current_task(), stack, regs;
+	__u64 run[UNWIND_PT_REGS_RUN_WORDS];
 
 	if (!regs_thread_size ||
 	    bpf_probe_read_kernel(&stack, sizeof(stack),
 				  (void *)(task + regs_stack_off)) ||
 	    !stack)
 		return false;
-	regs = stack + regs_thread_size - PT_REGS_SIZE;
-	/* rip, cs, eflags, rsp: one read; rbp: another. */
-	if (bpf_probe_read_kernel(tail, sizeof(tail),
-				  (void *)(regs + PT_REGS_RIP)) ||
-	    (tail[1] & 3) != 3 ||
-	    bpf_probe_read_kernel(&s->rbp, 8, (void *)(regs + PT_REGS_RBP)))
+	regs = stack + regs_thread_size - UNWIND_PT_REGS_SIZE;
+	/* The pc, the mode and the sp: one read; the fp: another. */
+	if (bpf_probe_read_kernel(run, sizeof(run),
+				  (void *)(regs + UNWIND_PT_REGS_RUN)) ||
+	    !UNWIND_USER_MODE(run[UNWIND_PT_REGS_RUN_MODE]) ||
+	    bpf_probe_read_kernel(&s->fp, 8,
+				  (void *)(regs + UNWIND_PT_REGS_FP)))
 		return false;
-	s->rip = tail[0];
-	s->rsp = tail[3];
+	s->pc = run[UNWIND_PT_REGS_RUN_PC];
+	s->sp = run[UNWIND_PT_REGS_RUN_SP];
 	return true;
 }
 
@@ -138,219 +113,6 @@ static __always_inline const struct unwind_proc *unwind_proc_of(__u32 tgid)
 	return ci ? bpf_map_lookup_elem(&unwind_procs, &ci->ppid) : NULL;
 }
 
-/* The row that holds pc, or NULL: none does, or no mapping holds pc. */
-static __always_inline const struct unwind_row *
-unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
-{
-	const struct unwind_map *m;
-	const struct unwind_row *row;
-	__u32 lo = 0, hi = proc->n, mid, first, tgid, k, at;
-	__u64 rel;
-	__u8 yes = 1;
-
-	if (hi > UNWIND_MAX_MAPS)
-		return NULL;
-	/*
-	 * Most callers are in the mapping of the frame before, or in the
-	 * one before that: try them first.
-	 */
-	m = &proc->m[w->map & (UNWIND_MAX_MAPS - 1)];
-	if (w->map < hi && pc >= m->start && pc < m->end)
-		goto found;
-	m = &proc->m[w->map2 & (UNWIND_MAX_MAPS - 1)];
-	if (w->map2 < hi && pc >= m->start && pc < m->end) {
-		mid = w->map2;
-		w->map2 = w->map;
-		w->map = mid;
-	} else {
-		for (int i = 0; i < 7 && lo < hi; i++) {
-			mid = (lo + hi) / 2;
-			if (pc < proc->m[mid & (UNWIND_MAX_MAPS - 1)].start)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		if (!lo)
-			goto unknown;
-		mid = (lo - 1) & (UNWIND_MAX_MAPS - 1);
-		m = &proc->m[mid];
-		if (pc >= m->end)
-			goto unknown;
-		w->map2 = w->map;
-		w->map = mid;
-	}
-found:
-	rel = pc - m->bias;
-	if (!m->count || rel >> 32)
-		return NULL;
-	/* The last row whose address is at most rel, within its page. */
-	first = m->first;
-	k = (__u32)rel >> (m->shift & 31);
-	if (k >= m->pages) {
-		lo = first + m->count;
-		hi = lo;
-	} else {
-		const struct unwind_row *e, *next;
-
-		at = m->index + k;
-		e = bpf_map_lookup_elem(&unwind_rows, &at);
-		at++;
-		next = bpf_map_lookup_elem(&unwind_rows, &at);
-		if (!e || !next)
-			return NULL;
-		lo = first + (e->addr & UNWIND_COUNT_MASK);
-		hi = first + (next->addr & UNWIND_COUNT_MASK);
-		/* Before the page's first row: the rule it starts with. */
-		if (lo > first &&
-		    (lo == hi || ((__u32)rel & ((1u << (m->shift & 31)) - 1)) <
-					 e->addr >> UNWIND_COUNT_BITS))
-			return e;
-	}
-	for (int i = 0; i < UNWIND_ROW_STEPS && lo < hi; i++) {
-		mid = lo + (hi - lo) / 2;
-		row = bpf_map_lookup_elem(&unwind_rows, &mid);
-		if (!row)
-			return NULL;
-		if (row->addr <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == first)
-		return NULL;
-	lo--;
-	return bpf_map_lookup_elem(&unwind_rows, &lo);
-unknown:
-	/* A file mapped since user space read the mappings: ask, once. */
-	/* Keys from the stack: older kernels take no other memory. */
-	tgid = w->tgid;
-	if (!bpf_map_lookup_elem(&unwind_asked, &tgid)) {
-		bpf_map_update_elem(&unwind_asked, &tgid, &yes, BPF_ANY);
-		announce(PROFILE_EVENT_MAPS, tgid, 0);
-	}
-	return NULL;
-}
-
-static __always_inline bool unwind_read(__u64 *v, __u64 addr)
-{
-	return bpf_probe_read_user(v, sizeof(*v), (void *)addr) == 0;
-}
-
-/* The caller by the frame pointer: no row covers the pc. */
-static __always_inline bool unwind_by_fp(struct unwind_state *w)
-{
-	__u64 frame[2]; /* the caller's rbp, the return address */
-
-	if (!w->rbp || w->rbp <= w->rsp - 8 ||
-	    bpf_probe_read_user(frame, sizeof(frame), (void *)w->rbp))
-		return false;
-	w->rsp = w->rbp + 16;
-	w->rbp = frame[0];
-	w->rip = frame[1];
-	return true;
-}
-
-/*
- * __restore_rt: the interrupted registers, in the ucontext the kernel
- * put at the stack pointer (uc_mcontext at 40: rbp, rsp, rip are its
- * 10th, 15th and 16th words).
- */
-static __always_inline bool unwind_by_signal(struct unwind_state *w)
-{
-	__u64 g[7]; /* gregs REG_RBP (10) to REG_RIP (16) */
-
-	if (bpf_probe_read_user(g, sizeof(g), (void *)(w->rsp + 40 + 10 * 8)))
-		return false;
-	w->rbp = g[0];
-	w->rsp = g[5];
-	w->rip = g[6];
-	return true;
-}
-
-/* 1: a caller; 0: the outermost frame; -1: cut. */
-static __always_inline int unwind_by_row(struct unwind_state *w,
-					 const struct unwind_row *row)
-{
-	__s64 cfa_off = unwind_row_cfa_off(row);
-	__s64 rbp_off = unwind_row_rbp_off(row);
-	__u64 cfa, ra, rbp = w->rbp;
-
-	switch (unwind_row_cfa(row)) {
-	case UNWIND_RSP:
-		cfa = w->rsp + cfa_off;
-		break;
-	case UNWIND_RBP:
-		cfa = w->rbp + cfa_off;
-		break;
-	case UNWIND_PLT:
-		cfa = w->rsp + 8 + (((w->rip & 15) >= (__u64)cfa_off) << 3);
-		break;
-	default:
-		return 0;
-	}
-	if (cfa <= w->rsp)
-		return -1;
-	/*
-	 * Past `pop %rbp` in an epilogue the row still says where rbp was
-	 * saved, now below the stack pointer: rbp holds the caller's again.
-	 */
-	if (rbp_off && cfa + rbp_off < w->rsp) {
-		if (!unwind_read(&ra, cfa - 8))
-			return -1;
-	} else if (rbp_off == -16) {
-		/* The usual prologue: rbp just below the return address. */
-		__u64 pair[2];
-
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
-			return -1;
-		rbp = pair[0];
-		ra = pair[1];
-	} else if (!unwind_read(&ra, cfa - 8) ||
-		   (rbp_off && !unwind_read(&rbp, cfa + rbp_off))) {
-		return -1;
-	}
-	w->rip = ra;
-	w->rsp = cfa;
-	w->rbp = rbp;
-	return 1;
-}
-
-/*
- * One frame of the walk w of the stack going into r, with the mappings of
- * proc: its pc kept, its caller's registers found.  1 ends the walk.
- * Global: checked once.
- */
-__noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
-			    const struct unwind_proc *proc)
-{
-	const struct unwind_row *row;
-	__u64 sp;
-	int s;
-
-	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH || !w->rip)
-		return 1;
-	sp = w->rsp;
-	r->ips[w->n & STACK_MAX_DEPTH] = w->rip;
-	w->n++;
-	row = unwind_find(w, proc, w->exact ? w->rip : w->rip - 1);
-	w->exact = 0;
-	if (row && unwind_row_cfa(row) == UNWIND_SIGNAL) {
-		s = unwind_by_signal(w) ? 1 : -1;
-		w->exact = 1;
-	} else if (row && unwind_row_cfa(row) != UNWIND_NONE) {
-		s = unwind_by_row(w, row);
-		w->by_table += s > 0;
-	} else {
-		s = unwind_by_fp(w) ? 1 : -1;
-		w->by_fp += s > 0;
-	}
-	if (s < 0 || (s > 0 && !w->exact && w->rsp <= sp)) {
-		w->cut = 1;
-		return 1;
-	}
-	return s > 0 ? 0 : 1;
-}
-
 /*
  * The current task's user stack into r->ips (STACK_MAX_DEPTH of them) by
  * its unwind tables: the frames, or -1 when it has none or its user
@@ -362,7 +124,8 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	struct unwind_start s = *start;
 	const struct unwind_proc *proc;
 	struct unwind_state *w;
-	__u32 zero = 0;
+	__u32 zero = 0, tgid = r->pid;
+	__u8 yes = 1;
 
 	if (!unwind_tables)
 		return -1;
@@ -370,20 +133,19 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!proc || !w || (!s.user && !unwind_saved_regs(&s)))
 		return -1;
-	w->rip = s.rip;
-	w->rsp = s.rsp;
-	w->rbp = s.rbp;
-	w->tgid = r->pid;
-	w->n = w->by_table = w->by_fp = w->map = 0;
-	w->map2 = UNWIND_MAX_MAPS; /* none yet */
-	w->exact = 1;
-	w->cut = 0;
+	unwind_begin(w, s.pc, s.sp, s.fp);
 	for (int i = 0; i < STACK_MAX_DEPTH; i++)
 		if (unwind_frame(w, r, proc))
 			break;
-	stat_add(PROFILE_STAT_FRAMES_TABLE, w->by_table);
-	stat_add(PROFILE_STAT_FRAMES_FP, w->by_fp);
-	if (w->cut)
+	/* A file mapped since user space read the mappings: ask, once. */
+	/* Keys from the stack: older kernels take no other memory. */
+	if (w->unknown && !bpf_map_lookup_elem(&unwind_asked, &tgid)) {
+		bpf_map_update_elem(&unwind_asked, &tgid, &yes, BPF_ANY);
+		announce(PROFILE_EVENT_MAPS, tgid, 0);
+	}
+	stat_add(PROFILE_STAT_FRAMES_TABLE, w->walk.by_table);
+	stat_add(PROFILE_STAT_FRAMES_FP, w->walk.by_fp);
+	if (w->walk.cut)
 		stat_inc(PROFILE_STAT_WALKS_CUT);
 	return w->n & STACK_MAX_DEPTH;
 }

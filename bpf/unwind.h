@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * unwind.h - the unwind tables as the BPF programs read them
- * (bpf/unwind.bpf.h) and the agent writes them
+ * (bpf/unwind_walk.bpf.h) and the agent packs them
+ * (agent/unwind/unwind_pack.c) and writes them
  * (agent/profile/bpf/bpf_unwind.c): a store of rows, one run of rows per
  * binary, and for each target process the executable mappings that have
  * a run, sorted by address.
@@ -24,14 +25,26 @@
  * address is an offset from the binary's first row (a binary's rows
  * span less than 4 GiB), and its rules are packed in 32 bits (the
  * unwind_row_* functions below read them): the kind of CFA rule in bits
- * 0-2, where rbp was saved in bits 3-10 (eighths of its offset from the
+ * 0-2, where fp was saved in bits 3-10 (eighths of its offset from the
  * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), the CFA's offset in
  * bits 11-31 (signed: within 1 MiB).  A rule that does not fit is left to
  * the frame pointer (UNWIND_NONE).  A mapping's `bias` turns a pc into
  * the offset: row address = pc - bias.
+ *
+ * What is the architecture's (its registers, signal frame, pt_regs) is
+ * in one file per architecture, chosen below: the rest of the unwinder
+ * speaks of pc, sp and fp.
  */
 #ifndef VMTOOLS_BPF_UNWIND_H
 #define VMTOOLS_BPF_UNWIND_H
+
+#include <linux/types.h>
+
+#if defined(__TARGET_ARCH_x86) || (!defined(__bpf__) && defined(__x86_64__))
+#include "bpf/unwind_x86.h"
+#else
+#error "The unwinder knows x86-64 only: another architecture needs its registers, signal frame and pt_regs in a bpf/unwind_<arch>.h like bpf/unwind_x86.h, chosen here."
+#endif
 
 /* An index entry's count of rows and offset of its page's first row. */
 #define UNWIND_COUNT_BITS 22
@@ -45,22 +58,22 @@
 
 enum unwind_cfa {
 	UNWIND_NONE, /* no rule: the frame pointer's */
-	UNWIND_RSP, /* CFA = rsp + cfa_off */
-	UNWIND_RBP, /* CFA = rbp + cfa_off */
-	UNWIND_PLT, /* CFA = rsp + 8, + 8 once (rip & 15) >= cfa_off */
+	UNWIND_SP, /* CFA = sp + cfa_off */
+	UNWIND_FP, /* CFA = fp + cfa_off */
+	UNWIND_PLT, /* CFA = sp + 8, + 8 once (pc & 15) >= cfa_off */
 	UNWIND_OUTERMOST, /* the return address is undefined: stop */
 	UNWIND_SIGNAL, /* __restore_rt: the registers a signal saved */
 };
 
 struct unwind_row {
 	__u32 addr; /* from the binary's first row's address */
-	__u32 rule; /* cfa, rbp_off / 8, cfa_off: see above */
+	__u32 rule; /* cfa, fp_off / 8, cfa_off: see above */
 };
 
 _Static_assert(sizeof(struct unwind_row) == 8, "a row is 8 bytes");
 
 #define UNWIND_CFA_OFF_MAX ((1 << 20) - 1)
-#define UNWIND_RBP_OFF_MAX 1016
+#define UNWIND_FP_OFF_MAX 1016
 
 static inline __u32 unwind_row_cfa(const struct unwind_row *r)
 {
@@ -72,15 +85,15 @@ static inline __s32 unwind_row_cfa_off(const struct unwind_row *r)
 	return (__s32)r->rule >> 11;
 }
 
-static inline __s32 unwind_row_rbp_off(const struct unwind_row *r)
+static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
 {
 	return (__s32)(__s8)(r->rule >> 3) * 8;
 }
 
-/* The rule of a row; the offsets must be in range (rbp_off a multiple of 8). */
-static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 rbp_off)
+/* The rule of a row; the offsets must be in range (fp_off a multiple of 8). */
+static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 fp_off)
 {
-	return (cfa & 7) | ((__u32)(__u8)(__s8)(rbp_off / 8) << 3) |
+	return (cfa & 7) | ((__u32)(__u8)(__s8)(fp_off / 8) << 3) |
 	       ((__u32)cfa_off << 11);
 }
 
@@ -112,12 +125,5 @@ struct calibrate_seen {
 	__u64 task; /* bpf_get_current_task() */
 	__u64 words[CALIBRATE_TASK_BYTES / 8];
 };
-
-/* sizeof(struct pt_regs) on x86-64, and where rbp, rip, cs and rsp are. */
-#define PT_REGS_SIZE 168
-#define PT_REGS_RBP 32
-#define PT_REGS_RIP 128
-#define PT_REGS_CS 136
-#define PT_REGS_RSP 152
 
 #endif

@@ -61,6 +61,12 @@ struct vm_backend_ops {
 	 * no profile runs (NULL: it keeps nothing).
 	 */
 	void (*release)(void);
+	/*
+	 * What the backend has learned since the agent started, into out
+	 * (zeroed by the caller), from any thread, whether a profile runs or
+	 * not (NULL: nothing to say).  engine.h says what each field means.
+	 */
+	void (*status)(struct vm_backend_status *out);
 };
 
 extern const struct vm_backend_ops vm_bpf_backend;

@@ -149,6 +149,11 @@ static int validate(const struct vm_profile_request *req, struct vm_error *err)
 	return 0;
 }
 
+static const struct vm_backend_ops *backend_of(enum vm_profiler p)
+{
+	return p == VM_PROFILER_PERF ? &vm_perf_backend : &vm_bpf_backend;
+}
+
 int vm_session_start(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg,
 		     struct vm_session **out, struct vm_error *err)
@@ -183,8 +188,7 @@ int vm_session_start(const struct vm_profile_request *req,
 		return r;
 	}
 
-	s->ops = req->profiler == VM_PROFILER_PERF ? &vm_perf_backend :
-						     &vm_bpf_backend;
+	s->ops = backend_of(req->profiler);
 	if (req->continuous && req->kind != VM_KIND_CPU) {
 		vm_session_free(s);
 		return vm_error_set(
@@ -371,6 +375,15 @@ void vm_engine_release(void)
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (all[i]->release)
 			all[i]->release();
+}
+
+void vm_engine_backend_status(enum vm_profiler p, struct vm_backend_status *out)
+{
+	const struct vm_backend_ops *ops = backend_of(p);
+
+	memset(out, 0, sizeof(*out));
+	if (ops->status)
+		ops->status(out);
 }
 
 void vm_session_free(struct vm_session *s)

@@ -15,6 +15,8 @@
  *                        sampling goes on into the next one
  *   vm_engine_release()  when no session runs (the agent stopping): what
  *                        backends keep from one profile for the next
+ *   vm_engine_backend_status()  what a backend has learned since the
+ *                        agent started, for /healthz
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
  * -ENODEV / -EPERM / -ENOENT from start mean the backend is unavailable,
@@ -78,6 +80,24 @@ struct vm_engine_config {
 	struct vm_agent_ctx *ctx;
 };
 
+#define VM_PERF_DEFAULT_MOUNTPOINT "/run/vm-tools"
+
+/*
+ * Which perf the perf backend runs (perf/perf_locate.c), for perf_path:
+ * in order, override (the agent's own --perf PATH, fixed at start-up,
+ * never taken from a request), the "perf" tool of the tools image
+ * mounted at mountpoint (its launcher, as the image manifest names it;
+ * NULL: VM_PERF_DEFAULT_MOUNTPOINT), then the first perf on PATH.
+ *
+ * *out gets a malloc'd absolute path to an executable.  -ENOENT when there
+ * is none; err then names every place we looked.  An override that is not
+ * an executable file, or a bare name such as "perf", falls through to the
+ * manifest and PATH, in that order (the brief's order of preference; the
+ * engine's callers pass a default path that may not exist).
+ */
+int vm_perf_locate(const char *override, const char *mountpoint, char **out,
+		   struct vm_error *err);
+
 struct vm_profile_output {
 	void *data; /* malloc'd, owned by the caller after finish */
 	size_t len;
@@ -128,5 +148,44 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 		    struct vm_symbolized *y, struct vm_error *err);
 
 const char *vm_profiler_name(enum vm_profiler p); /* "BccProfile", "Perf" */
+
+/*
+ * What a backend has learned since the agent started, for /healthz: each
+ * backend fills what it knows, the rest stays zero (the perf backend
+ * knows none of it).
+ */
+struct vm_backend_status {
+	/*
+	 * Where the kernel keeps a task's user registers, measured on the
+	 * first call (bpf): the programs unwind user stacks from samples
+	 * taken in the kernel with them.  Not found: a sentence saying why,
+	 * and such stacks are walked by frame pointer.
+	 */
+	bool user_regs_found;
+	uint32_t user_regs_stack_offset; /* task_struct's stack pointer */
+	uint32_t user_regs_thread_size; /* the kernel stack's size */
+	char user_regs_error[256];
+	/*
+	 * Binaries the profiles left without unwind tables for the programs
+	 * (past the store, code spanning 4 GiB), and the last one's path and
+	 * why ("" if none).
+	 */
+	uint64_t unwind_store_skipped;
+	char unwind_store_last_skipped[256];
+	/*
+	 * The kernel refused the programs with the unwinder (its verifier's
+	 * last words; "" if never): stacks are walked by frame pointer.
+	 */
+	char unwind_refused[256];
+	/*
+	 * Why the last profile that saw a PostgreSQL of a version without a
+	 * table left its wait event and query id labels out ("" if none).
+	 */
+	char pg_labels_note[256];
+};
+
+/* What backend p has learned so far (its status operation, backend.h). */
+void vm_engine_backend_status(enum vm_profiler p,
+			      struct vm_backend_status *out);
 
 #endif

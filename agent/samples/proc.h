@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * proc.h - what the symbolizer needs of a live process, captured from
- * /proc while it lives: executable mappings, command name and title
- * (proc.c), and which processes are targets now (proc_scan.c).
+ * proc.h - a live process as /proc shows it: what the symbolizer needs,
+ * captured while it lives (executable mappings, command name and title:
+ * proc.c), which processes are targets now (proc_scan.c), and its
+ * threads' state, context switches and CPU time, which tell the off-CPU
+ * profiler a thread blocked all along (proc_task.c).
  *
  * Each mapped file is opened once per profile through
  * /proc/PID/map_files/START-END (or /proc/PID/root/PATH), which works
@@ -87,11 +89,52 @@ int vm_proc_read_comm(const char *proc_root, uint32_t pid,
 int vm_proc_read_title(const char *proc_root, uint32_t pid, char **title);
 
 /*
+ * The small file /proc/PID/task/TID/NAME (under proc_root) whole into buf,
+ * NUL-terminated (vm_proc_read_small): its length, -1 when unreadable.
+ */
+ssize_t vm_proc_read_task_file(const char *proc_root, uint32_t pid,
+			       uint32_t tid, const char *name, char *buf,
+			       size_t size);
+
+/*
+ * From the text of /proc/PID/task/TID/status: the state letter ('R',
+ * 'S', ...) and the context switches (voluntary + nonvoluntary).  -EINVAL
+ * when either is missing.
+ */
+int vm_parse_task_status(const char *text, char *state, uint64_t *switches);
+
+/* The CPU time (ns) at the start of /proc/.../schedstat's text; -EINVAL. */
+int vm_parse_task_schedstat(const char *text, uint64_t *run_ns);
+
+/*
+ * The same, read now for thread tid of pid under proc_root: 0; -ENOENT
+ * when the file is unreadable (the thread is gone), -EINVAL when its text
+ * is not what the parser expects.
+ */
+int vm_proc_read_task_status(const char *proc_root, uint32_t pid, uint32_t tid,
+			     char *state, uint64_t *switches);
+int vm_proc_read_task_run_ns(const char *proc_root, uint32_t pid, uint32_t tid,
+			     uint64_t *run_ns);
+
+/*
  * Pids of the processes whose command name is one of comms or whose pid is
  * one of pids (those that exist).  *out is malloc'd.
  */
 int vm_proc_scan_targets(const char *proc_root, const char *const *comms,
 			 size_t n_comms, const pid_t *pids, size_t n_pids,
 			 uint32_t **out, size_t *n_out, struct vm_error *err);
+
+/*
+ * The state letter of /proc/PID/task/TID/stat's text ('R', 'S', ...);
+ * 0 when the text is not one.
+ */
+char vm_parse_task_stat_state(const char *text);
+
+/*
+ * The user pc of /proc/PID/task/TID/syscall's text ("NR ARGS... SP PC",
+ * "-1 SP PC" outside a system call); 0 when the text says none
+ * ("running") or is not one.
+ */
+uint64_t vm_parse_task_syscall_pc(const char *text);
 
 #endif

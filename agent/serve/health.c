@@ -4,8 +4,8 @@
  * and cheap probes of what each backend needs: loading a perf_event BPF
  * program (libbpf's own feature probe) and opening a sampling CPU-clock
  * event, for bpf; an executable perf, for perf.  And which PostgreSQL
- * versions get wait event and query id labels (bpf_pg.c says why one
- * did not).
+ * versions get wait event and query id labels, and what the bpf backend
+ * has learned since the agent started (its status, engine.h).
  */
 #include "agent/serve/health.h"
 
@@ -19,10 +19,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "agent/profile/bpf/bpf_calibrate.h"
-#include "agent/profile/bpf/bpf_pg.h"
-#include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/iopool/iopool.h"
+#include "agent/profile/engine.h"
 #include "agent/profile/limits.h"
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
@@ -92,14 +90,14 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 
 /*
  * Which PostgreSQL versions get wait_event and query_id labels, and why
- * the last profile of another version went without.
+ * the last profile of another version went without (bpf's status).
  */
-static struct json_object *postgresql_json(void)
+static struct json_object *postgresql_json(const struct vm_backend_status *bpf)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *tables = json_object_new_object();
 	const struct vm_pg_layout *l;
-	char note[256], major[16];
+	char major[16];
 
 	json_object_object_add(o, "label_versions",
 			       json_object_new_string(vm_pg_known_versions()));
@@ -110,10 +108,10 @@ static struct json_object *postgresql_json(void)
 				       json_object_new_string(l->written_from));
 	}
 	json_object_object_add(o, "tables_written_from", tables);
-	vm_pg_labels_note(note, sizeof(note));
-	if (note[0])
-		json_object_object_add(o, "error",
-				       json_object_new_string(note));
+	if (bpf->pg_labels_note[0])
+		json_object_object_add(
+			o, "error",
+			json_object_new_string(bpf->pg_labels_note));
 	return o;
 }
 
@@ -189,17 +187,16 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 }
 
 /*
- * The unwind tables kept (unwind_cache.h) and where the BPF programs find
- * a task's user registers (bpf_calibrate.h).
+ * The unwind tables kept (unwind_cache.h), and from the bpf backend's
+ * status: where its programs find a task's user registers, the binaries
+ * its store left out, and whether the kernel refused its unwinder.
  */
-static struct json_object *unwind_json(struct vm_binaries *binaries)
+static struct json_object *unwind_json(struct vm_binaries *binaries,
+				       const struct vm_backend_status *bpf)
 {
-	const struct vm_user_regs_where *w = vm_bpf_user_regs();
 	struct json_object *o = json_object_new_object();
 	struct json_object *regs = json_object_new_object();
 	struct vm_unwind_cache_stats st;
-	char refused[256], store_last[256];
-	uint64_t store_skipped;
 
 	vm_unwind_cache_stats(binaries, &st);
 	add_u64(o, "tables", st.tables);
@@ -211,23 +208,24 @@ static struct json_object *unwind_json(struct vm_binaries *binaries)
 	json_object_object_add(o, "last_skipped",
 			       json_object_new_string(st.last_skipped));
 	json_object_object_add(regs, "found",
-			       json_object_new_boolean(w->found));
-	if (w->found) {
-		add_u64(regs, "stack_offset", w->stack_off);
-		add_u64(regs, "thread_size", w->thread_size);
+			       json_object_new_boolean(bpf->user_regs_found));
+	if (bpf->user_regs_found) {
+		add_u64(regs, "stack_offset", bpf->user_regs_stack_offset);
+		add_u64(regs, "thread_size", bpf->user_regs_thread_size);
 	} else {
-		json_object_object_add(regs, "error",
-				       json_object_new_string(w->why));
+		json_object_object_add(
+			regs, "error",
+			json_object_new_string(bpf->user_regs_error));
 	}
 	json_object_object_add(o, "user_registers", regs);
-	vm_bpf_unwind_skipped(&store_skipped, store_last, sizeof(store_last));
-	add_u64(o, "store_skipped", store_skipped);
-	json_object_object_add(o, "store_last_skipped",
-			       json_object_new_string(store_last));
-	vm_bpf_unwind_refusal(refused, sizeof(refused));
-	if (refused[0])
-		json_object_object_add(o, "bpf_refused",
-				       json_object_new_string(refused));
+	add_u64(o, "store_skipped", bpf->unwind_store_skipped);
+	json_object_object_add(
+		o, "store_last_skipped",
+		json_object_new_string(bpf->unwind_store_last_skipped));
+	if (bpf->unwind_refused[0])
+		json_object_object_add(
+			o, "bpf_refused",
+			json_object_new_string(bpf->unwind_refused));
 	return o;
 }
 
@@ -254,6 +252,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	struct json_object *kernel = json_object_new_object();
 	struct json_object *perf;
 	struct vm_error berr = { 0 }, perr = { 0 };
+	struct vm_backend_status bpf;
 	struct utsname u;
 	int rb, rp;
 
@@ -300,11 +299,13 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "kernel", kernel);
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
-	json_object_object_add(root, "postgresql", postgresql_json());
+	vm_engine_backend_status(VM_PROFILER_BPF, &bpf);
+	json_object_object_add(root, "postgresql", postgresql_json(&bpf));
 	json_object_object_add(root, "debuginfod",
 			       debuginfod_json(cfg->debuginfod));
 	json_object_object_add(root, "symbols", symbols_json(cfg->binaries));
-	json_object_object_add(root, "unwind", unwind_json(cfg->binaries));
+	json_object_object_add(root, "unwind",
+			       unwind_json(cfg->binaries, &bpf));
 	json_object_object_add(root, "target_files",
 			       target_files_json(cfg->iopool));
 	return root;

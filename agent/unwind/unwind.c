@@ -2,137 +2,70 @@
 /*
  * unwind.c - walking a user stack with unwind tables (unwind.h).
  *
- * One step: the row for the pc gives the CFA (the stack pointer before
- * the call); the return address is at CFA - 8 and the caller's stack
- * pointer is the CFA; the caller's frame pointer was saved at CFA +
- * rbp_off, or is unchanged.  Every pc but the innermost and those after
- * a signal frame is a return address, looked up one byte back: a call
- * that ends its function must not be charged to the next one.
+ * The step from a frame to its caller is the one the BPF programs take,
+ * written once (bpf/unwind_step.h) and compiled here with the walk's read
+ * callback as its read of the stack; it steps by a row's rule as the
+ * programs have it (unwind_pack.h), so that both walks find the same
+ * callers (tests/unit/test_unwind_steps.c holds them equal).  This file
+ * finds the row for each pc through the caller's find callback and keeps
+ * the frames.
  */
 #include "agent/unwind/unwind.h"
 
 #include <stddef.h>
 
-/* Where the kernel's rt_sigframe keeps the interrupted registers, from
- * the stack pointer __restore_rt runs with (struct ucontext_t on x86-64:
- * uc_mcontext at 40, gregs REG_RBP 10, REG_RSP 15, REG_RIP 16).
- */
-#define UC_RBP (40 + 10 * 8)
-#define UC_RSP (40 + 15 * 8)
-#define UC_RIP (40 + 16 * 8)
+#include "agent/unwind/unwind_pack.h"
 
-enum step {
-	STEP_OK,
-	STEP_OUTERMOST,
-	STEP_CUT,
+/* How the step reads the stack: through the walk's callback. */
+struct reader {
+	vm_unwind_read_fn read;
+	void *arg;
 };
 
-/* The caller's registers by the frame pointer: no table covers the pc. */
-static enum step by_frame_pointer(struct vm_unwind_regs *r,
-				  vm_unwind_read_fn read, void *arg)
+static inline bool unwind_read_stack(void *ctx, void *dst, __u32 size,
+				     __u64 addr)
 {
-	uint64_t ra, rbp;
+	const struct reader *r = ctx;
+	uint64_t *words = dst;
 
-	if (!r->rbp || r->rbp <= r->rsp - 8 || !read(arg, r->rbp + 8, &ra) ||
-	    !read(arg, r->rbp, &rbp))
-		return STEP_CUT;
-	r->rsp = r->rbp + 16;
-	r->rbp = rbp;
-	r->rip = ra;
-	return STEP_OK;
+	for (__u32 i = 0; i < size / 8; i++)
+		if (!r->read(r->arg, addr + 8 * i, &words[i]))
+			return false;
+	return true;
 }
 
-/* The interrupted registers a signal frame saved. */
-static enum step from_signal_frame(struct vm_unwind_regs *r,
-				   vm_unwind_read_fn read, void *arg)
-{
-	uint64_t rip, rsp, rbp;
-
-	if (!read(arg, r->rsp + UC_RIP, &rip) ||
-	    !read(arg, r->rsp + UC_RSP, &rsp) ||
-	    !read(arg, r->rsp + UC_RBP, &rbp))
-		return STEP_CUT;
-	*r = (struct vm_unwind_regs){ rip, rsp, rbp };
-	return STEP_OK;
-}
-
-static enum step by_row(const struct vm_unwind_row *row,
-			struct vm_unwind_regs *r, vm_unwind_read_fn read,
-			void *arg)
-{
-	uint64_t cfa, ra, rbp = r->rbp;
-
-	switch (row->cfa) {
-	case VM_UNWIND_RSP:
-		cfa = r->rsp + (int64_t)row->cfa_off;
-		break;
-	case VM_UNWIND_RBP:
-		cfa = r->rbp + (int64_t)row->cfa_off;
-		break;
-	case VM_UNWIND_PLT:
-		cfa = r->rsp + 8 +
-		      (((r->rip & 15) >= (uint64_t)row->cfa_off) << 3);
-		break;
-	case VM_UNWIND_OUTERMOST:
-		return STEP_OUTERMOST;
-	default:
-		return by_frame_pointer(r, read, arg);
-	}
-	/*
-	 * In an epilogue past `pop %rbp` the rows still say where rbp was
-	 * saved (GCC emits no restore), now below the stack pointer: the
-	 * register holds the caller's value again, and a copied stack (perf's,
-	 * from the stack pointer up) has no such slot.
-	 */
-	if (cfa <= r->rsp || !read(arg, cfa - 8, &ra) ||
-	    (row->rbp_off && cfa + (int64_t)row->rbp_off >= r->rsp &&
-	     !read(arg, cfa + (int64_t)row->rbp_off, &rbp)))
-		return STEP_CUT;
-	*r = (struct vm_unwind_regs){ ra, cfa, rbp };
-	return STEP_OK;
-}
+#include "bpf/unwind_step.h"
 
 size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 		       vm_unwind_find_fn find, vm_unwind_read_fn read,
-		       void *arg, uint64_t *ips, size_t max,
+		       void *arg, uint64_t *ips, uint64_t *sps, size_t max,
 		       struct vm_unwind_counts *counts)
 {
-	struct vm_unwind_regs r = *regs;
-	bool exact = true; /* the innermost pc, or one a signal interrupted */
-	enum step s = STEP_OK;
+	struct reader reader = { read, arg };
+	struct unwind_walk w;
 	size_t n = 0;
 
-	while (n < max && r.rip) {
+	unwind_walk_begin(&w, regs->pc, regs->sp, regs->fp);
+	while (n < max && w.r.pc) {
 		const struct vm_unwind_table *t;
 		const struct vm_unwind_row *row = NULL;
-		uint64_t link, sp = r.rsp;
+		struct unwind_row packed;
+		uint64_t link;
 
-		ips[n++] = r.rip;
-		t = find(arg, exact ? r.rip : r.rip - 1, &link);
+		if (sps)
+			sps[n] = w.r.sp;
+		ips[n++] = w.r.pc;
+		t = find(arg, unwind_walk_pc(&w), &link);
 		if (t)
 			row = vm_unwind_lookup(t, link);
-		exact = false;
-		if (row && row->signal) {
-			s = from_signal_frame(&r, read, arg);
-			exact = true;
-		} else if (row && row->cfa != VM_UNWIND_NONE) {
-			s = by_row(row, &r, read, arg);
-			counts->by_table += s == STEP_OK;
-		} else {
-			s = by_frame_pointer(&r, read, arg);
-			counts->by_frame_pointer += s == STEP_OK;
-		}
-		if (s != STEP_OK)
+		if (row)
+			packed.rule = vm_unwind_rule(row);
+		if (unwind_walk_step(&w, row ? &packed : NULL, &reader))
 			break;
-		/* A caller's frame is above its callee's; else it loops. */
-		if (r.rsp <= sp && !exact) {
-			s = STEP_CUT;
-			break;
-		}
 	}
-	if (s == STEP_OUTERMOST)
-		counts->outermost++;
-	else if (s == STEP_CUT)
-		counts->cut++;
+	counts->by_table += w.by_table;
+	counts->by_frame_pointer += w.by_fp;
+	counts->outermost += w.outermost;
+	counts->cut += w.cut;
 	return n;
 }

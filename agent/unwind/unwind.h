@@ -4,8 +4,9 @@
  * user space (unwind.c): from the registers of the innermost frame and a
  * way to read the stack, each caller's return address, through code with
  * or without frame pointers.  For the perf backend's copied stacks
- * (PERF_SAMPLE_STACK_USER) and as the reference the BPF unwinder is
- * checked against.
+ * (PERF_SAMPLE_STACK_USER), with the step the BPF programs take
+ * (bpf/unwind_step.h), and held equal to their walk by
+ * tests/unit/test_unwind_steps.c.
  *
  * Where no table covers a pc the frame pointer is followed instead; a
  * signal frame (__restore_rt) is crossed through the ucontext the kernel
@@ -22,8 +23,9 @@
 
 #include "agent/unwind/unwind_table.h"
 
+/* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
 struct vm_unwind_regs {
-	uint64_t rip, rsp, rbp;
+	uint64_t pc, sp, fp;
 };
 
 /*
@@ -47,11 +49,12 @@ struct vm_unwind_counts {
 
 /*
  * Walk the stack from regs: the pcs, innermost first, into ips (at most
- * max).  The count.
+ * max), and each frame's stack pointer into sps (its callee's CFA; NULL:
+ * not wanted).  The count.
  */
 size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 		       vm_unwind_find_fn find, vm_unwind_read_fn read,
-		       void *arg, uint64_t *ips, size_t max,
+		       void *arg, uint64_t *ips, uint64_t *sps, size_t max,
 		       struct vm_unwind_counts *counts);
 
 #endif

@@ -9,8 +9,9 @@
  * each function is walked from its start, row after row, to the next
  * function's start; where its FDE ends first, a VM_UNWIND_NONE row marks
  * the gap.  libdw gives each rule as a DWARF expression; the few shapes
- * compilers emit for x86-64 are recognised here, and anything else is a
- * VM_UNWIND_NONE row, counted.
+ * compilers emit are recognised here, over the registers bpf/unwind.h
+ * names for the architecture, and anything else is a VM_UNWIND_NONE
+ * row, counted.
  */
 #include "agent/unwind/unwind_table.h"
 
@@ -23,12 +24,8 @@
 #include <string.h>
 
 #include "agent/unwind/ehframe.h"
+#include "bpf/unwind.h"
 #include "common/array.h"
-
-/* DWARF's numbers of the x86-64 registers used here. */
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RIP 16 /* the return address column */
 
 /* reg + off from a CFA rule of one operation; false for another shape. */
 static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
@@ -47,7 +44,8 @@ static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
 }
 
 /*
- * The PLT stubs' CFA: rsp + 8, plus 8 once past byte `lit` of the 16:
+ * The x86-64 PLT stubs' CFA: rsp + 8, plus 8 once past byte `lit` of
+ * the 16 (on another architecture no rule has this shape):
  *   breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus
  */
 static bool plt_rule(const Dwarf_Op *o, size_t n, int32_t *threshold)
@@ -55,9 +53,9 @@ static bool plt_rule(const Dwarf_Op *o, size_t n, int32_t *threshold)
 	int64_t off;
 	unsigned reg;
 
-	if (n != 9 || !breg(&o[0], &reg, &off) || reg != REG_RSP || off != 8 ||
-	    !breg(&o[1], &reg, &off) || reg != REG_RIP || off != 0 ||
-	    o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	if (n != 9 || !breg(&o[0], &reg, &off) || reg != UNWIND_DWARF_SP ||
+	    off != 8 || !breg(&o[1], &reg, &off) || reg != UNWIND_DWARF_RA ||
+	    off != 0 || o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
 	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 ||
 	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 ||
 	    o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
@@ -89,29 +87,29 @@ static void row_of(Dwarf_Frame *f, uint64_t addr, bool signal,
 	unsigned reg;
 
 	*row = (struct vm_unwind_row){ .addr = addr, .signal = signal };
-	if (dwarf_frame_register(f, REG_RIP, mem, &ops, &n) < 0)
+	if (dwarf_frame_register(f, UNWIND_DWARF_RA, mem, &ops, &n) < 0)
 		goto unsupported;
 	if (n == 0 && ops) {
 		row->cfa = VM_UNWIND_OUTERMOST; /* undefined: no caller */
 		return;
 	}
-	if (!saved_at(ops, n, &row->cfa_off) || row->cfa_off != -8)
+	if (!saved_at(ops, n, &row->cfa_off) || row->cfa_off != UNWIND_RA_OFF)
 		goto unsupported;
 	if (dwarf_frame_cfa(f, &ops, &n) < 0 || n == 0)
 		goto unsupported;
 	if (n == 1 && breg(&ops[0], &reg, &off) &&
-	    (reg == REG_RSP || reg == REG_RBP) && off >= INT32_MIN &&
-	    off <= INT32_MAX) {
-		row->cfa = reg == REG_RSP ? VM_UNWIND_RSP : VM_UNWIND_RBP;
+	    (reg == UNWIND_DWARF_SP || reg == UNWIND_DWARF_FP) &&
+	    off >= INT32_MIN && off <= INT32_MAX) {
+		row->cfa = reg == UNWIND_DWARF_SP ? VM_UNWIND_SP : VM_UNWIND_FP;
 		row->cfa_off = (int32_t)off;
 	} else if (plt_rule(ops, n, &row->cfa_off)) {
 		row->cfa = VM_UNWIND_PLT;
 	} else {
 		goto unsupported;
 	}
-	if (dwarf_frame_register(f, REG_RBP, mem, &ops, &n) == 0 && n &&
-	    !saved_at(ops, n, &row->rbp_off))
-		row->rbp_off = 0; /* another rule: taken as unchanged */
+	if (dwarf_frame_register(f, UNWIND_DWARF_FP, mem, &ops, &n) == 0 && n &&
+	    !saved_at(ops, n, &row->fp_off))
+		row->fp_off = 0; /* another rule: taken as unchanged */
 	return;
 unsupported:
 	/*
@@ -129,7 +127,7 @@ static bool same_rules(const struct vm_unwind_row *a,
 		       const struct vm_unwind_row *b)
 {
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off &&
-	       a->rbp_off == b->rbp_off && a->signal == b->signal;
+	       a->fp_off == b->fp_off && a->signal == b->signal;
 }
 
 /* Append row unless it says what the last one does. */
@@ -306,19 +304,6 @@ void vm_unwind_table_free(struct vm_unwind_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Whether the code at p (len bytes) sets up a frame pointer. */
-static bool fp_prologue(const uint8_t *p, size_t len)
-{
-	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t push_mov[] = { 0x55, 0x48, 0x89, 0xe5 };
-
-	if (len >= 8 && !memcmp(p, endbr64, 4)) {
-		p += 4;
-		len -= 4;
-	}
-	return len >= 4 && !memcmp(p, push_mov, 4);
-}
-
 int vm_unwind_frame_pointer_share(int fd, unsigned *percent)
 {
 	struct vm_unwind_table segs = { 0 };
@@ -348,7 +333,8 @@ int vm_unwind_frame_pointer_share(int fd, unsigned *percent)
 			      (starts[i] - segs.segs[k].vaddr);
 			if (off < size) {
 				seen++;
-				with += fp_prologue(image + off, size - off);
+				with += unwind_fp_prologue(image + off,
+							   size - off) != 0;
 			}
 			break;
 		}

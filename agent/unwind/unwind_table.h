@@ -12,8 +12,8 @@
  * our own.  Each row says, from its address until the next row's, where
  * the canonical frame address (CFA, the stack pointer before the call)
  * is: the stack pointer or the frame pointer plus an offset, or the one
- * expression PLT stubs use; the return address is at CFA - 8 (x86-64's
- * rule; a row that says otherwise is not kept) and the caller's frame
+ * expression PLT stubs use; the return address is at CFA + UNWIND_RA_OFF
+ * (bpf/unwind_x86.h; a row that says otherwise is not kept) and the caller's frame
  * pointer saved at CFA + an offset or left alone.  Rows whose rules
  * cannot be followed this way say so (VM_UNWIND_NONE): an unwinder falls
  * back to the frame pointer there.
@@ -36,11 +36,11 @@
 
 enum vm_unwind_cfa {
 	VM_UNWIND_NONE, /* no rule here: fall back to the frame pointer */
-	VM_UNWIND_RSP, /* CFA = rsp + cfa_off */
-	VM_UNWIND_RBP, /* CFA = rbp + cfa_off */
+	VM_UNWIND_SP, /* CFA = sp + cfa_off */
+	VM_UNWIND_FP, /* CFA = fp + cfa_off */
 	/*
-	 * A PLT stub's: CFA = rsp + 8, and 8 more once past the stub's 11th
-	 * byte (its push): ((rip & 15) >= 11) << 3.
+	 * An x86-64 PLT stub's: CFA = sp + 8, and 8 more once past the stub's
+	 * 11th byte (its push): ((pc & 15) >= 11) << 3.
 	 */
 	VM_UNWIND_PLT,
 	VM_UNWIND_OUTERMOST, /* the return address is undefined: stop */
@@ -50,7 +50,7 @@ enum vm_unwind_cfa {
 struct vm_unwind_row {
 	uint64_t addr;
 	int32_t cfa_off;
-	int32_t rbp_off; /* rbp saved at CFA + rbp_off; 0: not saved here */
+	int32_t fp_off; /* fp saved at CFA + fp_off; 0: not saved here */
 	uint8_t cfa; /* enum vm_unwind_cfa */
 	bool signal; /* the frame a signal handler returns through */
 };
@@ -100,8 +100,8 @@ bool vm_unwind_link_addr(const struct vm_unwind_table *t, uint64_t off,
 
 /*
  * How many of the functions of the ELF file open on fd (its .eh_frame_hdr
- * starts) begin by setting up a frame pointer (push %rbp; mov %rsp,%rbp,
- * after an endbr64 or not), in percent, into *percent: a binary built
+ * starts) begin by setting up a frame pointer (unwind_fp_prologue(), in
+ * bpf/unwind_x86.h), in percent, into *percent: a binary built
  * with -fomit-frame-pointer, as GCC does at -O2, has almost none, and a
  * frame-pointer walk cannot pass its frames.  0, or a negative errno.
  */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * stack-cost.bpf.c - the least an off-CPU profiler that takes exact stacks
- * pays on this kernel, for bench/offcpu-floor.sh: four programs on the
- * sched_switch raw tracepoint (no BTF, like bpf/offcpu.bpf.c), attached
- * one at a time, that do only this on each switch:
+ * pays on this kernel, for bench/offcpu.sh (and bench/offcpu-vm.sh in a
+ * guest): four programs on the sched_switch raw tracepoint (no BTF, like
+ * bpf/offcpu.bpf.c), attached one at a time, that do only this on each
+ * switch:
  *
  *	filter	read the outgoing task's command name, compare it with
  *		"postgres" (the target filter, nothing else)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * stack-cost.c - runs one program of stack-cost.bpf.c for a while, for
- * bench/offcpu-floor.sh, and prints what the kernel accounted for it
- * (kernel.bpf_stats_enabled must be 1):
+ * bench/offcpu.sh (and bench/offcpu-vm.sh in a guest), and prints what
+ * the kernel accounted for it (kernel.bpf_stats_enabled must be 1):
  *
  *	run_time_ns run_cnt stack_calls frames
  *

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/profile/bpf/bpf_preblocked.h"
+#include "agent/samples/proc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

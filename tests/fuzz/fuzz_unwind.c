@@ -61,8 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (vm_unwind_lookup(&t, t.rows[i].addr) != &t.rows[i])
 				abort();
-			if (i < 16 && vm_unwind_stack(&r, find, read_fake, &f,
-						      ips, 128, &counts) > 128)
+			if (i < 16 &&
+			    vm_unwind_stack(&r, find, read_fake, &f, ips, NULL,
+					    128, &counts) > 128)
 				abort();
 		}
 	}

@@ -20,6 +20,11 @@
 #   9 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
 # includes itself and common/, agent/ never includes imagebuilder/.
+# A backend's folder (agent/profile/bpf/, agent/profile/perf/) is its own:
+# no file outside agent/profile/ includes its headers (what a backend
+# reports goes through engine.h and backend.h), but the tests of its parts
+# (tests/unit/, tests/fuzz/) may; a file made to break the rule shows the
+# check catches it.
 # Inside a folder too the files form a stack: no two source files call
 # each other (A calls a function B defines and B one A defines), read from
 # the symbols of the built objects under $BUILD/obj with nm.
@@ -86,6 +91,29 @@ for f in $files; do
 	grep -n "$wrong" "$f" | sed "s|^|$f:|" >>"$split"
 done
 
+# backend_private FILE...: each include line of FILE... (outside
+# agent/profile/ and the backend's tests) that reaches into a backend's own
+# folder, as a sentence.
+backend_private() {
+	local f
+	for f; do
+		case $f in
+		agent/profile/* | tests/unit/* | tests/fuzz/*) continue ;;
+		esac
+		grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"agent/profile/\(bpf\|perf\)/' "$f" |
+			sed 's|^\([0-9]*\):[^"]*"\([^"]*\)".*|'"$f"':\1: includes \2, a private header of a backend; use agent/profile/engine.h (or backend.h)|'
+	done
+}
+
+private=$T/private
+files=$(git ls-files '*.[ch]' 2>/dev/null)
+[ -n "$files" ] || files=$(find agent common imagebuilder bpf bench tests -name '*.[ch]')
+# shellcheck disable=SC2086 # one path a word
+backend_private $files >"$private"
+mkdir -p "$T/agent/serve"
+printf '#include "agent/profile/engine.h"\n#include "agent/profile/bpf/bpf_pg.h"\n' >"$T/agent/serve/health.c"
+backend_private "$T/agent/serve/health.c" >"$T/caught"
+
 # Calls in circles: for every product source file, the functions its
 # object defines (T, W) and the ones it calls outside itself (U); a pair
 # of files where each calls one the other defines is refused.  Only the
@@ -147,6 +175,18 @@ if [ -s "$split" ]; then
 	diag "$split"
 else
 	ok "the agent and the image builder share code only through common/"
+fi
+if [ -s "$private" ]; then
+	not_ok "no file outside agent/profile/ includes a backend's own headers"
+	diag "$private"
+else
+	ok "no file outside agent/profile/ includes a backend's own headers"
+fi
+if [ "$(wc -l <"$T/caught")" = 1 ] && grep -q ':2: includes agent/profile/bpf/bpf_pg.h' "$T/caught"; then
+	ok "the backend header check catches an include of agent/profile/bpf/ from agent/serve/"
+else
+	not_ok "the backend header check catches an include of agent/profile/bpf/ from agent/serve/"
+	diag "$T/caught"
 fi
 if [ "$missing" -gt 0 ]; then
 	skip "no two source files call each other" "$missing objects are not built under $BUILD/obj (make first)"

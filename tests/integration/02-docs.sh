@@ -8,6 +8,12 @@
 #   - every agent/, common/, imagebuilder/, bpf/ or tests/ path written in
 #     backticks exists (a glob must match something), so a renamed or
 #     deleted file cannot stay named in the docs;
+#   - so does every .c, .h, .sh or .py file the comments of the tree's own
+#     such files name: a path with a slash, from the top or from the
+#     commenting file's folder or one above it; a bare name is some file's
+#     name.  Not checked: names in <...> (system headers), placeholders in
+#     capitals (pgwait_NN.c, $T/NAME.h), and the other projects' files and
+#     the build's outputs listed in NOT_OURS below;
 #   - README.md stays a front door: at most 200 lines, naming `make demo`
 #     and `make check`, and its benchmark table is the one in
 #     docs/benchmarks.md, row for row;
@@ -23,6 +29,17 @@ cd "$SRC" || exit 1
 
 README_MAX_LINES=200
 PATH_PREFIXES='agent|common|imagebuilder|bpf|tests'
+# Files the comments may name that no checkout holds (extended regular
+# expressions, matched against the name as written): the kernel's, perf's,
+# libbpf's and PostgreSQL's, and what the build writes under build/.
+NOT_OURS=(
+	'^include/linux/' '^scripts/kconfig/' '^merge_config\.sh$' '^vmlinux\.h$'
+	'^tools/perf/'
+	'^bpf/(bpf|bpf_core_read|bpf_endian|bpf_helpers|bpf_tracing|btf|libbpf)\.h$'
+	'^(src/include/)?(storage|utils)/[a-z_]+\.h$' '^lwlocknames\.h$'
+	'^build/' '\.skel\.h$' '^profile\.pb-c\.[ch]$' '^kconfig_fragment\.h$'
+	'^flame_js\.h$'
+)
 
 pages=(README.md tests/README.md)
 if [ -d docs ]; then
@@ -133,6 +150,136 @@ code_paths() {
 		sed -e 's/^[[:space:](=]//' -e 's/\.$//' | sort -u
 }
 
+# tree_files: the files a clone has (tracked, or new and not ignored), one
+# a line, from the top; every file but .git/ and build/ outside git.
+tree_files() {
+	git ls-files --cached --others --exclude-standard 2>/dev/null | grep . ||
+		find . -path ./.git -prune -o -path ./build -prune -o -type f -print |
+		sed 's|^\./||'
+}
+
+# comment_paths FILE...: for each file of this tree named in a comment of
+# FILE... (C: /* */ and //, outside strings; shell and Python: # starting
+# a word outside quotes, and Python's docstrings) that is not there, a
+# sentence with the comment's FILE:LINE.
+comment_paths() {
+	local not_ours
+	not_ours=$(
+		IFS='|'
+		echo "${NOT_OURS[*]}"
+	)
+	{
+		tree_files
+		echo "--"
+	} | awk -v not_ours="$not_ours" '
+	NR == FNR {
+		if ($0 == "--")
+			next
+		tree[$0] = 1
+		b = $0
+		sub(/.*\//, "", b)
+		base[b] = 1
+		next
+	}
+	FNR == 1 { st = ""; doc = 0 }
+	function check(text, line,    p, pre, dir, found) {
+		while (match(text, /[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.-]+)*\.(c|h|sh|py)([^A-Za-z0-9_]|$)/)) {
+			p = substr(text, RSTART, RLENGTH)
+			pre = RSTART > 1 ? substr(text, RSTART - 1, 1) : ""
+			text = substr(text, RSTART + RLENGTH - 1)
+			sub(/[^A-Za-z0-9_]$/, "", p)
+			# Part of a longer word or path, a variable, an include.
+			if (pre ~ /[A-Za-z0-9_.\/<$~-]/)
+				continue
+			if (p ~ /(^|[^A-Za-z0-9])[A-Z][A-Z0-9]*([^A-Za-z0-9]|$)/)
+				continue # a placeholder: pgwait_NN.c, NAME.h
+			if (p ~ not_ours)
+				continue
+			if (p !~ /\//) {
+				if (!(p in base))
+					printf "%s:%d: the comment names %s, and no file of the tree has that name\n", FILENAME, line, p
+				continue
+			}
+			found = p in tree
+			for (dir = FILENAME; !found && dir ~ /\//;) {
+				sub(/\/[^\/]*$/, "", dir)
+				found = (dir "/" p) in tree
+			}
+			if (!found)
+				printf "%s:%d: the comment names %s, which is not a file of the tree\n", FILENAME, line, p
+		}
+	}
+	FILENAME ~ /\.[ch]$/ {
+		out = ""
+		n = length($0)
+		for (i = 1; i <= n; i++) {
+			c = substr($0, i, 1)
+			c2 = substr($0, i, 2)
+			if (st == "block") {
+				if (c2 == "*/") {
+					st = ""
+					i++
+					out = out " "
+				} else
+					out = out c
+			} else if (st == "str" || st == "chr") {
+				if (c == "\\")
+					i++
+				else if ((st == "str" && c == "\"") || (st == "chr" && c == "\047"))
+					st = ""
+			} else if (c2 == "/*") {
+				st = "block"
+				i++
+				out = out " "
+			} else if (c2 == "//") {
+				out = out " " substr($0, i + 2)
+				break
+			} else if (c == "\"")
+				st = "str"
+			else if (c == "\047")
+				st = "chr"
+		}
+		if (st != "block")
+			st = ""
+		check(out, FNR)
+		next
+	}
+	FNR == 1 && /^#!/ { next }
+	FILENAME ~ /\.py$/ && doc {
+		if (index($0, "\"\"\""))
+			doc = 0
+		check($0, FNR)
+		next
+	}
+	FILENAME ~ /\.py$/ && match($0, /^[ \t]*[rub]?"""/) {
+		rest = substr($0, RSTART + RLENGTH)
+		if (!index(rest, "\"\"\""))
+			doc = 1
+		check(rest, FNR)
+		next
+	}
+	{
+		q = ""
+		n = length($0)
+		for (i = 1; i <= n; i++) {
+			c = substr($0, i, 1)
+			if (q != "") {
+				if (c == "\\" && q == "\"")
+					i++
+				else if (c == q)
+					q = ""
+			} else if (c == "\\")
+				i++
+			else if (c == "\"" || c == "\047")
+				q = c
+			else if (c == "#" && (i == 1 || substr($0, i - 1, 1) ~ /[ \t;(]/)) {
+				check(substr($0, i + 1), FNR)
+				break
+			}
+		}
+	}' - "$@"
+}
+
 for page in "${pages[@]}"; do
 	bad=$T/bad
 	: >"$bad"
@@ -186,6 +333,44 @@ for page in "${pages[@]}"; do
 		ok "$page: every source path written in backticks ($n) exists"
 	fi
 done
+
+# The files the tree's comments name are there.
+mapfile -t sources < <(tree_files | grep -E '\.(c|h|sh|py)$' | grep -v '^build/')
+comment_paths "${sources[@]}" >"$T/named"
+if [ -s "$T/named" ]; then
+	not_ok "every file the comments of the ${#sources[@]} source files name exists"
+	echo "(another project's file, or one the build writes, goes in NOT_OURS in $0)" >>"$T/named"
+	diag "$T/named"
+else
+	ok "every file the comments of the ${#sources[@]} source files name exists"
+fi
+# ... and a comment naming what is not there is caught, in C and in shell,
+# while names that are there, system headers, placeholders and the
+# build's outputs pass, as does a path in code rather than a comment.
+mkdir -p "$T/probe"
+cat >"$T/probe/probe.c" <<'PROBE'
+#include <linux/bpf.h> /* <linux/bpf.h>, <bpf/libbpf.h>, profile.skel.h */
+static const char *s = "agent/not/in/a/comment.c";
+/*
+ * agent/profile/engine.h, engine.c, pgwait_NN.c and build/gen/flame_js.h
+ * pass; agent/no/such_file.c and no_such_file.h do not.
+ */
+PROBE
+printf '%s\n' '#!/bin/bash' \
+	'echo "tests/not/a/comment.sh" # tests/lib/tap.sh passes; tests/lib/no-such.sh not' \
+	>"$T/probe/probe.sh"
+comment_paths "$T/probe/probe.c" "$T/probe/probe.sh" | sed "s|^$T/||" >"$T/caught"
+cat >"$T/want" <<'WANT'
+probe/probe.c:5: the comment names agent/no/such_file.c, which is not a file of the tree
+probe/probe.c:5: the comment names no_such_file.h, and no file of the tree has that name
+probe/probe.sh:2: the comment names tests/lib/no-such.sh, which is not a file of the tree
+WANT
+if cmp -s "$T/want" "$T/caught"; then
+	ok "a comment naming a file that is not there is caught, and nothing else"
+else
+	not_ok "a comment naming a file that is not there is caught, and nothing else"
+	diff "$T/want" "$T/caught" | diag
+fi
 
 # docs/ exists and is indexed.
 for f in docs/README.md docs/architecture.md docs/api.md docs/benchmarks.md; do

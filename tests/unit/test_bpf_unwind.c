@@ -44,7 +44,7 @@ static void stack_pointer_found_once(void **state)
 	uint32_t off = 0, size = 0;
 
 	(void)state;
-	words[3] = regs + PT_REGS_SIZE - 16384;
+	words[3] = regs + UNWIND_PT_REGS_SIZE - 16384;
 	words[9] = 0xffff888000001000ULL; /* a pointer, not the stack */
 	assert_int_equal(
 		vm_bpf_find_stack_pointer(words, 64, regs, &off, &size), 0);
@@ -53,7 +53,7 @@ static void stack_pointer_found_once(void **state)
 
 	/* KASAN's 32 KiB stacks. */
 	memset(words, 0, sizeof(words));
-	words[5] = regs + PT_REGS_SIZE - 32768;
+	words[5] = regs + UNWIND_PT_REGS_SIZE - 32768;
 	assert_int_equal(
 		vm_bpf_find_stack_pointer(words, 64, regs, &off, &size), 0);
 	assert_int_equal(off, 40);
@@ -70,8 +70,8 @@ static void stack_pointer_never_guessed(void **state)
 						   &size),
 			 -ENOENT);
 	/* Two candidates: no answer rather than a guess. */
-	words[3] = regs + PT_REGS_SIZE - 16384;
-	words[7] = regs + PT_REGS_SIZE - 16384;
+	words[3] = regs + UNWIND_PT_REGS_SIZE - 16384;
+	words[7] = regs + UNWIND_PT_REGS_SIZE - 16384;
 	assert_int_equal(vm_bpf_find_stack_pointer(words, 64, regs, &off,
 						   &size),
 			 -EEXIST);
@@ -101,7 +101,7 @@ __attribute__((noinline)) int bpf_unwind_probe(int x)
 }
 
 /*
- * The row the programs find for rel in m (bpf/unwind.bpf.h), into *out:
+ * The row the programs find for rel in m (bpf/unwind_walk.bpf.h), into *out:
  * the page's entry in the binary's index when rel lies before the page's
  * first row, else halvings among that page's rows.  false when none holds
  * rel.
@@ -155,26 +155,26 @@ static void rules_packed_whole(void **state)
 		-UNWIND_CFA_OFF_MAX - 1, -8, 0, 8, 16, 11, 4104,
 		UNWIND_CFA_OFF_MAX
 	};
-	static const int32_t rbp_offs[] = { -1024, -16, -8,
-					    0,	   8,	UNWIND_RBP_OFF_MAX };
+	static const int32_t fp_offs[] = { -1024, -16, -8,
+					   0,	  8,   UNWIND_FP_OFF_MAX };
 
 	(void)state;
 	for (uint32_t cfa = UNWIND_NONE; cfa <= UNWIND_SIGNAL; cfa++)
 		for (size_t i = 0; i < sizeof(cfa_offs) / sizeof(*cfa_offs);
 		     i++)
 			for (size_t j = 0;
-			     j < sizeof(rbp_offs) / sizeof(*rbp_offs); j++) {
+			     j < sizeof(fp_offs) / sizeof(*fp_offs); j++) {
 				struct unwind_row r = {
 					.addr = 1,
 					.rule = unwind_rule(cfa, cfa_offs[i],
-							    rbp_offs[j]),
+							    fp_offs[j]),
 				};
 
 				assert_int_equal(unwind_row_cfa(&r), cfa);
 				assert_int_equal(unwind_row_cfa_off(&r),
 						 cfa_offs[i]);
-				assert_int_equal(unwind_row_rbp_off(&r),
-						 rbp_offs[j]);
+				assert_int_equal(unwind_row_fp_off(&r),
+						 fp_offs[j]);
 			}
 }
 
@@ -228,9 +228,9 @@ static void store_serves_own_executable(void **state)
 			assert_int_equal(unwind_row_cfa_off(&rows[k & 1]),
 					 t.rows[k].signal ? 0 :
 							    t.rows[k].cfa_off);
-			assert_int_equal(unwind_row_rbp_off(&rows[k & 1]),
+			assert_int_equal(unwind_row_fp_off(&rows[k & 1]),
 					 t.rows[k].signal ? 0 :
-							    t.rows[k].rbp_off);
+							    t.rows[k].fp_off);
 			/*
 			 * Its index finds its rule at its address, and the
 			 * rule before it just before (from the page's entry
@@ -258,7 +258,7 @@ static void store_serves_own_executable(void **state)
 		assert_non_null(want);
 		assert_int_equal(r->addr + t.rows[0].addr, want->addr);
 		assert_int_equal(unwind_row_cfa_off(r), want->cfa_off);
-		assert_int_equal(unwind_row_rbp_off(r), want->rbp_off);
+		assert_int_equal(unwind_row_fp_off(r), want->fp_off);
 	}
 	assert_true(found);
 	/* A second feed finds its binaries in the store: no new rows. */

@@ -3,11 +3,12 @@
  * test_offcpu.c - unit tests of agent/profile/bpf/bpf_blocks.c: blocks
  * counted with the last record their thread sent (weights, min_block, a
  * new record, blocks of a thread whose record was dropped or never came,
- * malformed records, the bound on threads), the blocks still going at the end against a real `blocked`
- * map (skipped without BPF); a thread's state and context switches from
- * /proc/PID/task/TID/status, which tell a thread blocked for the whole
- * profile; and, on this process's own threads, that a thread sleeping
- * throughout is told from one that ran.
+ * malformed records, the bound on threads), the blocks still going at the
+ * end against a real `blocked` map (skipped without BPF); and, on this
+ * process's own threads, that a thread sleeping throughout is told from
+ * one that ran, and that one woken and running without a break since is
+ * told, with its CPU time (the /proc files read by
+ * agent/samples/proc_task.c, whose parsers test_proc.c tests).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -27,7 +28,7 @@
 #include <cmocka.h>
 
 #include "agent/profile/bpf/bpf_blocks.h"
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 
 /* A record of task with frames frames from base; its size. */
 static size_t record(struct offcpu_record *r, uint64_t task, uint32_t tid,
@@ -193,43 +194,6 @@ static void test_join_finish(void **state)
 	vm_stack_counts_free(&c);
 }
 
-static void test_parse_status(void **state)
-{
-	const char text[] = "Name:\tpostgres\nState:\tS (sleeping)\nTgid:\t42\n"
-			    "voluntary_ctxt_switches:\t120\n"
-			    "nonvoluntary_ctxt_switches:\t3\n";
-	uint64_t switches;
-	char st;
-
-	(void)state;
-	assert_int_equal(vm_parse_task_status(text, &st, &switches), 0);
-	assert_int_equal(st, 'S');
-	assert_int_equal(switches, 123);
-	assert_int_equal(vm_parse_task_status("State:\tR (running)\n", &st,
-					      &switches),
-			 -EINVAL);
-	assert_int_equal(vm_parse_task_status("", &st, &switches), -EINVAL);
-}
-
-/* schedstat: "CPU_NS WAIT_NS TIMESLICES"; the first is what counts. */
-static void test_parse_schedstat(void **state)
-{
-	uint64_t ns = 7;
-
-	(void)state;
-	assert_int_equal(vm_parse_task_schedstat("123456789 42 7\n", &ns), 0);
-	assert_int_equal(ns, 123456789);
-	assert_int_equal(vm_parse_task_schedstat("0 0 0\n", &ns), 0);
-	assert_int_equal(ns, 0);
-	assert_int_equal(vm_parse_task_schedstat("", &ns), -EINVAL);
-	assert_int_equal(vm_parse_task_schedstat("x 1 2\n", &ns), -EINVAL);
-	assert_int_equal(vm_parse_task_schedstat("12x 1 2\n", &ns), -EINVAL);
-	assert_int_equal(vm_parse_task_schedstat("-5 1 2\n", &ns), -EINVAL);
-	assert_int_equal(
-		vm_parse_task_schedstat("99999999999999999999999 1 2\n", &ns),
-		-EINVAL);
-}
-
 static int wake_fd[2];
 
 static void *sleeper(void *arg)
@@ -359,8 +323,6 @@ int main(void)
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_dropped_and_malformed),
 		cmocka_unit_test(test_join_finish),
-		cmocka_unit_test(test_parse_status),
-		cmocka_unit_test(test_parse_schedstat),
 		cmocka_unit_test(test_running_since),
 		cmocka_unit_test(test_slept_throughout),
 	};

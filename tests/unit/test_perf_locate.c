@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "agent/profile/perf/perf_locate.h"
+#include "agent/profile/engine.h"
 #include "common/manifest.h"
 
 static char root[256];

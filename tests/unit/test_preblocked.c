@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "agent/profile/bpf/bpf_preblocked.h"
+#include "agent/samples/proc.h"
 #include "agent/symbolize/kallsyms.h"
 
 static void test_parse_stat(void **state)

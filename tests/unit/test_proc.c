@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_proc.c - unit tests of the pure parsing in agent/samples/proc.c:
- * /proc/PID/maps lines and process titles from /proc/PID/cmdline.
+ * test_proc.c - unit tests of the pure parsing in agent/samples/proc.c
+ * and proc_task.c: /proc/PID/maps lines, process titles from
+ * /proc/PID/cmdline, and a thread's state, context switches and CPU time
+ * from /proc/PID/task/TID/status and schedstat.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -59,11 +61,50 @@ static void test_title(void **state)
 	assert_null(vm_proc_title_from_cmdline("\0\0", 2));
 }
 
+static void test_parse_status(void **state)
+{
+	const char text[] = "Name:\tpostgres\nState:\tS (sleeping)\nTgid:\t42\n"
+			    "voluntary_ctxt_switches:\t120\n"
+			    "nonvoluntary_ctxt_switches:\t3\n";
+	uint64_t switches;
+	char st;
+
+	(void)state;
+	assert_int_equal(vm_parse_task_status(text, &st, &switches), 0);
+	assert_int_equal(st, 'S');
+	assert_int_equal(switches, 123);
+	assert_int_equal(vm_parse_task_status("State:\tR (running)\n", &st,
+					      &switches),
+			 -EINVAL);
+	assert_int_equal(vm_parse_task_status("", &st, &switches), -EINVAL);
+}
+
+/* schedstat: "CPU_NS WAIT_NS TIMESLICES"; the first is what counts. */
+static void test_parse_schedstat(void **state)
+{
+	uint64_t ns = 7;
+
+	(void)state;
+	assert_int_equal(vm_parse_task_schedstat("123456789 42 7\n", &ns), 0);
+	assert_int_equal(ns, 123456789);
+	assert_int_equal(vm_parse_task_schedstat("0 0 0\n", &ns), 0);
+	assert_int_equal(ns, 0);
+	assert_int_equal(vm_parse_task_schedstat("", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("x 1 2\n", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("12x 1 2\n", &ns), -EINVAL);
+	assert_int_equal(vm_parse_task_schedstat("-5 1 2\n", &ns), -EINVAL);
+	assert_int_equal(
+		vm_parse_task_schedstat("99999999999999999999999 1 2\n", &ns),
+		-EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_maps_line),
 		cmocka_unit_test(test_title),
+		cmocka_unit_test(test_parse_status),
+		cmocka_unit_test(test_parse_schedstat),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -143,9 +143,10 @@ __attribute__((noinline)) static void walk_here(void)
 	struct vm_unwind_regs r;
 
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(r.rip), "=r"(r.rsp), "=r"(r.rbp));
+			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
 	memset(&counts, 0, sizeof(counts));
-	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, 512, &counts);
+	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, NULL, 512,
+				&counts);
 }
 
 static volatile int sink;
@@ -340,7 +341,7 @@ static void test_vdso(void **state)
 			continue;
 		row = vm_unwind_lookup(t, info.syms[i].addr);
 		assert_non_null(row);
-		assert_int_equal(row->cfa, VM_UNWIND_RSP);
+		assert_int_equal(row->cfa, VM_UNWIND_SP);
 		assert_int_equal(row->cfa_off, 8);
 		functions++;
 	}
@@ -379,9 +380,9 @@ static void test_epilogue(void **state)
 {
 	struct vm_unwind_row rows[] = {
 		{ .addr = 0x1000,
-		  .cfa = VM_UNWIND_RSP,
+		  .cfa = VM_UNWIND_SP,
 		  .cfa_off = 8,
-		  .rbp_off = -24 },
+		  .fp_off = -24 },
 		{ .addr = 0x2000, .cfa = VM_UNWIND_NONE },
 	};
 	struct vm_unwind_regs r = { 0x1050, copy_sp, 0x7ffd0100 };
@@ -393,7 +394,8 @@ static void test_epilogue(void **state)
 	epilogue_table.rows = rows;
 	epilogue_table.n = 2;
 	copy[0] = 0x5000; /* the return address at CFA - 8 */
-	n = vm_unwind_stack(&r, find_epilogue, read_copy, NULL, out, 2, &c);
+	n = vm_unwind_stack(&r, find_epilogue, read_copy, NULL, out, NULL, 2,
+			    &c);
 	assert_int_equal(n, 2);
 	assert_int_equal(out[0], 0x1050);
 	assert_int_equal(out[1], 0x5000);

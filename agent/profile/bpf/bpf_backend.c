@@ -8,9 +8,9 @@
  * object follows forks and execs with raw tracepoints of its own.  Both
  * programs send their samples and blocks with their stacks on a ring
  * buffer (bpf/stacks.bpf.h), which a thread drains while the profile runs,
- * counting identical records (bpf_read.c); at the end they become one
- * struct vm_samples: CPU samples as running, off-CPU blocks as blocked,
- * with the blocks still going (bpf_blocks.c).
+ * counting identical records (bpf_stack_counts.c); at the end they become
+ * one struct vm_samples: CPU samples as running, off-CPU blocks as
+ * blocked, with the blocks still going (bpf_blocks.c).
  *
  * Every process captured that is PostgreSQL of a known version is told
  * to the programs (bpf_pg.c), which then read its wait event and query
@@ -538,6 +538,30 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	return 0;
 }
 
+/*
+ * For /healthz: where the user registers are (bpf_calibrate.c), what the
+ * unwind store left out and whether the kernel refused the unwinder
+ * (bpf_unwind.c), and why a PostgreSQL went without labels (bpf_pg.c).
+ */
+static void bpf_status(struct vm_backend_status *out)
+{
+	const struct vm_user_regs_where *w = vm_bpf_user_regs();
+
+	out->user_regs_found = w->found;
+	if (w->found) {
+		out->user_regs_stack_offset = w->stack_off;
+		out->user_regs_thread_size = w->thread_size;
+	} else {
+		snprintf(out->user_regs_error, sizeof(out->user_regs_error),
+			 "%s", w->why);
+	}
+	vm_bpf_unwind_skipped(&out->unwind_store_skipped,
+			      out->unwind_store_last_skipped,
+			      sizeof(out->unwind_store_last_skipped));
+	vm_bpf_unwind_refusal(out->unwind_refused, sizeof(out->unwind_refused));
+	vm_pg_labels_note(out->pg_labels_note, sizeof(out->pg_labels_note));
+}
+
 const struct vm_backend_ops vm_bpf_backend = {
 	.name = "bpf",
 	.start = bpf_start,
@@ -546,4 +570,5 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.seal = vm_bpf_cpu_seal,
 	.destroy = bpf_destroy,
 	.release = vm_bpf_unwind_release,
+	.status = bpf_status,
 };

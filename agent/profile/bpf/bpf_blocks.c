@@ -18,12 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 #include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
@@ -188,117 +187,14 @@ void vm_offcpu_join_free(struct vm_offcpu_join *j)
 	memset(j, 0, sizeof(*j));
 }
 
-/*
- * The number after "NAME:" and blanks at the start of line, when line
- * starts so: true and *v.
- */
-static bool field_u64(const char *line, const char *name, uint64_t *v)
-{
-	size_t len = strlen(name);
-	unsigned long long x;
-	char *end;
-
-	if (strncmp(line, name, len) || line[len] != ':')
-		return false;
-	line += len + 1;
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (*line < '0' || *line > '9')
-		return false;
-	errno = 0;
-	x = strtoull(line, &end, 10);
-	if (errno || (*end != '\n' && *end != '\0'))
-		return false;
-	*v = x;
-	return true;
-}
-
-/*
- * Found by the lines' names, not scanned with sscanf: tens of thousands
- * of threads are read as a profile ends, each status ~55 lines.
- */
-int vm_parse_task_status(const char *text, char *state, uint64_t *switches)
-{
-	const char *line = text;
-	bool have_state = false;
-	int have_switches = 0;
-
-	*switches = 0;
-	while (line && *line) {
-		uint64_t v;
-
-		if (!strncmp(line, "State:", 6)) {
-			const char *c = line + 6;
-
-			while (*c == ' ' || *c == '\t')
-				c++;
-			if (*c && *c != '\n') {
-				*state = *c;
-				have_state = true;
-			}
-		} else if (field_u64(line, "voluntary_ctxt_switches", &v) ||
-			   field_u64(line, "nonvoluntary_ctxt_switches", &v)) {
-			*switches += v;
-			have_switches++;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return have_state && have_switches == 2 ? 0 : -EINVAL;
-}
-
-int vm_parse_task_schedstat(const char *text, uint64_t *run_ns)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*text || *text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || (*end != ' ' && *end != '\n'))
-		return -EINVAL;
-	*run_ns = v;
-	return 0;
-}
-
-ssize_t vm_bpf_read_task_file(const char *proc_root, uint32_t pid, uint32_t tid,
-			      const char *name, char *buf, size_t size)
-{
-	char path[128];
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%u/task/%u/%s", proc_root, pid, tid,
-		 name);
-	if (vm_proc_read_small(path, buf, size, &n) < 0)
-		return -1;
-	return (ssize_t)n;
-}
-
 /* The CPU time of one thread now, VM_RUN_NS_UNKNOWN when unreadable. */
 static uint64_t read_run_ns(const char *proc_root, uint32_t pid, uint32_t tid)
 {
-	char buf[128];
 	uint64_t ns;
 
-	if (vm_bpf_read_task_file(proc_root, pid, tid, "schedstat", buf,
-				  sizeof(buf)) <= 0 ||
-	    vm_parse_task_schedstat(buf, &ns))
+	if (vm_proc_read_task_run_ns(proc_root, pid, tid, &ns))
 		return VM_RUN_NS_UNKNOWN;
 	return ns;
-}
-
-/* The state and switches of one thread now; -ENOENT when it is gone. */
-static int read_task(const char *proc_root, uint32_t pid, uint32_t tid,
-		     char *state, uint64_t *switches)
-{
-	char buf[4096];
-
-	if (vm_bpf_read_task_file(proc_root, pid, tid, "status", buf,
-				  sizeof(buf)) <= 0)
-		return -ENOENT;
-	return vm_parse_task_status(buf, state, switches);
 }
 
 int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
@@ -319,8 +215,9 @@ int vm_bpf_snapshot_threads(const char *proc_root, const uint32_t *pids,
 			uint64_t switches;
 			char state;
 
-			if (!tid || read_task(proc_root, pids[i], tid, &state,
-					      &switches))
+			if (!tid ||
+			    vm_proc_read_task_status(proc_root, pids[i], tid,
+						     &state, &switches))
 				continue;
 			if (vm_grow(*v, cap, *n + 1)) {
 				closedir(d);
@@ -341,7 +238,8 @@ bool vm_bpf_slept_throughout(const char *proc_root,
 {
 	uint64_t switches;
 
-	return read_task(proc_root, t->pid, t->tid, state, &switches) == 0 &&
+	return vm_proc_read_task_status(proc_root, t->pid, t->tid, state,
+					&switches) == 0 &&
 	       switches == t->switches && *state != 'R';
 }
 
@@ -352,7 +250,8 @@ bool vm_bpf_running_since(const char *proc_root,
 	char state;
 
 	if (t->run_ns == VM_RUN_NS_UNKNOWN ||
-	    read_task(proc_root, t->pid, t->tid, &state, &switches) ||
+	    vm_proc_read_task_status(proc_root, t->pid, t->tid, &state,
+				     &switches) ||
 	    switches != t->switches || state != 'R')
 		return false;
 	now = read_run_ns(proc_root, t->pid, t->tid);
@@ -360,43 +259,4 @@ bool vm_bpf_running_since(const char *proc_root,
 		return false;
 	*ran_ns = now - t->run_ns;
 	return true;
-}
-
-/*
- * size bytes at off past the pointer stored at ptr_addr in process pid
- * into out; false (out untouched) when the pointer is 0 or unreadable.
- */
-static bool read_through(uint32_t pid, uint64_t ptr_addr, uint64_t off,
-			 void *out, size_t size)
-{
-	uint64_t ptr = 0;
-	struct iovec local = { &ptr, sizeof(ptr) };
-	struct iovec remote = { (void *)(uintptr_t)ptr_addr, sizeof(ptr) };
-
-	if (!ptr_addr ||
-	    process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) !=
-		    sizeof(ptr) ||
-	    !ptr)
-		return false;
-	local = (struct iovec){ out, size };
-	remote = (struct iovec){ (void *)(uintptr_t)(ptr + off), size };
-	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) ==
-	       (ssize_t)size;
-}
-
-void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
-			   uint32_t *wait_event, uint64_t *query_id)
-{
-	uint32_t info = 0;
-	uint64_t id = 0;
-
-	*wait_event = 0;
-	*query_id = 0;
-	if (!pp)
-		return;
-	if (read_through(pid, pp->wait_event_ptr, 0, &info, sizeof(info)))
-		*wait_event = info;
-	if (read_through(pid, pp->be_entry_ptr, pp->query_id_off, &id,
-			 sizeof(id)))
-		*query_id = id;
 }

@@ -17,7 +17,6 @@
 #include <linux/types.h>
 
 #include "bpf/offcpu.h"
-#include "bpf/pg.h"
 
 struct vm_stack_counts;
 
@@ -98,29 +97,5 @@ bool vm_bpf_slept_throughout(const char *proc_root,
  */
 bool vm_bpf_running_since(const char *proc_root,
 			  const struct vm_thread_switches *t, uint64_t *ran_ns);
-
-/*
- * The small file /proc/PID/task/TID/NAME (under proc_root) whole into buf,
- * NUL-terminated (vm_proc_read_small): its length, -1 when unreadable.
- */
-ssize_t vm_bpf_read_task_file(const char *proc_root, uint32_t pid, uint32_t tid,
-			      const char *name, char *buf, size_t size);
-
-/* The CPU time (ns) at the start of /proc/.../schedstat's text; -EINVAL. */
-int vm_parse_task_schedstat(const char *text, uint64_t *run_ns);
-
-/*
- * From the text of /proc/PID/task/TID/status: the state letter ('R',
- * 'S', ...) and the context switches.  -EINVAL when either is missing.
- */
-int vm_parse_task_status(const char *text, char *state, uint64_t *switches);
-
-/*
- * The wait_event_info and the query id PostgreSQL process pid shows now,
- * read from its memory where pp says (bpf/pg.h), as the programs read
- * them (bpf/pglabels.bpf.h); each 0 when unknown, all 0 when pp is NULL.
- */
-void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
-			   uint32_t *wait_event, uint64_t *query_id);
 
 #endif

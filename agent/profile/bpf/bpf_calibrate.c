@@ -5,7 +5,8 @@
  * thread of the agent's own, and the pointer in its task_struct that puts
  * the registers the call entered with at the top of a kernel stack is the
  * one the profilers follow.  x86-64 keeps them there (task_pt_regs():
- * the stack's base + THREAD_SIZE - sizeof(struct pt_regs)); THREAD_SIZE
+ * the stack's base + THREAD_SIZE - sizeof(struct pt_regs), whose size
+ * bpf/unwind_x86.h gives); THREAD_SIZE
  * is 16 KiB, or 32 KiB with KASAN, and the struct's layout may be
  * randomized, so both are found, not assumed.  Exactly one answer, or
  * none: nothing is guessed.
@@ -37,7 +38,7 @@ int vm_bpf_find_stack_pointer(const uint64_t *words, size_t n, uint64_t regs,
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			if (!words[i] ||
-			    words[i] + sizes[k] - PT_REGS_SIZE != regs)
+			    words[i] + sizes[k] - UNWIND_PT_REGS_SIZE != regs)
 				continue;
 			*off = (uint32_t)(i * sizeof(uint64_t));
 			*size = sizes[k];

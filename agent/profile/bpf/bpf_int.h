@@ -10,7 +10,7 @@
  *   bpf_capture.c   the processes followed
  *   bpf_core.c      the state, the maps both programs have (bottom)
  *
- * beside the libraries they use: bpf_read.c (counting records),
+ * beside the libraries they use: bpf_stack_counts.c (counting records),
  * bpf_blocks.c (joining blocks), bpf_preblocked.c, bpf_pg.c,
  * bpf_sizing.c, bpf_unwind.c (unwind tables) and bpf_calibrate.c.
  */
@@ -30,7 +30,7 @@
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_preblocked.h"
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/samples/proc.h"

@@ -16,6 +16,10 @@
  *   offsets   the version's table (agent/symbolize/pgwait.h); a version
  *             without one gets no labels, and the reason is kept
  *
+ * and, for a thread the programs never saw (blocked since before the
+ * profile), the labels it shows now, read from its memory through those
+ * addresses as the programs would (vm_bpf_pg_read_labels()).
+ *
  * The files are opened through /proc/PID, never followed through a link
  * the process controls beyond what the kernel resolves for /proc, read
  * with bounds, and only ever read.
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent/iopool/iopool.h"
@@ -344,4 +349,43 @@ int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
 	return locate(pool, home, proc_root, pid, m.start, m.pgoff,
 		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
 		      &minor);
+}
+
+/*
+ * size bytes at off past the pointer stored at ptr_addr in process pid
+ * into out; false (out untouched) when the pointer is 0 or unreadable.
+ */
+static bool read_through(uint32_t pid, uint64_t ptr_addr, uint64_t off,
+			 void *out, size_t size)
+{
+	uint64_t ptr = 0;
+	struct iovec local = { &ptr, sizeof(ptr) };
+	struct iovec remote = { (void *)(uintptr_t)ptr_addr, sizeof(ptr) };
+
+	if (!ptr_addr ||
+	    process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) !=
+		    sizeof(ptr) ||
+	    !ptr)
+		return false;
+	local = (struct iovec){ out, size };
+	remote = (struct iovec){ (void *)(uintptr_t)(ptr + off), size };
+	return process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) ==
+	       (ssize_t)size;
+}
+
+void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
+			   uint32_t *wait_event, uint64_t *query_id)
+{
+	uint32_t info = 0;
+	uint64_t id = 0;
+
+	*wait_event = 0;
+	*query_id = 0;
+	if (!pp)
+		return;
+	if (read_through(pid, pp->wait_event_ptr, 0, &info, sizeof(info)))
+		*wait_event = info;
+	if (read_through(pid, pp->be_entry_ptr, pp->query_id_off, &id,
+			 sizeof(id)))
+		*query_id = id;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bpf_pg.h - telling the BPF programs where a PostgreSQL backend keeps its
- * wait event and query id (bpf_pg.c, bpf/pg.h), and remembering why a
- * PostgreSQL process gets no such labels, for /healthz.  What is read
- * from a server executable is its PostgreSQL facet in the agent's home of
- * binaries (agent/binaries/binaries.h), read once per file whatever the
- * backends and sessions that ask.
+ * wait event and query id (bpf_pg.c, bpf/pg.h), reading them there from
+ * user space too, and remembering why a PostgreSQL process gets no such
+ * labels, for /healthz.  What is read from a server executable is its
+ * PostgreSQL facet in the agent's home of binaries
+ * (agent/binaries/binaries.h), read once per file whatever the backends
+ * and sessions that ask.
  */
 #ifndef VMTOOLS_AGENT_BPF_PG_H
 #define VMTOOLS_AGENT_BPF_PG_H
@@ -56,6 +57,14 @@ int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
 int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
 			 const char *proc_root, uint32_t pid,
 			 struct pg_proc *out);
+
+/*
+ * The wait_event_info and the query id PostgreSQL process pid shows now,
+ * read from its memory where pp says (bpf/pg.h), as the programs read
+ * them (bpf/pglabels.bpf.h); each 0 when unknown, all 0 when pp is NULL.
+ */
+void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
+			   uint32_t *wait_event, uint64_t *query_id);
 
 /*
  * Why the labels were left out of the last profile that saw a PostgreSQL

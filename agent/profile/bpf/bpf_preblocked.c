@@ -13,43 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/profile/bpf/bpf_blocks.h"
+#include "agent/profile/bpf/bpf_pg.h"
+#include "agent/samples/proc.h"
 #include "common/array.h"
 #include "common/cleanup.h"
-
-char vm_parse_task_stat_state(const char *text)
-{
-	/* "PID (COMM) S ...": COMM may hold anything, ')' included. */
-	const char *p = strrchr(text, ')');
-
-	if (!p || p[1] != ' ' || !p[2] || p[3] != ' ')
-		return 0;
-	return p[2];
-}
-
-uint64_t vm_parse_task_syscall_pc(const char *text)
-{
-	const char *last = NULL, *p = text;
-	unsigned long long pc;
-	char *end;
-
-	/* The pc is the last field; "running" has none. */
-	while (*p) {
-		while (*p == ' ' || *p == '\n')
-			p++;
-		if (*p)
-			last = p;
-		while (*p && *p != ' ' && *p != '\n')
-			p++;
-	}
-	if (!last || strncmp(last, "0x", 2))
-		return 0;
-	errno = 0;
-	pc = strtoull(last, &end, 16);
-	if (errno || end == last || (*end && *end != '\n' && *end != ' '))
-		return 0;
-	return pc;
-}
 
 int vm_parse_task_stack(const char *text, struct vm_pre_blocked *p)
 {
@@ -100,8 +67,8 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		struct vm_pre_blocked *p;
 		char state;
 
-		if (!tid || vm_bpf_read_task_file(proc_root, pid, tid, "stat",
-						  buf, sizeof(buf)) < 0)
+		if (!tid || vm_proc_read_task_file(proc_root, pid, tid, "stat",
+						   buf, sizeof(buf)) < 0)
 			continue;
 		state = vm_parse_task_stat_state(buf);
 		if (state != 'S' && state != 'D')
@@ -115,12 +82,12 @@ int vm_pre_blocked_scan(struct vm_pre_blocked_set *set, const char *proc_root,
 		p->pid = pid;
 		p->tid = tid;
 		p->state = state;
-		if (vm_bpf_read_task_file(proc_root, pid, tid, "syscall", buf,
-					  sizeof(buf)) > 0)
+		if (vm_proc_read_task_file(proc_root, pid, tid, "syscall", buf,
+					   sizeof(buf)) > 0)
 			p->user_pc = vm_parse_task_syscall_pc(buf);
 		/* Root only; without it, the user pc alone. */
-		if (vm_bpf_read_task_file(proc_root, pid, tid, "stack", buf,
-					  sizeof(buf)) > 0 &&
+		if (vm_proc_read_task_file(proc_root, pid, tid, "stack", buf,
+					   sizeof(buf)) > 0 &&
 		    vm_parse_task_stack(buf, p)) {
 			pre_clear(p);
 			r = -ENOMEM;

@@ -40,19 +40,6 @@ struct vm_pre_blocked_set {
 };
 
 /*
- * The state letter of /proc/PID/task/TID/stat's text ('R', 'S', ...);
- * 0 when the text is not one.
- */
-char vm_parse_task_stat_state(const char *text);
-
-/*
- * The user pc of /proc/PID/task/TID/syscall's text ("NR ARGS... SP PC",
- * "-1 SP PC" outside a system call); 0 when the text says none
- * ("running") or is not one.
- */
-uint64_t vm_parse_task_syscall_pc(const char *text);
-
-/*
  * The frames of /proc/PID/task/TID/stack's text ("[<0>] func+0x1/0x2"
  * lines) into p->kernel[], innermost first.  -ENOMEM.
  */

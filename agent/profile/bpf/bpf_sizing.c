@@ -9,9 +9,9 @@
  * one): it holds one second of the deepest records at the profile's rate
  * (Hz x CPUs x ~2 KiB), from 256 KiB to 32 MiB, i.e. many seconds of
  * typical ones (a PostgreSQL sample is ~300 bytes).  The distinct records
- * user space counts (bpf_read.c) are bounded by 1 KiB per expected sample,
- * from 16 MiB to 256 MiB: at most one new record per sample, most of them
- * far smaller.  Those two bounds are the agent's memory for stacks; a
+ * user space counts (bpf_stack_counts.c) are bounded by 1 KiB per expected
+ * sample, from 16 MiB to 256 MiB: at most one new record per sample, most
+ * of them far smaller.  Those two bounds are the agent's memory for stacks; a
  * record past either is counted as a sample not recorded.
  *
  * The hash maps are preallocated too (a perf_event program needs that on

@@ -6,7 +6,8 @@
  * rows into directly, made at the first profile and kept for the next
  * ones (every profile's programs read the same map): a binary's rows are
  * copied from the agent's home of binaries (agent/unwind/unwind_cache.c,
- * built once per file) the first time a target maps it, and serve
+ * built once per file), packed (agent/unwind/unwind_pack.c), the first
+ * time a target maps it, and serve
  * every later profile as they are.  A profile that starts with the store
  * more than half full and no other profile running empties it first.
  * A process's entry lists its executable mappings in address order, each
@@ -37,6 +38,7 @@
 #include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"
 #include "agent/unwind/unwind_cache.h"
+#include "agent/unwind/unwind_pack.h"
 #include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/cleanup.h"
@@ -164,49 +166,6 @@ int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj)
 	return 0;
 }
 
-/*
- * A row as the programs read it (bpf/unwind.h); false when its address
- * does not fit.  Offsets that do not fit leave the row to the frame
- * pointer, which never happens with a compiler's tables.
- */
-static bool small_row(const struct vm_unwind_row *in, uint64_t base,
-		      struct unwind_row *out)
-{
-	uint32_t cfa;
-
-	if (in->addr - base > UINT32_MAX)
-		return false;
-	out->addr = (uint32_t)(in->addr - base);
-	switch (in->cfa) {
-	case VM_UNWIND_RSP:
-		cfa = UNWIND_RSP;
-		break;
-	case VM_UNWIND_RBP:
-		cfa = UNWIND_RBP;
-		break;
-	case VM_UNWIND_PLT:
-		cfa = UNWIND_PLT;
-		break;
-	case VM_UNWIND_OUTERMOST:
-		cfa = UNWIND_OUTERMOST;
-		break;
-	default:
-		cfa = UNWIND_NONE;
-	}
-	if (in->signal) {
-		out->rule = unwind_rule(UNWIND_SIGNAL, 0, 0);
-	} else if (in->cfa_off < -UNWIND_CFA_OFF_MAX - 1 ||
-		   in->cfa_off > UNWIND_CFA_OFF_MAX ||
-		   in->rbp_off < -UNWIND_RBP_OFF_MAX - 8 ||
-		   in->rbp_off > UNWIND_RBP_OFF_MAX || in->rbp_off % 8) {
-		out->rule = unwind_rule(UNWIND_NONE, 0, 0);
-	} else {
-		out->rule = unwind_rule(cfa, (int32_t)in->cfa_off,
-					(int32_t)in->rbp_off);
-	}
-	return true;
-}
-
 static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 {
 	u->bins_skipped++;
@@ -218,48 +177,6 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 }
 
 /*
- * The page size of t's index (bpf/unwind.h): the smallest of at least 16
- * bytes with at most one page per 2 rows.
- */
-static uint32_t index_shift(const struct vm_unwind_table *t, uint32_t *pages)
-{
-	uint64_t span = t->rows[t->n - 1].addr - t->rows[0].addr;
-	uint64_t most = t->n / 2 ? t->n / 2 : 1;
-	uint32_t shift = 4;
-
-	while (shift < 31 && (span >> shift) + 1 > most)
-		shift++;
-	*pages = (uint32_t)((span >> shift) + 1);
-	return shift;
-}
-
-/*
- * t's index, pages + 1 entries, into index; rows are t's rows as stored.
- * Entry k: the rows before page k, where in page k its first row starts,
- * and the rule of the last row before page k (none before the first).
- */
-static void write_index(const struct vm_unwind_table *t,
-			const struct unwind_row *rows, uint32_t shift,
-			uint32_t pages, struct unwind_row *index)
-{
-	size_t i = 0;
-
-	for (uint32_t k = 0; k <= pages; k++) {
-		uint64_t start = (uint64_t)k << shift,
-			 off = UNWIND_PAGE_OFF_MAX;
-
-		while (i < t->n && rows[i].addr < start)
-			i++;
-		if (i < t->n && rows[i].addr - start < off)
-			off = rows[i].addr - start;
-		index[k].addr = (uint32_t)i | (uint32_t)off
-						      << UNWIND_COUNT_BITS;
-		index[k].rule = i ? rows[i - 1].rule :
-				    unwind_rule(UNWIND_NONE, 0, 0);
-	}
-}
-
-/*
  * Copy t's rows and index into the store (under its lock) for b: NULL, or
  * why they cannot go.
  */
@@ -267,12 +184,11 @@ static const char *store_rows(const struct vm_unwind_table *t,
 			      struct vm_bpf_unwind_bin *b)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t base = t->rows[0].addr;
-	uint32_t pages, shift = index_shift(t, &pages), at = store.n_rows;
-	size_t from, to, total = t->n + pages + 1;
+	uint32_t pages, shift, at = store.n_rows;
+	size_t from, to, total = vm_unwind_pack_size(t, &shift, &pages);
 	struct unwind_row *rows;
 	char *map;
-	bool fit = true;
+	bool fit;
 
 	if (total > VM_BPF_UNWIND_ROWS - at)
 		return "past the unwind tables' store";
@@ -288,10 +204,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	if (map == MAP_FAILED)
 		return "the unwind tables' store cannot be written";
 	rows = (struct unwind_row *)(map + (at * sizeof(*rows) - from));
-	for (size_t i = 0; i < t->n && fit; i++)
-		fit = small_row(&t->rows[i], base, &rows[i]);
-	if (fit)
-		write_index(t, rows, shift, pages, &rows[t->n]);
+	fit = vm_unwind_pack(t, shift, pages, rows);
 	munmap(map, to - from);
 	if (!fit)
 		return "its code spans 4 GiB or more";
@@ -421,25 +334,6 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	return b;
 }
 
-/* Row address = pc - bias, for mapping m of the binary with table t. */
-static bool bias_of(const struct vm_unwind_table *t, const struct vm_mapping *m,
-		    uint64_t *bias)
-{
-	uint64_t len = m->end - m->start;
-
-	for (size_t i = 0; i < t->n_segs; i++) {
-		uint64_t off = t->segs[i].offset, vaddr = t->segs[i].vaddr;
-
-		if (off >= m->pgoff + len ||
-		    off + t->segs[i].filesz <= m->pgoff)
-			continue;
-		/* pc - start + pgoff is a file offset; + vaddr - off a link. */
-		*bias = m->start - m->pgoff - (vaddr - off) + t->rows[0].addr;
-		return true;
-	}
-	return false;
-}
-
 /* pid's executable mappings into p: false when there are too many. */
 static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
 			  struct unwind_proc *p)
@@ -470,7 +364,7 @@ static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
 		*e = (struct unwind_map){ .start = m.start, .end = m.end };
 		if (m.path && (m.path[0] == '/' || vm_vdso_path(m.path)))
 			b = bin_of(u, pid, &m, ino);
-		if (b && b->t && bias_of(b->t, &m, &bias)) {
+		if (b && b->t && vm_unwind_bias(b->t, &m, &bias)) {
 			e->bias = bias;
 			e->first = b->first;
 			e->count = b->count;

@@ -62,7 +62,6 @@
 #include <unistd.h>
 
 #include "agent/profile/backend.h"
-#include "agent/profile/perf/perf_locate.h"
 #include "agent/profile/perf/perfdata.h"
 #include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"

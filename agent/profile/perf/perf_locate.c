@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * perf_locate.c - finds the perf binary for the perf backend: --perf PATH,
- * then the tools image's manifest, then PATH (see perf_locate.h).
+ * then the tools image's manifest, then PATH (vm_perf_locate(), engine.h).
  *
  * The image's perf is preferred over one on PATH because it was built for
  * this kernel and brings its own libraries; `setup` normally links it onto
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/profile/perf/perf_locate.h"
+#include "agent/profile/engine.h"
 #include "common/cleanup.h"
 #include "common/manifest.h"
 

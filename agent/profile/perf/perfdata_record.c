@@ -12,11 +12,11 @@
  * -EBADMSG, never a read beyond it.
  */
 #include <errno.h>
-#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
 #include "agent/profile/perf/perfdata_int.h"
+#include "bpf/unwind.h"
 
 #define HDR 8 /* struct perf_event_header */
 
@@ -173,11 +173,14 @@ int pd_decode_sample(const struct pd_layout *l, const uint8_t *rec, size_t size,
 		off += 8;
 		if (s->has_regs) {
 			NEED(8 * nregs);
-			s->user_bp = user_reg(rec + off, mask, PERF_REG_X86_BP);
-			s->user_sp = user_reg(rec + off, mask, PERF_REG_X86_SP);
-			s->user_ip = user_reg(rec + off, mask, PERF_REG_X86_IP);
-			s->has_regs = reg_present(mask, PERF_REG_X86_SP) &&
-				      reg_present(mask, PERF_REG_X86_IP);
+			s->user_bp =
+				user_reg(rec + off, mask, UNWIND_PERF_REG_FP);
+			s->user_sp =
+				user_reg(rec + off, mask, UNWIND_PERF_REG_SP);
+			s->user_ip =
+				user_reg(rec + off, mask, UNWIND_PERF_REG_PC);
+			s->has_regs = reg_present(mask, UNWIND_PERF_REG_SP) &&
+				      reg_present(mask, UNWIND_PERF_REG_PC);
 			off += 8 * nregs;
 		}
 	}

@@ -121,7 +121,8 @@ size_t pd_unwind_user(struct pd_unwinder *u, uint32_t pid,
 
 	if (!s->has_regs || !s->stack)
 		return 0;
-	return vm_unwind_stack(&r, find, read_copy, &w, ips, max, &u->counts);
+	return vm_unwind_stack(&r, find, read_copy, &w, ips, NULL, max,
+			       &u->counts);
 }
 
 void pd_unwinder_free(struct pd_unwinder *u)

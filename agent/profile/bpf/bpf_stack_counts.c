@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * bpf_read.c - counting the stack records of the eBPF profiler (see
- * bpf_read.h).  The reader thread calls vm_stack_counts_add() for every
- * record as the ring buffer delivers it, a few thousand a second at most,
- * so a record costs one tree search (glibc's tsearch, O(log n) compares of
- * a few hundred bytes) and, when its stacks are new, one allocation of
- * exactly its size: memory follows the distinct stacks and their real
- * depth, not the deepest stack possible.
+ * bpf_stack_counts.c - counting the stack records of the eBPF profiler
+ * (see bpf_stack_counts.h).  The reader thread calls vm_stack_counts_add()
+ * for every record as the ring buffer delivers it, a few thousand a second
+ * at most, so a record costs one tree search (glibc's tsearch, O(log n)
+ * compares of a few hundred bytes) and, when its stacks are new, one
+ * allocation of exactly its size: memory follows the distinct stacks and
+ * their real depth, not the deepest stack possible.
  */
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 
 #include <errno.h>
 #include <search.h>

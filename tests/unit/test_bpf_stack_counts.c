@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * test_bpf_read.c - unit tests of agent/profile/bpf/bpf_read.c: identical
- * stack records are counted once with their weights summed, records that
- * differ in any field or frame stay apart, malformed records (sizes that
- * disagree with their frame counts) are refused and counted, and a new
- * record past the memory bound is dropped and counted while known ones
- * still count.
+ * test_bpf_stack_counts.c - unit tests of
+ * agent/profile/bpf/bpf_stack_counts.c: identical stack records are
+ * counted once with their weights summed, records that differ in any field
+ * or frame stay apart, malformed records (sizes that disagree with their
+ * frame counts) are refused and counted, and a new record past the memory
+ * bound is dropped and counted while known ones still count.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "agent/profile/bpf/bpf_read.h"
+#include "agent/profile/bpf/bpf_stack_counts.h"
 
 /* A record of pid/tid with nu user frames and nk kernel frames from base. */
 static size_t make(struct stack_record *r, uint32_t tid, uint16_t nu,

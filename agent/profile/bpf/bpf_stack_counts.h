@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bpf_read.h - counting the stack records a BPF program sends (bpf_read.c):
- * each struct stack_record (bpf/stacks.h) read off the ring buffer while
- * the profile runs is added to a table of distinct records with their
- * summed weight, turned into a struct vm_samples at the end.
+ * bpf_stack_counts.h - counting the stack records a BPF program sends
+ * (bpf_stack_counts.c): each struct stack_record (bpf/stacks.h) read off
+ * the ring buffer while the profile runs is added to a table of distinct
+ * records with their summed weight, turned into a struct vm_samples at the
+ * end.
  *
  * The table holds each distinct {pid, tid, comm, user stack, kernel stack}
  * once, only its frames, up to max_bytes; a new record beyond that is
  * dropped and counted, as a record the ring buffer could not take is.
  */
-#ifndef VMTOOLS_AGENT_BPF_READ_H
-#define VMTOOLS_AGENT_BPF_READ_H
+#ifndef VMTOOLS_AGENT_BPF_STACK_COUNTS_H
+#define VMTOOLS_AGENT_BPF_STACK_COUNTS_H
 
 #include <stddef.h>
 #include <stdint.h>

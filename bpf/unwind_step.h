@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * unwind_step.h - one frame of a user stack walk, written once for both
+ * walks: compiled into the BPF programs (bpf/unwind_walk.bpf.h) and into
+ * the agent (agent/unwind/unwind.c).  From a frame's registers and the
+ * row that holds its pc (bpf/unwind.h's packing; NULL when none does),
+ * its caller's: by the row's rule (the CFA, the stack pointer before the
+ * call, from sp or fp; the return address just below it; fp where it was
+ * saved, or unchanged), by the signal frame __restore_rt returns
+ * through, or by the frame pointer where no row holds the pc.
+ *
+ * The includer reads the stack: it defines, before including this file,
+ *   bool unwind_read_stack(void *ctx, void *dst, __u32 size, __u64 addr)
+ * (size bytes at addr into dst, a multiple of 8; false when unreadable):
+ * bpf_probe_read_user in BPF, the walk's read callback in user space,
+ * a captured stack in tests/unit/test_unwind_steps.c, which holds the two
+ * walks equal.  The stack is untrusted: every read may fail, and a frame
+ * that does not move up the stack ends the walk.
+ */
+#ifndef VMTOOLS_BPF_UNWIND_STEP_H
+#define VMTOOLS_BPF_UNWIND_STEP_H
+
+#include <stdbool.h>
+
+#include "bpf/unwind.h"
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
+struct unwind_regs {
+	__u64 pc, sp, fp;
+};
+
+/* A walk so far: the registers of the frame it is at, and how it went. */
+struct unwind_walk {
+	struct unwind_regs r;
+	__u32 by_table; /* callers found by a row */
+	__u32 by_fp; /* by the frame pointer, where no row holds the pc */
+	__u8 exact; /* r.pc is not a return address */
+	__u8 outermost; /* ended at the outermost frame */
+	__u8 cut; /* ended early: a read that failed, no progress */
+};
+
+static __always_inline void unwind_walk_begin(struct unwind_walk *w, __u64 pc,
+					      __u64 sp, __u64 fp)
+{
+	w->r.pc = pc;
+	w->r.sp = sp;
+	w->r.fp = fp;
+	w->by_table = w->by_fp = 0;
+	w->exact = 1; /* the innermost pc */
+	w->outermost = w->cut = 0;
+}
+
+/*
+ * The address whose row holds the frame's rules: its pc, or one byte
+ * before a return address (a call that ends its function must not be
+ * charged to the next one).
+ */
+static __always_inline __u64 unwind_walk_pc(const struct unwind_walk *w)
+{
+	return w->exact ? w->r.pc : w->r.pc - 1;
+}
+
+/* The caller by the frame pointer: no row covers the pc. */
+static __always_inline bool unwind_by_fp(struct unwind_regs *r, void *ctx)
+{
+	__u64 frame[2]; /* the caller's fp, the return address */
+
+	if (!r->fp || r->fp <= r->sp - 8 ||
+	    !unwind_read_stack(ctx, frame, sizeof(frame), r->fp))
+		return false;
+	r->sp = r->fp + UNWIND_FP_FRAME;
+	r->fp = frame[0];
+	r->pc = frame[1];
+	return true;
+}
+
+/*
+ * __restore_rt: the interrupted registers, in the signal frame the kernel
+ * put at the stack pointer, read at once from the fp's to the pc's.
+ */
+static __always_inline bool unwind_by_signal(struct unwind_regs *r, void *ctx)
+{
+	__u64 g[(UNWIND_SIGNAL_PC - UNWIND_SIGNAL_FP) / 8 + 1];
+
+	if (!unwind_read_stack(ctx, g, sizeof(g), r->sp + UNWIND_SIGNAL_FP))
+		return false;
+	r->fp = g[0];
+	r->sp = g[(UNWIND_SIGNAL_SP - UNWIND_SIGNAL_FP) / 8];
+	r->pc = g[(UNWIND_SIGNAL_PC - UNWIND_SIGNAL_FP) / 8];
+	return true;
+}
+
+/* 1: a caller; 0: the outermost frame; -1: cut. */
+static __always_inline int
+unwind_by_row(struct unwind_regs *r, const struct unwind_row *row, void *ctx)
+{
+	__s64 cfa_off = unwind_row_cfa_off(row);
+	__s64 fp_off = unwind_row_fp_off(row);
+	__u64 cfa, ra, fp = r->fp;
+
+	switch (unwind_row_cfa(row)) {
+	case UNWIND_SP:
+		cfa = r->sp + cfa_off;
+		break;
+	case UNWIND_FP:
+		cfa = r->fp + cfa_off;
+		break;
+	case UNWIND_PLT:
+		cfa = r->sp + 8 + (((r->pc & 15) >= (__u64)cfa_off) << 3);
+		break;
+	default:
+		return 0;
+	}
+	if (cfa <= r->sp)
+		return -1;
+	/*
+	 * Past `pop %rbp` in an epilogue the row still says where fp was
+	 * saved (GCC emits no restore), now below the stack pointer: fp holds
+	 * the caller's again, and a copied stack (perf's, from the stack
+	 * pointer up) has no such slot.
+	 */
+	if (fp_off && cfa + fp_off < r->sp) {
+		if (!unwind_read_stack(ctx, &ra, 8, cfa + UNWIND_RA_OFF))
+			return -1;
+	} else if (fp_off == UNWIND_RA_OFF - 8) {
+		/* The usual prologue: fp just below the return address. */
+		__u64 pair[2];
+
+		if (!unwind_read_stack(ctx, pair, sizeof(pair), cfa + fp_off))
+			return -1;
+		fp = pair[0];
+		ra = pair[1];
+	} else if (!unwind_read_stack(ctx, &ra, 8, cfa + UNWIND_RA_OFF) ||
+		   (fp_off && !unwind_read_stack(ctx, &fp, 8, cfa + fp_off))) {
+		return -1;
+	}
+	r->pc = ra;
+	r->sp = cfa;
+	r->fp = fp;
+	return 1;
+}
+
+/*
+ * One frame: w's registers become its caller's, by row, the row that
+ * holds unwind_walk_pc(w) (NULL: none does).  0: on to the caller; 1: the
+ * walk ends, at the outermost frame or cut (w says which).
+ */
+static __always_inline int
+unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
+{
+	__u64 sp = w->r.sp;
+	int s;
+
+	w->exact = 0;
+	if (row && unwind_row_cfa(row) == UNWIND_SIGNAL) {
+		s = unwind_by_signal(&w->r, ctx) ? 1 : -1;
+		w->exact = 1;
+	} else if (row && unwind_row_cfa(row) != UNWIND_NONE) {
+		s = unwind_by_row(&w->r, row, ctx);
+		w->by_table += s > 0;
+	} else {
+		s = unwind_by_fp(&w->r, ctx) ? 1 : -1;
+		w->by_fp += s > 0;
+	}
+	/* A caller's frame is above its callee's; else it loops. */
+	if (s < 0 || (s > 0 && !w->exact && w->r.sp <= sp)) {
+		w->cut = 1;
+		return 1;
+	}
+	w->outermost = s == 0;
+	return s > 0 ? 0 : 1;
+}
+
+#endif
