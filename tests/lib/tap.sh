@@ -121,6 +121,26 @@ need_cmd() {
 	for c; do command -v "$c" >/dev/null 2>&1 || { echo "needs $c"; return; }; done
 }
 
+# run_as USER DIR CMD [ARG]...: CMD as USER, from DIR, a directory USER
+# can enter.  Run from the caller's (the checkout, which may be where only
+# root may go, as /root is on Debian) psql warns on stderr that it cannot
+# change to it; a program of the checkout or its build, USER may not be
+# able to run at all: such a path among CMD and its arguments is refused
+# here, wherever the checkout lives (copy it into $T).
+run_as() {
+	local user=$1 dir=$2 a
+	shift 2
+	for a; do
+		case $a in
+		"$SRC"/* | "$BUILD"/*)
+			echo "run_as $user: $a is in the checkout, where $user may not go: copy it into \$T" >&2
+			return 126
+			;;
+		esac
+	done
+	runuser -u "$user" -- env -C "$dir" "$@"
+}
+
 # pprof_home: HOME and PPROF_TMPDIR inside $T, so that go tool pprof keeps
 # nothing (fetched profiles, its caches) outside the test.
 pprof_home() {

@@ -18,6 +18,7 @@
 # Skipped only on a machine without qemu; bounded by VM_TIME_LIMIT.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
+. "$SRC/tests/lib/agent.sh"
 
 if [ -n "$(need_cmd qemu-system-x86_64)" ]; then
 	skip "the packages in a Debian 12 systemd guest" "needs qemu-system-x86_64"
@@ -165,6 +166,7 @@ esac
 	fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
 
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
 	fail_log "GET /healthz answers through the forwarded port"
 	exit 0
@@ -180,13 +182,11 @@ else
 	diag "$T/healthz.json"
 fi
 
-# post NAME BODY: POST /profile/cpu; status in $T/NAME.code, body NAME.pb.
-post() {
-	curl -sS -X POST -H 'Content-Type: application/json' -d "$2" --max-time 120 \
-		-w '%{http_code}' "$URL/profile/cpu" --output "$T/$1.pb" >"$T/$1.code" 2>"$T/$1.err"
-}
+# Each POST: the body in $T/NAME.pb, the status code in NAME.code, what
+# curl says in NAME.err.
 for backend in BccProfile Perf; do
-	post "$backend" '{"profiler": {"'"$backend"'": null}, "sampling_frequency": 99, "timeout_seconds": 3, "targets": {"comm": ["vmburn"]}}'
+	agent_post profile/cpu '{"profiler": {"'"$backend"'": null}, "sampling_frequency": 99, "timeout_seconds": 3, "targets": {"comm": ["vmburn"]}}' \
+		"$T/$backend.pb" -S --max-time 120 >"$T/$backend.code" 2>"$T/$backend.err"
 	go tool pprof -tags "$T/$backend.pb" >"$T/$backend.tags" 2>&1
 	if [ "$(cat "$T/$backend.code")" = 200 ] && grep -q 'vmburn' "$T/$backend.tags" &&
 		go tool pprof -top "$T/$backend.pb" >"$T/$backend.top" 2>&1; then
@@ -279,6 +279,7 @@ else
 	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 if vm_wait_healthz 120 && curl -sS -o "$T/healthz2.json" --max-time 10 "$URL/healthz" &&
 	grep -q '"mounted":false' "$T/healthz2.json" && grep -q 'no tools disk is mounted at /run/vm-tools' "$T/healthz2.json"; then
 	ok "/healthz says no tools disk is mounted, and to run setup"
@@ -287,7 +288,8 @@ else
 	diag "$T/healthz2.json"
 fi
 if [ "$(log_value agent-unit)" = active ] &&
-	post nodisk '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' &&
+	agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' \
+		"$T/nodisk.pb" -S --max-time 120 >"$T/nodisk.code" 2>"$T/nodisk.err" &&
 	[ "$(cat "$T/nodisk.code")" = 200 ]; then
 	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
 else
