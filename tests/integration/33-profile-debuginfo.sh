@@ -13,6 +13,11 @@
 #   (c) neither: the same functions are libc.so.6+0xSTART, several distinct
 #       ones, each START a function of the debug file (addr2line).
 # The profile is of PostgreSQL under `pgbench -S`.
+# In (a) also: a server answering 200 with what is not an ELF file with that
+# build id is counted failed (not found) and its answer not kept in the
+# cache; one sending 64 MiB without a Content-Length is cut at
+# DEBUGINFOD_MAXSIZE (1 MiB there) and counted failed.  In (b) the debug
+# files are in the manifest and verified.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -7,6 +7,23 @@
 # adding up to the profile's duration in a wall profile), and a CPU
 # profile of a statement whose query id PostgreSQL computes.  Every
 # profile is read by `go tool pprof` without a warning.
+# In detail: the lock waiter is blocked 3 s within 5%, at least 95% of it
+# under wait_event=Lock:advisory and sched_state=sleeping, ProcSleep or
+# LockAcquireExtended in its stack and no profiler frame; an idle session
+# blocked since before the profile is blocked all of it under
+# Client:ClientRead; a backend waiting for a lock since before the profile
+# and granted it 1 s in is blocked the whole profile, its wait until then
+# labelled block_start=before_profile and Lock:advisory, with the system
+# call (and kernel stack, where /proc gives it) it started in;
+# pg_sleep(0.05) 40 times is 2 s within 10% under Timeout:PgSleep; pgbench
+# backends sleep mostly in Client:ClientRead, and running + blocked is
+# within 5% of an 8 s wall profile's duration at 2000 TPS (pgbench -R) and
+# 10% saturated, each plus the CPU time the host stole, that duration being
+# the sampling window.  Also: go tool pprof -raw, -top -sample_index=offcpu,
+# -tagfocus and -tags silent; sample and period types; 422 for {"Perf":
+# null} and a wrong min_block_us, 409 across kinds, DELETE of another kind
+# 412, DELETE keeping what was collected, /metrics by kind, and /healthz's
+# PostgreSQL versions and the minor release each table was written from.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"

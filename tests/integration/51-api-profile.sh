@@ -6,6 +6,7 @@
 # runs, 409, DELETE's partial profile, the client hanging up, 50 concurrent
 # POSTs, /debug/pprof/profile for `go tool pprof -seconds 2`, SIGTERM in
 # the middle of a profile.
+# No BPF program is left loaded at the end.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -6,6 +6,9 @@
 # failures map to the documented status codes with perf's own words: no
 # perf 503, perf refused by perf_event_paranoid 503, a perf.data we cannot
 # read 500.  A request naming a perf binary is refused (422).
+# The stand-ins are tests/lib/fake-perf.sh's; the eBPF backend still answers
+# after each failure; serve --perf PATH wins over PATH, and a relative one
+# is refused.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -7,6 +7,12 @@
 # servers: nothing lost within the queue bound, 413 dropped for good,
 # memory flat, every outcome counted, and a restart while the server is
 # down loses nothing (the queue is spooled in --history-dir).
+# Checked of each request: the path, name with host and kernel labels, the
+# bearer token, X-Scope-OrgID, bodies go tool pprof reads.  A server down
+# longer than the queue of 8 windows: the oldest dropped and counted, RSS
+# flat.  SIGTERM while a window goes to a server that does not answer: the
+# agent exits (within a generous 5 s, not timed), status 0, the window still
+# spooled, no temporary file.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"

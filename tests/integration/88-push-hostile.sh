@@ -11,6 +11,8 @@
 #     and both it and --push-token-file, are refused at start-up;
 #   - a --push-url with a query, a fragment or credentials is refused at
 #     start-up, saying what to do, and the password is never printed.
+# /healthz answers while the endless body is read; the basic auth password
+# is in neither /healthz nor the log.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -9,6 +9,9 @@
  * binaries remembered bounded (the least recently used forgotten), and
  * clear() keeping
  * what is held.
+ *
+ * A file that is not ELF is read once; the binaries remembered are bounded
+ * at 4,096.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -11,6 +11,24 @@
 # comes back.  In-guest facts (setup, modprobe, perf) come from the serial
 # log, where /init prints them as `VMTEST name=value` lines.
 #
+# Checked: the inittab lines; from the serial log, that setup mounted and
+# linked the image, that `modprobe xfs` loads a module only the image has,
+# and that the image's perf runs in a guest that has none of perf's
+# libraries; through the port, the README's POST, GET and DELETE with
+# their status codes, `go tool pprof -top` showing PostgreSQL functions
+# named in the guest (the host's binaries hidden from pprof), every
+# location with a function and `-tags` the `client backend` label;
+# `archive: true` a valid gzip; DELETE ending a running profile early with
+# a profile that reads; an off-CPU profile read silently, its samples
+# labelled with the background processes' Activity:* wait events and
+# sched_state; /debug/pprof/profile; a Perf profile of PostgreSQL with the
+# tools image's perf; the guest agent's continuous history (its index, the
+# last 5 minutes merged with PostgreSQL functions in it); and the web UI
+# served from the tools disk, fetched and opened in Chromium
+# (tests/browser/ui.mjs: a profile in speedscope listing PostgresMain).
+# Bounded by VM_TIME_LIMIT (590 s), the VM always killed at the end, its
+# console kept in $BUILD/test-logs/vm-serial.log.
+#
 # Every check runs for real; the only skip is for a machine that lacks qemu,
 # busybox, PostgreSQL or the built binaries.
 . "$(dirname "$0")/../lib/tap.sh"

@@ -15,7 +15,27 @@
 # Perf profile with the disk's perf, the history of the unit's
 # StateDirectory and the web UI of the package.
 #
-# Skipped only on a machine without qemu; bounded by VM_TIME_LIMIT.
+# Checked from the guest's report: PID 1 is systemd; vmtools-setup.service
+# is active with exit status 0 and its journal says what it mounted and
+# linked; the disk is mounted ro,nosuid,nodev at /run/vm-tools,
+# /lib/modules/REL and perf are linked and `modprobe xfs` loads from it;
+# vmtools-agent.service runs `serve --no-setup` with the options file's
+# options, NoNewPrivs and exactly its unit's capabilities (CapBnd), and
+# the guest's own `systemd-analyze security` score.  From the host:
+# /healthz (the eBPF backend usable under the unit's hardening, the disk
+# the setup unit mounted), an eBPF and a Perf CPU profile of the guest's
+# busy process read by `go tool pprof` with its comm label, an off-CPU
+# profile, the history with window files in the StateDirectory, and /ui/
+# from /usr/share/vmtools/ui.  Then the guest powers off cleanly when the
+# host asks (it polls a port of the host's loopback) and boots again from
+# the same disk without the tools disk: the first boot's links are gone
+# (the setup unit's stop ran `setup --undo`), vmtools-setup.service is
+# active with exit status 2 and its journal says no disk has the label,
+# nothing is mounted, /healthz says so, and the agent still takes an eBPF
+# profile.  The console is kept in $BUILD/test-logs/vm-systemd-serial.log.
+#
+# Skipped only on a machine without qemu (anything else missing is a
+# failure); bounded by VM_TIME_LIMIT.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
 . "$SRC/tests/lib/agent.sh"
