@@ -5,8 +5,9 @@
 # `check DESC CMD...` runs CMD and prints one of them, with CMD's output as
 # "# " comment lines when it fails; `check_said` judges a command already
 # run by its exit status and what it said.  `need_*` say why a test must be skipped
-# (empty when it can run).  Each script gets its own temporary directory in
-# $T, removed on exit.
+# (empty when it can run).  `run_as` is the one way a test runs a command
+# as another user (postgres, nobody).  Each script gets its own temporary
+# directory in $T, removed on exit.
 
 set -u
 SRC=${SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
