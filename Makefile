@@ -387,10 +387,10 @@ check-vm: all
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) bash tests/lib/demo.sh
+	@BUILD=$(BUILD) bash tools/demo.sh
 
 demo-stop:
-	@BUILD=$(BUILD) bash tests/lib/demo.sh stop
+	@BUILD=$(BUILD) bash tools/demo.sh stop
 
 bench: all
 	@for b in bench/*.sh; do BUILD=$(BUILD) bash $$b || exit 1; done

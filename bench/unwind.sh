@@ -29,16 +29,14 @@
 # usage: BUILD=build bash bench/unwind.sh   (ROUNDS=3; BASE_REV=ff4b08c)
 . "$(dirname "$0")/lib/measure.sh"
 BASE_REV=${BASE_REV:-ff4b08c}
-NPM17=$BUILD/npm/pg/node_modules/pg17.10/native
-for need in "$NPM17/bin/postgres" "$BUILD/programs/unwind-build"; do
+for need in "$(pg_release_bin 17.10)/postgres" "$BUILD/programs/unwind-build"; do
 	[ -x "$need" ] || { echo "bench/unwind.sh: cannot run: needs $need (ci/install-deps.sh, make tests)" >&2; exit 1; }
 done
 [ -z "$(need_cmd bpftool git)" ] || { echo "bench/unwind.sh: cannot run: $(need_cmd bpftool git)" >&2; exit 1; }
 
 # PostgreSQL 17 where the postgres user can run it; Debian's pgbench.
 chmod 755 "$T"
-cp -a "$NPM17" "$T/pg17"
-chmod -R a+rX "$T/pg17"
+pg_copy_release 17.10 "$T/pg17"
 [ -x "$T/pg17/bin/pgbench" ] || ln -s /usr/lib/postgresql/15/bin/pgbench "$T/pg17/bin/pgbench"
 PG_BIN=$T/pg17/bin
 bench_prepare

@@ -3,7 +3,7 @@
  * pgwait_18.c - PostgreSQL 18's wait event names and status entry layout
  * (pgwait.h).
  *
- * Written by tests/lib/pg-wait-table.py from what PostgreSQL 18.4 (the
+ * Written by tools/pg-wait-table.py from what PostgreSQL 18.4 (the
  * embedded-postgres build that tests/pg-versions/package.json pins) itself
  * answered tests/lib/pg-wait-events.sh: every name is what its
  * pgstat_get_wait_event_type() and pgstat_get_wait_event() return for that

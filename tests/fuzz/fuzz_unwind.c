@@ -6,6 +6,13 @@
  * table whose rows are sorted, never a crash or a read past the bytes;
  * lookups and a walk over a stack of the input's own bytes run on
  * whatever was built, and the walk ends.
+ *
+ * Seeds are made at build time by tests/fuzz/seeds/fuzz_unwind.sh (a shared
+ * object without frame pointers, calling through its PLT, with alloca; the
+ * same truncated), beside tests/fuzz/seeds/fuzz_unwind/libdw-huge-register:
+ * 9 KiB on which libdw asks for 1.5 GiB (a register number in a CFA
+ * instruction); in the fuzz runs an allocation past 256 MiB fails, as under
+ * a memory limit (tests/run.sh).
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -5,9 +5,9 @@
 #   - every markdown link is relative, stays inside the repository and
 #     resolves to a file that exists (and, with #anchor, to a heading of it);
 #     no http(s):// link and no bare URL outside code;
-#   - every agent/, common/, imagebuilder/, bpf/ or tests/ path written in
-#     backticks exists (a glob must match something), so a renamed or
-#     deleted file cannot stay named in the docs;
+#   - every agent/, common/, imagebuilder/, bpf/, tests/ or tools/ path
+#     written in backticks exists (a glob must match something), so a
+#     renamed or deleted file cannot stay named in the docs;
 #   - so does every .c, .h, .sh or .py file the comments of the tree's own
 #     such files name: a path with a slash, from the top or from the
 #     commenting file's folder or one above it; a bare name is some file's
@@ -28,7 +28,7 @@
 cd "$SRC" || exit 1
 
 README_MAX_LINES=200
-PATH_PREFIXES='agent|common|imagebuilder|bpf|tests'
+PATH_PREFIXES='agent|common|imagebuilder|bpf|tests|tools'
 # Files the comments may name that no checkout holds (extended regular
 # expressions, matched against the name as written): the kernel's, perf's,
 # libbpf's and PostgreSQL's, and what the build writes under build/.

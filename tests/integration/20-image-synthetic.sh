@@ -9,6 +9,11 @@
 # 3,000-level directory chain, 65,001 hard links to one file.  Also: a
 # 1,900-level chain and 65,000 hard links build clean (e2fsck -fn), and a
 # file name that is not UTF-8 keeps the manifest valid JSON.
+# Rebuilds are compared with cmp under other atimes, ctimes, locale, TZ and
+# MKE2FS_CONFIG; the loop-mounted tree keeps hard links, holes and the
+# htree; the bundled env runs through its launcher on the mount and via a
+# symlink; --keep-owner; --size 16T and a full tmpfs named by the output are
+# refused; a corrupted byte is found by verify.
 . "$(dirname "$0")/../lib/tap.sh"
 
 IMG=$VMTOOLS_IMAGE

@@ -9,6 +9,9 @@
 # target are followed, Ctrl-C ends a profile early and keeps it, bad
 # arguments are refused.  Then the eBPF backend's own: no BPF program stays
 # loaded.
+# The shared checks also cover sample types and period, labels, the build
+# id, folded and gzip output.  A profile with no matching process is still a
+# valid pprof.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/profile-checks.sh"

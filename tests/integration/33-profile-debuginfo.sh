@@ -13,6 +13,11 @@
 #   (c) neither: the same functions are libc.so.6+0xSTART, several distinct
 #       ones, each START a function of the debug file (addr2line).
 # The profile is of PostgreSQL under `pgbench -S`.
+# In (a) also: a server answering 200 with what is not an ELF file with that
+# build id is counted failed (not found) and its answer not kept in the
+# cache; one sending 64 MiB without a Content-Length is cut at
+# DEBUGINFOD_MAXSIZE (1 MiB there) and counted failed.  In (b) the debug
+# files are in the manifest and verified.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -90,12 +95,9 @@ check "(a) the fetched file is in --debuginfod-cache" test -s "$T/cache/$LIBC_ID
 
 start_agent dfd --no-setup --debuginfod-url "http://127.0.0.1:$port" \
 	--debuginfod-cache "$T/cache2"
-post_folded() { # FILE: a 3 s folded profile through the API
-	curl -s -X POST -H "Content-Type: application/json" \
-		-d '{"sampling_frequency": 499, "timeout_seconds": 3, "format": "folded"}' \
-		-o "$1" -w '%{http_code}' "$AGENT_URL/profile/cpu"
-}
-st=$(post_folded "$T/serve-dfd.folded")
+# A 3 s folded profile through the API.
+FOLDED_3S='{"sampling_frequency": 499, "timeout_seconds": 3, "format": "folded"}'
+st=$(agent_post profile/cpu "$FOLDED_3S" "$T/serve-dfd.folded")
 named=$(static_named "$T/serve-dfd.folded")
 check "(a) serve --debuginfod-url names them too ($named)" test "$st" = 200 -a -n "$named"
 curl -s "$AGENT_URL/healthz" >"$T/healthz.json"
@@ -110,7 +112,7 @@ stop_agent
 dead=$(pg_free_port)
 start_agent dead --no-setup --debuginfod-url "http://127.0.0.1:$dead" \
 	--debuginfod-cache "$T/cache3"
-st=$(post_folded "$T/serve-dead.folded")
+st=$(agent_post profile/cpu "$FOLDED_3S" "$T/serve-dead.folded")
 check "a dead debuginfod server costs names only: 200, libc.so.6+0x frames" \
 	bash -c "[ '$st' = 200 ] && grep -q 'libc\.so\.6+0x' '$T/serve-dead.folded'"
 curl -s "$AGENT_URL/healthz" >"$T/healthz-dead.json"
@@ -141,7 +143,7 @@ for ((i = 0; i < 100; i++)); do
 done
 start_agent liar --no-setup --debuginfod-url "http://127.0.0.1:$liar" \
 	--debuginfod-cache "$T/cache4"
-st=$(post_folded "$T/serve-liar.folded")
+st=$(agent_post profile/cpu "$FOLDED_3S" "$T/serve-liar.folded")
 curl -s "$AGENT_URL/healthz" >"$T/healthz-liar.json"
 check "a server answering what is not an ELF file: counted failed, not found" \
 	python3 -c "import json,sys; d=json.load(open('$T/healthz-liar.json'))['debuginfod']; sys.exit(not (d['lookups']['failed'] >= 1 and d['lookups']['found'] == 0))"
@@ -176,7 +178,7 @@ for ((i = 0; i < 100; i++)); do
 done
 start_agent flood DEBUGINFOD_MAXSIZE=1048576 --no-setup \
 	--debuginfod-url "http://127.0.0.1:$flood" --debuginfod-cache "$T/cache5"
-st=$(post_folded "$T/serve-flood.folded")
+st=$(agent_post profile/cpu "$FOLDED_3S" "$T/serve-flood.folded")
 curl -s "$AGENT_URL/healthz" >"$T/healthz-flood.json"
 kept=$(du -sb "$T/cache5" | cut -f1)
 check "a download without Content-Length stops at DEBUGINFOD_MAXSIZE: failed, the cache holds $kept bytes" \
@@ -208,7 +210,7 @@ exec unshare -m --propagation private sh -c 'mount -o loop,ro "\$0" "\$1" && shi
 SH
 chmod +x "$T/agent-on-disk"
 VMTOOLS_AGENT=$T/agent-on-disk start_agent disk --no-setup --mountpoint "$T/mnt"
-st=$(post_folded "$T/disk.folded")
+st=$(agent_post profile/cpu "$FOLDED_3S" "$T/disk.folded")
 named=$(static_named "$T/disk.folded")
 check "(b) serve --mountpoint names libc's static functions from the tools disk ($named)" \
 	test "$st" = 200 -a -n "$named"

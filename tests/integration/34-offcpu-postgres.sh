@@ -7,6 +7,23 @@
 # adding up to the profile's duration in a wall profile), and a CPU
 # profile of a statement whose query id PostgreSQL computes.  Every
 # profile is read by `go tool pprof` without a warning.
+# In detail: the lock waiter is blocked 3 s within 5%, at least 95% of it
+# under wait_event=Lock:advisory and sched_state=sleeping, ProcSleep or
+# LockAcquireExtended in its stack and no profiler frame; an idle session
+# blocked since before the profile is blocked all of it under
+# Client:ClientRead; a backend waiting for a lock since before the profile
+# and granted it 1 s in is blocked the whole profile, its wait until then
+# labelled block_start=before_profile and Lock:advisory, with the system
+# call (and kernel stack, where /proc gives it) it started in;
+# pg_sleep(0.05) 40 times is 2 s within 10% under Timeout:PgSleep; pgbench
+# backends sleep mostly in Client:ClientRead, and running + blocked is
+# within 5% of an 8 s wall profile's duration at 2000 TPS (pgbench -R) and
+# 10% saturated, each plus the CPU time the host stole, that duration being
+# the sampling window.  Also: go tool pprof -raw, -top -sample_index=offcpu,
+# -tagfocus and -tags silent; sample and period types; 422 for {"Perf":
+# null} and a wrong min_block_us, 409 across kinds, DELETE of another kind
+# 412, DELETE keeping what was collected, /metrics by kind, and /healthz's
+# PostgreSQL versions and the minor release each table was written from.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -24,26 +41,19 @@ pg_psql "ALTER SYSTEM SET compute_query_id = on" >/dev/null
 pg_psql "SELECT pg_reload_conf()" >/dev/null
 start_agent agent --no-setup
 
-# post KIND SECONDS OUT [EXTRA_JSON]: POST /profile/KIND in the background;
-# returns once the profile is sampling.
-post() {
-	curl -s -X POST -H 'Content-Type: application/json' \
-		-d "{\"timeout_seconds\": $2${4:+, $4}}" -o "$3" \
-		-w '%{http_code}' "$AGENT_URL/profile/$1" >"$3.code" &
+# post_running KIND SECONDS OUT [EXTRA_JSON]: POST /profile/KIND in the
+# background (POST_PID), its status code in OUT.code; returns once the
+# profile is sampling.
+post_running() {
+	agent_post "profile/$1" "{\"timeout_seconds\": $2${4:+, $4}}" "$3" >"$3.code" &
 	POST_PID=$!
-	for _ in $(seq 200); do
-		curl -s "$AGENT_URL/profile/$1" | grep -q '"state": *"running"' && return 0
-		sleep 0.02
-	done
-	return 1
+	agent_running "$1"
 }
 
 # --- a backend waiting for an advisory lock held for the whole profile ---
-mkfifo "$T/holder.in" "$T/waiter.in"
-chmod 666 "$T/holder.in" "$T/waiter.in"
-pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/holder.in" >"$T/holder.out" 2>&1 &
+pg_session holder
 exec 5>"$T/holder.in"
-pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/waiter.in" >"$T/waiter.out" 2>&1 &
+pg_session waiter
 exec 6>"$T/waiter.in"
 at_exit "exec 5>&- 6>&-"
 echo "SELECT pg_backend_pid(); SELECT pg_advisory_lock(42);" >&5
@@ -53,7 +63,7 @@ waiter=$(head -n 1 "$T/waiter.out")
 holder=$(head -n 1 "$T/holder.out")
 check "the waiting session has a backend ($waiter)" test -n "$waiter"
 
-check "POST /profile/offcpu starts" post offcpu 3 "$T/lock.pb"
+check "POST /profile/offcpu starts" post_running offcpu 3 "$T/lock.pb"
 echo "SELECT pg_advisory_lock(42);" >&6
 sleep 1
 check "pg_stat_activity says the backend waits for Lock:advisory" \
@@ -91,7 +101,7 @@ check "-tags without a warning, wait_event among them" \
 echo "SELECT pg_advisory_unlock(42);" >&5
 
 # --- pg_sleep(0.05) 40 times ---
-check "POST /profile/offcpu starts again" post offcpu 4 "$T/sleep.pb"
+check "POST /profile/offcpu starts again" post_running offcpu 4 "$T/sleep.pb"
 echo "SELECT pg_sleep(0.05) FROM generate_series(1, 40);" >&6
 wait "$POST_PID"
 check "POST /profile/offcpu: 200" test "$(cat "$T/sleep.pb.code")" = 200
@@ -113,7 +123,7 @@ for _ in $(seq 100); do
 	[ "$(pg_psql "SELECT wait_event FROM pg_stat_activity WHERE pid = $waiter")" = advisory ] && break
 	sleep 0.05
 done
-check "POST /profile/offcpu with a backend already waiting for a lock" post offcpu 3 "$T/early.pb"
+check "POST /profile/offcpu with a backend already waiting for a lock" post_running offcpu 3 "$T/early.pb"
 sleep 1
 echo "SELECT pg_advisory_unlock(43);" >&5
 wait "$POST_PID"
@@ -147,7 +157,7 @@ fi
 # --- pgbench -S: blocked reading from the client; wall time adds up ---
 pg_bench_bg 40 -c 2 -j 1 -S
 sleep 2
-check "POST /profile/offcpu under pgbench" post offcpu 3 "$T/bench.pb"
+check "POST /profile/offcpu under pgbench" post_running offcpu 3 "$T/bench.pb"
 wait "$POST_PID"
 check "go tool pprof -raw reads it" read_raw "$T/bench.pb"
 clients=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
@@ -188,7 +198,7 @@ wall_adds_up() {
 	return $ok
 }
 read -r total0 steal0 < <(cpu_times)
-check "POST /profile/wall under pgbench" post wall 8 "$T/wall.pb" '"sampling_frequency": 613'
+check "POST /profile/wall under pgbench" post_running wall 8 "$T/wall.pb" '"sampling_frequency": 613'
 wait "$POST_PID"
 read -r total1 steal1 < <(cpu_times)
 tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
@@ -220,7 +230,7 @@ pg_bench_bg 20 -c 2 -j 1 -S -R 2000
 sleep 2
 clients=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'")
 read -r total0 steal0 < <(cpu_times)
-check "POST /profile/wall under pgbench -R 2000" post wall 8 "$T/wall.pb" '"sampling_frequency": 613'
+check "POST /profile/wall under pgbench -R 2000" post_running wall 8 "$T/wall.pb" '"sampling_frequency": 613'
 wait "$POST_PID"
 read -r total1 steal1 < <(cpu_times)
 tolerance=$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.1f", 5 + (t > 0 ? 100 * s / t : 0) }')
@@ -234,7 +244,7 @@ echo "SELECT sum(i) FROM generate_series(1, 400000000) i;" >&6
 sleep 1
 qid=$(pg_psql "SELECT query_id FROM pg_stat_activity WHERE pid = $waiter")
 check "pg_stat_activity shows a query id for the looping statement ($qid)" test -n "$qid"
-check "POST /profile/cpu starts" post cpu 2 "$T/cpu.pb"
+check "POST /profile/cpu starts" post_running cpu 2 "$T/cpu.pb"
 wait "$POST_PID"
 pg_psql "SELECT pg_cancel_backend($waiter)" >/dev/null
 check "go tool pprof -raw reads the CPU profile" read_raw "$T/cpu.pb"
@@ -244,15 +254,15 @@ diag <<<"backend $waiter: $with of $all ns with query_id $qid"
 check "its CPU samples carry the query_id pg_stat_activity shows" at_least "$with" "$all" 90
 
 # --- the API's rules for the new kinds ---
-code=$(curl -s -o "$T/perf.json" -w '%{http_code}' -X POST -d '{"profiler": {"Perf": null}}' "$AGENT_URL/profile/offcpu")
+code=$(agent_post profile/offcpu '{"profiler": {"Perf": null}}' "$T/perf.json")
 check "{\"Perf\": null} on /profile/offcpu: 422 with a sentence" \
 	sh -c "test '$code' = 422 && grep -q 'eBPF profiler only' '$T/perf.json'"
-code=$(curl -s -o "$T/mb.json" -w '%{http_code}' -X POST -d '{"min_block_us": 2000000}' "$AGENT_URL/profile/offcpu")
+code=$(agent_post profile/offcpu '{"min_block_us": 2000000}' "$T/mb.json")
 check "min_block_us out of range: 422 naming it" sh -c "test '$code' = 422 && grep -q min_block_us '$T/mb.json'"
-code=$(curl -s -o "$T/mbw.json" -w '%{http_code}' -X POST -d '{"min_block_us": 10}' "$AGENT_URL/profile/wall")
+code=$(agent_post profile/wall '{"min_block_us": 10}' "$T/mbw.json")
 check "min_block_us on /profile/wall: 422 unknown field" sh -c "test '$code' = 422 && grep -q 'unknown field' '$T/mbw.json'"
-check "POST /profile/offcpu (10 s) starts" post offcpu 10 "$T/stopped.pb"
-code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{"timeout_seconds": 1}' "$AGENT_URL/profile/wall")
+check "POST /profile/offcpu (10 s) starts" post_running offcpu 10 "$T/stopped.pb"
+code=$(agent_post profile/wall '{"timeout_seconds": 1}' /dev/null)
 check "a wall profile meanwhile: 409 (one at a time across kinds)" test "$code" = 409
 code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$AGENT_URL/profile/cpu")
 check "DELETE /profile/cpu does not stop an off-CPU profile: 412" test "$code" = 412

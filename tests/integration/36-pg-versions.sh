@@ -30,41 +30,14 @@ DUMP=$BUILD/programs/pgwait-dump
 TOP=$T
 chmod 755 "$TOP"
 
-# release_bin R: the directory of PostgreSQL release R's server programs
-# (15: Debian's; the rest are tests/pg-versions' packages, pg15.10 ...).
-release_bin() {
-	if [ "$1" = 15 ]; then
-		echo /usr/lib/postgresql/15/bin
-	else
-		echo "$BUILD/npm/pg/node_modules/pg$1/native/bin"
-	fi
-}
-
-# session NAME: a psql session reading statements from fifo $T/NAME.in
-# (written through fd 5 or 6 by the caller), printing to $T/NAME.out (its
-# errors to $T/NAME.err), run from $T, where the postgres user may be.
-session() {
-	mkfifo "$T/$1.in"
-	chmod 666 "$T/$1.in"
-	(cd "$T" && pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres \
-		<"$T/$1.in" >"$T/$1.out" 2>"$T/$1.err") &
-}
-
 for r in 15 15.10 16.14 17.10 17.2 18.4; do
 	v=${r%%.*}
 	T=$TOP/pg$r
 	mkdir -p "$T"
 	cd "$T" || exit 1
-	PG_BIN=$(release_bin "$r")
-	if [ ! -x "$PG_BIN/postgres" ]; then
-		not_ok "PostgreSQL $r: its server is installed ($PG_BIN: run ci/install-deps.sh)"
+	if ! pg_use_release "$r" "$T/server" >"$T/release.why"; then
+		not_ok "PostgreSQL $r: its server is installed ($(cat "$T/release.why"))"
 		continue
-	fi
-	# The postgres user runs it: a copy where it cannot reach the build.
-	if ! runuser -u postgres -- test -x "$PG_BIN/postgres"; then
-		cp -a "$(dirname "$PG_BIN")" "$T/server"
-		chmod -R a+rX "$T/server"
-		PG_BIN=$T/server/bin
 	fi
 	if ! pg_start; then
 		not_ok "PostgreSQL $r: a cluster starts"
@@ -97,9 +70,9 @@ for r in 15 15.10 16.14 17.10 17.2 18.4; do
 
 	pg_psql "ALTER SYSTEM SET compute_query_id = on" >/dev/null
 	pg_psql "SELECT pg_reload_conf()" >/dev/null
-	session holder
+	pg_session holder
 	exec 5>"$T/holder.in"
-	session waiter
+	pg_session waiter
 	exec 6>"$T/waiter.in"
 	echo "SELECT pg_advisory_lock(42); SELECT 'locked';" >&5
 	for _ in $(seq 100); do

@@ -4,6 +4,7 @@
 # position, 413, 422 naming the field, 404, 405 with Allow, 412, 401 with
 # --auth-token-file, GET status, /healthz, /metrics; bad flags; SIGTERM;
 # idle clients cannot pin the service.  Real agent on 127.0.0.1, real curl.
+# Body limits are checked too.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/agent.sh"
 

@@ -6,6 +6,7 @@
 # runs, 409, DELETE's partial profile, the client hanging up, 50 concurrent
 # POSTs, /debug/pprof/profile for `go tool pprof -seconds 2`, SIGTERM in
 # the middle of a profile.
+# No BPF program is left loaded at the end.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -15,16 +16,6 @@ skip_unless "profiling through the REST API" "$(need_bpf)" \
 pprof_home
 
 burn_bg postgres 300
-
-# post NAME BODY [CURL-ARG]...: POST /profile/cpu; body in $T/NAME.out,
-# headers in $T/NAME.h, status printed.
-post() {
-	local name=$1 body=$2
-	shift 2
-	curl -s -X POST -H 'Content-Type: application/json' -d "$body" \
-		-D "$T/$name.h" -o "$T/$name.out" -w '%{http_code}' "$@" \
-		"$AGENT_URL/profile/cpu"
-}
 
 # pprof_has FILE FUNCTION: go tool pprof reads FILE without a warning and
 # FUNCTION is in it.
@@ -37,7 +28,7 @@ pprof_has() {
 start_agent main --no-setup
 
 # 200: the contract's example, as developers send it.
-st=$(post plain '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": false}')
+st=$(agent_post profile/cpu '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": false}' "$T/plain.out" -D "$T/plain.h")
 check "POST (contract example): 200" test "$st" = 200
 check "profile: application/octet-stream" \
 	grep -qi '^Content-Type: application/octet-stream' "$T/plain.h"
@@ -51,29 +42,29 @@ check "one log line for the session (profiler, outcome, samples)" \
 check "one log line for the request with its samples" \
 	grep -qE 'POST /profile/cpu 200 [0-9.]+ms samples=[1-9]' "$T/main.log"
 
-st=$(post gz '{"timeout_seconds": 1, "archive": true}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 1, "archive": true}' "$T/gz.out" -D "$T/gz.h")
 check "archive: 200, application/gzip, profile.pb.gz" \
 	bash -c "[ $st = 200 ] && grep -qi '^Content-Type: application/gzip' '$T/gz.h' &&
 		grep -qi 'filename=\"profile.pb.gz\"' '$T/gz.h' && gzip -t '$T/gz.out'"
 check "archive: go tool pprof reads the gzipped profile" \
 	pprof_has "$T/gz.out" burn_hot
 
-st=$(post folded '{"timeout_seconds": 1, "format": "folded"}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 1, "format": "folded"}' "$T/folded.out" -D "$T/folded.h")
 check "folded: 200, text/plain, burn's stacks" \
 	bash -c "[ $st = 200 ] && grep -qi '^Content-Type: text/plain' '$T/folded.h' &&
 		grep -q 'burn_hot_a' '$T/folded.out'"
 
-st=$(post pids "{\"timeout_seconds\": 1, \"targets\": {\"pids\": [$BURN_PID]}}")
+st=$(agent_post profile/cpu "{\"timeout_seconds\": 1, \"targets\": {\"pids\": [$BURN_PID]}}" "$T/pids.out")
 check "targets.pids: 200 with the process's functions" \
 	bash -c "[ $st = 200 ] && go tool pprof -top '$T/pids.out' 2>/dev/null | grep -q burn_hot"
 
-st=$(post gone '{"timeout_seconds": 1, "targets": {"pids": [4194303]}}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 1, "targets": {"pids": [4194303]}}' "$T/gone.out")
 check "targets.pids naming no running process: 422 naming the pid" \
 	bash -c "[ $st = 422 ] && grep -q '4194303' '$T/gone.out'"
 
 # While a POST runs: GET and DELETE answer at once; a second POST is 409;
 # DELETE ends the POST with what was collected.
-post long '{"timeout_seconds": 30}' >"$T/long.status" &
+agent_post profile/cpu '{"timeout_seconds": 30}' "$T/long.out" >"$T/long.status" &
 LONG=$!
 sleep 1.5
 s=$(date +%s%N)
@@ -89,7 +80,7 @@ assert s["sampling_frequency"] == 99 and s["timeout_seconds"] == 30, s
 assert s["started"].endswith("Z") and 0.5 < s["elapsed_seconds"] < 30, s
 assert s["samples"] > 0, s
 ' "$T/status"
-st=$(post second '{"timeout_seconds": 1}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 1}' "$T/second.out")
 check "second POST while one runs: 409 with a JSON error" \
 	bash -c "[ $st = 409 ] && grep -q '\"error\":\"another profile is running' '$T/second.out'"
 s=$(date +%s%N)
@@ -116,7 +107,7 @@ check "client hang-up ends the session (GET: not running)" \
 check "client hang-up is logged and counted" \
 	bash -c "grep -q 'outcome=client_gone' '$T/main.log' &&
 		curl -s '$AGENT_URL/metrics' | grep -q 'vmtools_sessions_total{outcome=\"client_gone\"} 1'"
-st=$(post after '{"timeout_seconds": 1}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 1}' "$T/after.out")
 check "a new POST works after the hang-up" test "$st" = 200
 
 # 50 concurrent POSTs: exactly one 200 and 49 409s.
@@ -144,7 +135,7 @@ check "/debug/pprof/profile?seconds=abc: 422 naming seconds" \
 	bash -c "curl -s '$AGENT_URL/debug/pprof/profile?seconds=abc' | grep -q 'seconds must be a whole number'"
 
 # The perf backend: a profile or a 503 saying what is missing.
-st=$(post perf '{"profiler": {"Perf": null}, "timeout_seconds": 1}')
+st=$(agent_post profile/cpu '{"profiler": {"Perf": null}, "timeout_seconds": 1}' "$T/perf.out")
 check "Perf: 200, or 503 with a JSON error (got $st)" \
 	bash -c "[ $st = 200 ] || { [ $st = 503 ] && grep -q '\"error\"' '$T/perf.out'; }"
 
@@ -152,10 +143,10 @@ check "Perf: 200, or 503 with a JSON error (got $st)" \
 stop_agent
 burn_bg burn2 60
 start_agent short --no-setup --max-seconds 2 --comm burn2
-st=$(post max '{"timeout_seconds": 3}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 3}' "$T/max.out")
 check "--max-seconds 2: timeout_seconds 3 is 422 (1 to 2)" \
 	bash -c "[ $st = 422 ] && grep -q 'from 1 to 2' '$T/max.out'"
-st=$(post comm '{"timeout_seconds": 2}')
+st=$(agent_post profile/cpu '{"timeout_seconds": 2}' "$T/comm.out")
 go tool pprof -tags "$T/comm.out" >"$T/comm.tags" 2>&1
 check "--comm burn2: a request without targets samples burn2, not postgres" \
 	bash -c "[ $st = 200 ] && grep -q 'burn2' '$T/comm.tags' && ! grep -q 'postgres' '$T/comm.tags'"
@@ -164,7 +155,7 @@ check "--comm burn2: a request without targets samples burn2, not postgres" \
 # the agent exits 0 within a second, its BPF programs are gone.
 stop_agent
 start_agent term --no-setup
-post term '{"timeout_seconds": 30}' >"$T/term.status" &
+agent_post profile/cpu '{"timeout_seconds": 30}' "$T/term.out" >"$T/term.status" &
 TERM_POST=$!
 sleep 1.5
 # The ids of the BPF programs the agent holds, from its fds' fdinfo.

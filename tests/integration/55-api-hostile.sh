@@ -122,12 +122,8 @@ check "no session was started by any of these" \
 	bash -c "! grep -q 'session profiler=' '$T/main.log'"
 
 # Strict JSON.
-post() {
-	curl -s -o "$T/post.json" -w '%{http_code}' -X POST --data-binary "$1" \
-		"$AGENT_URL/profile/cpu"
-}
 while IFS='|' read -r want needle body; do
-	st=$(post "$(printf "$body")")
+	st=$(agent_post profile/cpu "$(printf "$body")" "$T/post.json")
 	if [ "$st" = "$want" ] && grep -qF -- "$needle" "$T/post.json"; then
 		ok "strict JSON: $want for $body"
 	else

@@ -39,8 +39,8 @@ for ((i = 0; i < 100; i++)); do
 done
 check "the FUSE filesystem is mounted" mountpoint -q "$T/mnt"
 
-(cd "$T/mnt" && exec runuser -u nobody -- ./c27fuse --threads 1 --seconds 120 \
-	--comm c27fuse >/dev/null 2>&1) &
+run_as nobody "$T/mnt" ./c27fuse --threads 1 --seconds 120 \
+	--comm c27fuse >/dev/null 2>&1 &
 at_exit "pkill -x c27fuse"
 sleep 0.5
 check "the target runs from it, as nobody" bash -c "pgrep -u nobody -x c27fuse >/dev/null"
@@ -57,22 +57,21 @@ check "and the filesystem is frozen: a lookup there does not answer within 1 s" 
 	bash -c "! timeout -s KILL 1 stat '$T/mnt/probe' >/dev/null 2>&1"
 
 start_agent frozen --no-setup --comm c27fuse
-post() { # KIND SECONDS OUT: the status code and the seconds it took
-	curl -s -X POST -H 'Content-Type: application/json' \
-		-d "{\"timeout_seconds\": $2, \"format\": \"folded\"}" -o "$3" \
-		-w '%{http_code} %{time_total}' --max-time 30 "$AGENT_URL/profile/$1"
-}
-read -r code took < <(post cpu 2 "$T/cpu1.folded")
+# A folded profile of 2 s; TIMED makes agent_post print the status code and
+# the seconds it took.
+FOLDED_2S='{"timeout_seconds": 2, "format": "folded"}'
+TIMED=(--max-time 30 -w '%{http_code} %{time_total}')
+read -r code took < <(agent_post profile/cpu "$FOLDED_2S" "$T/cpu1.folded" "${TIMED[@]}")
 diag <<<"first CPU profile of 2 s: $code in $took s"
 check "the first 2 s CPU profile answers 200 within 5 s (${took} s), with the target's samples" \
 	bash -c "[ '$code' = 200 ] && awk 'BEGIN { exit !($took < 5) }' && grep -q '^c27fuse;' '$T/cpu1.folded'"
-read -r code took < <(post cpu 2 "$T/cpu2.folded")
+read -r code took < <(agent_post profile/cpu "$FOLDED_2S" "$T/cpu2.folded" "${TIMED[@]}")
 check "a second one answers on time (${took} s): the frozen device is remembered" \
 	bash -c "[ '$code' = 200 ] && awk 'BEGIN { exit !($took < 3) }'"
 check "frames in files on other mounts are still named (libc's clock_gettime)" \
 	grep -q 'clock_gettime' "$T/cpu2.folded"
 for kind in offcpu wall; do
-	read -r code took < <(post $kind 2 "$T/$kind.folded")
+	read -r code took < <(agent_post "profile/$kind" "$FOLDED_2S" "$T/$kind.folded" "${TIMED[@]}")
 	check "a 2 s $kind profile answers 200 on time (${took} s)" \
 		bash -c "[ '$code' = 200 ] && awk 'BEGIN { exit !($took < 3) }' && grep -q '^c27fuse;' '$T/$kind.folded'"
 done
@@ -80,7 +79,8 @@ curl -s -o "$T/health.json" -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz" 
 check "/healthz answers within 1 s and counts the read that hangs" \
 	bash -c "[ \"\$(cat '$T/health.code')\" = 200 ] && grep -Eq '\"reads_hanging\": *[1-9]' '$T/health.json'"
 
-post cpu 20 "$T/deleted.folded" >"$T/deleted.code" &
+agent_post profile/cpu '{"timeout_seconds": 20, "format": "folded"}' "$T/deleted.folded" \
+	"${TIMED[@]}" >"$T/deleted.code" &
 POST=$!
 sleep 1
 start=$(date +%s%N)

@@ -11,6 +11,10 @@
 # stand-in perf binaries on PATH: no perf, perf refused by
 # perf_event_paranoid, perf writing garbage, perf dying while recording:
 # each a clear message carrying perf's own words.
+# perf runs as the agent's child with its perf.data already unlinked, and is
+# gone with the profile, also when the agent is killed with SIGKILL, leaving
+# no file; stand-ins come from tests/lib/fake-perf.sh; --perf PATH wins over
+# PATH, and a relative one is refused.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/profile-checks.sh"

@@ -6,6 +6,9 @@
 # PostgreSQL entry points (cumulative) get the same share of samples in
 # both profiles, within 7 percentage points: same selection, same stacks,
 # same symbolizer.
+# The flat share is checked for the top 5 functions, the cumulative for the
+# top 7 (the entry points, _start to PostgresMain).  When a window
+# disagrees, its figures are printed and a second window decides.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 

@@ -47,15 +47,6 @@ STACKS=$SRC/tests/lib/pg-stacks.py
 TOP=$T
 chmod 755 "$TOP"
 
-# release_bin R: the server programs of release R (15: Debian's).
-release_bin() {
-	if [ "$1" = 15 ]; then
-		echo /usr/lib/postgresql/15/bin
-	else
-		echo "$BUILD/npm/pg/node_modules/pg$1/native/bin"
-	fi
-}
-
 # aliases OUT RAW...: nm's function symbols of every file the profiles
 # map, and of its debug file found by build id, for pg-stacks.py.
 aliases() {
@@ -96,15 +87,9 @@ for r in 17.10 18.4 15; do
 	T=$TOP/pg$r
 	mkdir -p "$T"
 	cd "$T" || exit 1
-	PG_BIN=$(release_bin "$r")
-	if [ ! -x "$PG_BIN/postgres" ]; then
-		not_ok "PostgreSQL $r: its server is installed ($PG_BIN: run ci/install-deps.sh)"
+	if ! pg_use_release "$r" "$T/server" >"$T/release.why"; then
+		not_ok "PostgreSQL $r: its server is installed ($(cat "$T/release.why"))"
 		continue
-	fi
-	if ! runuser -u postgres -- test -x "$PG_BIN/postgres"; then
-		cp -a "$(dirname "$PG_BIN")" "$T/server"
-		chmod -R a+rX "$T/server"
-		PG_BIN=$T/server/bin
 	fi
 	min=99
 	[ "$r" = 15 ] && min=97

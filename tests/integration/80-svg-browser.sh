@@ -6,6 +6,9 @@
 # functions 3:1 wide, zooms on a click, resets, highlights a search, and
 # opens the hostile SVG as a document whose script runs
 # (tests/browser/svg.mjs).
+# In Chromium the two functions are 3:1 wide within 3 points, a click zooms
+# burn_hot_a to the full width, Reset zoom undoes it, the search highlights
+# it with its share, and no console error is logged.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/browser.sh"

@@ -9,6 +9,11 @@
 # and a window of the history when the agent profiles all the time
 # (tests/browser/ui.mjs); behind --auth-token-file nothing is served
 # before the token is given, and the token reaches no URL and no log.
+# Also refused: %2e%2e and an oversized file in the hostile directory; the
+# UI is not found through a symlink.  The profile opens on speedscope's
+# left-heavy view, in CPU time; the history window is skipped, saying so,
+# when the agent does not profile continuously; with the token the UI works
+# (a browser's Basic password).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -9,6 +9,18 @@
 # pprof on /debug/pprof/profile, the query's errors, a restart that reads
 # the windows back from --history-dir, and a tiny tmpfs as --history-dir
 # that fills: the oldest go, it is reported, nothing else breaks.
+# In detail: options that make no sense exit 2 (a --history-dir that is a
+# symbolic link, 1); the index's fields; windows of 2 s whose merge holds
+# the burner's CPU time x Hz within 10% at 3:1; the last 30 s with as many
+# samples per second as an on-demand profile at the same frequency over the
+# same 30 s; the on-demand 99 Hz profile with its own period, ratio and
+# count; one window's start and end from the index giving that window alone,
+# folded, gzip and the SVG; each bad query a 422 and an empty span a 404;
+# /metrics.  The 16 KiB tmpfs is mounted in the test's directory (unmounted
+# at exit): the oldest windows dropped and reported on /healthz and
+# /metrics, the newest on disk, profiling and on-demand profiles going on.
+# With 300 window files to read back the agent listens first (its log says
+# so before the read-back line) and reads them all after.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"

@@ -24,9 +24,7 @@ pg_psql "ALTER SYSTEM SET compute_query_id = on" >/dev/null
 pg_psql "SELECT pg_reload_conf()" >/dev/null
 
 # One session looping a statement that keeps its backend on a CPU.
-mkfifo "$T/loop.in"
-chmod 666 "$T/loop.in"
-pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres <"$T/loop.in" >"$T/loop.out" 2>&1 &
+pg_session loop
 exec 6>"$T/loop.in"
 at_exit "exec 6>&-"
 echo "SELECT pg_backend_pid();" >&6

@@ -11,9 +11,12 @@
 #     and both it and --push-token-file, are refused at start-up;
 #   - a --push-url with a query, a fragment or credentials is refused at
 #     start-up, saying what to do, and the password is never printed.
+# /healthz answers while the endless body is read; the basic auth password
+# is in neither /healthz nor the log.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/burn.sh"
 . "$SRC/tests/lib/agent.sh"
+. "$SRC/tests/lib/pyroscope-standin.sh"
 
 skip_unless "a hostile push server and bad push options" "$(need_bpf)" \
 	"$(need_cmd curl python3 base64)" "$(need_burn)"
@@ -23,15 +26,7 @@ RX=$T/rx
 mkdir -p "$RX"
 echo flood >"$RX/mode"
 
-rm -f "$RX/port"
-python3 "$SRC/tests/lib/pyroscope-standin.py" "$RX" 0 2>"$T/rx.log" &
-RX_PID=$!
-at_exit "kill $RX_PID"
-for ((i = 0; i < 100; i++)); do
-	[ -s "$RX/port" ] && break
-	sleep 0.05
-done
-RX_PORT=$(cat "$RX/port")
+standin_start "$RX"
 
 metric() {
 	curl -s --max-time 2 "$AGENT_URL/metrics" | awk -v m="$1" '$1 == m {print $2}'
@@ -44,7 +39,7 @@ chmod 600 "$T/token"
 burn_bg "$COMM" 300
 start_agent flood VMTOOLS_PUSH_BACKOFF_MS=300 --no-setup --comm "$COMM" \
 	--continuous --continuous-interval 1 \
-	--push-url "http://127.0.0.1:$RX_PORT" --push-token-file "$T/token"
+	--push-url "http://127.0.0.1:$STANDIN_PORT" --push-token-file "$T/token"
 for ((i = 0; i < 100; i++)); do
 	n=$(grep -c flooded "$RX/requests.jsonl" 2>/dev/null)
 	[ "${n:-0}" -ge 2 ] && break
@@ -70,7 +65,7 @@ printf 'pusher:s3cr3t-pw\n' >"$T/basic"
 chmod 600 "$T/basic"
 start_agent basic VMTOOLS_PUSH_BACKOFF_MS=300 --no-setup --comm "$COMM" \
 	--continuous --continuous-interval 1 \
-	--push-url "http://127.0.0.1:$RX_PORT" --push-basic-auth-file "$T/basic"
+	--push-url "http://127.0.0.1:$STANDIN_PORT" --push-basic-auth-file "$T/basic"
 for ((i = 0; i < 60; i++)); do
 	grep -q Basic "$RX/requests.jsonl" && break
 	sleep 0.1
@@ -91,17 +86,17 @@ refused() {
 	check_said $? 2 "$T/refused.out" "--push-url $2 is refused at start-up, saying '$3'" "$3"
 	check "... and the password is not printed" bash -c "! grep -q s3cr3t '$T/refused.out'"
 }
-refused "http://127.0.0.1:$RX_PORT/?tenant=x" "with a query" "query or fragment"
-refused "http://127.0.0.1:$RX_PORT/#frag" "with a fragment" "query or fragment"
-refused "http://pusher:s3cr3t@127.0.0.1:$RX_PORT/" "with credentials" "--push-basic-auth-file"
+refused "http://127.0.0.1:$STANDIN_PORT/?tenant=x" "with a query" "query or fragment"
+refused "http://127.0.0.1:$STANDIN_PORT/#frag" "with a fragment" "query or fragment"
+refused "http://pusher:s3cr3t@127.0.0.1:$STANDIN_PORT/" "with credentials" "--push-basic-auth-file"
 
 printf 'no-colon-here\n' >"$T/bad-basic"
 chmod 600 "$T/bad-basic"
 "$VMTOOLS_AGENT" serve --listen 127.0.0.1:0 --no-setup --continuous \
-	--push-url "http://127.0.0.1:$RX_PORT" --push-basic-auth-file "$T/bad-basic" >"$T/nocolon.out" 2>&1
+	--push-url "http://127.0.0.1:$STANDIN_PORT" --push-basic-auth-file "$T/bad-basic" >"$T/nocolon.out" 2>&1
 check_said $? 1 "$T/nocolon.out" "a basic auth file without USER:PASSWORD is refused, naming it" \
 	"$T/bad-basic holds no USER:PASSWORD"
 "$VMTOOLS_AGENT" serve --listen 127.0.0.1:0 --no-setup --continuous \
-	--push-url "http://127.0.0.1:$RX_PORT" --push-basic-auth-file "$T/basic" \
+	--push-url "http://127.0.0.1:$STANDIN_PORT" --push-basic-auth-file "$T/basic" \
 	--push-token-file "$T/token" >"$T/both.out" 2>&1
 check_said $? 2 "$T/both.out" "a token file and a basic auth file together are refused" "give one"

@@ -17,6 +17,12 @@
 # removed; a run killed before that is cleaned up by the next ($MARK).  It
 # does not run where either package was installed otherwise: it could not
 # put that one back.
+# Also: lintian --pedantic; the agent's Depends from dpkg-shlibdeps plus the
+# dlopen'ed libmicrohttpd12 and libssl3, libdebuginfod1 and libcurl4
+# recommended; man 8 vmtools-agent has serve's options; the agent's unit
+# scores at most 4.0; purge leaves no new path under /etc, /usr, /lib, /opt,
+# /var or /srv.  What it installed is listed in $BUILD/.90-deb-installed
+# until purged.
 . "$(dirname "$0")/../lib/tap.sh"
 
 skip_unless "Debian packages" "$(need_root)" "$(need_cmd dpkg-buildpackage dh apt-get lintian git curl)"

@@ -14,8 +14,18 @@
 #       when the script ends, whatever happens.
 #   stop_agent       SIGTERM to the agent started last, and wait for it;
 #                    returns the agent's exit status
+#   agent_post PATH BODY OUT [CURL_ARG]...
+#                    POST the JSON BODY, sent byte for byte, to
+#                    $AGENT_URL/PATH (profile/cpu, profile/offcpu ...),
+#                    the answer's body in OUT; prints the status code (000:
+#                    no answer).  CURL_ARGs go to curl: -D FILE for the
+#                    headers, --max-time S, -S to say why on stderr, -w
+#                    FORMAT for more than the status code
+#   agent_running KIND  wait up to 4 s for GET /profile/KIND to say a
+#                    profile is running; fails when none does
 #
-# Use VMTOOLS_AGENT=PATH start_agent ... for another build of the agent.
+# Use VMTOOLS_AGENT=PATH start_agent ... for another build of the agent;
+# AGENT_URL=URL agent_post ... for an agent started otherwise (in a VM).
 
 start_agent() {
 	local name=$1 env=() host=127.0.0.1 prev= arg code i
@@ -52,4 +62,19 @@ start_agent() {
 stop_agent() {
 	kill "$AGENT_PID"
 	wait "$AGENT_PID" 2>/dev/null
+}
+
+agent_post() {
+	local path=$1 body=$2 out=$3
+	shift 3
+	curl -s -X POST -H 'Content-Type: application/json' --data-binary "$body" \
+		-o "$out" -w '%{http_code}' "$@" "$AGENT_URL/$path"
+}
+
+agent_running() {
+	for _ in $(seq 200); do
+		curl -s "$AGENT_URL/profile/$1" | grep -q '"state": *"running"' && return 0
+		sleep 0.02
+	done
+	return 1
 }

@@ -1,10 +1,25 @@
-# tests/lib/pg.sh - a real PostgreSQL 15 cluster for a test, sourced after
-# tap.sh.  The cluster lives in $T/pg, runs as the postgres user on a free
-# loopback port with its socket in $T/pg, and is stopped when the script
-# ends (at_exit), whatever happens.
+# tests/lib/pg.sh - a real PostgreSQL cluster for a test, sourced after
+# tap.sh: Debian's 15, or another release with PG_BIN.  The cluster lives
+# in $T/pg, runs as the postgres user on a free loopback port with its
+# socket in $T/pg, and is stopped when the script ends (at_exit), whatever
+# happens.  Whatever runs as the postgres user runs from $T/pg (run_as), so
+# that no test depends on the checkout being a place it may enter.
 #
 #   pg_reason            why PostgreSQL cannot run here (empty: it can)
+#   pg_release_bin R     the server programs of release R: 15 is Debian's,
+#                        the others (15.10, 16.14, 17.2, 17.10, 18.4) the
+#                        builds tests/pg-versions pins, which
+#                        ci/install-deps.sh installs into $BUILD/npm/pg
+#   pg_copy_release R DIR  release R's install tree (bin/, lib/, share/)
+#                        copied to DIR, readable and runnable by all
+#   pg_use_release R DIR  PG_BIN set to release R's server programs where
+#                        the postgres user can run them wherever the
+#                        checkout lives: Debian's in place, a build of
+#                        $BUILD copied to DIR; says why and fails when R is
+#                        not installed
 #   pg_start             initdb + start; sets PGHOST, PGPORT, PGUSER
+#   pg_as CMD [ARG]...   CMD as the postgres user, from $PGHOST (/ before
+#                        pg_start)
 #   pg_bench_init [SCALE]  pgbench -i into database postgres
 #   pg_bench SECONDS [ARG]...  run pgbench in the foreground
 #   pg_bench_bg SECONDS [ARG]... run pgbench in the background; PG_BENCH_PID
@@ -12,6 +27,11 @@
 #                        kill of PG_BENCH_PID alone leaves running), then
 #                        wait until its backends have left pg_stat_activity
 #   pg_psql SQL          run one statement, print the result unaligned
+#                        (psql's complaints go to stderr, never into it)
+#   pg_session NAME      a psql session in the background reading
+#                        statements from the FIFO $T/NAME.in (the caller
+#                        opens it for writing), its results in $T/NAME.out,
+#                        its complaints in $T/NAME.err
 #
 # pgbench is the server's own, else Debian's 15 (the server builds of
 # tests/pg-versions carry none; its -i and -S work against 16 to 18).
@@ -38,7 +58,37 @@ s.close()
 PY
 }
 
-pg_as() { runuser -u postgres -- "$@"; }
+pg_release_bin() {
+	if [ "$1" = 15 ]; then
+		echo /usr/lib/postgresql/15/bin
+	else
+		echo "$BUILD/npm/pg/node_modules/pg$1/native/bin"
+	fi
+}
+
+pg_copy_release() {
+	local from
+	from=$(dirname "$(pg_release_bin "$1")")
+	rm -rf "$2"
+	cp -a "$from" "$2" && chmod -R a+rX "$2"
+}
+
+pg_use_release() {
+	PG_BIN=$(pg_release_bin "$1")
+	[ -x "$PG_BIN/postgres" ] || { echo "$PG_BIN/postgres is not there: run ci/install-deps.sh"; return 1; }
+	case $PG_BIN in
+	"$SRC"/* | "$BUILD"/*)
+		pg_copy_release "$1" "$2" || { echo "$PG_BIN could not be copied to $2"; return 1; }
+		PG_BIN=$2/bin
+		;;
+	esac
+}
+
+pg_as() {
+	local dir=/
+	[ -d "${PGHOST:-}" ] && dir=$PGHOST
+	run_as postgres "$dir" "$@"
+}
 
 pg_start() {
 	PGDATA_DIR=$T/pg/data
@@ -51,13 +101,20 @@ pg_start() {
 	export PGPORT PGHOST PGUSER
 	pg_as "$PG_BIN/initdb" -D "$PGDATA_DIR" -A trust -U postgres >"$T/pg/initdb.log" 2>&1 ||
 		{ cat "$T/pg/initdb.log" >&2; return 1; }
-	at_exit "runuser -u postgres -- '$PG_BIN/pg_ctl' -D '$PGDATA_DIR' -m immediate -w stop"
+	at_exit "pg_as '$PG_BIN/pg_ctl' -D '$PGDATA_DIR' -m immediate -w stop"
 	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -w -t 60 -l "$T/pg/server.log" \
 		-o "-p $PGPORT -k $T/pg -c listen_addresses='' -c shared_buffers=64MB" start >/dev/null ||
 		{ cat "$T/pg/server.log" >&2; return 1; }
 }
 
 pg_psql() { pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -c "$1" postgres; }
+
+pg_session() {
+	mkfifo "$T/$1.in"
+	chmod 666 "$T/$1.in"
+	pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres \
+		<"$T/$1.in" >"$T/$1.out" 2>"$T/$1.err" &
+}
 
 pg_bench_init() {
 	pg_as "$(pg_bench_bin)" -h "$PGHOST" -p "$PGPORT" -U postgres -i -s "${1:-1}" -q postgres >"$T/pg/pgbench-init.log" 2>&1 ||

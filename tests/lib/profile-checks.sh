@@ -217,10 +217,10 @@ check_postgres_profile() {
 # postgres split into a stripped executable with a .gnu_debuglink and
 # DIR/bin/.debug/postgres.debug; prints why and fails when it cannot.
 pg_split_server() {
-	local dir=$1 src=$BUILD/npm/pg/node_modules/pg17.10/native
-	[ -x "$src/bin/postgres" ] || { echo "no $src/bin/postgres: run ci/install-deps.sh"; return 1; }
-	rm -rf "$dir"
-	cp -a "$src" "$dir" || return 1
+	local dir=$1 bin
+	bin=$(pg_release_bin 17.10)
+	[ -x "$bin/postgres" ] || { echo "no $bin/postgres: run ci/install-deps.sh"; return 1; }
+	pg_copy_release 17.10 "$dir" || return 1
 	mkdir -p "$dir/bin/.debug"
 	(
 		cd "$dir/bin" &&

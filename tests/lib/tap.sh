@@ -5,8 +5,9 @@
 # `check DESC CMD...` runs CMD and prints one of them, with CMD's output as
 # "# " comment lines when it fails; `check_said` judges a command already
 # run by its exit status and what it said.  `need_*` say why a test must be skipped
-# (empty when it can run).  Each script gets its own temporary directory in
-# $T, removed on exit.
+# (empty when it can run).  `run_as` is the one way a test runs a command
+# as another user (postgres, nobody).  Each script gets its own temporary
+# directory in $T, removed on exit.
 
 set -u
 SRC=${SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -119,6 +120,26 @@ need_loop() {
 need_cmd() {
 	local c
 	for c; do command -v "$c" >/dev/null 2>&1 || { echo "needs $c"; return; }; done
+}
+
+# run_as USER DIR CMD [ARG]...: CMD as USER, from DIR, a directory USER
+# can enter.  Run from the caller's (the checkout, which may be where only
+# root may go, as /root is on Debian) psql warns on stderr that it cannot
+# change to it; a program of the checkout or its build, USER may not be
+# able to run at all: such a path among CMD and its arguments is refused
+# here, wherever the checkout lives (copy it into $T).
+run_as() {
+	local user=$1 dir=$2 a
+	shift 2
+	for a; do
+		case $a in
+		"$SRC"/* | "$BUILD"/*)
+			echo "run_as $user: $a is in the checkout, where $user may not go: copy it into \$T" >&2
+			return 126
+			;;
+		esac
+	done
+	runuser -u "$user" -- env -C "$dir" "$@"
 }
 
 # pprof_home: HOME and PPROF_TMPDIR inside $T, so that go tool pprof keeps

@@ -8,6 +8,13 @@
  * name too long, another filesystem.  Every answer is checked through
  * openat2() and through the walk, which must agree; then the walk with a
  * step of its own (what safe_path.c gives it).
+ *
+ * A symlink at a path's end is refused too (an O_PATH open gets the link
+ * itself); .. is refused anywhere, even staying below; a FIFO is opened
+ * without blocking and is no regular file; the device needs root; the path
+ * is PATH_MAX long, the name over NAME_MAX; /proc is the other filesystem.
+ * The walk with a step of its own gets the prefixes, and .. is refused
+ * before the first step.
  */
 #include <errno.h>
 #include <fcntl.h>

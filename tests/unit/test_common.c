@@ -4,6 +4,12 @@
  * libraries opened at run time, growing arrays, the clock, the command
  * line every subcommand shares, and escaping outside bytes for a log line
  * or a JSON document.
+ *
+ * SHA-256 of buffers and of an fd from where it stands; libraries opened on
+ * demand; growing arrays (common/array.h); subcommand options
+ * (common/subcommand.c); escaping (common/escape.c): control characters, C1
+ * and line separators, every kind of malformed UTF-8, truncation never
+ * inside an escape.
  */
 #include <errno.h>
 #include <fcntl.h>

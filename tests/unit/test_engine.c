@@ -6,6 +6,12 @@
  * vm_session_stop() from another thread while vm_session_wait() blocks, a
  * valid pprof at the end of a child that burns CPU, and no BPF program, link or perf event left open
  * in the process after vm_session_free().
+ *
+ * Also: a second session runs beside the first and ending it leaves the
+ * first sampling; folded and gzip output; a continuous session
+ * (vm_session_seal) whose windows follow each other to the nanosecond while
+ * an on-demand session runs beside it, and a perf one and a seal of an
+ * on-demand session refused.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -7,6 +7,18 @@
  * of these, the query times and file names (history_time.c), and the
  * directory (history_dir.c): atomic files, reload, pruning, a symbolic
  * link never followed.
+ *
+ * In detail: windows merged over a span (same stacks added, [from, until)
+ * overlap, -ENOENT for the API's 404); a window encoded to pprof and read
+ * back equal; query times as RFC 3339 with offsets and fractions, Unix
+ * seconds and relative, each bad one refused; in the directory, a planted
+ * symbolic link and junk skipped, leftover temporary files removed, the
+ * directory as a symbolic link refused; 300 windows through a directory
+ * bounded to 1,000 s keep the newest 100 on the disk and in the status,
+ * files and bytes as find counts them, also after someone else removes the
+ * newest file and plants an old one (which the index's next listing sees); a
+ * symbolic link planted where the next temporary file goes is replaced, not
+ * written through.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -2,6 +2,10 @@
 /*
  * test_image_tree.c - unit tests of the image tree, path and symlink
  * handling (imagebuilder/tree.c, links.c, dirblocks.c, walk.c).
+ *
+ * Also directory blocks, the htree, holes and hard links; a million-deep
+ * tree walked and freed without recursion; a 3,000-level staged chain
+ * refused and a 1,900-level one read.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -7,6 +7,9 @@
  * worker is stuck a job is refused (-EAGAIN) and none is lost; a quick
  * job's result comes back with the job; the guarded open and read of real
  * files; after vm_iopool_shutdown() nothing waits.
+ *
+ * Another device is not refused meanwhile, and the stuck device is forgotten
+ * once its job ends.
  */
 #include <errno.h>
 #include <fcntl.h>

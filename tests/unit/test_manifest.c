@@ -2,6 +2,10 @@
 /*
  * test_manifest.c - unit tests of common/manifest.c: round trip, stable
  * bytes, refusal of malformed or hostile manifests, and the size bound.
+ *
+ * Names that are not UTF-8 are written as base64: and read back byte for
+ * byte, raw ones and non-canonical spellings refused; text fields that are
+ * not UTF-8 are refused.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -5,6 +5,9 @@
  * never answers another key's value (100,000 keys in 1,024 slots, keys
  * differing in one word only), 0 is never stored, a memo without slots
  * (no memory) finds nothing and takes nothing.
+ *
+ * The content key (vm_memo_bytes_key) is the same for the same bytes
+ * wherever they are, and another for other bytes or lengths.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,6 +9,11 @@
  * one that ran, and that one woken and running without a break since is
  * told, with its CPU time (the /proc files read by
  * agent/samples/proc_task.c, whose parsers test_proc.c tests).
+ *
+ * The thread woken and running: blocked at its snapshot, then spinning
+ * under SCHED_FIFO (root and two CPUs; skipped otherwise), it counts as
+ * running since, for the CPU time it has used (never more than the time
+ * since its wake-up, at most 30 ms less).
  */
 #include <pthread.h>
 #include <sched.h>

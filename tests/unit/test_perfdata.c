@@ -7,6 +7,12 @@
  * (inheritance, exec, overlaps, build ids from MMAP2 and HEADER_BUILD_ID),
  * call chain context markers, lost counts, and clean refusal of damaged
  * files (every truncation of a valid file).
+ *
+ * Also: synthesized forks, pipe mode, byte order, bad magic, oversized call
+ * chains, the counter of a file being written fed in pieces; a --call-graph
+ * dwarf sample decoded (the user registers of perf's mask, the copied stack
+ * and its dynamic size) and refused when cut short anywhere; and a file perf
+ * wrote with --call-graph dwarf of nofp read whole.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -5,6 +5,10 @@
  * docs/api.md's field table, the 400/413/422 messages a person reads, and
  * RFC 8259 strictness (single quotes, control characters, leading zeros,
  * a byte order mark, \u0000 in names and values, a field given twice).
+ *
+ * The strictness beyond json-c 0.16 is request_strict.c's.  Also the bodies
+ * of /profile/offcpu (min_block_us) and /profile/wall (no min_block_us), and
+ * {"Perf": null} refused for both with a sentence.
  */
 #include <errno.h>
 #include <setjmp.h>

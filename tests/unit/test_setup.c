@@ -6,6 +6,18 @@
  * file, finding a disk by label in a fake /sys/class/block whose
  * "devices" are files holding an ext4 superblock, and opening the files
  * of a stand-in tools disk never through a symlink (disk_open.h).
+ *
+ * Also: the mount at a path in mountinfo text (the topmost of two, octal
+ * escapes); a link the plan would make through a link into the disk, refused
+ * at apply and at check with nothing written in the stand-in for /etc,
+ * rollback and removal not going through it either (the guest's own links
+ * are followed); 20,000 links: a state file over 1 MiB written, read and
+ * undone; the disk's files opened through openat2() and through the walk for
+ * older kernels alike (a symlink on the way or at the end, .. above the
+ * root, another device refused, a FIFO opened without blocking and refused);
+ * vm_setup_observe, what serve --no-setup reports: nothing mounted at a
+ * directory named through a symlink (its real path, the error saying to run
+ * setup), and /, mounted but without a manifest.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -9,6 +9,15 @@
  * the gzip are checked too.  The symbol cache's bounds: a binary whose
  * symbols outgrow one binary's bound, or what the cache has left, is kept
  * without symbols and listed with the reason.
+ *
+ * Every frame is named, counted by where its name came from; an address 0 is
+ * no frame.  Two copies of the process share the frames named in their one
+ * output mapping of the executable, and a third whose file there is another
+ * (another inode) is named from its own file.  Off-CPU and wall-clock
+ * profiles: their sample and period types, blocks worth their time, and the
+ * thread_state, sched_state, wait_event (none for a version without a table)
+ * and query_id labels.  An entry a later run does not use is dropped to make
+ * room.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -11,10 +11,29 @@
 # comes back.  In-guest facts (setup, modprobe, perf) come from the serial
 # log, where /init prints them as `VMTEST name=value` lines.
 #
+# Checked: the inittab lines; from the serial log, that setup mounted and
+# linked the image, that `modprobe xfs` loads a module only the image has,
+# and that the image's perf runs in a guest that has none of perf's
+# libraries; through the port, the README's POST, GET and DELETE with
+# their status codes, `go tool pprof -top` showing PostgreSQL functions
+# named in the guest (the host's binaries hidden from pprof), every
+# location with a function and `-tags` the `client backend` label;
+# `archive: true` a valid gzip; DELETE ending a running profile early with
+# a profile that reads; an off-CPU profile read silently, its samples
+# labelled with the background processes' Activity:* wait events and
+# sched_state; /debug/pprof/profile; a Perf profile of PostgreSQL with the
+# tools image's perf; the guest agent's continuous history (its index, the
+# last 5 minutes merged with PostgreSQL functions in it); and the web UI
+# served from the tools disk, fetched and opened in Chromium
+# (tests/browser/ui.mjs: a profile in speedscope listing PostgresMain).
+# Bounded by VM_TIME_LIMIT (590 s), the VM always killed at the end, its
+# console kept in $BUILD/test-logs/vm-serial.log.
+#
 # Every check runs for real; the only skip is for a machine that lacks qemu,
 # busybox, PostgreSQL or the built binaries.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
+. "$SRC/tests/lib/agent.sh"
 . "$SRC/tests/lib/browser.sh"
 
 reason=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv file go python3)
@@ -116,6 +135,7 @@ log_has '^VMTEST pgbench=running' &&
 }
 
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
 	fail_log "GET /healthz answers through the forwarded port"
 	exit 0
@@ -131,13 +151,8 @@ else
 fi
 
 # The README's three commands, as a user types them (status codes kept).
-# post NAME BODY [KIND]: POST /profile/KIND (cpu); status in $T/NAME.code,
-# body in NAME.pb.
-post() {
-	curl -sS -X POST -H 'Content-Type: application/json' -d "$2" --max-time 120 \
-		-D "$T/$1.headers" -w '%{http_code}' "$URL/profile/${3:-cpu}" \
-		--output "$T/$1.pb" >"$T/$1.code" 2>"$T/$1.err"
-}
+# Each POST: the body in $T/NAME.pb, the status code in NAME.code, the
+# headers in NAME.headers, what curl says in NAME.err.
 get_status() { curl -sS --max-time 10 -o "$T/get.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
 delete() { curl -sS -X DELETE --max-time 10 -o "$T/delete.json" -w '%{http_code}' "$URL/profile/cpu" 2>&1; }
 # wait_running [PATTERN]: GET /profile/cpu says a profile is running (or
@@ -160,7 +175,8 @@ code=$(delete)
 	{ not_ok "DELETE /profile/cpu with none running is $code, expected 412"; diag "$T/delete.json"; }
 
 README_BODY='{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
-post bcc "$README_BODY" &
+agent_post profile/cpu "$README_BODY" "$T/bcc.pb" -S --max-time 120 \
+	-D "$T/bcc.headers" >"$T/bcc.code" 2>"$T/bcc.err" &
 post_pid=$!
 wait_running
 get_ok=$?
@@ -211,7 +227,8 @@ else
 	go tool pprof -tags "$T/bcc.pb" 2>&1 | diag
 fi
 
-post archive '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": true}'
+agent_post profile/cpu '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": true}' "$T/archive.pb" -S --max-time 120 \
+	-D "$T/archive.headers" >"$T/archive.code" 2>"$T/archive.err"
 if [ "$(cat "$T/archive.code")" = 200 ] && gzip -t "$T/archive.pb" 2>"$T/gzip.err" &&
 	gzip -dc "$T/archive.pb" >"$T/archive.raw" && go tool pprof -top "$T/archive.raw" >/dev/null 2>&1; then
 	ok "archive: true returns a valid gzip of a pprof ($(grep -i '^content-type' "$T/archive.headers" | tr -d '\r'))"
@@ -221,7 +238,8 @@ else
 fi
 
 # DELETE ends a long profile early; the POST returns what was collected.
-post early '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 60, "archive": false}' &
+agent_post profile/cpu '{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 60, "archive": false}' "$T/early.pb" -S --max-time 120 \
+	-D "$T/early.headers" >"$T/early.code" 2>"$T/early.err" &
 post_pid=$!
 t0=$(date +%s)
 code=none
@@ -240,7 +258,8 @@ fi
 # the wait events pg_stat_activity names: the background processes' are
 # always there (Activity:*); pgbench's backend waits for its client
 # (Client:ClientRead) when the emulated guest gets far enough to run it.
-post offcpu '{"timeout_seconds": 3}' offcpu
+agent_post profile/offcpu '{"timeout_seconds": 3}' "$T/offcpu.pb" -S --max-time 120 \
+	-D "$T/offcpu.headers" >"$T/offcpu.code" 2>"$T/offcpu.err"
 if [ "$(cat "$T/offcpu.code")" = 200 ] &&
 	go tool pprof -top -sample_index=offcpu "$T/offcpu.pb" >"$T/offcpu.top" 2>"$T/offcpu.err" &&
 	[ ! -s "$T/offcpu.err" ] && grep -q '^Type: offcpu' "$T/offcpu.top"; then
@@ -266,7 +285,8 @@ else
 	diag "$T/go-pprof.out"
 fi
 
-post perf '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}'
+agent_post profile/cpu '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 5, "archive": false}' "$T/perf.pb" -S --max-time 120 \
+	-D "$T/perf.headers" >"$T/perf.code" 2>"$T/perf.err"
 if [ "$(cat "$T/perf.code")" = 200 ]; then
 	check_pprof Perf "$T/perf.pb"
 else

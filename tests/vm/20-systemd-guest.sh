@@ -15,9 +15,30 @@
 # Perf profile with the disk's perf, the history of the unit's
 # StateDirectory and the web UI of the package.
 #
-# Skipped only on a machine without qemu; bounded by VM_TIME_LIMIT.
+# Checked from the guest's report: PID 1 is systemd; vmtools-setup.service
+# is active with exit status 0 and its journal says what it mounted and
+# linked; the disk is mounted ro,nosuid,nodev at /run/vm-tools,
+# /lib/modules/REL and perf are linked and `modprobe xfs` loads from it;
+# vmtools-agent.service runs `serve --no-setup` with the options file's
+# options, NoNewPrivs and exactly its unit's capabilities (CapBnd), and
+# the guest's own `systemd-analyze security` score.  From the host:
+# /healthz (the eBPF backend usable under the unit's hardening, the disk
+# the setup unit mounted), an eBPF and a Perf CPU profile of the guest's
+# busy process read by `go tool pprof` with its comm label, an off-CPU
+# profile, the history with window files in the StateDirectory, and /ui/
+# from /usr/share/vmtools/ui.  Then the guest powers off cleanly when the
+# host asks (it polls a port of the host's loopback) and boots again from
+# the same disk without the tools disk: the first boot's links are gone
+# (the setup unit's stop ran `setup --undo`), vmtools-setup.service is
+# active with exit status 2 and its journal says no disk has the label,
+# nothing is mounted, /healthz says so, and the agent still takes an eBPF
+# profile.  The console is kept in $BUILD/test-logs/vm-systemd-serial.log.
+#
+# Skipped only on a machine without qemu (anything else missing is a
+# failure); bounded by VM_TIME_LIMIT.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
+. "$SRC/tests/lib/agent.sh"
 
 if [ -n "$(need_cmd qemu-system-x86_64)" ]; then
 	skip "the packages in a Debian 12 systemd guest" "needs qemu-system-x86_64"
@@ -165,6 +186,7 @@ esac
 	fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
 
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
 	fail_log "GET /healthz answers through the forwarded port"
 	exit 0
@@ -180,13 +202,11 @@ else
 	diag "$T/healthz.json"
 fi
 
-# post NAME BODY: POST /profile/cpu; status in $T/NAME.code, body NAME.pb.
-post() {
-	curl -sS -X POST -H 'Content-Type: application/json' -d "$2" --max-time 120 \
-		-w '%{http_code}' "$URL/profile/cpu" --output "$T/$1.pb" >"$T/$1.code" 2>"$T/$1.err"
-}
+# Each POST: the body in $T/NAME.pb, the status code in NAME.code, what
+# curl says in NAME.err.
 for backend in BccProfile Perf; do
-	post "$backend" '{"profiler": {"'"$backend"'": null}, "sampling_frequency": 99, "timeout_seconds": 3, "targets": {"comm": ["vmburn"]}}'
+	agent_post profile/cpu '{"profiler": {"'"$backend"'": null}, "sampling_frequency": 99, "timeout_seconds": 3, "targets": {"comm": ["vmburn"]}}' \
+		"$T/$backend.pb" -S --max-time 120 >"$T/$backend.code" 2>"$T/$backend.err"
 	go tool pprof -tags "$T/$backend.pb" >"$T/$backend.tags" 2>&1
 	if [ "$(cat "$T/$backend.code")" = 200 ] && grep -q 'vmburn' "$T/$backend.tags" &&
 		go tool pprof -top "$T/$backend.pb" >"$T/$backend.top" 2>&1; then
@@ -279,6 +299,7 @@ else
 	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 if vm_wait_healthz 120 && curl -sS -o "$T/healthz2.json" --max-time 10 "$URL/healthz" &&
 	grep -q '"mounted":false' "$T/healthz2.json" && grep -q 'no tools disk is mounted at /run/vm-tools' "$T/healthz2.json"; then
 	ok "/healthz says no tools disk is mounted, and to run setup"
@@ -287,7 +308,8 @@ else
 	diag "$T/healthz2.json"
 fi
 if [ "$(log_value agent-unit)" = active ] &&
-	post nodisk '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' &&
+	agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2, "targets": {"comm": ["vmburn"]}}' \
+		"$T/nodisk.pb" -S --max-time 120 >"$T/nodisk.code" 2>"$T/nodisk.err" &&
 	[ "$(cat "$T/nodisk.code")" = 200 ]; then
 	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
 else

@@ -15,6 +15,7 @@
 #   - an off-CPU profile's ClientRead time reaches PostgresMain too.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
+. "$SRC/tests/lib/agent.sh"
 
 reason=$(need_cmd qemu-system-x86_64 cpio gzip curl go python3)
 [ -x /bin/busybox ] || reason=${reason:-needs busybox-static}
@@ -53,6 +54,7 @@ grep -q '^VMTEST bpf_jit=0' "$VM_LOG" &&
 	fail_log "the guest's BPF JIT could not be turned off"
 
 URL=http://127.0.0.1:$VM_PORT
+AGENT_URL=$URL
 curl -sS --max-time 30 "$URL/healthz" >"$T/healthz.json" 2>&1
 if python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["unwind"]["user_registers"]; sys.exit(0 if r["found"] and r["thread_size"] > 0 else 1)' "$T/healthz.json" 2>/dev/null; then
 	ok "the guest's agent found where its 6.1 kernel keeps user registers: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["unwind"]["user_registers"])' "$T/healthz.json")"
@@ -61,12 +63,10 @@ else
 	diag "$T/healthz.json"
 fi
 
-# post NAME KIND BODY: the response in $T/NAME, its status in NAME.code.
-post() {
-	curl -sS -X POST -H 'Content-Type: application/json' -d "$3" --max-time 180 \
-		-w '%{http_code}' "$URL/profile/$2" --output "$T/$1" >"$T/$1.code" 2>"$T/$1.err"
-}
-post cpu.pb cpu '{"timeout_seconds": 5}'
+# Each POST: the response in $T/NAME, its status in NAME.code, what curl
+# says in NAME.err.
+agent_post profile/cpu '{"timeout_seconds": 5}' "$T/cpu.pb" -S --max-time 180 \
+	>"$T/cpu.pb.code" 2>"$T/cpu.pb.err"
 go tool pprof -raw "$T/cpu.pb" >"$T/cpu.raw" 2>/dev/null
 by_table=$(sed -n 's/.*unwound with .eh_frame: \([0-9]*\) callers found by unwind tables.*/\1/p' "$T/cpu.raw")
 if [ "$(cat "$T/cpu.pb.code")" = 200 ] && [ "${by_table:-0}" -gt 0 ]; then
@@ -78,7 +78,8 @@ else
 	diag "$T/cpu.pb"
 fi
 
-post cpu.folded cpu '{"timeout_seconds": 5, "format": "folded"}'
+agent_post profile/cpu '{"timeout_seconds": 5, "format": "folded"}' "$T/cpu.folded" -S --max-time 180 \
+	>"$T/cpu.folded.code" 2>"$T/cpu.folded.err"
 read -r all main backend pm < <(awk '
 	{ n = $NF; all += n; if ($0 ~ /;main;/) m += n
 	  if ($0 ~ /exec_simple_query|ReadCommand|pq_getbyte|secure_read/) { b += n; if ($0 ~ /;main;.*;PostgresMain;/) p += n } }
@@ -89,7 +90,8 @@ check "at least 99% of $all PostgreSQL samples reach main ($main), interpreted" 
 check "at least 99% of $backend client-backend samples reach main through PostgresMain ($pm)" \
 	test "$backend" -gt 0 -a $((pm * 100)) -ge $((backend * 99))
 
-post off.folded offcpu '{"timeout_seconds": 3, "format": "folded"}'
+agent_post profile/offcpu '{"timeout_seconds": 3, "format": "folded"}' "$T/off.folded" -S --max-time 180 \
+	>"$T/off.folded.code" 2>"$T/off.folded.err"
 read -r reads reach < <(awk '
 	{ n = $NF; if ($0 ~ /secure_read|pq_recvbuf/) { r += n; if ($0 ~ /;PostgresMain;/) p += n } }
 	END { printf "%d %d\n", r, p }' "$T/off.folded")

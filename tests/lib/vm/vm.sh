@@ -4,7 +4,7 @@
 # (read-only virtio disk), and the initramfs of tests/lib/vm/initramfs.sh
 # (busybox, PostgreSQL, the agent), with the guest's port 3080 forwarded to
 # a loopback port of the host.  Sourced by tests/vm/*.sh (after tap.sh) and
-# by tests/lib/demo.sh.
+# by tools/demo.sh.
 #
 #   vm_missing            what this machine lacks to boot the VM (empty:
 #                         nothing); one reason per line

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/lib/demo.sh - `make demo` and `make demo-stop`: the main job end to
+# tools/demo.sh - `make demo` and `make demo-stop`: the main job end to
 # end.  Fetches Debian's cloud kernel packages, builds the tools image from
 # them with `vmtools-image build`, builds the guest's initramfs (busybox,
 # PostgreSQL 15 under pgbench, the agent), boots it in qemu, and leaves the VM
@@ -9,7 +9,7 @@
 #
 # usage: demo.sh [start|stop]      (state in $BUILD/demo)
 set -uo pipefail
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 export SRC BUILD

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# tests/lib/pg-wait-table.py - writes agent/symbolize/pgwait_NN.c, the
+# tools/pg-wait-table.py - writes agent/symbolize/pgwait_NN.c, the
 # agent's table of one PostgreSQL major version, from the facts
 # tests/lib/pg-wait-events.sh asked a running PostgreSQL of that version
 # for (tests/integration/36-pg-versions.sh then checks the two agree).
 #
-# usage: python3 tests/lib/pg-wait-table.py FACTS MAJOR.MINOR "CHECKED AGAINST" \
+# usage: python3 tools/pg-wait-table.py FACTS MAJOR.MINOR "CHECKED AGAINST" \
 #            [OLDER_FACTS=MAJOR.MINOR]... > agent/symbolize/pgwait_MAJOR.c
 # MAJOR.MINOR is the release FACTS came from (the table's written_from).
 # Each OLDER_FACTS is what an older minor release of the same major
@@ -74,7 +74,7 @@ w("/*")
 w(" * pgwait_%d.c - PostgreSQL %d's wait event names and status entry layout" % (major, major))
 w(" * (pgwait.h).")
 w(" *")
-text = ("Written by tests/lib/pg-wait-table.py from what %s itself answered "
+text = ("Written by tools/pg-wait-table.py from what %s itself answered "
         "tests/lib/pg-wait-events.sh: every name is what its "
         "pgstat_get_wait_event_type() and pgstat_get_wait_event() return for "
         "that number in a running backend, and st_query_id sits at offset %d "
