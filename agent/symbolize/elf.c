@@ -12,6 +12,7 @@
 
 #include "agent/unwind/ehframe.h"
 #include "common/array.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -361,24 +362,20 @@ int vm_elf_merge_symbols(struct vm_elf_info *info,
 	return 0;
 }
 
+static uint64_t symbol_addr(const void *sym, const void *arg)
+{
+	(void)arg;
+	return ((const struct vm_elf_symbol *)sym)->addr;
+}
+
 const struct vm_elf_symbol *vm_elf_lookup(const struct vm_elf_info *info,
 					  uint64_t addr)
 {
-	size_t lo = 0, hi = info->n_syms;
-	const struct vm_elf_symbol *s;
+	const struct vm_elf_symbol *s =
+		vm_bsearch_floor(addr, info->syms, info->n_syms,
+				 sizeof(*info->syms), symbol_addr, NULL);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (info->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NULL;
-	s = &info->syms[lo - 1];
-	if (s->size && addr - s->addr >= s->size)
+	if (s && s->size && addr - s->addr >= s->size)
 		return NULL; /* in a gap after the function */
 	return s;
 }

@@ -15,6 +15,7 @@
 
 #include "common/array.h"
 #include "common/cleanup.h"
+#include "common/search.h"
 
 static int cmp_ksym(const void *a, const void *b)
 {
@@ -84,20 +85,17 @@ int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err)
 	return 0;
 }
 
+static uint64_t ksym_addr(const void *sym, const void *arg)
+{
+	(void)arg;
+	return ((const struct vm_ksym *)sym)->addr;
+}
+
 const struct vm_ksym *vm_kallsyms_lookup(const struct vm_kallsyms *k,
 					 uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &k->v[lo - 1] : NULL;
+	return vm_bsearch_floor(addr, k->v, k->n, sizeof(*k->v), ksym_addr,
+				NULL);
 }
 
 static int name_cmp(const void *key, const void *elem)

@@ -27,6 +27,7 @@
 #include "agent/unwind/vdso.h"
 #include "common/array.h"
 #include "common/memo.h"
+#include "common/search.h"
 
 const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
 {
@@ -137,11 +138,19 @@ static uint32_t add_mapping(struct vm_symbolized *y,
 	return y->n_mappings;
 }
 
+/* The start of the mapping by_start's entry names; arg is the process. */
+static uint64_t start_by_index(const void *i, const void *arg)
+{
+	const struct vm_process *p = arg;
+
+	return p->maps[*(const uint32_t *)i].start;
+}
+
 static const struct vm_mapping *find_mapping(const struct proc_memo *pm,
 					     uint64_t addr, size_t *idx)
 {
 	const struct vm_process *p = pm->proc;
-	size_t lo = 0, hi = p->n_maps;
+	const uint32_t *i;
 
 	if (!pm->by_start) {
 		for (size_t i = 0; i < p->n_maps; i++)
@@ -152,17 +161,11 @@ static const struct vm_mapping *find_mapping(const struct proc_memo *pm,
 		return NULL;
 	}
 	/* The last mapping that starts at or below addr holds it, or none. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[pm->by_start[mid]].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || addr >= p->maps[pm->by_start[lo - 1]].end)
+	i = vm_bsearch_floor(addr, pm->by_start, p->n_maps,
+			     sizeof(*pm->by_start), start_by_index, p);
+	if (!i || addr >= p->maps[*i].end)
 		return NULL;
-	*idx = pm->by_start[lo - 1];
+	*idx = *i;
 	return &p->maps[*idx];
 }
 

@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/search.h"
+
 #define DW_EH_PE_absptr 0x00
 #define DW_EH_PE_uleb128 0x01
 #define DW_EH_PE_udata2 0x02
@@ -209,22 +211,21 @@ int vm_ehframe_hdr_starts(const struct vm_ehframe_hdr *h, uint64_t **starts,
 	return 0;
 }
 
+static uint64_t start_of(const void *start, const void *arg)
+{
+	(void)arg;
+	return *(const uint64_t *)start;
+}
+
 bool vm_ehframe_lookup(const uint64_t *starts, size_t n, uint64_t addr,
 		       uint64_t *start)
 {
-	size_t lo = 0, hi = n;
+	const uint64_t *s = vm_bsearch_floor(addr, starts, n, sizeof(*starts),
+					     start_of, NULL);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (starts[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
+	if (!s)
 		return false;
-	*start = starts[lo - 1];
+	*start = *s;
 	return true;
 }
 

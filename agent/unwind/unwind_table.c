@@ -26,6 +26,7 @@
 #include "agent/unwind/ehframe.h"
 #include "bpf/unwind.h"
 #include "common/array.h"
+#include "common/search.h"
 
 /* reg + off from a CFA rule of one operation; false for another shape. */
 static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
@@ -277,20 +278,17 @@ int vm_unwind_table_build_mem(const void *buf, size_t len,
 	return build_elf(elf_memory((char *)buf, len), t, what, err);
 }
 
+static uint64_t row_addr(const void *row, const void *arg)
+{
+	(void)arg;
+	return ((const struct vm_unwind_row *)row)->addr;
+}
+
 const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
 					     uint64_t addr)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return vm_bsearch_floor(addr, t->rows, t->n, sizeof(*t->rows), row_addr,
+				NULL);
 }
 
 size_t vm_unwind_table_bytes(const struct vm_unwind_table *t)

@@ -27,10 +27,12 @@
 #include <stdint.h>
 
 #include "common/array.h"
+#include "common/cleanup.h"
 #include "common/clock.h"
 #include "common/dl.h"
 #include "common/error.h"
 #include "common/escape.h"
+#include "common/search.h"
 #include "common/sha256.h"
 #include "common/subcommand.h"
 
@@ -410,6 +412,81 @@ static void test_escape(void **state)
 	assert_int_equal(vm_escape(NULL, 0, "\xff", 1, VM_ESCAPE_JSON), 5);
 }
 
+struct keyed {
+	uint64_t key;
+	int tag;
+};
+
+static uint64_t key_of(const void *elem, const void *arg)
+{
+	return ((const struct keyed *)elem)->key;
+}
+
+/* The tag of the last element at or below key, -1 for none. */
+static int floor_tag(const struct keyed *v, size_t n, uint64_t key)
+{
+	const struct keyed *k =
+		vm_bsearch_floor(key, v, n, sizeof(*v), key_of, NULL);
+
+	return k ? k->tag : -1;
+}
+
+/* An element's key found through arg: an index into a table of keys. */
+static uint64_t key_by_index(const void *elem, const void *arg)
+{
+	return ((const uint64_t *)arg)[*(const uint32_t *)elem];
+}
+
+/*
+ * The last element whose key is at or below the key asked: none in an
+ * empty array or below the first; the last of equal keys; the last
+ * element for any key past it, up to UINT64_MAX.
+ */
+static void test_bsearch_floor(void **state)
+{
+	const struct keyed v[] = { { 10, 0 }, { 20, 1 }, { 20, 2 },
+				   { 20, 3 }, { 30, 4 }, { 40, 5 } };
+	const uint64_t starts[] = { 300, 100, 200 };
+	const uint32_t by_start[] = { 1, 2, 0 };
+	const uint32_t *i;
+	size_t n = ARRAY_SIZE(v);
+
+	(void)state;
+	assert_null(vm_bsearch_floor(10, v, 0, sizeof(*v), key_of, NULL));
+	assert_null(vm_bsearch_floor(10, NULL, 0, sizeof(*v), key_of, NULL));
+	assert_int_equal(floor_tag(v, n, 0), -1);
+	assert_int_equal(floor_tag(v, n, 9), -1);
+	assert_int_equal(floor_tag(v, n, 10), 0);
+	assert_int_equal(floor_tag(v, n, 19), 0);
+	assert_int_equal(floor_tag(v, n, 20), 3);
+	assert_int_equal(floor_tag(v, n, 29), 3);
+	assert_int_equal(floor_tag(v, n, 30), 4);
+	assert_int_equal(floor_tag(v, n, 40), 5);
+	assert_int_equal(floor_tag(v, n, 41), 5);
+	assert_int_equal(floor_tag(v, n, UINT64_MAX), 5);
+	/* One element, and every length against a scan. */
+	assert_int_equal(floor_tag(v, 1, 9), -1);
+	assert_int_equal(floor_tag(v, 1, 10), 0);
+	assert_int_equal(floor_tag(v, 1, 11), 0);
+	for (size_t len = 0; len <= n; len++)
+		for (uint64_t key = 0; key <= 45; key++) {
+			int want = -1;
+
+			for (size_t j = 0; j < len; j++)
+				if (v[j].key <= key)
+					want = v[j].tag;
+			assert_int_equal(floor_tag(v, len, key), want);
+		}
+	/* Elements that are indexes, sorted by the keys they name. */
+	i = vm_bsearch_floor(250, by_start, ARRAY_SIZE(by_start),
+			     sizeof(*by_start), key_by_index, starts);
+	assert_non_null(i);
+	assert_int_equal(*i, 2);
+	i = vm_bsearch_floor(99, by_start, ARRAY_SIZE(by_start),
+			     sizeof(*by_start), key_by_index, starts);
+	assert_null(i);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_subcommand_number),
 		cmocka_unit_test(test_subcommand_parse),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_bsearch_floor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
