@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * strpool.c - interned strings (strpool.h): glibc's tsearch finds a string
- * already held (or json-c's hash table, its string hash seeded at random
- * per process, in a pool made `hashed`); new ones are appended to 64 KiB
- * chunks (a long one gets a chunk of its own), so a string costs its
+ * already held (or an intern table, intern.h, its string hash seeded at
+ * random per process, in a pool made `hashed`); new ones are appended to
+ * 64 KiB chunks (a long one gets a chunk of its own), so a string costs its
  * bytes and a tree node (or a table entry), not a malloc header each.
  */
 #include "common/strpool.h"
@@ -12,13 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/linkhash.h>
-
 #define CHUNK_BYTES (64u << 10)
 /* What a tsearch node costs: three words and malloc's header. */
 #define NODE_BYTES (4 * sizeof(void *))
-/* Entries of a new hash table; it doubles when two thirds full. */
-#define TABLE_START 256
 
 struct vm_strpool_chunk {
 	struct vm_strpool_chunk *next;
@@ -59,39 +55,26 @@ static char *room(struct vm_strpool *p, size_t len)
 	return c->data;
 }
 
-/* The hash table's bytes: its entries, at its size now. */
-static size_t table_bytes(const struct lh_table *t)
-{
-	return t ? sizeof(*t) + (size_t)t->size * sizeof(struct lh_entry) : 0;
-}
-
 /* vm_strpool_intern() of a hashed pool; len counts str's '\0'. */
 static const char *intern_hashed(struct vm_strpool *p, const char *str,
 				 size_t len)
 {
-	size_t before;
-	struct lh_entry *found;
+	const char *found;
 	unsigned long h;
 	char *copy;
+	long grew;
 
-	if (!p->table) {
-		p->table = lh_kchar_table_new(TABLE_START, NULL);
-		if (!p->table)
-			return NULL;
-		p->bytes += table_bytes(p->table);
-	}
-	h = lh_get_hash(p->table, str);
-	found = lh_table_lookup_entry_w_hash(p->table, str, h);
+	found = vm_intern_find(&p->table, str, &h, NULL);
 	if (found)
-		return lh_entry_k(found);
+		return found;
 	copy = room(p, len);
 	if (!copy)
 		return NULL;
 	memcpy(copy, str, len);
-	before = table_bytes(p->table);
-	if (lh_table_insert_w_hash(p->table, copy, NULL, h, 0) < 0)
+	grew = vm_intern_add(&p->table, copy, NULL, h);
+	if (grew < 0)
 		return NULL; /* its bytes stay in the chunk, unused */
-	p->bytes += table_bytes(p->table) - before;
+	p->bytes += (size_t)grew;
 	p->count++;
 	return copy;
 }
@@ -127,8 +110,7 @@ static void no_free(void *node)
 void vm_strpool_free(struct vm_strpool *p)
 {
 	tdestroy(p->tree, no_free);
-	if (p->table)
-		lh_table_free(p->table);
+	vm_intern_free(&p->table, NULL);
 	while (p->chunks) {
 		struct vm_strpool_chunk *c = p->chunks;
 

@@ -14,18 +14,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct lh_table;
+#include "common/intern.h"
 
 struct vm_strpool {
 	/*
 	 * Where a string already held is found: a tsearch tree, or, when
-	 * `hashed` (set it while the pool is empty), json-c's hash table,
+	 * `hashed` (set it while the pool is empty), an intern table,
 	 * faster at a few dozen more bytes a string (a pool of a profile's
 	 * names, not of a symbol table's).
 	 */
 	bool hashed;
 	void *tree;
-	struct lh_table *table;
+	struct vm_intern table;
 	struct vm_strpool_chunk *chunks; /* where they are stored */
 	size_t bytes; /* held, with the tree's and allocator's overhead */
 	size_t count; /* distinct strings */

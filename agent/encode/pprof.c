@@ -15,9 +15,10 @@
  *   and build id; Functions by name.
  *
  * Everything is first gathered into flat arrays (strings and locations
- * deduplicated through json-c's hash tables, the locations found last
- * memoized in front of theirs; functions by their name's string index),
- * then pointed at by the arrays of pointers protobuf-c packs.
+ * deduplicated through intern tables, common/intern.h, the locations
+ * found last memoized in front of theirs; functions by their name's
+ * string index), then pointed at by the arrays of pointers protobuf-c
+ * packs.
  */
 #include "agent/encode/encode.h"
 
@@ -28,11 +29,10 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/intern.h"
 #include "common/memo.h"
 #include "common/satmath.h"
 #include "proto/profile.pb-c.h"
-
-#include <json-c/linkhash.h>
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__Sample Sample;
@@ -54,7 +54,7 @@ struct loc_node {
 struct enc {
 	char **strings;
 	size_t n_strings, cap_strings;
-	struct lh_table *str_index; /* string -> its index */
+	struct vm_intern str_index; /* string -> its index */
 	char **owned; /* the strings copied, freed at the end */
 	size_t n_owned, cap_owned;
 	Function *functions;
@@ -65,7 +65,7 @@ struct enc {
 	Location *locations;
 	Line *lines;
 	size_t n_locations, cap_locations, cap_lines;
-	struct lh_table *loc_index; /* struct loc_node, malloc'd */
+	struct vm_intern loc_index; /* struct loc_node, malloc'd */
 	/* The locations found last, in front of loc_index: frames recur. */
 	struct vm_memo loc_memo;
 	/*
@@ -81,8 +81,6 @@ enum { PTR_STRING = 1, PTR_FUNCTION };
 /* Slots of loc_memo: 4,096 locations (128 KiB); of ptr_memo, 1,024. */
 #define LOC_MEMO_BITS 12
 #define PTR_MEMO_BITS 10
-/* Entries of a new index; it doubles when two thirds full. */
-#define INDEX_START 256
 
 static unsigned long hash_loc_node(const void *k)
 {
@@ -99,21 +97,14 @@ static int eq_loc_node(const void *a, const void *b)
 	       x->function == y->function;
 }
 
-static void free_loc_node(struct lh_entry *entry)
-{
-	free(lh_entry_k(entry));
-}
-
-/* The tables' indexes, made at the start: 0, or -ENOMEM. */
-static int enc_init(struct enc *e)
+/* The memos, and the kind of the indexes (made at their first entry). */
+static void enc_init(struct enc *e)
 {
 	/* Without memory for the memos, everything is found in the tables. */
 	vm_memo_init(&e->loc_memo, LOC_MEMO_BITS);
 	vm_memo_init(&e->ptr_memo, PTR_MEMO_BITS);
-	e->str_index = lh_kchar_table_new(INDEX_START, NULL);
-	e->loc_index = lh_table_new(INDEX_START, free_loc_node, hash_loc_node,
-				    eq_loc_node);
-	return e->str_index && e->loc_index ? 0 : -ENOMEM;
+	vm_intern_init(&e->loc_index, VM_INTERN_START, hash_loc_node,
+		       eq_loc_node);
 }
 
 /*
@@ -123,20 +114,19 @@ static int enc_init(struct enc *e)
  */
 static int64_t str_add(struct enc *e, const char *s, bool copy)
 {
-	unsigned long h = lh_get_hash(e->str_index, s);
-	struct lh_entry *found =
-		lh_table_lookup_entry_w_hash(e->str_index, s, h);
 	char *str = (char *)s;
+	unsigned long h;
+	void *idx;
 
-	if (found)
-		return (int64_t)(uintptr_t)lh_entry_v(found);
+	if (vm_intern_find(&e->str_index, s, &h, &idx))
+		return (int64_t)(uintptr_t)idx;
 	if (vm_grow(e->strings, &e->cap_strings, e->n_strings + 1) ||
 	    (copy && vm_grow(e->owned, &e->cap_owned, e->n_owned + 1)))
 		return -1;
 	if (copy && !(str = strdup(s)))
 		return -1;
-	if (lh_table_insert_w_hash(e->str_index, str,
-				   (void *)(uintptr_t)e->n_strings, h, 0) < 0) {
+	if (vm_intern_add(&e->str_index, str, (void *)(uintptr_t)e->n_strings,
+			  h) < 0) {
 		if (copy)
 			free(str);
 		return -1;
@@ -213,7 +203,7 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 				.addr = fr->addr,
 				.function = function },
 			*node;
-	struct lh_entry *found;
+	const struct loc_node *found;
 	uint64_t fid = 0, id;
 	unsigned long h;
 	Location *l;
@@ -221,10 +211,9 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 	if (vm_memo_get(&e->loc_memo, key.mapping, key.addr,
 			(uintptr_t)function, &id))
 		return id;
-	h = lh_get_hash(e->loc_index, &key);
-	found = lh_table_lookup_entry_w_hash(e->loc_index, &key, h);
+	found = vm_intern_find(&e->loc_index, &key, &h, NULL);
 	if (found) {
-		id = ((const struct loc_node *)lh_entry_k(found))->id;
+		id = found->id;
 		vm_memo_put(&e->loc_memo, key.mapping, key.addr,
 			    (uintptr_t)function, id);
 		return id;
@@ -247,7 +236,7 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 	l->n_line = fid ? 1 : 0; /* pointers are set when packing */
 	*node = key;
 	node->id = l->id;
-	if (lh_table_insert_w_hash(e->loc_index, node, NULL, h, 0) < 0) {
+	if (vm_intern_add(&e->loc_index, node, NULL, h) < 0) {
 		free(node);
 		return 0;
 	}
@@ -259,10 +248,8 @@ static uint64_t location_id(struct enc *e, const struct vm_sym_frame *fr,
 
 static void enc_free(struct enc *e)
 {
-	if (e->str_index)
-		lh_table_free(e->str_index); /* the strings are e->strings' */
-	if (e->loc_index)
-		lh_table_free(e->loc_index);
+	vm_intern_free(&e->str_index, NULL); /* the strings are e->strings' */
+	vm_intern_free(&e->loc_index, free);
 	vm_memo_free(&e->loc_memo);
 	vm_memo_free(&e->ptr_memo);
 	for (size_t i = 0; i < e->n_owned; i++)
@@ -695,9 +682,8 @@ int vm_pprof_encode(const struct vm_symbolized *y, void **out, size_t *len,
 	size_t size;
 	int r;
 
-	r = enc_init(&e);
-	if (r == 0)
-		r = build(y, &e, &p, &prof, vt);
+	enc_init(&e);
+	r = build(y, &e, &p, &prof, vt);
 	prof.sample_type = types;
 	if (r == 0) {
 		size = perftools__profiles__profile__get_packed_size(&prof);

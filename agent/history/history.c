@@ -3,8 +3,8 @@
  * history.c - the continuous profile's windows in memory (history.h).
  *
  * Four tables, each an array indexed by id plus an index to find an entry
- * by content (json-c's hash table, hashed with a per-process random
- * seed): strings, mappings, frames (address, mapping id,
+ * by content (an intern table, common/intern.h, hashed with a
+ * per-process random seed): strings, mappings, frames (address, mapping id,
  * function string id) and stacks (pid, tid, comm, backend type, wait
  * event, query id and frame ids).  A window is an array of (stack id, count).  Merging a span adds
  * counts per stack id, then builds the struct vm_symbolized the encoders
@@ -36,10 +36,9 @@
 #include "agent/history/history_time.h"
 #include "common/array.h"
 #include "common/clock.h"
+#include "common/intern.h"
 #include "common/memo.h"
 #include "common/satmath.h"
-
-#include <json-c/linkhash.h>
 
 #define COMPACT_EVERY 32
 /* What an entry costs beyond its content: malloc's header, roughly. */
@@ -89,16 +88,16 @@ struct hwindow {
 struct tables {
 	struct hstring **strings;
 	size_t n_strings, cap_strings;
-	struct lh_table *string_index;
+	struct vm_intern string_index;
 	struct hmapping **mappings;
 	size_t n_mappings, cap_mappings;
-	struct lh_table *mapping_index;
+	struct vm_intern mapping_index;
 	struct hframe **frames;
 	size_t n_frames, cap_frames;
-	struct lh_table *frame_index;
+	struct vm_intern frame_index;
 	struct hstack **stacks;
 	size_t n_stacks, cap_stacks;
-	struct lh_table *stack_index;
+	struct vm_intern stack_index;
 	uint64_t bytes;
 };
 
@@ -225,12 +224,16 @@ EQ_OF(cmp_mapping)
 EQ_OF(cmp_frame)
 EQ_OF(cmp_stack)
 
-/* What an index takes: its entries, at its size now. */
-static uint64_t index_bytes(const struct lh_table *index)
+/* Empty tables, their indexes of the kinds they hold. */
+static void tables_init(struct tables *t)
 {
-	return index ? sizeof(*index) +
-			       (uint64_t)index->size * sizeof(struct lh_entry) :
-		       0;
+	memset(t, 0, sizeof(*t));
+	vm_intern_init(&t->string_index, INDEX_START, hash_string,
+		       eq_cmp_string);
+	vm_intern_init(&t->mapping_index, INDEX_START, hash_mapping,
+		       eq_cmp_mapping);
+	vm_intern_init(&t->frame_index, INDEX_START, hash_frame, eq_cmp_frame);
+	vm_intern_init(&t->stack_index, INDEX_START, hash_stack, eq_cmp_stack);
 }
 
 /*
@@ -238,25 +241,18 @@ static uint64_t index_bytes(const struct lh_table *index)
  * entry id of the array, counting in *bytes what it and the index's
  * growth take.  Returns the id, or -1 when out of memory.
  */
-static int64_t intern(struct lh_table **index, lh_hash_fn *hash,
-		      lh_equal_fn *eq, void ***array, size_t *n, size_t *cap,
-		      const void *key, size_t size, uint64_t *bytes)
+static int64_t intern(struct vm_intern *index, void ***array, size_t *n,
+		      size_t *cap, const void *key, size_t size,
+		      uint64_t *bytes)
 {
-	struct lh_entry *found;
-	uint64_t before;
+	const uint32_t *found;
 	unsigned long h;
 	void *copy;
+	long grew;
 
-	if (!*index) {
-		*index = lh_table_new(INDEX_START, NULL, hash, eq);
-		if (!*index)
-			return -1;
-		*bytes += index_bytes(*index);
-	}
-	h = lh_get_hash(*index, key);
-	found = lh_table_lookup_entry_w_hash(*index, key, h);
+	found = vm_intern_find(index, key, &h, NULL);
 	if (found)
-		return *(const uint32_t *)lh_entry_k(found);
+		return *found;
 	if (*n >= UINT32_MAX ||
 	    vm_array_reserve((void **)array, cap, *n + 1, sizeof(void *)))
 		return -1;
@@ -265,14 +261,13 @@ static int64_t intern(struct lh_table **index, lh_hash_fn *hash,
 		return -1;
 	memcpy(copy, key, size);
 	*(uint32_t *)copy = (uint32_t)*n;
-	before = index_bytes(*index);
-	if (lh_table_insert_w_hash(*index, copy, NULL, h, 0) < 0) {
+	grew = vm_intern_add(index, copy, NULL, h);
+	if (grew < 0) {
 		free(copy);
 		return -1;
 	}
 	(*array)[*n] = copy;
-	*bytes += size + ENTRY_BYTES + sizeof(void *) + index_bytes(*index) -
-		  before;
+	*bytes += size + ENTRY_BYTES + sizeof(void *) + (uint64_t)grew;
 	return (int64_t)(*n)++;
 }
 
@@ -290,9 +285,8 @@ static int64_t intern_string(struct tables *t, const char *s)
 	if (!key)
 		return -1;
 	memcpy(key->s, s, len + 1);
-	id = intern(&t->string_index, hash_string, eq_cmp_string,
-		    (void ***)&t->strings, &t->n_strings, &t->cap_strings, key,
-		    sizeof(*key) + len + 1, &t->bytes);
+	id = intern(&t->string_index, (void ***)&t->strings, &t->n_strings,
+		    &t->cap_strings, key, sizeof(*key) + len + 1, &t->bytes);
 	free(key);
 	return id < 0 ? -1 : id + 1;
 }
@@ -314,9 +308,8 @@ static int64_t intern_mapping(struct tables *t, const struct vm_sym_mapping *m)
 	key.file = (uint32_t)file;
 	key.build_id = (uint32_t)build_id;
 	key.kernel = m->kernel;
-	id = intern(&t->mapping_index, hash_mapping, eq_cmp_mapping,
-		    (void ***)&t->mappings, &t->n_mappings, &t->cap_mappings,
-		    &key, sizeof(key), &t->bytes);
+	id = intern(&t->mapping_index, (void ***)&t->mappings, &t->n_mappings,
+		    &t->cap_mappings, &key, sizeof(key), &t->bytes);
 	if (id < 0)
 		return -1;
 	if (m->has_functions)
@@ -331,15 +324,14 @@ static int64_t intern_frame(struct tables *t, uint64_t addr, int64_t mapping,
 			      .mapping = (uint32_t)mapping,
 			      .function = (uint32_t)function };
 
-	return intern(&t->frame_index, hash_frame, eq_cmp_frame,
-		      (void ***)&t->frames, &t->n_frames, &t->cap_frames, &key,
-		      sizeof(key), &t->bytes);
+	return intern(&t->frame_index, (void ***)&t->frames, &t->n_frames,
+		      &t->cap_frames, &key, sizeof(key), &t->bytes);
 }
 
 static int64_t intern_stack(struct tables *t, const struct hstack *key)
 {
-	return intern(&t->stack_index, hash_stack, eq_cmp_stack,
-		      (void ***)&t->stacks, &t->n_stacks, &t->cap_stacks, key,
+	return intern(&t->stack_index, (void ***)&t->stacks, &t->n_stacks,
+		      &t->cap_stacks, key,
 		      sizeof(*key) + key->n * sizeof(key->frames[0]),
 		      &t->bytes);
 }
@@ -347,12 +339,10 @@ static int64_t intern_stack(struct tables *t, const struct hstack *key)
 static void tables_free(struct tables *t)
 {
 	/* The indexes point at the entries the arrays own. */
-	struct lh_table *index[] = { t->string_index, t->mapping_index,
-				     t->frame_index, t->stack_index };
-
-	for (size_t i = 0; i < sizeof(index) / sizeof(index[0]); i++)
-		if (index[i])
-			lh_table_free(index[i]);
+	vm_intern_free(&t->string_index, NULL);
+	vm_intern_free(&t->mapping_index, NULL);
+	vm_intern_free(&t->frame_index, NULL);
+	vm_intern_free(&t->stack_index, NULL);
 	for (size_t i = 0; i < t->n_strings; i++)
 		free(t->strings[i]);
 	for (size_t i = 0; i < t->n_mappings; i++)
@@ -464,6 +454,7 @@ int vm_history_new(const struct vm_history_config *cfg, struct vm_history **out,
 	if (!h)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	h->cfg = *cfg;
+	tables_init(&h->t);
 	/* Without memory for the memos, everything is found in the trees. */
 	vm_memo_init(&h->ids, HISTORY_MEMO_BITS);
 	vm_memo_init(&h->content_ids, HISTORY_MEMO_BITS);
@@ -605,7 +596,7 @@ static int compact(struct vm_history *h)
 		snprintf(maps[i].build_id, sizeof(maps[i].build_id), "%s",
 			 string_of(&old, m->build_id));
 	}
-	memset(t, 0, sizeof(*t));
+	tables_init(t);
 	/* The windows keep the old ids until every stack has its new one. */
 	for (size_t w = 0; w < h->n_windows; w++)
 		for (size_t e = 0; e < h->windows[w].n; e++) {
