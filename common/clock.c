@@ -24,3 +24,12 @@ void vm_cond_init_monotonic(pthread_cond_t *c)
 	pthread_cond_init(c, &ca);
 	pthread_condattr_destroy(&ca);
 }
+
+int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
+		       uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
+
+	return pthread_cond_timedwait(c, m, &ts);
+}

@@ -20,4 +20,12 @@ uint64_t vm_clock_ns(clockid_t clk);
  */
 void vm_cond_init_monotonic(pthread_cond_t *c);
 
+/*
+ * Wait on c (made by vm_cond_init_monotonic(), m locked) until it is
+ * signalled or the deadline (vm_clock_ns(CLOCK_MONOTONIC)) has come:
+ * pthread_cond_timedwait()'s return, ETIMEDOUT at the deadline.
+ */
+int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
+		       uint64_t deadline_ns);
+
 #endif

@@ -57,13 +57,11 @@ static void set_error(struct vm_continuous *c, const char *msg)
 /* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
 static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
 {
-	struct timespec ts = { .tv_sec = deadline_ns / 1000000000ULL,
-			       .tv_nsec = deadline_ns % 1000000000ULL };
 	bool stopping;
 
 	pthread_mutex_lock(&c->lock);
 	while (!c->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
-		pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+		vm_cond_wait_until(&c->wake, &c->lock, deadline_ns);
 	stopping = c->stopping;
 	pthread_mutex_unlock(&c->lock);
 	return stopping;

@@ -346,14 +346,6 @@ static enum vm_push_outcome send_one(struct vm_push *p, const struct item *it,
 	return o;
 }
 
-static void wait_until(struct vm_push *p, uint64_t deadline_ns)
-{
-	struct timespec ts = { .tv_sec = deadline_ns / 1000000000ULL,
-			       .tv_nsec = deadline_ns % 1000000000ULL };
-
-	pthread_cond_timedwait(&p->wake, &p->lock, &ts);
-}
-
 static void *push_thread(void *arg)
 {
 	struct vm_push *p = arg;
@@ -371,7 +363,7 @@ static void *push_thread(void *arg)
 			continue;
 		}
 		if (vm_clock_ns(CLOCK_MONOTONIC) < next_ns) {
-			wait_until(p, next_ns);
+			vm_cond_wait_until(&p->wake, &p->lock, next_ns);
 			continue;
 		}
 		it = p->q[0];

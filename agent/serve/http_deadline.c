@@ -71,7 +71,6 @@ static uint64_t expire(struct vm_http_deadlines *d, uint64_t now)
 static void *watchdog(void *arg)
 {
 	struct vm_http_deadlines *d = arg;
-	struct timespec until;
 	uint64_t now, next;
 
 	pthread_mutex_lock(&d->lock);
@@ -82,9 +81,7 @@ static void *watchdog(void *arg)
 			pthread_cond_wait(&d->wake, &d->lock);
 			continue;
 		}
-		until.tv_sec = (time_t)(next / NS_PER_S);
-		until.tv_nsec = (long)(next % NS_PER_S);
-		pthread_cond_timedwait(&d->wake, &d->lock, &until);
+		vm_cond_wait_until(&d->wake, &d->lock, next);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
@@ -94,7 +91,6 @@ int vm_http_deadlines_start(unsigned seconds, struct vm_http_deadlines **out,
 			    struct vm_error *err)
 {
 	struct vm_http_deadlines *d = calloc(1, sizeof(*d));
-	pthread_condattr_t attr;
 	int r;
 
 	if (!d)
@@ -102,10 +98,7 @@ int vm_http_deadlines_start(unsigned seconds, struct vm_http_deadlines **out,
 	d->seconds = seconds;
 	d->list.next = d->list.prev = &d->list;
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->wake, &attr);
-	pthread_condattr_destroy(&attr);
+	vm_cond_init_monotonic(&d->wake);
 	r = pthread_create(&d->thread, NULL, watchdog, d);
 	if (r) {
 		pthread_cond_destroy(&d->wake);
