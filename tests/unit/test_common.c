@@ -240,6 +240,29 @@ static void test_clock(void **state)
 	assert_true(real / 1000000000ULL <= (uint64_t)time(NULL));
 }
 
+/* A wait on a monotonic condition ends at its deadline, not before. */
+static void test_cond_wait_until(void **state)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c;
+	uint64_t deadline;
+	int r;
+
+	(void)state;
+	vm_cond_init_monotonic(&c);
+	pthread_mutex_lock(&m);
+	deadline = vm_clock_ns(CLOCK_MONOTONIC) + 20000000ULL;
+	do
+		r = vm_cond_wait_until(&c, &m, deadline);
+	while (r == 0); /* woken for nothing: wait again */
+	assert_int_equal(r, ETIMEDOUT);
+	assert_true(vm_clock_ns(CLOCK_MONOTONIC) >= deadline);
+	/* A deadline already past: at once. */
+	assert_int_equal(vm_cond_wait_until(&c, &m, deadline), ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+	pthread_cond_destroy(&c);
+}
+
 static void test_subcommand_number(void **state)
 {
 	static const char *const bad[] = {
@@ -499,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_array_grows_and_keeps),
 		cmocka_unit_test(test_array_overflow_refused),
 		cmocka_unit_test(test_clock),
+		cmocka_unit_test(test_cond_wait_until),
 		cmocka_unit_test(test_subcommand_number),
 		cmocka_unit_test(test_subcommand_parse),
 		cmocka_unit_test(test_escape),
