@@ -21,18 +21,12 @@
 #include "common/base64.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
+#include "common/json.h"
 #include "common/utf8.h"
 
 /* How a path that is not UTF-8 is written: this, then its base64. */
 #define BASE64_PREFIX "base64:"
 #define BASE64_PREFIX_LEN 7
-
-static void json_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
-}
-#define _cleanup_json_ _cleanup_(json_putp)
 
 struct vm_manifest *vm_manifest_new(void)
 {

@@ -25,6 +25,7 @@
 #include "agent/symbolize/pgwait.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/unwind/unwind_cache.h"
+#include "common/json.h"
 
 int vm_health_probe_bpf(struct vm_error *err)
 {
@@ -70,11 +71,6 @@ static int vm_health_probe_perf(const char *perf_path, struct vm_error *err)
 			"perf is not runnable at %s; attach the tools disk (vmtools-image) or install perf",
 			perf_path);
 	return 0;
-}
-
-static struct json_object *str_or_null(const char *s)
-{
-	return s ? json_object_new_string(s) : NULL;
 }
 
 static struct json_object *probe_json(int r, const struct vm_error *err)
@@ -256,9 +252,10 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	struct utsname u;
 	int rb, rp;
 
-	json_object_object_add(disk, "label", str_or_null(cfg->label));
+	json_object_object_add(disk, "label",
+			       vm_json_string_or_null(cfg->label));
 	json_object_object_add(disk, "mountpoint",
-			       str_or_null(cfg->mountpoint));
+			       vm_json_string_or_null(cfg->mountpoint));
 	json_object_object_add(disk, "setup_ran",
 			       json_object_new_boolean(cfg->setup_ran));
 	json_object_object_add(disk, "found",
@@ -267,7 +264,8 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 			       json_object_new_boolean(cfg->mounted));
 	json_object_object_add(disk, "verified",
 			       json_object_new_boolean(cfg->verified));
-	json_object_object_add(disk, "device", str_or_null(cfg->device));
+	json_object_object_add(disk, "device",
+			       vm_json_string_or_null(cfg->device));
 	if (cfg->setup_error)
 		json_object_object_add(
 			disk, "error",
@@ -282,14 +280,15 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(kernel, "release",
 			       json_object_new_string(u.release));
 	json_object_object_add(kernel, "image_release",
-			       str_or_null(cfg->image_release));
+			       vm_json_string_or_null(cfg->image_release));
 	json_object_object_add(kernel, "match",
 			       json_object_new_boolean(cfg->release_match));
 
 	rb = vm_health_probe_bpf(&berr);
 	rp = vm_health_probe_perf(cfg->perf_path, &perr);
 	perf = probe_json(rp, &perr);
-	json_object_object_add(perf, "path", str_or_null(cfg->perf_path));
+	json_object_object_add(perf, "path",
+			       vm_json_string_or_null(cfg->perf_path));
 
 	*usable = rb == 0 || rp == 0;
 	json_object_object_add(root, "status",

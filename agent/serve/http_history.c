@@ -23,6 +23,7 @@
 #include "agent/continuous/continuous.h"
 #include "agent/serve/http_int.h"
 #include "common/clock.h"
+#include "common/json.h"
 
 static struct json_object *time_json(uint64_t ns)
 {
@@ -188,11 +189,6 @@ enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
 				  ctx.out.content_type, ctx.out.filename);
 }
 
-static struct json_object *str_or_null(const char *s)
-{
-	return s[0] ? json_object_new_string(s) : NULL;
-}
-
 struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 {
 	struct json_object *o = json_object_new_object(), *h;
@@ -203,7 +199,8 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 			       json_object_new_boolean(st.sampling));
 	json_object_object_add(o, "windows",
 			       json_object_new_int64((int64_t)st.windows));
-	json_object_object_add(o, "error", str_or_null(st.last_error));
+	json_object_object_add(o, "error",
+			       vm_json_string_or_null(st.last_error));
 	json_object_object_add(
 		o, "history_bytes",
 		json_object_new_int64((int64_t)st.history_bytes));
@@ -224,8 +221,8 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 		json_object_object_add(
 			h, "write_errors",
 			json_object_new_int64((int64_t)st.dir.write_errors));
-		json_object_object_add(h, "error",
-				       str_or_null(st.dir.last_error));
+		json_object_object_add(
+			h, "error", vm_json_string_or_null(st.dir.last_error));
 		json_object_object_add(o, "history_dir", h);
 	}
 	if (st.has_push) {
@@ -238,8 +235,8 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 				h, vm_push_outcome_name(i),
 				json_object_new_int64(
 					(int64_t)st.push.outcomes[i]));
-		json_object_object_add(h, "error",
-				       str_or_null(st.push.last_error));
+		json_object_object_add(
+			h, "error", vm_json_string_or_null(st.push.last_error));
 		json_object_object_add(o, "push", h);
 	}
 	return o;

@@ -24,6 +24,7 @@
 #include "common/array.h"
 #include "common/cleanup.h"
 #include "common/fdio.h"
+#include "common/json.h"
 
 void vm_setup_state_clear(struct vm_setup_state *s)
 {
@@ -42,12 +43,6 @@ void vm_setup_state_clear(struct vm_setup_state *s)
 	}
 	free(s->links);
 	memset(s, 0, sizeof(*s));
-}
-
-static void json_putp(json_object **o)
-{
-	if (*o)
-		json_object_put(*o);
 }
 
 /* The position of key in an index, or SIZE_MAX. */
@@ -246,7 +241,7 @@ static int parse(json_object *root, struct vm_setup_state *s)
 int vm_setup_state_load(const char *path, struct vm_setup_state *s,
 			struct vm_error *err)
 {
-	json_object *root __attribute__((cleanup(json_putp))) = NULL;
+	_cleanup_json_ json_object *root = NULL;
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_close_ int fd = -1;
 	struct stat st;
@@ -336,7 +331,7 @@ static int build(const struct vm_setup_state *s, json_object **out)
 int vm_setup_state_save(const char *path, const struct vm_setup_state *s,
 			struct vm_error *err)
 {
-	json_object *root __attribute__((cleanup(json_putp))) = NULL;
+	_cleanup_json_ json_object *root = NULL;
 	_cleanup_free_ char *tmp = NULL;
 	_cleanup_close_ int fd = -1;
 	const char *text;

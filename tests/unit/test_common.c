@@ -32,6 +32,7 @@
 #include "common/dl.h"
 #include "common/error.h"
 #include "common/escape.h"
+#include "common/json.h"
 #include "common/search.h"
 #include "common/sha256.h"
 #include "common/subcommand.h"
@@ -435,6 +436,23 @@ static void test_escape(void **state)
 	assert_int_equal(vm_escape(NULL, 0, "\xff", 1, VM_ESCAPE_JSON), 5);
 }
 
+/* A string, or null where there is none; a reference released by scope. */
+static void test_json(void **state)
+{
+	_cleanup_json_ struct json_object *o = json_object_new_object();
+	_cleanup_json_ struct json_object *none = NULL;
+
+	(void)state;
+	assert_non_null(o);
+	json_object_object_add(o, "a", vm_json_string_or_null("x"));
+	json_object_object_add(o, "b", vm_json_string_or_null(""));
+	json_object_object_add(o, "c", vm_json_string_or_null(NULL));
+	assert_string_equal(
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+		"{\"a\":\"x\",\"b\":null,\"c\":null}");
+	assert_null(none);
+}
+
 struct keyed {
 	uint64_t key;
 	int tag;
@@ -526,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_subcommand_number),
 		cmocka_unit_test(test_subcommand_parse),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_bsearch_floor),
 	};
 
