@@ -17,6 +17,7 @@
 
 #include "common/cleanup.h"
 #include "common/sha256.h"
+#include "imagebuilder/ext2_error.h"
 
 #define MAX_DEPTH 64
 
@@ -24,13 +25,6 @@ struct vm_image {
 	ext2_filsys fs;
 	char *path;
 };
-
-static int lib_error(struct vm_error *err, errcode_t e, const char *what,
-		     const char *path)
-{
-	return vm_error_set(err, EIO, "%s %s: %s", what, path,
-			    error_message(e));
-}
 
 int vm_image_open(const char *path, struct vm_image **out, struct vm_error *err)
 {
@@ -97,7 +91,7 @@ static int read_file(struct vm_image *img, ext2_ino_t ino, const char *what,
 
 	e = ext2fs_file_open(img->fs, ino, 0, &f);
 	if (e)
-		return lib_error(err, e, "cannot open", what);
+		return vm_ext2_error(err, e, "cannot open", what);
 	e = ext2fs_file_get_lsize(f, &size);
 	if (e || size > max) {
 		ext2fs_file_close(f);
@@ -113,8 +107,8 @@ static int read_file(struct vm_image *img, ext2_ino_t ino, const char *what,
 	ext2fs_file_close(f);
 	if (e || got != size) {
 		free(buf);
-		return lib_error(err, e ? e : EXT2_ET_SHORT_READ, "cannot read",
-				 what);
+		return vm_ext2_error(err, e ? e : EXT2_ET_SHORT_READ,
+				     "cannot read", what);
 	}
 	buf[size] = '\0';
 	*out = buf;
@@ -183,7 +177,7 @@ static int hash_file(struct walk *w, ext2_ino_t ino, char hex[65])
 	e = ext2fs_file_open(w->img->fs, ino, 0, &f);
 	if (e) {
 		vm_sha256_free(h);
-		return lib_error(w->err, e, "cannot open", w->path);
+		return vm_ext2_error(w->err, e, "cannot open", w->path);
 	}
 	for (;;) {
 		e = ext2fs_file_read(f, w->buf, 1 << 20, &got);
@@ -195,7 +189,7 @@ static int hash_file(struct walk *w, ext2_ino_t ino, char hex[65])
 	ext2fs_file_close(f);
 	if (e) {
 		vm_sha256_free(h);
-		return lib_error(w->err, e, "cannot read", w->path);
+		return vm_ext2_error(w->err, e, "cannot read", w->path);
 	}
 	vm_sha256_final_hex(h, hex);
 	return 0;
@@ -229,8 +223,8 @@ static int entry_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de,
 	w->path[w->path_len] = '\0';
 	e = ext2fs_read_inode(w->img->fs, de->inode, &inode);
 	if (e) {
-		w->r = lib_error(w->err, e, "cannot read the inode of",
-				 w->path);
+		w->r = vm_ext2_error(w->err, e, "cannot read the inode of",
+				     w->path);
 		return DIRENT_ABORT;
 	}
 	if (LINUX_S_ISDIR(inode.i_mode)) {
@@ -281,8 +275,8 @@ static int walk_dir(struct walk *w, ext2_ino_t dir)
 	if (w->r < 0)
 		return w->r;
 	if (e)
-		return lib_error(w->err, e, "cannot read the directory",
-				 w->path_len ? w->path : "/");
+		return vm_ext2_error(w->err, e, "cannot read the directory",
+				     w->path_len ? w->path : "/");
 	return 0;
 }
 

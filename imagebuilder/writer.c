@@ -42,6 +42,7 @@
 #include "common/cleanup.h"
 #include "imagebuilder/datawrite.h"
 #include "imagebuilder/dirblocks.h"
+#include "imagebuilder/ext2_error.h"
 #include "imagebuilder/prefetch.h"
 #include "imagebuilder/wbio.h"
 
@@ -77,13 +78,6 @@ struct extents {
 static void extents_free(struct extents *e)
 {
 	free(e->v);
-}
-
-static int lib_error(struct vm_error *err, errcode_t code, const char *what,
-		     const char *path)
-{
-	return vm_error_set(err, EIO, "%s %s: %s", what, path,
-			    error_message(code));
 }
 
 /* --- planning ---------------------------------------------------------- */
@@ -300,8 +294,8 @@ static int fs_create(struct writer *w, const char *path, const char *name,
 		e = ext2fs_initialize(path, EXT2_FLAG_64BITS | EXT2_FLAG_RW,
 				      &param, vm_wbio_manager, &w->fs);
 	if (e)
-		return lib_error(w->err, e, "cannot create the filesystem in",
-				 name);
+		return vm_ext2_error(w->err, e,
+				     "cannot create the filesystem in", name);
 	w->fs->now = (time_t)w->opts->epoch;
 	/* The indexes are hashed with these: set before any directory. */
 	memcpy(w->fs->super->s_hash_seed, w->seed, 16);
@@ -310,8 +304,8 @@ static int fs_create(struct writer *w, const char *path, const char *name,
 	w->fs->super->s_flags &= ~EXT2_FLAGS_SIGNED_HASH;
 	e = ext2fs_allocate_tables(w->fs);
 	if (e)
-		return lib_error(w->err, e, "cannot lay out the metadata of",
-				 name);
+		return vm_ext2_error(w->err, e,
+				     "cannot lay out the metadata of", name);
 	return 0;
 }
 
@@ -413,7 +407,8 @@ static int map_extents(struct writer *w, ext2_ino_t ino,
 		e = ext2fs_extent_open2(w->fs, ino, (struct ext2_inode *)inode,
 					&handle);
 	if (e)
-		return lib_error(w->err, e, "cannot map the blocks of", path);
+		return vm_ext2_error(w->err, e, "cannot map the blocks of",
+				     path);
 	for (size_t i = 0; i < ex->n && !e; i++)
 		for (uint32_t b = 0; b < ex->v[i].len && !e; b++)
 			e = ext2fs_extent_set_bmap(handle, ex->v[i].lblk + b,
@@ -423,7 +418,8 @@ static int map_extents(struct writer *w, ext2_ino_t ino,
 		e = ext2fs_read_inode_full(
 			w->fs, ino, (struct ext2_inode *)inode, sizeof(*inode));
 	if (e)
-		return lib_error(w->err, e, "cannot map the blocks of", path);
+		return vm_ext2_error(w->err, e, "cannot map the blocks of",
+				     path);
 	return 0;
 }
 
@@ -503,7 +499,8 @@ static int put_inode(struct writer *w, const struct vm_node *n,
 		w->fs, n->ino, (struct ext2_inode *)inode, sizeof(*inode));
 
 	if (e)
-		return lib_error(w->err, e, "cannot write the inode of", path);
+		return vm_ext2_error(w->err, e, "cannot write the inode of",
+				     path);
 	ext2fs_inode_alloc_stats2(w->fs, n->ino, +1, n->type == VM_NODE_DIR);
 	return 0;
 }
@@ -517,7 +514,7 @@ static int set_blocks(struct writer *w, struct ext2_inode_large *inode,
 	if (!e)
 		e = ext2fs_iblk_set(w->fs, (struct ext2_inode *)inode, blocks);
 	if (e)
-		return lib_error(w->err, e, "cannot size", path);
+		return vm_ext2_error(w->err, e, "cannot size", path);
 	return 0;
 }
 
@@ -1006,7 +1003,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	stats->inodes = w.fs->super->s_inodes_count;
 	e = ext2fs_close_free(&w.fs);
 	if (e)
-		r = lib_error(err, e, "cannot finish writing", name);
+		r = vm_ext2_error(err, e, "cannot finish writing", name);
 out:
 	if (w.fs)
 		ext2fs_free(w.fs);
