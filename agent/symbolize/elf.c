@@ -362,18 +362,11 @@ int vm_elf_merge_symbols(struct vm_elf_info *info,
 	return 0;
 }
 
-static uint64_t symbol_addr(const void *sym, const void *arg)
-{
-	(void)arg;
-	return ((const struct vm_elf_symbol *)sym)->addr;
-}
-
 const struct vm_elf_symbol *vm_elf_lookup(const struct vm_elf_info *info,
 					  uint64_t addr)
 {
 	const struct vm_elf_symbol *s =
-		vm_bsearch_floor(addr, info->syms, info->n_syms,
-				 sizeof(*info->syms), symbol_addr, NULL);
+		VM_BSEARCH_FLOOR(addr, info->syms, info->n_syms, addr);
 
 	if (s && s->size && addr - s->addr >= s->size)
 		return NULL; /* in a gap after the function */

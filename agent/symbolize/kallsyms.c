@@ -85,17 +85,10 @@ int vm_kallsyms_parse(char *text, struct vm_kallsyms *k, struct vm_error *err)
 	return 0;
 }
 
-static uint64_t ksym_addr(const void *sym, const void *arg)
-{
-	(void)arg;
-	return ((const struct vm_ksym *)sym)->addr;
-}
-
 const struct vm_ksym *vm_kallsyms_lookup(const struct vm_kallsyms *k,
 					 uint64_t addr)
 {
-	return vm_bsearch_floor(addr, k->v, k->n, sizeof(*k->v), ksym_addr,
-				NULL);
+	return VM_BSEARCH_FLOOR(addr, k->v, k->n, addr);
 }
 
 static int name_cmp(const void *key, const void *elem)

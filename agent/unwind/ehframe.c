@@ -211,17 +211,11 @@ int vm_ehframe_hdr_starts(const struct vm_ehframe_hdr *h, uint64_t **starts,
 	return 0;
 }
 
-static uint64_t start_of(const void *start, const void *arg)
-{
-	(void)arg;
-	return *(const uint64_t *)start;
-}
-
 bool vm_ehframe_lookup(const uint64_t *starts, size_t n, uint64_t addr,
 		       uint64_t *start)
 {
-	const uint64_t *s = vm_bsearch_floor(addr, starts, n, sizeof(*starts),
-					     start_of, NULL);
+	const uint64_t *s =
+		vm_bsearch_floor_at(addr, starts, n, sizeof(*starts), 0);
 
 	if (!s)
 		return false;

@@ -278,17 +278,10 @@ int vm_unwind_table_build_mem(const void *buf, size_t len,
 	return build_elf(elf_memory((char *)buf, len), t, what, err);
 }
 
-static uint64_t row_addr(const void *row, const void *arg)
-{
-	(void)arg;
-	return ((const struct vm_unwind_row *)row)->addr;
-}
-
 const struct vm_unwind_row *vm_unwind_lookup(const struct vm_unwind_table *t,
 					     uint64_t addr)
 {
-	return vm_bsearch_floor(addr, t->rows, t->n, sizeof(*t->rows), row_addr,
-				NULL);
+	return VM_BSEARCH_FLOOR(addr, t->rows, t->n, addr);
 }
 
 size_t vm_unwind_table_bytes(const struct vm_unwind_table *t)

@@ -454,20 +454,14 @@ static void test_json(void **state)
 }
 
 struct keyed {
-	uint64_t key;
 	int tag;
+	uint64_t key;
 };
-
-static uint64_t key_of(const void *elem, const void *arg)
-{
-	return ((const struct keyed *)elem)->key;
-}
 
 /* The tag of the last element at or below key, -1 for none. */
 static int floor_tag(const struct keyed *v, size_t n, uint64_t key)
 {
-	const struct keyed *k =
-		vm_bsearch_floor(key, v, n, sizeof(*v), key_of, NULL);
+	const struct keyed *k = VM_BSEARCH_FLOOR(key, v, n, key);
 
 	return k ? k->tag : -1;
 }
@@ -485,16 +479,17 @@ static uint64_t key_by_index(const void *elem, const void *arg)
  */
 static void test_bsearch_floor(void **state)
 {
-	const struct keyed v[] = { { 10, 0 }, { 20, 1 }, { 20, 2 },
-				   { 20, 3 }, { 30, 4 }, { 40, 5 } };
+	const struct keyed v[] = { { 0, 10 }, { 1, 20 }, { 2, 20 },
+				   { 3, 20 }, { 4, 30 }, { 5, 40 } };
+	const uint64_t plain[] = { 5, 7, 7, 9 };
 	const uint64_t starts[] = { 300, 100, 200 };
 	const uint32_t by_start[] = { 1, 2, 0 };
 	const uint32_t *i;
 	size_t n = ARRAY_SIZE(v);
 
 	(void)state;
-	assert_null(vm_bsearch_floor(10, v, 0, sizeof(*v), key_of, NULL));
-	assert_null(vm_bsearch_floor(10, NULL, 0, sizeof(*v), key_of, NULL));
+	assert_null(VM_BSEARCH_FLOOR(10, v, 0, key));
+	assert_null(vm_bsearch_floor_at(10, NULL, 0, sizeof(*v), 0));
 	assert_int_equal(floor_tag(v, n, 0), -1);
 	assert_int_equal(floor_tag(v, n, 9), -1);
 	assert_int_equal(floor_tag(v, n, 10), 0);
@@ -518,6 +513,12 @@ static void test_bsearch_floor(void **state)
 					want = v[j].tag;
 			assert_int_equal(floor_tag(v, len, key), want);
 		}
+	/* Elements that are the keys. */
+	assert_null(vm_bsearch_floor_at(4, plain, 4, sizeof(*plain), 0));
+	assert_ptr_equal(vm_bsearch_floor_at(7, plain, 4, sizeof(*plain), 0),
+			 &plain[2]);
+	assert_ptr_equal(vm_bsearch_floor_at(99, plain, 4, sizeof(*plain), 0),
+			 &plain[3]);
 	/* Elements that are indexes, sorted by the keys they name. */
 	i = vm_bsearch_floor(250, by_start, ARRAY_SIZE(by_start),
 			     sizeof(*by_start), key_by_index, starts);
