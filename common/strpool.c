@@ -55,6 +55,16 @@ static char *room(struct vm_strpool *p, size_t len)
 	return c->data;
 }
 
+/* A copy of str (len bytes, its '\0' too) in room(), or NULL. */
+static char *keep(struct vm_strpool *p, const char *str, size_t len)
+{
+	char *copy = room(p, len);
+
+	if (copy)
+		memcpy(copy, str, len);
+	return copy;
+}
+
 /* vm_strpool_intern() of a hashed pool; len counts str's '\0'. */
 static const char *intern_hashed(struct vm_strpool *p, const char *str,
 				 size_t len)
@@ -67,10 +77,9 @@ static const char *intern_hashed(struct vm_strpool *p, const char *str,
 	found = vm_intern_find(&p->table, str, &h, NULL);
 	if (found)
 		return found;
-	copy = room(p, len);
+	copy = keep(p, str, len);
 	if (!copy)
 		return NULL;
-	memcpy(copy, str, len);
 	grew = vm_intern_add(&p->table, copy, NULL, h);
 	if (grew < 0)
 		return NULL; /* its bytes stay in the chunk, unused */
@@ -90,10 +99,9 @@ const char *vm_strpool_intern(struct vm_strpool *p, const char *str)
 	found = tfind(str, &p->tree, cmp_str);
 	if (found)
 		return *found;
-	copy = room(p, len);
+	copy = keep(p, str, len);
 	if (!copy)
 		return NULL;
-	memcpy(copy, str, len);
 	found = tsearch(copy, &p->tree, cmp_str);
 	if (!found)
 		return NULL; /* its bytes stay in the chunk, unused */
