@@ -1,15 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_common.c - unit tests of common/: error recording, SHA-256,
- * libraries opened at run time, growing arrays, the clock, the command
- * line every subcommand shares, and escaping outside bytes for a log line
- * or a JSON document.
+ * libraries opened at run time, growing arrays, the clock and waits to a
+ * monotonic deadline, the command line every subcommand shares, escaping
+ * outside bytes for a log line or a JSON document, json-c's helpers, the
+ * binary search for the last key at or below an address, and the intern
+ * table behind the hashed string pool, the pprof encoder and the history.
  *
  * SHA-256 of buffers and of an fd from where it stands; libraries opened on
- * demand; growing arrays (common/array.h); subcommand options
- * (common/subcommand.c); escaping (common/escape.c): control characters, C1
- * and line separators, every kind of malformed UTF-8, truncation never
- * inside an escape.
+ * demand; growing arrays (common/array.h); a wait to a monotonic deadline
+ * (vm_cond_wait_until): not before it, at once when past; subcommand
+ * options (common/subcommand.c); escaping (common/escape.c): control
+ * characters, C1 and line separators, every kind of malformed UTF-8,
+ * truncation never inside an escape; a JSON string or null where there is
+ * none (common/json.h); the binary search (common/search.h): an empty
+ * array, a key below the first, equal keys, past the last, every length
+ * against a scan, keyed by a member, by the element itself, and through a
+ * function for elements that are indexes; the intern table
+ * (common/intern.c): a zeroed one holds C strings, an equal copy finding
+ * the key and value added; another kind holds what its hash and equality
+ * say, keys that all collide kept apart; nothing allocated before the
+ * first add, the bytes each add reports summing to what the table takes;
+ * freeing hands every key to the caller's free and leaves the table
+ * usable again.
  */
 #include <errno.h>
 #include <fcntl.h>
