@@ -264,26 +264,38 @@ static void *spinner(void *arg)
 
 /*
  * A thread blocked at its snapshot, then woken and running without a
- * break (SCHED_FIFO: nothing of this machine's preempts it): running
- * since, for about the CPU time it has used.  Needs root (SCHED_FIFO) and
- * a second CPU for this thread to look while it spins.
+ * break (SCHED_FIFO at the top priority, and kept on one CPU: no task of
+ * this machine preempts it, and no migration between CPUs, which counts
+ * as a switch, moves it): running since, for about the CPU time it has
+ * used.  Needs root (SCHED_FIFO) and a second CPU for this thread to look
+ * while it spins.
  */
 static void test_running_since(void **state)
 {
-	struct sched_param sp = { .sched_priority = 10 };
+	struct sched_param sp = { .sched_priority =
+					  sched_get_priority_max(SCHED_FIFO) };
 	struct vm_thread_switches *v = NULL, *me = NULL;
 	size_t n = 0, cap = 0;
 	uint32_t self = (uint32_t)getpid();
 	pthread_attr_t attr;
+	cpu_set_t cpus, one;
 	uint64_t ran = 0, elapsed;
 	struct timespec w0, w1;
 	pthread_t t;
 
 	(void)state;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2 ||
+	    sched_getaffinity(0, sizeof(cpus), &cpus) || CPU_COUNT(&cpus) < 2)
 		skip();
+	CPU_ZERO(&one);
+	for (int c = CPU_SETSIZE - 1; c >= 0; c--)
+		if (CPU_ISSET(c, &cpus)) {
+			CPU_SET(c, &one);
+			break;
+		}
 	assert_int_equal(pipe(spin_fd), 0);
 	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
 	pthread_attr_setschedparam(&attr, &sp);
