@@ -375,7 +375,7 @@ int cmd_profile(int argc, char **argv)
 	if (r == 0)
 		r = write_output(o.output, out.data, out.len, &err);
 	vm_session_free(s);
-	vm_engine_release();
+	vm_engine_release(o.cfg.ctx);
 	vm_agent_ctx_free(o.cfg.ctx);
 	free(out.data);
 	if (r < 0) {

@@ -570,9 +570,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 		return r;
 	if (vm_agent_ctx_warning(sv->ctx))
 		vm_log("warning: %s", vm_agent_ctx_warning(sv->ctx));
-	sv->health.binaries = sv->ctx->binaries;
-	sv->health.debuginfod = sv->ctx->debuginfod;
-	sv->health.iopool = sv->ctx->iopool;
+	sv->health.ctx = sv->ctx;
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	sv->scfg.limits.max_seconds = o->max_seconds;
@@ -707,7 +705,7 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	vm_http_stop(sv->srv, drain_ms);
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
-	vm_engine_release();
+	vm_engine_release(sv->ctx);
 	free(sv->push_token);
 	if (sv->push_userpwd)
 		explicit_bzero(sv->push_userpwd, strlen(sv->push_userpwd));

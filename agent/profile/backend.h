@@ -27,12 +27,24 @@ typedef void vm_process_seen_fn(struct vm_symcache *symbols,
 struct vm_backend_ops {
 	const char *name;
 	/*
-	 * Load/attach or spawn; *state is the backend's own.  req (and the
-	 * strings it points to) stays valid until destroy().  seen may be
-	 * called from start() until destroy().
+	 * What the backend keeps for the agent's life (what one profile
+	 * leaves for the next, what it learns of the kernel), instead of
+	 * file-scope variables: one per agent context, made by the engine
+	 * at the backend's first use in it and freed with the context
+	 * (context.h); a session without a context has one of its own.
+	 * kept_new: NULL when out of memory.  Both NULL: it keeps nothing,
+	 * and the operations below are given NULL.
+	 */
+	void *(*kept_new)(void);
+	void (*kept_free)(void *kept);
+	/*
+	 * Load/attach or spawn; *state is the session's own, kept what the
+	 * backend keeps for the agent's life (kept_new).  kept, req (and
+	 * the strings it points to) stay valid until destroy().  seen may
+	 * be called from start() until destroy().
 	 */
 	int (*start)(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg,
+		     const struct vm_engine_config *cfg, void *kept,
 		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err);
 	/*
@@ -57,16 +69,16 @@ struct vm_backend_ops {
 	/* Release everything; must be safe after a failed start/collect. */
 	void (*destroy)(void *state);
 	/*
-	 * What the backend keeps from one profile for the next let go, when
-	 * no profile runs (NULL: it keeps nothing).
+	 * What kept holds from one profile for the next let go, when no
+	 * profile runs (NULL: it holds nothing such).
 	 */
-	void (*release)(void);
+	void (*release)(void *kept);
 	/*
-	 * What the backend has learned since the agent started, into out
-	 * (zeroed by the caller), from any thread, whether a profile runs or
-	 * not (NULL: nothing to say).  engine.h says what each field means.
+	 * What the backend has learned in kept, into out (zeroed by the
+	 * caller), from any thread, whether a profile runs or not (NULL:
+	 * nothing to say).  engine.h says what each field means.
 	 */
-	void (*status)(struct vm_backend_status *out);
+	void (*status)(void *kept, struct vm_backend_status *out);
 };
 
 extern const struct vm_backend_ops vm_bpf_backend;

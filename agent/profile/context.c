@@ -18,6 +18,8 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	if (cfg)
 		symbols = cfg->symbols;
 	if (ctx)
+		pthread_mutex_init(&ctx->backends_lock, NULL);
+	if (ctx)
 		ctx->iopool = vm_iopool_new();
 	/* Unusable lookups leave it off: its stats say why. */
 	if (ctx)
@@ -50,9 +52,13 @@ const char *vm_agent_ctx_warning(struct vm_agent_ctx *ctx)
 void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 {
 	/*
-	 * The lookups first: they tell the cache; then the cache, whose
-	 * runs hold entries of the home.
+	 * The backends' first: they hold entries of the home; the lookups:
+	 * they tell the cache; then the cache, whose runs hold entries of
+	 * the home.
 	 */
+	for (size_t i = 0; ctx && i < VM_AGENT_CTX_BACKENDS; i++)
+		if (ctx->backends[i].kept)
+			ctx->backends[i].free(ctx->backends[i].kept);
 	if (ctx)
 		vm_debuginfod_free(ctx->debuginfod);
 	if (ctx)
@@ -62,5 +68,7 @@ void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 	/* Last: a stuck read keeps the pool until it returns, not ctx. */
 	if (ctx)
 		vm_iopool_free(ctx->iopool);
+	if (ctx)
+		pthread_mutex_destroy(&ctx->backends_lock);
 	free(ctx);
 }

@@ -14,12 +14,17 @@
  *              on a thread of their own (agent/symbolize/debuginfod.h)
  *   iopool     the workers that read the targets' files, which may hang
  *              (agent/iopool/iopool.h)
+ *   backends   what each profiling backend keeps for the agent's life
+ *              (its kept_new, agent/profile/backend.h), made by the
+ *              engine at the backend's first use (engine.c)
  *
  * Its limits are fields of its config, not setters: a test makes a
  * context of its own with the limits it wants, and frees it.
  */
 #ifndef VMTOOLS_AGENT_CONTEXT_H
 #define VMTOOLS_AGENT_CONTEXT_H
+
+#include <pthread.h>
 
 #include "agent/binaries/binaries.h"
 #include "agent/iopool/iopool.h"
@@ -33,11 +38,23 @@ struct vm_agent_ctx_config {
 	const struct vm_debuginfod_options *debuginfod;
 };
 
+/* One per enum vm_profiler (agent/profile/engine.h). */
+#define VM_AGENT_CTX_BACKENDS 2
+
 struct vm_agent_ctx {
 	struct vm_iopool *iopool;
 	struct vm_binaries *binaries;
 	struct vm_symcache *symbols;
 	struct vm_debuginfod *debuginfod;
+	/*
+	 * Each backend's kept state by enum vm_profiler, NULL until its
+	 * first use, freed here with the kept_free it was made with.
+	 */
+	struct vm_agent_ctx_kept {
+		void *kept;
+		void (*free)(void *kept);
+	} backends[VM_AGENT_CTX_BACKENDS];
+	pthread_mutex_t backends_lock;
 	/* vm_agent_ctx_warning()'s */
 	struct vm_debuginfod_stats lookups;
 	char warning[320];
@@ -58,9 +75,10 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 const char *vm_agent_ctx_warning(struct vm_agent_ctx *ctx);
 
 /*
- * Freed, with everything it holds, the lookups stopped first (they tell
- * the symbol cache): after every session is freed and the engine
- * released (vm_engine_release).  NULL is nothing.
+ * Freed, with everything it holds, the backends' kept states and the
+ * lookups first (the one holds binaries, the other tells the symbol
+ * cache): after every session is freed and the engine released
+ * (vm_engine_release).  NULL is nothing.
  */
 void vm_agent_ctx_free(struct vm_agent_ctx *ctx);
 

@@ -35,6 +35,8 @@
 struct vm_session {
 	const struct vm_backend_ops *ops;
 	void *state;
+	void *kept; /* what the backend keeps (backend.h), or NULL */
+	bool own_kept; /* no context: kept is the session's, to free */
 	struct vm_profile_request req;
 	struct vm_engine_config cfg; /* the caller's, copied */
 	char comms[VM_MAX_TARGETS][VM_COMM_LEN];
@@ -154,6 +156,41 @@ static const struct vm_backend_ops *backend_of(enum vm_profiler p)
 	return p == VM_PROFILER_PERF ? &vm_perf_backend : &vm_bpf_backend;
 }
 
+_Static_assert(VM_PROFILER_BPF < VM_AGENT_CTX_BACKENDS &&
+		       VM_PROFILER_PERF < VM_AGENT_CTX_BACKENDS,
+	       "the context keeps a state for every backend");
+
+/*
+ * What backend p keeps for the agent's life (backend.h) into *kept: ctx's,
+ * made at the first call; without a context, a new one that the caller
+ * frees (*own).  NULL when the backend keeps nothing.  0, or -ENOMEM.
+ */
+static int kept_of(struct vm_agent_ctx *ctx, enum vm_profiler p, void **kept,
+		   bool *own)
+{
+	const struct vm_backend_ops *ops = backend_of(p);
+	struct vm_agent_ctx_kept *k;
+
+	*kept = NULL;
+	*own = false;
+	if (!ops->kept_new)
+		return 0;
+	if (!ctx) {
+		*kept = ops->kept_new();
+		*own = *kept != NULL;
+		return *kept ? 0 : -ENOMEM;
+	}
+	k = &ctx->backends[p];
+	pthread_mutex_lock(&ctx->backends_lock);
+	if (!k->kept) {
+		k->kept = ops->kept_new();
+		k->free = ops->kept_free;
+	}
+	*kept = k->kept;
+	pthread_mutex_unlock(&ctx->backends_lock);
+	return *kept ? 0 : -ENOMEM;
+}
+
 int vm_session_start(const struct vm_profile_request *req,
 		     const struct vm_engine_config *cfg,
 		     struct vm_session **out, struct vm_error *err)
@@ -204,10 +241,14 @@ int vm_session_start(const struct vm_profile_request *req,
 			vm_profiler_name(req->profiler));
 	}
 
+	if (kept_of(s->cfg.ctx, req->profiler, &s->kept, &s->own_kept) < 0) {
+		vm_session_free(s);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
 	s->start_mono_ns = vm_clock_ns(CLOCK_MONOTONIC);
 	s->start_real_ns = vm_clock_ns(CLOCK_REALTIME);
-	r = s->ops->start(&s->req, &s->cfg, vm_symbolize_prefetch_process,
-			  &s->state, err);
+	r = s->ops->start(&s->req, &s->cfg, s->kept,
+			  vm_symbolize_prefetch_process, &s->state, err);
 	if (r < 0) {
 		vm_session_free(s);
 		return r;
@@ -367,23 +408,34 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 	return r;
 }
 
-void vm_engine_release(void)
+void vm_engine_release(struct vm_agent_ctx *ctx)
 {
-	const struct vm_backend_ops *const all[] = { &vm_bpf_backend,
-						     &vm_perf_backend };
+	for (size_t i = 0; ctx && i < VM_AGENT_CTX_BACKENDS; i++) {
+		const struct vm_backend_ops *ops = backend_of(i);
+		void *kept;
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (all[i]->release)
-			all[i]->release();
+		pthread_mutex_lock(&ctx->backends_lock);
+		kept = ctx->backends[i].kept;
+		pthread_mutex_unlock(&ctx->backends_lock);
+		if (kept && ops->release)
+			ops->release(kept);
+	}
 }
 
-void vm_engine_backend_status(enum vm_profiler p, struct vm_backend_status *out)
+void vm_engine_backend_status(struct vm_agent_ctx *ctx, enum vm_profiler p,
+			      struct vm_backend_status *out)
 {
 	const struct vm_backend_ops *ops = backend_of(p);
+	void *kept;
+	bool own;
 
 	memset(out, 0, sizeof(*out));
+	if (kept_of(ctx, p, &kept, &own) < 0)
+		return;
 	if (ops->status)
-		ops->status(out);
+		ops->status(kept, out);
+	if (own)
+		ops->kept_free(kept);
 }
 
 void vm_session_free(struct vm_session *s)
@@ -394,6 +446,8 @@ void vm_session_free(struct vm_session *s)
 		pthread_join(s->prefetch, NULL);
 	if (s->ops && s->ops->destroy)
 		s->ops->destroy(s->state);
+	if (s->own_kept)
+		s->ops->kept_free(s->kept);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	free(s);

@@ -14,9 +14,10 @@
  *   vm_session_seal()    continuous sessions: the window so far, while
  *                        sampling goes on into the next one
  *   vm_engine_release()  when no session runs (the agent stopping): what
- *                        backends keep from one profile for the next
- *   vm_engine_backend_status()  what a backend has learned since the
- *                        agent started, for /healthz
+ *                        backends keep in a context from one profile
+ *                        for the next
+ *   vm_engine_backend_status()  what a backend has learned in a context
+ *                        since the agent started, for /healthz
  *
  * Errors come back as a negative errno plus a sentence in struct vm_error;
  * -ENODEV / -EPERM / -ENOENT from start mean the backend is unavailable,
@@ -74,8 +75,10 @@ struct vm_engine_config {
 	const char *perf_path; /* the perf to run for VM_PROFILER_PERF */
 	/*
 	 * What the agent keeps across sessions (context.h), made by its
-	 * command; NULL: nothing kept, symbols read for each profile and
-	 * user stacks walked by frame pointer only.
+	 * command, with what each backend keeps (backend.h); NULL: nothing
+	 * kept, symbols read for each profile, user stacks walked with the
+	 * vDSO's table or by frame pointer only, and what a backend learns
+	 * (where the user registers are) learned again by each session.
 	 */
 	struct vm_agent_ctx *ctx;
 };
@@ -133,7 +136,8 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st);
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err);
 void vm_session_free(struct vm_session *s);
-void vm_engine_release(void);
+/* What the backends keep in ctx from one profile for the next let go. */
+void vm_engine_release(struct vm_agent_ctx *ctx);
 
 /*
  * A continuous session's window: the samples since the previous seal (or
@@ -184,8 +188,11 @@ struct vm_backend_status {
 	char pg_labels_note[256];
 };
 
-/* What backend p has learned so far (its status operation, backend.h). */
-void vm_engine_backend_status(enum vm_profiler p,
+/*
+ * What backend p has learned so far in ctx (its status operation,
+ * backend.h); measured now for this call alone without a context.
+ */
+void vm_engine_backend_status(struct vm_agent_ctx *ctx, enum vm_profiler p,
 			      struct vm_backend_status *out);
 
 #endif

@@ -298,14 +298,15 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 	json_object_object_add(root, "kernel", kernel);
 	json_object_object_add(root, "bpf", probe_json(rb, &berr));
 	json_object_object_add(root, "perf", perf);
-	vm_engine_backend_status(VM_PROFILER_BPF, &bpf);
+	vm_engine_backend_status(cfg->ctx, VM_PROFILER_BPF, &bpf);
 	json_object_object_add(root, "postgresql", postgresql_json(&bpf));
 	json_object_object_add(root, "debuginfod",
-			       debuginfod_json(cfg->debuginfod));
-	json_object_object_add(root, "symbols", symbols_json(cfg->binaries));
+			       debuginfod_json(cfg->ctx->debuginfod));
+	json_object_object_add(root, "symbols",
+			       symbols_json(cfg->ctx->binaries));
 	json_object_object_add(root, "unwind",
-			       unwind_json(cfg->binaries, &bpf));
+			       unwind_json(cfg->ctx->binaries, &bpf));
 	json_object_object_add(root, "target_files",
-			       target_files_json(cfg->iopool));
+			       target_files_json(cfg->ctx->iopool));
 	return root;
 }

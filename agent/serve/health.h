@@ -15,8 +15,7 @@
 
 #include <json-c/json.h>
 
-#include "agent/binaries/binaries.h"
-#include "agent/symbolize/debuginfod.h"
+#include "agent/profile/context.h"
 #include "common/error.h"
 
 struct vm_health_config {
@@ -31,9 +30,11 @@ struct vm_health_config {
 	const char *device; /* may be NULL */
 	const char *image_release; /* may be NULL */
 	const char *setup_error; /* NULL when setup succeeded */
-	struct vm_binaries *binaries; /* what is known per binary */
-	struct vm_debuginfod *debuginfod; /* the lookups of debug files */
-	struct vm_iopool *iopool; /* the reads of the targets' files */
+	/*
+	 * The agent's: what is known per binary, the lookups of debug
+	 * files, the reads of the targets' files, what the backends learned.
+	 */
+	struct vm_agent_ctx *ctx;
 };
 
 /* Whether this process can load a perf_event BPF program and sample. */

@@ -3,7 +3,7 @@
  * test_bpf_unwind.c - unit tests of what the BPF programs' unwinding is
  * given: the kernel stack pointer found among a task_struct's words
  * (bpf_calibrate.c) exactly once or not at all, the calibration for real
- * on this kernel, a row's rules packed and read back at the ends of their
+ * on this kernel, once per backend state (bpf_kept.h), a row's rules packed and read back at the ends of their
  * ranges (bpf/unwind.h), and a session's store (bpf_unwind.c) fed with this
  * process's own mappings: its executable's entry turns the address of a
  * function of its own into the very row the table has for it (every row
@@ -27,16 +27,28 @@
 #include <bpf/bpf.h>
 #include <cmocka.h>
 
-#include "agent/profile/bpf/bpf_calibrate.h"
-#include "agent/profile/bpf/bpf_unwind.h"
+#include "agent/profile/bpf/bpf_kept.h"
 #include "agent/profile/context.h"
 #include "agent/unwind/unwind_table.h"
 #include "agent/unwind/vdso.h"
 
-/* The context the group's setup made. */
+/*
+ * What the group's setup made: a context, and the backend's state for the
+ * agent's life (its store, its calibration), as the engine would make it.
+ */
+struct fixture {
+	struct vm_agent_ctx *ctx;
+	struct vm_bpf_kept *kept;
+};
+
 static struct vm_agent_ctx *ctx_of(void **state)
 {
-	return *state;
+	return ((struct fixture *)*state)->ctx;
+}
+
+static struct vm_bpf_kept *kept_of(void **state)
+{
+	return ((struct fixture *)*state)->kept;
 }
 static void stack_pointer_found_once(void **state)
 {
@@ -81,17 +93,16 @@ static void calibration_on_this_kernel(void **state)
 {
 	const struct vm_user_regs_where *w;
 
-	(void)state;
 	if (geteuid() != 0)
 		skip();
-	w = vm_bpf_user_regs();
+	w = vm_bpf_user_regs(&kept_of(state)->regs);
 	if (!w->found)
 		fail_msg("calibration: %s", w->why);
 	assert_true(w->stack_off < CALIBRATE_TASK_BYTES);
 	assert_true(w->thread_size == 16384 || w->thread_size == 32768 ||
 		    w->thread_size == 65536);
 	/* Measured once: the same answer again. */
-	assert_ptr_equal(vm_bpf_user_regs(), w);
+	assert_ptr_equal(vm_bpf_user_regs(&kept_of(state)->regs), w);
 }
 
 /* A function of this executable whose row the store must give. */
@@ -191,7 +202,8 @@ static void store_serves_own_executable(void **state)
 	(void)state;
 	if (geteuid() != 0)
 		skip();
-	assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+	assert_int_equal(vm_bpf_unwind_open(&u, kept_of(state)->store,
+					    ctx_of(state)->binaries,
 					    ctx_of(state)->iopool, NULL),
 			 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
@@ -282,7 +294,8 @@ static void store_serves_own_executable(void **state)
 
 		vm_bpf_unwind_stats(&u, &a);
 		vm_bpf_unwind_close(&u);
-		assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+		assert_int_equal(vm_bpf_unwind_open(&u, kept_of(state)->store,
+						    ctx_of(state)->binaries,
 						    ctx_of(state)->iopool,
 						    NULL),
 				 0);
@@ -316,7 +329,8 @@ static void store_serves_vdso(void **state)
 		skip();
 	t = vm_vdso_unwind_table((uintptr_t)image, (uintptr_t)image + size);
 	assert_non_null(t);
-	assert_int_equal(vm_bpf_unwind_open(&u, ctx_of(state)->binaries,
+	assert_int_equal(vm_bpf_unwind_open(&u, kept_of(state)->store,
+					    ctx_of(state)->binaries,
 					    ctx_of(state)->iopool, NULL),
 			 0);
 	vm_bpf_unwind_feed(&u, pid, 0);
@@ -353,16 +367,28 @@ static void store_serves_vdso(void **state)
 	vm_bpf_unwind_close(&u);
 }
 
-/* The tables' home and the file readers: a context of the test's own. */
+/*
+ * The tables' home and the file readers: a context of the test's own;
+ * the store and calibration: a backend state of its own.
+ */
 static int setup(void **state)
 {
-	return vm_agent_ctx_new(NULL, (struct vm_agent_ctx **)state, NULL);
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	*state = f;
+	if (!f || vm_agent_ctx_new(NULL, &f->ctx, NULL) < 0)
+		return -1;
+	f->kept = vm_bpf_kept_new();
+	return f->kept ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	vm_bpf_unwind_release(); /* the store puts back what it holds */
-	vm_agent_ctx_free(*state);
+	struct fixture *f = *state;
+
+	vm_bpf_kept_free(f->kept); /* the store puts back what it holds */
+	vm_agent_ctx_free(f->ctx);
+	free(f);
 	return 0;
 }
 

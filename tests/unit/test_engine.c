@@ -219,7 +219,8 @@ static void test_session(void **state)
 	vm_session_status(s, &status);
 	vm_session_free(s);
 
-	vm_engine_release(); /* the unwind tables' store, kept till now */
+	/* The unwind tables' store, kept till now in the context. */
+	vm_engine_release(cfg.ctx);
 	assert_int_equal(bpf_fds(), before);
 
 	/* The slot is free again; folded + gzip this time. */
@@ -237,7 +238,8 @@ static void test_session(void **state)
 	free(out.data);
 	vm_session_free(s);
 	vm_session_free(NULL);
-	vm_engine_release(); /* the unwind tables' store, kept till now */
+	/* The unwind tables' store, kept till now in the context. */
+	vm_engine_release(cfg.ctx);
 	assert_int_equal(bpf_fds(), before);
 }
 
@@ -318,7 +320,8 @@ static void test_continuous(void **state)
 	vm_session_free(s);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	vm_engine_release(); /* the unwind tables' store, kept till now */
+	/* The unwind tables' store, kept till now in the context. */
+	vm_engine_release(cfg.ctx);
 	assert_int_equal(bpf_fds(), before);
 }
 
@@ -334,7 +337,8 @@ int main(void)
 	if (vm_agent_ctx_new(NULL, &cfg.ctx, NULL) < 0)
 		return 1;
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	vm_engine_release(); /* the unwind tables' store puts back its own */
+	/* The unwind tables' store puts back its own. */
+	vm_engine_release(cfg.ctx);
 	vm_agent_ctx_free(cfg.ctx);
 	return failed;
 }

@@ -648,7 +648,7 @@ int main(void)
 	if (vm_agent_ctx_new(NULL, &ctx, NULL) < 0)
 		return 1;
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	vm_engine_release(); /* the unwind tables' store puts back its own */
+	vm_engine_release(ctx); /* the unwind tables' store puts back its own */
 	vm_agent_ctx_free(ctx);
 	return failed;
 }

@@ -209,7 +209,8 @@ static int load_without_unwinding(struct bpf_state *st,
 	st->seal_fd = -1;
 	vm_bpf_unwind_close(&st->unwind);
 	st->unwinding = false;
-	vm_bpf_unwind_refused(verifier_msg[0] ? verifier_msg : libbpf_msg);
+	vm_bpf_unwind_refused(st->kept->store,
+			      verifier_msg[0] ? verifier_msg : libbpf_msg);
 	libbpf_msg[0] = '\0';
 	if (open_skeleton(st, req, n_online, err) < 0)
 		return -1;
@@ -431,7 +432,7 @@ static int start_event_thread(struct bpf_state *st, struct vm_error *err)
 }
 
 static int bpf_start(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg,
+		     const struct vm_engine_config *cfg, void *kept,
 		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err)
 {
@@ -443,7 +444,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	libbpf_set_print(libbpf_print);
 	libbpf_msg[0] = '\0';
 	verifier_msg[0] = '\0';
-	r = vm_bpf_new_state(req, cfg, seen, state, err);
+	r = vm_bpf_new_state(req, cfg, kept, seen, state, err);
 	if (r < 0)
 		return r;
 	st = *state;
@@ -538,37 +539,15 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	return 0;
 }
 
-/*
- * For /healthz: where the user registers are (bpf_calibrate.c), what the
- * unwind store left out and whether the kernel refused the unwinder
- * (bpf_unwind.c), and why a PostgreSQL went without labels (bpf_pg.c).
- */
-static void bpf_status(struct vm_backend_status *out)
-{
-	const struct vm_user_regs_where *w = vm_bpf_user_regs();
-
-	out->user_regs_found = w->found;
-	if (w->found) {
-		out->user_regs_stack_offset = w->stack_off;
-		out->user_regs_thread_size = w->thread_size;
-	} else {
-		snprintf(out->user_regs_error, sizeof(out->user_regs_error),
-			 "%s", w->why);
-	}
-	vm_bpf_unwind_skipped(&out->unwind_store_skipped,
-			      out->unwind_store_last_skipped,
-			      sizeof(out->unwind_store_last_skipped));
-	vm_bpf_unwind_refusal(out->unwind_refused, sizeof(out->unwind_refused));
-	vm_pg_labels_note(out->pg_labels_note, sizeof(out->pg_labels_note));
-}
-
 const struct vm_backend_ops vm_bpf_backend = {
 	.name = "bpf",
+	.kept_new = vm_bpf_kept_new,
+	.kept_free = vm_bpf_kept_free,
 	.start = bpf_start,
 	.samples_so_far = bpf_samples_so_far,
 	.collect = bpf_collect,
 	.seal = vm_bpf_cpu_seal,
 	.destroy = bpf_destroy,
-	.release = vm_bpf_unwind_release,
-	.status = bpf_status,
+	.release = vm_bpf_kept_release,
+	.status = vm_bpf_kept_status,
 };

@@ -26,9 +26,6 @@
 #include "bpf/calibrate.skel.h"
 #include "bpf/unwind.h"
 
-static struct vm_user_regs_where where;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
 int vm_bpf_find_stack_pointer(const uint64_t *words, size_t n, uint64_t regs,
 			      uint32_t *off, uint32_t *size)
 {
@@ -47,7 +44,7 @@ int vm_bpf_find_stack_pointer(const uint64_t *words, size_t n, uint64_t regs,
 	return found == 1 ? 0 : found ? -EEXIST : -ENOENT;
 }
 
-static void calibrate(void)
+static void calibrate(struct vm_user_regs_where *where)
 {
 	struct calibrate_bpf *skel = calibrate_bpf__open();
 	struct calibrate_seen seen;
@@ -55,7 +52,7 @@ static void calibrate(void)
 	int r;
 
 	if (!skel) {
-		snprintf(where.why, sizeof(where.why),
+		snprintf(where->why, sizeof(where->why),
 			 "the calibration program cannot be opened (%s)",
 			 strerror(errno));
 		return;
@@ -66,7 +63,7 @@ static void calibrate(void)
 	if (!r)
 		r = calibrate_bpf__attach(skel);
 	if (r) {
-		snprintf(where.why, sizeof(where.why),
+		snprintf(where->why, sizeof(where->why),
 			 "the calibration program was refused (%s)",
 			 strerror(r < 0 ? -r : r));
 		calibrate_bpf__destroy(skel);
@@ -79,29 +76,44 @@ static void calibrate(void)
 	calibrate_bpf__destroy(skel);
 	if (r || !seen.regs) {
 		snprintf(
-			where.why, sizeof(where.why),
+			where->why, sizeof(where->why),
 			"the calibration program saw no system call of the agent's");
 		return;
 	}
 	r = vm_bpf_find_stack_pointer(
 		(const uint64_t *)seen.words,
 		sizeof(seen.words) / sizeof(seen.words[0]), seen.regs,
-		&where.stack_off, &where.thread_size);
+		&where->stack_off, &where->thread_size);
 	if (r == -EEXIST)
 		snprintf(
-			where.why, sizeof(where.why),
+			where->why, sizeof(where->why),
 			"more than one pointer of the task_struct could be its kernel stack's");
 	else if (r < 0)
 		snprintf(
-			where.why, sizeof(where.why),
+			where->why, sizeof(where->why),
 			"no pointer in the first %d bytes of the task_struct puts the user registers at the top of a 16, 32 or 64 KiB kernel stack",
 			CALIBRATE_TASK_BYTES);
 	else
-		where.found = true;
+		where->found = true;
 }
 
-const struct vm_user_regs_where *vm_bpf_user_regs(void)
+void vm_bpf_calibration_init(struct vm_bpf_calibration *c)
 {
-	pthread_once(&once, calibrate);
-	return &where;
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->lock, NULL);
+}
+
+void vm_bpf_calibration_destroy(struct vm_bpf_calibration *c)
+{
+	pthread_mutex_destroy(&c->lock);
+}
+
+const struct vm_user_regs_where *vm_bpf_user_regs(struct vm_bpf_calibration *c)
+{
+	pthread_mutex_lock(&c->lock);
+	if (!c->measured)
+		calibrate(&c->where);
+	c->measured = true;
+	pthread_mutex_unlock(&c->lock);
+	return &c->where;
 }

@@ -74,7 +74,8 @@ static void register_pg(struct bpf_state *st, uint32_t pid)
 	struct pg_proc pp;
 
 	if (!p || p->pg_major ||
-	    vm_bpf_pg_locate(st->iopool, st->binaries, "/proc", p, &pp))
+	    vm_bpf_pg_locate(st->iopool, st->binaries, &st->kept->pg_note,
+			     "/proc", p, &pp))
 		return;
 	for (size_t i = 0; i < st->n_objs; i++)
 		bpf_map_update_elem(vm_bpf_map_fd(st->objs[i], "pg_procs"),
@@ -185,7 +186,8 @@ void vm_bpf_find_running(struct bpf_state *st)
 		/* Their stacks complete from the first sample on. */
 		if (st->unwinding)
 			vm_bpf_unwind_feed(&st->unwind, st->running[i], 0);
-		pg = vm_bpf_pg_locate_pid(st->iopool, st->binaries, "/proc",
+		pg = vm_bpf_pg_locate_pid(st->iopool, st->binaries,
+					  &st->kept->pg_note, "/proc",
 					  st->running[i], &pp) == 0;
 
 		for (size_t o = 0; pg && o < st->n_objs; o++)

@@ -80,7 +80,7 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
  * leaves what was made for destroy() to release.
  */
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg,
+		     const struct vm_engine_config *cfg, void *kept,
 		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err)
 {
@@ -90,13 +90,14 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	st->stop_fd = -1;
 	st->seal_fd = -1;
+	st->kept = kept;
 	/* Without its maps, stacks are walked by frame pointer as before. */
 	st->binaries = cfg->ctx ? cfg->ctx->binaries : NULL;
 	st->symbols = cfg->ctx ? cfg->ctx->symbols : NULL;
 	st->iopool = cfg->ctx ? cfg->ctx->iopool : NULL;
 	st->files.iopool = st->iopool;
-	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->binaries,
-					   st->iopool, NULL) == 0;
+	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->kept->store,
+					   st->binaries, st->iopool, NULL) == 0;
 	st->req = *req;
 	st->seen = seen;
 	pthread_mutex_init(&st->lock, NULL);

@@ -12,7 +12,8 @@
  *
  * beside the libraries they use: bpf_stack_counts.c (counting records),
  * bpf_blocks.c (joining blocks), bpf_preblocked.c, bpf_pg.c,
- * bpf_sizing.c, bpf_unwind.c (unwind tables) and bpf_calibrate.c.
+ * bpf_sizing.c, bpf_unwind.c (unwind tables) and bpf_calibrate.c, and
+ * what the backend keeps for the agent's life (bpf_kept.c).
  */
 #ifndef VMTOOLS_AGENT_BPF_INT_H
 #define VMTOOLS_AGENT_BPF_INT_H
@@ -28,6 +29,7 @@
 #include "agent/profile/backend.h"
 #include "agent/profile/bpf/bpf_blocks.h"
 #include "agent/profile/bpf/bpf_calibrate.h"
+#include "agent/profile/bpf/bpf_kept.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_preblocked.h"
 #include "agent/profile/bpf/bpf_stack_counts.h"
@@ -57,6 +59,8 @@ struct fork_rec {
 #define MAX_OBJS 2
 
 struct bpf_state {
+	/* What the backend keeps for the agent's life (the engine's). */
+	struct vm_bpf_kept *kept;
 	struct profile_bpf *skel; /* the CPU profiler; NULL for offcpu */
 	struct offcpu_bpf *off; /* the off-CPU profiler; NULL for cpu */
 	struct bpf_object *objs[MAX_OBJS]; /* those loaded, either way */
@@ -133,13 +137,14 @@ struct bpf_state {
  * Whether the programs walk user stacks with the session's unwind tables,
  * and where the user registers are (bpf/unwind.bpf.h).
  */
-#define SET_UNWIND(skel, st)                                              \
-	do {                                                              \
-		const struct vm_user_regs_where *w_ = vm_bpf_user_regs(); \
-		(skel)->rodata->unwind_tables = (st)->unwinding;          \
-		(skel)->rodata->regs_stack_off = w_->stack_off;           \
-		(skel)->rodata->regs_thread_size =                        \
-			w_->found ? w_->thread_size : 0;                  \
+#define SET_UNWIND(skel, st)                                     \
+	do {                                                     \
+		const struct vm_user_regs_where *w_ =            \
+			vm_bpf_user_regs(&(st)->kept->regs);     \
+		(skel)->rodata->unwind_tables = (st)->unwinding; \
+		(skel)->rodata->regs_stack_off = w_->stack_off;  \
+		(skel)->rodata->regs_thread_size =               \
+			w_->found ? w_->thread_size : 0;         \
 	} while (0)
 
 /* bpf_core.c */
@@ -153,7 +158,7 @@ int vm_bpf_fill_targets(struct bpf_object *obj,
 			const struct vm_profile_request *req,
 			struct vm_error *err);
 int vm_bpf_new_state(const struct vm_profile_request *req,
-		     const struct vm_engine_config *cfg,
+		     const struct vm_engine_config *cfg, void *kept,
 		     vm_process_seen_fn *seen, void **state,
 		     struct vm_error *err);
 size_t vm_bpf_obj_index(const struct bpf_state *st, struct bpf_object *obj);

@@ -45,24 +45,32 @@
 #include "common/cleanup.h"
 #include "common/fdio.h"
 
-static pthread_mutex_t note_lock = PTHREAD_MUTEX_INITIALIZER;
-static char note[256];
-
-void vm_pg_labels_note(char *buf, size_t size)
+void vm_pg_labels_note_init(struct vm_pg_labels_note *n)
 {
-	pthread_mutex_lock(&note_lock);
-	snprintf(buf, size, "%s", note);
-	pthread_mutex_unlock(&note_lock);
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->lock, NULL);
 }
 
-static void set_note(unsigned major, uint32_t pid)
+void vm_pg_labels_note_destroy(struct vm_pg_labels_note *n)
 {
-	pthread_mutex_lock(&note_lock);
+	pthread_mutex_destroy(&n->lock);
+}
+
+void vm_pg_labels_note(struct vm_pg_labels_note *n, char *buf, size_t size)
+{
+	pthread_mutex_lock(&n->lock);
+	snprintf(buf, size, "%s", n->text);
+	pthread_mutex_unlock(&n->lock);
+}
+
+static void set_note(struct vm_pg_labels_note *n, unsigned major, uint32_t pid)
+{
+	pthread_mutex_lock(&n->lock);
 	snprintf(
-		note, sizeof(note),
+		n->text, sizeof(n->text),
 		"PostgreSQL %u (pid %u) has no table of wait events and status entry layout here (known: %s), so its samples carry no wait_event or query_id label",
 		major, pid, vm_pg_known_versions());
-	pthread_mutex_unlock(&note_lock);
+	pthread_mutex_unlock(&n->lock);
 }
 
 unsigned vm_pg_parse_version(const char *text, size_t len)
@@ -274,9 +282,9 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
  * *major its version, *minor its minor release.
  */
 static int locate(struct vm_iopool *pool, struct vm_binaries *home,
-		  const char *proc_root, uint32_t pid, uint64_t start,
-		  uint64_t pgoff, uint64_t dev, struct pg_proc *out,
-		  unsigned *major, unsigned *minor)
+		  struct vm_pg_labels_note *note, const char *proc_root,
+		  uint32_t pid, uint64_t start, uint64_t pgoff, uint64_t dev,
+		  struct pg_proc *out, unsigned *major, unsigned *minor)
 {
 	const struct vm_pg_layout *l;
 	struct vm_pg_facts *c;
@@ -295,7 +303,7 @@ static int locate(struct vm_iopool *pool, struct vm_binaries *home,
 		r = -ENOENT;
 	else if (!(l = vm_pg_layout(*major))) {
 		*minor = c->release_minor;
-		set_note(*major, pid);
+		set_note(note, *major, pid);
 		r = -EOPNOTSUPP;
 	} else if (!vm_elf_objects_runtime(&c->objects, start, pgoff,
 					   c->wait_event_vaddr, &addr)) {
@@ -318,8 +326,8 @@ static int locate(struct vm_iopool *pool, struct vm_binaries *home,
 }
 
 int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
-		     const char *proc_root, struct vm_process *p,
-		     struct pg_proc *out)
+		     struct vm_pg_labels_note *note, const char *proc_root,
+		     struct vm_process *p, struct pg_proc *out)
 {
 	const struct vm_mapping *m = exe_mapping(proc_root, p);
 	unsigned major, minor;
@@ -327,8 +335,8 @@ int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
 
 	if (!m)
 		return -ENOENT;
-	r = locate(pool, home, proc_root, p->pid, m->start, m->pgoff, m->dev,
-		   out, &major, &minor);
+	r = locate(pool, home, note, proc_root, p->pid, m->start, m->pgoff,
+		   m->dev, out, &major, &minor);
 	if (r == 0) {
 		p->pg_major = major;
 		p->pg_minor = minor;
@@ -337,8 +345,8 @@ int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
 }
 
 int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
-			 const char *proc_root, uint32_t pid,
-			 struct pg_proc *out)
+			 struct vm_pg_labels_note *note, const char *proc_root,
+			 uint32_t pid, struct pg_proc *out)
 {
 	struct vm_mapping m;
 	unsigned major, minor;
@@ -346,7 +354,7 @@ int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
 
 	if (!exe_mapping_of_pid(proc_root, pid, &m, &dev))
 		return -ENOENT;
-	return locate(pool, home, proc_root, pid, m.start, m.pgoff,
+	return locate(pool, home, note, proc_root, pid, m.start, m.pgoff,
 		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
 		      &minor);
 }

@@ -11,6 +11,7 @@
 #ifndef VMTOOLS_AGENT_BPF_PG_H
 #define VMTOOLS_AGENT_BPF_PG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,25 +39,40 @@ struct vm_pg_facts {
 };
 
 /*
+ * Why the labels were left out of the last profile that saw a PostgreSQL
+ * of an unknown version (empty: no such profile yet), kept for /healthz
+ * by the backend's state for the agent's life (bpf_kept.h).
+ */
+struct vm_pg_labels_note {
+	pthread_mutex_t lock;
+	char text[256];
+};
+
+void vm_pg_labels_note_init(struct vm_pg_labels_note *n);
+void vm_pg_labels_note_destroy(struct vm_pg_labels_note *n);
+/* The note into buf. */
+void vm_pg_labels_note(struct vm_pg_labels_note *n, char *buf, size_t size);
+
+/*
  * Where process p (captured, alive) keeps its labels, in out, and its
  * major version in p->pg_major, its minor release in p->pg_minor, its
  * executable's facts taken from home (NULL: read for this call only),
  * files read on pool's workers.
  * 0; -ENOENT when p is not PostgreSQL (no PG_VERSION in its working
  * directory, no my_wait_event_info in its executable); -EOPNOTSUPP when
- * its version has no table (the reason is kept for vm_pg_labels_note()).
+ * its version has no table (the reason is kept in note).
  */
 int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
-		     const char *proc_root, struct vm_process *p,
-		     struct pg_proc *out);
+		     struct vm_pg_labels_note *note, const char *proc_root,
+		     struct vm_process *p, struct pg_proc *out);
 
 /*
  * The same for a process not captured yet, its executable's mapping read
  * from /proc/PID/maps: quick enough for before the programs attach.
  */
 int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
-			 const char *proc_root, uint32_t pid,
-			 struct pg_proc *out);
+			 struct vm_pg_labels_note *note, const char *proc_root,
+			 uint32_t pid, struct pg_proc *out);
 
 /*
  * The wait_event_info and the query id PostgreSQL process pid shows now,
@@ -65,12 +81,6 @@ int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
  */
 void vm_bpf_pg_read_labels(uint32_t pid, const struct pg_proc *pp,
 			   uint32_t *wait_event, uint64_t *query_id);
-
-/*
- * Why the labels were left out of the last profile that saw a PostgreSQL
- * of an unknown version, into buf (empty: no such profile yet).
- */
-void vm_pg_labels_note(char *buf, size_t size);
 
 /* The major version in a PG_VERSION file's text ("15\n"), 0 if none. */
 unsigned vm_pg_parse_version(const char *text, size_t len);

@@ -4,7 +4,8 @@
  *
  * The store is a BPF array the agent maps into its own memory and writes
  * rows into directly, made at the first profile and kept for the next
- * ones (every profile's programs read the same map): a binary's rows are
+ * ones by the backend's state for the agent's life (bpf_kept.h; every
+ * profile's programs read the same map): a binary's rows are
  * copied from the agent's home of binaries (agent/unwind/unwind_cache.c,
  * built once per file), packed (agent/unwind/unwind_pack.c), the first
  * time a target maps it, and serve
@@ -61,79 +62,106 @@ struct vm_bpf_unwind_bin {
  * with its table (held in its home, when `cached`), or none:
  * a binary without one is known not to have it.
  */
-static struct {
+struct vm_bpf_unwind_store {
 	pthread_mutex_t lock;
 	int fd; /* -1: not made yet */
 	uint32_t n_rows; /* rows used */
 	struct vm_bpf_unwind_bin *bins;
 	size_t n_bins, cap_bins;
 	unsigned users; /* profiles open */
-} store = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+	/* What /healthz says of the sessions that used it. */
+	pthread_mutex_t said_lock;
+	char refusal[256];
+	/* Binaries every session left without tables. */
+	uint64_t skipped_total;
+	char skipped_last[256];
+};
 
-static pthread_mutex_t refusal_lock = PTHREAD_MUTEX_INITIALIZER;
-static char refusal[256];
-
-/* Binaries every session left without tables, for /healthz. */
-static uint64_t skipped_total;
-static char skipped_last[256];
-
-void vm_bpf_unwind_skipped(uint64_t *n, char *last, size_t size)
+struct vm_bpf_unwind_store *vm_bpf_unwind_store_new(void)
 {
-	pthread_mutex_lock(&refusal_lock);
-	*n = skipped_total;
-	snprintf(last, size, "%s", skipped_last);
-	pthread_mutex_unlock(&refusal_lock);
+	struct vm_bpf_unwind_store *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->said_lock, NULL);
+	return s;
 }
 
-void vm_bpf_unwind_refused(const char *why)
+void vm_bpf_unwind_store_free(struct vm_bpf_unwind_store *s)
 {
-	pthread_mutex_lock(&refusal_lock);
-	snprintf(refusal, sizeof(refusal), "%s", why && *why ? why : "refused");
-	pthread_mutex_unlock(&refusal_lock);
+	if (!s)
+		return;
+	vm_bpf_unwind_release(s);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->said_lock);
+	free(s);
 }
 
-void vm_bpf_unwind_refusal(char *buf, size_t size)
+void vm_bpf_unwind_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
+			   char *last, size_t size)
 {
-	pthread_mutex_lock(&refusal_lock);
-	snprintf(buf, size, "%s", refusal);
-	pthread_mutex_unlock(&refusal_lock);
+	pthread_mutex_lock(&s->said_lock);
+	*n = s->skipped_total;
+	snprintf(last, size, "%s", s->skipped_last);
+	pthread_mutex_unlock(&s->said_lock);
+}
+
+void vm_bpf_unwind_refused(struct vm_bpf_unwind_store *s, const char *why)
+{
+	pthread_mutex_lock(&s->said_lock);
+	snprintf(s->refusal, sizeof(s->refusal), "%s",
+		 why && *why ? why : "refused");
+	pthread_mutex_unlock(&s->said_lock);
+}
+
+void vm_bpf_unwind_refusal(struct vm_bpf_unwind_store *s, char *buf,
+			   size_t size)
+{
+	pthread_mutex_lock(&s->said_lock);
+	snprintf(buf, size, "%s", s->refusal);
+	pthread_mutex_unlock(&s->said_lock);
 }
 
 /* The store's binaries and rows let go (under its lock). */
-static void store_empty(void)
+static void store_empty(struct vm_bpf_unwind_store *s)
 {
-	for (size_t i = 0; i < store.n_bins; i++)
-		if (store.bins[i].cached)
-			vm_binaries_put(store.bins[i].home, store.bins[i].held);
-	store.n_bins = 0;
-	store.n_rows = 0;
+	for (size_t i = 0; i < s->n_bins; i++)
+		if (s->bins[i].cached)
+			vm_binaries_put(s->bins[i].home, s->bins[i].held);
+	s->n_bins = 0;
+	s->n_rows = 0;
 }
 
-int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
-		       struct vm_iopool *iopool, struct vm_error *err)
+int vm_bpf_unwind_open(struct vm_bpf_unwind *u,
+		       struct vm_bpf_unwind_store *store,
+		       struct vm_binaries *home, struct vm_iopool *iopool,
+		       struct vm_error *err)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mmapable, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, no_prealloc,
 		    .map_flags = BPF_F_NO_PREALLOC);
 	memset(u, 0, sizeof(*u));
 	u->rows_fd = u->procs_fd = u->asked_fd = -1;
+	u->store = store;
 	u->home = home;
 	u->iopool = iopool;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
-	pthread_mutex_lock(&store.lock);
-	if (store.fd < 0)
-		store.fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows",
-					  sizeof(uint32_t),
-					  sizeof(struct unwind_row),
-					  VM_BPF_UNWIND_ROWS, &mmapable);
-	else if (!store.users && store.n_rows > VM_BPF_UNWIND_ROWS / 2)
-		store_empty();
-	if (store.fd >= 0) {
-		u->rows_fd = store.fd;
-		store.users++;
+	pthread_mutex_lock(&store->lock);
+	if (store->fd < 0)
+		store->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows",
+					   sizeof(uint32_t),
+					   sizeof(struct unwind_row),
+					   VM_BPF_UNWIND_ROWS, &mmapable);
+	else if (!store->users && store->n_rows > VM_BPF_UNWIND_ROWS / 2)
+		store_empty(store);
+	if (store->fd >= 0) {
+		u->rows_fd = store->fd;
+		store->users++;
 	}
-	pthread_mutex_unlock(&store.lock);
+	pthread_mutex_unlock(&store->lock);
 	if (u->rows_fd < 0)
 		return vm_error_errno(err, errno,
 				      "cannot create the unwind tables' store");
@@ -170,21 +198,23 @@ static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
 {
 	u->bins_skipped++;
 	snprintf(u->last_skipped, sizeof(u->last_skipped), "%s: %s", path, why);
-	pthread_mutex_lock(&refusal_lock);
-	skipped_total++;
-	snprintf(skipped_last, sizeof(skipped_last), "%s", u->last_skipped);
-	pthread_mutex_unlock(&refusal_lock);
+	pthread_mutex_lock(&u->store->said_lock);
+	u->store->skipped_total++;
+	snprintf(u->store->skipped_last, sizeof(u->store->skipped_last), "%s",
+		 u->last_skipped);
+	pthread_mutex_unlock(&u->store->said_lock);
 }
 
 /*
  * Copy t's rows and index into the store (under its lock) for b: NULL, or
  * why they cannot go.
  */
-static const char *store_rows(const struct vm_unwind_table *t,
+static const char *store_rows(struct vm_bpf_unwind_store *s,
+			      const struct vm_unwind_table *t,
 			      struct vm_bpf_unwind_bin *b)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint32_t pages, shift, at = store.n_rows;
+	uint32_t pages, shift, at = s->n_rows;
 	size_t from, to, total = vm_unwind_pack_size(t, &shift, &pages);
 	struct unwind_row *rows;
 	char *map;
@@ -199,8 +229,8 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	 */
 	from = at * sizeof(*rows) / page * page;
 	to = ((at + total) * sizeof(*rows) + page - 1) / page * page;
-	map = mmap(NULL, to - from, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   store.fd, (off_t)from);
+	map = mmap(NULL, to - from, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd,
+		   (off_t)from);
 	if (map == MAP_FAILED)
 		return "the unwind tables' store cannot be written";
 	rows = (struct unwind_row *)(map + (at * sizeof(*rows) - from));
@@ -213,7 +243,7 @@ static const char *store_rows(const struct vm_unwind_table *t,
 	b->index = at + (uint32_t)t->n;
 	b->pages = pages;
 	b->shift = shift;
-	store.n_rows += (uint32_t)total;
+	s->n_rows += (uint32_t)total;
 	return NULL;
 }
 
@@ -259,28 +289,28 @@ static struct vm_bpf_unwind_bin *bin_in(struct vm_bpf_unwind_bin *bins,
 }
 
 /*
- * The binary dev/ino of the store into *out: found there, or its table
+ * The binary dev/ino of store s into *out: found there, or its table
  * (t, held in home as held when `cached`, which the store keeps or puts
  * back) written into it now.  NULL, or why it has no rows.
  */
-static const char *store_bin(uint64_t dev, uint64_t ino,
-			     const struct vm_unwind_table *t, bool cached,
-			     struct vm_binaries *home, struct vm_binary *held,
+static const char *store_bin(struct vm_bpf_unwind_store *s, uint64_t dev,
+			     uint64_t ino, const struct vm_unwind_table *t,
+			     bool cached, struct vm_binaries *home,
+			     struct vm_binary *held,
 			     struct vm_bpf_unwind_bin *out)
 {
 	struct vm_bpf_unwind_bin *b,
 		nb = { .dev = dev, .ino = ino, .home = home, .held = held };
 	const char *why = NULL;
 
-	pthread_mutex_lock(&store.lock);
-	b = bin_in(store.bins, store.n_bins, dev, ino);
+	pthread_mutex_lock(&s->lock);
+	b = bin_in(s->bins, s->n_bins, dev, ino);
 	if (!b && t && t->n)
-		why = store_rows(t, &nb);
-	if (!b && !why &&
-	    !vm_grow(store.bins, &store.cap_bins, store.n_bins + 1)) {
+		why = store_rows(s, t, &nb);
+	if (!b && !why && !vm_grow(s->bins, &s->cap_bins, s->n_bins + 1)) {
 		nb.t = t && t->n ? t : NULL;
 		nb.cached = nb.t && cached;
-		b = &store.bins[store.n_bins++];
+		b = &s->bins[s->n_bins++];
 		*b = nb;
 		cached = cached && !nb.cached; /* the store has it */
 	}
@@ -289,7 +319,7 @@ static const char *store_bin(uint64_t dev, uint64_t ino,
 	out->cached = false;
 	if (!b)
 		out->t = NULL;
-	pthread_mutex_unlock(&store.lock);
+	pthread_mutex_unlock(&s->lock);
 	if (cached)
 		vm_binaries_put(home, held);
 	return why;
@@ -315,13 +345,13 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	pthread_mutex_unlock(&u->lock);
 	if (b)
 		return b;
-	pthread_mutex_lock(&store.lock);
-	b = bin_in(store.bins, store.n_bins, m->dev, ino);
-	pthread_mutex_unlock(&store.lock);
+	pthread_mutex_lock(&u->store->lock);
+	b = bin_in(u->store->bins, u->store->n_bins, m->dev, ino);
+	pthread_mutex_unlock(&u->store->lock);
 	/* Built outside the locks: the reader thread asks under them. */
 	if (!b && !table_of(u, pid, m, &t, &cached, &held))
 		return NULL; /* gone, or not readable now: asked again later */
-	why = store_bin(m->dev, ino, t, cached, u->home, held, &nb);
+	why = store_bin(u->store, m->dev, ino, t, cached, u->home, held, &nb);
 	pthread_mutex_lock(&u->lock);
 	if (why)
 		skipped(u, m->path, why);
@@ -463,30 +493,30 @@ void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid)
 void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 			 struct vm_bpf_unwind_stats *out)
 {
-	pthread_mutex_lock(&store.lock);
+	pthread_mutex_lock(&u->store->lock);
 	out->bins = 0;
-	for (size_t i = 0; i < store.n_bins; i++)
-		out->bins += store.bins[i].t != NULL;
-	out->rows = store.n_rows;
-	pthread_mutex_unlock(&store.lock);
+	for (size_t i = 0; i < u->store->n_bins; i++)
+		out->bins += u->store->bins[i].t != NULL;
+	out->rows = u->store->n_rows;
+	pthread_mutex_unlock(&u->store->lock);
 	pthread_mutex_lock(&u->lock);
 	out->bins_skipped = u->bins_skipped;
 	out->procs_skipped = u->procs_skipped;
 	pthread_mutex_unlock(&u->lock);
 }
 
-void vm_bpf_unwind_release(void)
+void vm_bpf_unwind_release(struct vm_bpf_unwind_store *s)
 {
-	pthread_mutex_lock(&store.lock);
-	if (!store.users && store.fd >= 0) {
-		store_empty();
-		free(store.bins);
-		store.bins = NULL;
-		store.cap_bins = 0;
-		close(store.fd);
-		store.fd = -1;
+	pthread_mutex_lock(&s->lock);
+	if (!s->users && s->fd >= 0) {
+		store_empty(s);
+		free(s->bins);
+		s->bins = NULL;
+		s->cap_bins = 0;
+		close(s->fd);
+		s->fd = -1;
 	}
-	pthread_mutex_unlock(&store.lock);
+	pthread_mutex_unlock(&s->lock);
 }
 
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
@@ -500,9 +530,9 @@ void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 	free(u->bins);
 	free(u->queue);
 	if (u->rows_fd >= 0) {
-		pthread_mutex_lock(&store.lock);
-		store.users--;
-		pthread_mutex_unlock(&store.lock);
+		pthread_mutex_lock(&u->store->lock);
+		u->store->users--;
+		pthread_mutex_unlock(&u->store->lock);
 	}
 	if (u->procs_fd >= 0)
 		close(u->procs_fd);

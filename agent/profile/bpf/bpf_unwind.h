@@ -36,7 +36,20 @@
 
 struct vm_bpf_unwind_bin;
 
+/*
+ * The store (bpf/unwind.h) every profile's programs share, kept from one
+ * profile for the next by its owner (the backend's kept state,
+ * bpf_kept.h), and what the profiles left out of it, for /healthz.
+ */
+struct vm_bpf_unwind_store;
+
+/* A store not made yet (its map is made at the first profile); NULL: -ENOMEM. */
+struct vm_bpf_unwind_store *vm_bpf_unwind_store_new(void);
+/* Emptied (vm_bpf_unwind_release) and freed; NULL is nothing. */
+void vm_bpf_unwind_store_free(struct vm_bpf_unwind_store *s);
+
 struct vm_bpf_unwind {
+	struct vm_bpf_unwind_store *store; /* the rows, shared */
 	struct vm_binaries *home; /* where tables are kept; NULL: none */
 	struct vm_iopool *iopool; /* what reads the targets' files */
 	int procs_fd, asked_fd; /* -1: none */
@@ -56,14 +69,17 @@ struct vm_bpf_unwind {
 };
 
 /*
- * The store and the maps, before the programs are opened, the tables
- * taken from home (the engine's, agent/binaries/binaries.h; NULL: only
- * the vDSO's), files read on iopool's workers: 0, or a negative errno with err set (the profile goes on
- * without tables).  The store keeps its binaries held in their home
- * until vm_bpf_unwind_release().
+ * The maps, with store's (made now if not yet), before the programs are
+ * opened, the tables taken from home (the engine's,
+ * agent/binaries/binaries.h; NULL: only the vDSO's), files read on
+ * iopool's workers: 0, or a negative errno with err set (the profile
+ * goes on without tables).  The store keeps its binaries held in their
+ * home until vm_bpf_unwind_release().
  */
-int vm_bpf_unwind_open(struct vm_bpf_unwind *u, struct vm_binaries *home,
-		       struct vm_iopool *iopool, struct vm_error *err);
+int vm_bpf_unwind_open(struct vm_bpf_unwind *u,
+		       struct vm_bpf_unwind_store *store,
+		       struct vm_binaries *home, struct vm_iopool *iopool,
+		       struct vm_error *err);
 
 /* Have obj (opened, not loaded) use the session's maps. */
 int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj);
@@ -95,23 +111,27 @@ void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 
 /*
  * The kernel refused the programs with the unwinder (why: its verifier's
- * last words): kept for /healthz, which says stacks are walked by frame
- * pointer.  vm_bpf_unwind_refusal: the last such sentence, "" if none.
+ * last words): kept in s for /healthz, which says stacks are walked by
+ * frame pointer.  vm_bpf_unwind_refusal: the last such sentence, "" if
+ * none.
  */
-void vm_bpf_unwind_refused(const char *why);
+void vm_bpf_unwind_refused(struct vm_bpf_unwind_store *s, const char *why);
 /*
- * Binaries the sessions since start left without tables (past the store,
+ * Binaries the sessions using s left without tables (past the store,
  * code spanning 4 GiB) and the last one's path and why, "" if none.
  */
-void vm_bpf_unwind_skipped(uint64_t *n, char *last, size_t size);
-void vm_bpf_unwind_refusal(char *buf, size_t size);
+void vm_bpf_unwind_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
+			   char *last, size_t size);
+void vm_bpf_unwind_refusal(struct vm_bpf_unwind_store *s, char *buf,
+			   size_t size);
 
 /* The feeder stopped, the tables released, the maps closed. */
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u);
 /*
- * The store, kept from one profile for the next, emptied and closed when
- * no profile uses it (the agent stopping).
+ * The store, kept from one profile for the next, emptied and its map
+ * closed when no profile uses it (the agent stopping); what it says for
+ * /healthz stays.
  */
-void vm_bpf_unwind_release(void);
+void vm_bpf_unwind_release(struct vm_bpf_unwind_store *s);
 
 #endif

@@ -676,7 +676,7 @@ static struct vm_perfdata_filter target_filter(const struct perf_state *st)
 }
 
 static int perf_start(const struct vm_profile_request *req,
-		      const struct vm_engine_config *cfg,
+		      const struct vm_engine_config *cfg, void *kept,
 		      vm_process_seen_fn *seen, void **state,
 		      struct vm_error *err)
 {
