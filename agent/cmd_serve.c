@@ -573,6 +573,10 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	sv->health.ctx = sv->ctx;
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
+	/* Tests lower perf.data's bound (bytes); no user needs to. */
+	if (getenv("VMTOOLS_PERF_DATA_MAX"))
+		sv->scfg.engine.perf_data_max =
+			strtoull(getenv("VMTOOLS_PERF_DATA_MAX"), NULL, 10);
 	sv->scfg.limits.max_seconds = o->max_seconds;
 	sv->scfg.limits.default_comms = o->comms;
 	sv->scfg.limits.n_default_comms = o->n_comms;

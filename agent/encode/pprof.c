@@ -274,7 +274,7 @@ struct packed {
 	Location **location_ptrs;
 	Line **line_ptrs;
 	Function **function_ptrs;
-	int64_t comments[3];
+	int64_t comments[4];
 };
 
 static void packed_free(struct packed *p)
@@ -580,11 +580,18 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 {
 	const struct vm_samples *s = y->samples;
 	const uint64_t *by = y->frames_by;
-	char comment[320];
+	char comment[400];
 	int r;
 
 	prof->n_comment = 0;
 	prof->comment = p->comments;
+	if (s->ended_early[0]) {
+		snprintf(comment, sizeof(comment), "vmtools: ended early: %s",
+			 s->ended_early);
+		r = add_comment(e, p, prof, comment);
+		if (r)
+			return r;
+	}
 	if (s->lost_stacks || s->lost_samples) {
 		snprintf(comment, sizeof(comment),
 			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
@@ -600,9 +607,12 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 			 " callers found by unwind tables, %" PRIu64
 			 " by frame pointer; %" PRIu64
 			 " stacks cut short (a bad read, no progress), %" PRIu64
-			 " binaries without tables (past the bound)",
+			 " binaries without tables (past the bound), %" PRIu64
+			 " processes past the bound (too many executable"
+			 " mappings or processes)",
 			 s->unwound_by_table, s->unwound_by_frame_pointer,
-			 s->unwind_cut, s->unwind_binaries_skipped);
+			 s->unwind_cut, s->unwind_binaries_skipped,
+			 s->unwind_processes_skipped);
 		r = add_comment(e, p, prof, comment);
 		if (r)
 			return r;

@@ -370,6 +370,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	out->lost = samples.lost_stacks + samples.lost_samples;
 	out->unwound_by_table = samples.unwound_by_table;
 	out->unwound_by_frame_pointer = samples.unwound_by_frame_pointer;
+	out->unwind_processes_skipped = samples.unwind_processes_skipped;
 	vm_samples_free(&samples);
 	return r;
 }

@@ -74,6 +74,12 @@ struct vm_profile_request {
 struct vm_engine_config {
 	const char *perf_path; /* the perf to run for VM_PROFILER_PERF */
 	/*
+	 * The most perf.data a perf profile may write (perf/perf_bound.h):
+	 * 0 for the bound of its frequency and seconds, never more than
+	 * VM_PERF_DATA_MAX; tests lower it.
+	 */
+	uint64_t perf_data_max;
+	/*
 	 * What the agent keeps across sessions (context.h), made by its
 	 * command, with what each backend keeps (backend.h); NULL: nothing
 	 * kept, symbols read for each profile, user stacks walked with the
@@ -110,6 +116,8 @@ struct vm_profile_output {
 	uint64_t lost; /* lost or colliding stacks */
 	/* user stacks' callers found by unwind tables, by frame pointer */
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
+	/* processes walked by frame pointer: past the unwinder's bounds */
+	uint64_t unwind_processes_skipped;
 };
 
 struct vm_session_status {
@@ -176,6 +184,14 @@ struct vm_backend_status {
 	 */
 	uint64_t unwind_store_skipped;
 	char unwind_store_last_skipped[256];
+	/*
+	 * Processes the profiles walked by frame pointer because they were
+	 * past the programs' bounds (more executable mappings than one
+	 * process's entry holds, more processes than their map), and the
+	 * last one's pid, name and why ("" if none).
+	 */
+	uint64_t unwind_procs_skipped;
+	char unwind_procs_last_skipped[256];
 	/*
 	 * The kernel refused the programs with the unwinder (its verifier's
 	 * last words; "" if never): stacks are walked by frame pointer.

@@ -141,10 +141,17 @@ struct vm_samples {
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
 	/*
 	 * Walks with unwind tables cut short (a read that failed, a frame
-	 * that did not move up the stack), and binaries left without tables
-	 * (past the BPF store's bound): their frames by frame pointer.
+	 * that did not move up the stack), binaries left without tables
+	 * (past the BPF store's bound), and processes past the BPF maps'
+	 * bounds (too many executable mappings, too many processes): their
+	 * frames by frame pointer.
 	 */
-	uint64_t unwind_cut, unwind_binaries_skipped;
+	uint64_t unwind_cut, unwind_binaries_skipped, unwind_processes_skipped;
+	/*
+	 * Why sampling ended before the time asked, by a bound of the
+	 * backend's own ("" when it did not): said in the profile.
+	 */
+	char ended_early[192];
 	/*
 	 * Files held open so that processes which exit before the end can
 	 * still be symbolized (open_path "/proc/self/fd/N" names them).

@@ -185,7 +185,8 @@ static void add_u64(struct json_object *o, const char *k, uint64_t v)
 /*
  * The unwind tables kept (unwind_cache.h), and from the bpf backend's
  * status: where its programs find a task's user registers, the binaries
- * its store left out, and whether the kernel refused its unwinder.
+ * its store left out, the processes past its maps' bounds, and whether
+ * the kernel refused its unwinder.
  */
 static struct json_object *unwind_json(struct vm_binaries *binaries,
 				       const struct vm_backend_status *bpf)
@@ -218,6 +219,10 @@ static struct json_object *unwind_json(struct vm_binaries *binaries,
 	json_object_object_add(
 		o, "store_last_skipped",
 		json_object_new_string(bpf->unwind_store_last_skipped));
+	add_u64(o, "procs_skipped", bpf->unwind_procs_skipped);
+	json_object_object_add(
+		o, "procs_last_skipped",
+		json_object_new_string(bpf->unwind_procs_last_skipped));
 	if (bpf->unwind_refused[0])
 		json_object_object_add(
 			o, "bpf_refused",

@@ -55,11 +55,12 @@ void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 }
 
 void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
-			uint64_t by_frame_pointer)
+			uint64_t by_frame_pointer, uint64_t procs_skipped)
 {
 	pthread_mutex_lock(&m->lock);
 	m->s.unwound_by_table += by_table;
 	m->s.unwound_by_frame_pointer += by_frame_pointer;
+	m->s.unwind_processes_skipped += procs_skipped;
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -186,5 +187,9 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 	vm_prom_one(&p, "vmtools_unwind_tables_skipped_total", "counter",
 		    "Binaries left without an unwind table: past the bound.",
 		    s->unwind.skipped);
+	vm_prom_one(
+		&p, "vmtools_unwind_processes_skipped_total", "counter",
+		"Processes in on-demand profiles walked by frame pointer because they were past the unwinder's bounds: too many executable mappings, or too many processes.",
+		s->unwind_processes_skipped);
 	return vm_prom_close(&p, len);
 }

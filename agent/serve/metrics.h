@@ -48,6 +48,8 @@ struct vm_metrics_snapshot {
 	struct vm_unwind_cache_stats unwind; /* read at snapshot time */
 	/* Callers of user stacks found by unwind tables, by frame pointer. */
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
+	/* Processes walked by frame pointer: past the unwinder's bounds. */
+	uint64_t unwind_processes_skipped;
 };
 
 struct vm_metrics {
@@ -61,9 +63,13 @@ void vm_metrics_init(struct vm_metrics *m);
 void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 			uint64_t samples, uint64_t lost, double seconds);
 void vm_metrics_rejected(struct vm_metrics *m);
-/* A session's user stacks: callers found by unwind tables, by frame pointer. */
+/*
+ * A session's user stacks: callers found by unwind tables, by frame
+ * pointer, and processes walked by frame pointer past the unwinder's
+ * bounds.
+ */
 void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
-			uint64_t by_frame_pointer);
+			uint64_t by_frame_pointer, uint64_t procs_skipped);
 /* A session of this kind ended (besides vm_metrics_session). */
 void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind);
 void vm_metrics_running(struct vm_metrics *m, bool running);

@@ -361,7 +361,8 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 				   res->lost, res->duration_ms / 1000.0);
 		vm_metrics_kind(&svc->metrics, req->kind);
 		vm_metrics_unwound(&svc->metrics, res->out.unwound_by_table,
-				   res->out.unwound_by_frame_pointer);
+				   res->out.unwound_by_frame_pointer,
+				   res->out.unwind_processes_skipped);
 	}
 	release(svc);
 	return r < 0 ? r : 0;

@@ -20,6 +20,11 @@
 #   - a process with 30,000 executable mappings, busy: a 5 s profile at
 #     999 Hz answers within 10 s of its start (it took 25 s when each
 #     frame's mapping was found by a scan), /healthz answering meanwhile;
+#   - a busy process with 70 distinct files mapped executable, past the
+#     64 mappings the BPF unwinder's entry for a process holds: the
+#     pprof's comment, /healthz (unwind.procs_skipped, its pid and why)
+#     and /metrics (vmtools_unwind_processes_skipped_total) count it
+#     (the comment said "0 binaries without tables", the others nothing);
 #   - under --continuous, a process that maps 1,200 files and exits: the
 #     agent holds a descriptor for each while it lives and closes them
 #     once it has gone (they stayed open until the agent ran out).
@@ -192,6 +197,51 @@ check "a 5 s profile at 999 Hz of it answers within 10 s of its start ($took ms)
 	bash -c "[ \"\$(cat '$T/maps.code')\" = 200 ] && [ $took -lt 10000 ] && grep -q '^c27maps' '$T/maps.folded'"
 stop_agent
 pkill -u nobody -x c27maps
+
+# 70 distinct files mapped executable by a busy process.
+mkdir -p "$H/exec70"
+for i in $(seq 70); do printf 'x%.0s' $(seq 64) >"$H/exec70/f$i"; done
+chmod -R a+rX "$H/exec70"
+cat >"$H/exec70.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, b"c27exec70", 0, 0, 0)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for i in range(1, 71):
+    fd = os.open(os.path.join(sys.argv[1], "f%d" % i), os.O_RDONLY)
+    libc.mmap(None, 4096, 5, 2, fd, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
+    os.close(fd)
+open(sys.argv[2], "w").write("ready")
+while True:
+    sum(range(1000))
+PY
+chmod a+r "$H/exec70.py"
+run_as nobody "$H" python3 "$H/exec70.py" "$H/exec70" "$H/run/exec70.ready" 2>/dev/null &
+at_exit "pkill -u nobody -x c27exec70"
+for ((i = 0; i < 200; i++)); do
+	[ -s "$H/run/exec70.ready" ] && break
+	sleep 0.05
+done
+pid=$(pgrep -u nobody -x c27exec70 | head -1)
+n=$(awk '$2 ~ /x/' "/proc/$pid/maps" 2>/dev/null | wc -l)
+check "the process has over 64 executable mappings ($n)" test "${n:-0}" -gt 64
+start_agent exec70 --no-setup --comm c27exec70
+code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2}' \
+	"$T/exec70.pb.gz" --max-time 20)
+read_raw "$T/exec70.pb.gz"
+comment=$(grep '^Comment: vmtools: user stacks' "$T/exec70.pb.gz.raw")
+diag <<<"${comment:-no comment on user stacks}"
+check "its profile (200, got $code) counts it in the comment: 1 process past the bound" \
+	bash -c "[ '$code' = 200 ] && grep -q ', 1 processes past the bound (too many executable mappings or processes)' <<<'$comment'"
+curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/exec70.health"
+check "/healthz counts it: unwind.procs_skipped 1, its pid, name and why" \
+	python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; assert u['procs_skipped'] == 1 and u['procs_last_skipped'] == 'process $pid (c27exec70): more than 64 executable mappings, those past them walked by frame pointer', u" "$T/exec70.health"
+check "/metrics counts it: vmtools_unwind_processes_skipped_total 1" \
+	bash -c "curl -s --max-time 5 '$AGENT_URL/metrics' | grep -qx 'vmtools_unwind_processes_skipped_total 1'"
+stop_agent
+pkill -u nobody -x c27exec70
 
 # 1,200 files mapped executable by a process that lives 3 s.
 mkdir -p "$H/many"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * test_metrics.c - unit tests of agent/serve/metrics.c: the Prometheus
- * text of /metrics after sessions, refusals and answers of each status.
+ * text of /metrics after sessions, refusals and answers of each status,
+ * and the sums of the sessions' user stacks.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,6 +31,8 @@ static void test_metrics_render(void **state)
 	vm_metrics_http(&m, 422);
 	vm_metrics_http(&m, 418);
 	vm_metrics_running(&m, true);
+	vm_metrics_unwound(&m, 40, 2, 1);
+	vm_metrics_unwound(&m, 10, 0, 2);
 	vm_metrics_snapshot(&m, &s);
 	text = vm_metrics_render(&s, "1.2.3", &len);
 	assert_non_null(text);
@@ -50,6 +53,9 @@ static void test_metrics_render(void **state)
 		"vmtools_http_requests_total{code=\"other\"} 1\n",
 		"# TYPE vmtools_sessions_total counter\n",
 		"# TYPE vmtools_last_session_duration_seconds gauge\n",
+		"vmtools_unwound_frames_total{by=\"table\"} 50\n",
+		"vmtools_unwind_processes_skipped_total 3\n",
+		"# TYPE vmtools_unwind_processes_skipped_total counter\n",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(text, want[i]))

@@ -528,6 +528,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 
 		vm_bpf_unwind_stats(&st->unwind, &us);
 		st->samples.unwind_binaries_skipped = us.bins_skipped;
+		st->samples.unwind_processes_skipped = us.procs_skipped;
 	}
 	vm_bpf_complete_processes(st);
 	for (size_t i = 0; i < st->samples.n_procs; i++)

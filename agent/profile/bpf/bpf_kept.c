@@ -45,7 +45,7 @@ void vm_bpf_kept_release(void *kept)
 
 /*
  * Where the user registers are (bpf_calibrate.c), what the unwind store
- * left out and whether the kernel refused the unwinder (bpf_unwind.c),
+ * and maps left out and whether the kernel refused the unwinder (bpf_unwind.c),
  * and why a PostgreSQL went without labels (bpf_pg.c).
  */
 void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
@@ -64,6 +64,9 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 	vm_bpf_unwind_skipped(k->store, &out->unwind_store_skipped,
 			      out->unwind_store_last_skipped,
 			      sizeof(out->unwind_store_last_skipped));
+	vm_bpf_unwind_procs_skipped(k->store, &out->unwind_procs_skipped,
+				    out->unwind_procs_last_skipped,
+				    sizeof(out->unwind_procs_last_skipped));
 	vm_bpf_unwind_refusal(k->store, out->unwind_refused,
 			      sizeof(out->unwind_refused));
 	vm_pg_labels_note(&k->pg_note, out->pg_labels_note,

@@ -75,6 +75,9 @@ struct vm_bpf_unwind_store {
 	/* Binaries every session left without tables. */
 	uint64_t skipped_total;
 	char skipped_last[256];
+	/* Processes past the maps' bounds, the same. */
+	uint64_t procs_skipped_total;
+	char procs_skipped_last[256];
 };
 
 struct vm_bpf_unwind_store *vm_bpf_unwind_store_new(void)
@@ -105,6 +108,15 @@ void vm_bpf_unwind_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 	pthread_mutex_lock(&s->said_lock);
 	*n = s->skipped_total;
 	snprintf(last, size, "%s", s->skipped_last);
+	pthread_mutex_unlock(&s->said_lock);
+}
+
+void vm_bpf_unwind_procs_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
+				 char *last, size_t size)
+{
+	pthread_mutex_lock(&s->said_lock);
+	*n = s->procs_skipped_total;
+	snprintf(last, size, "%s", s->procs_skipped_last);
 	pthread_mutex_unlock(&s->said_lock);
 }
 
@@ -407,6 +419,46 @@ static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid,
 	return all;
 }
 
+/*
+ * pid walked by frame pointer, wholly (past VM_BPF_UNWIND_PROCS) or in
+ * the mappings past UNWIND_MAX_MAPS (!all): counted for the profile and
+ * for /healthz, with why, once however often its mappings are read.
+ */
+static void procs_skipped(struct vm_bpf_unwind *u, uint32_t pid, bool all)
+{
+	char comm[VM_COMM_LEN] = "?";
+
+	if (vm_proc_read_comm("/proc", pid, comm) < 0)
+		snprintf(comm, sizeof(comm), "gone");
+	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; i < u->n_skipped_pids; i++)
+		if (u->skipped_pids[i] == pid) {
+			pthread_mutex_unlock(&u->lock);
+			return;
+		}
+	/* Out of memory: counted again at its next reading. */
+	if (!vm_grow(u->skipped_pids, &u->cap_skipped_pids,
+		     u->n_skipped_pids + 1))
+		u->skipped_pids[u->n_skipped_pids++] = pid;
+	u->procs_skipped++;
+	if (all)
+		snprintf(u->last_skipped, sizeof(u->last_skipped),
+			 "process %" PRIu32 " (%s): past the %d processes the "
+			 "unwind tables serve, walked by frame pointer",
+			 pid, comm, VM_BPF_UNWIND_PROCS);
+	else
+		snprintf(u->last_skipped, sizeof(u->last_skipped),
+			 "process %" PRIu32 " (%s): more than %d executable "
+			 "mappings, those past them walked by frame pointer",
+			 pid, comm, UNWIND_MAX_MAPS);
+	pthread_mutex_lock(&u->store->said_lock);
+	u->store->procs_skipped_total++;
+	snprintf(u->store->procs_skipped_last,
+		 sizeof(u->store->procs_skipped_last), "%s", u->last_skipped);
+	pthread_mutex_unlock(&u->store->said_lock);
+	pthread_mutex_unlock(&u->lock);
+}
+
 void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
 {
 	static __thread struct unwind_proc p, parent;
@@ -419,16 +471,8 @@ void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
 	if (ppid && !bpf_map_lookup_elem(u->procs_fd, &ppid, &parent) &&
 	    parent.n == p.n && !memcmp(parent.m, p.m, p.n * sizeof(p.m[0])))
 		return; /* its parent's serve */
-	pthread_mutex_lock(&u->lock);
-	if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY) || !all) {
-		u->procs_skipped++;
-		snprintf(
-			u->last_skipped, sizeof(u->last_skipped),
-			"process %" PRIu32 ": %s", pid,
-			all ? "past the processes the tables serve" :
-			      "more executable mappings than the tables serve");
-	}
-	pthread_mutex_unlock(&u->lock);
+	if (bpf_map_update_elem(u->procs_fd, &pid, &p, BPF_ANY) || !all)
+		procs_skipped(u, pid, all);
 	/* It may ask again when a pc falls outside (never when too many). */
 	if (all)
 		bpf_map_delete_elem(u->asked_fd, &pid);
@@ -529,6 +573,7 @@ void vm_bpf_unwind_close(struct vm_bpf_unwind *u)
 		pthread_join(u->feeder, NULL);
 	free(u->bins);
 	free(u->queue);
+	free(u->skipped_pids);
 	if (u->rows_fd >= 0) {
 		pthread_mutex_lock(&u->store->lock);
 		u->store->users--;

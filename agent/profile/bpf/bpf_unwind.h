@@ -26,7 +26,12 @@
  * walked by frame pointer, and counted.
  */
 #define VM_BPF_UNWIND_ROWS (1u << 20)
-/* Processes with mappings of their own (children share their parent's). */
+/*
+ * Processes with mappings of their own (children share their parent's);
+ * past it, and past the UNWIND_MAX_MAPS executable mappings one entry
+ * holds (bpf/unwind.h), a process is walked by frame pointer, and
+ * counted.
+ */
 #define VM_BPF_UNWIND_PROCS 16384
 /*
  * Processes that asked lately to have their mappings read again, each
@@ -59,6 +64,9 @@ struct vm_bpf_unwind {
 	/* What went without: binaries past the store, processes past maps. */
 	uint64_t bins_skipped, procs_skipped;
 	char last_skipped[256];
+	/* The processes counted in procs_skipped, each once. */
+	uint32_t *skipped_pids;
+	size_t n_skipped_pids, cap_skipped_pids;
 	pthread_mutex_t lock; /* all of the above, and the queue */
 	/* Processes to read again (fed by feeder). */
 	uint32_t *queue;
@@ -122,6 +130,13 @@ void vm_bpf_unwind_refused(struct vm_bpf_unwind_store *s, const char *why);
  */
 void vm_bpf_unwind_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 			   char *last, size_t size);
+/*
+ * Processes the sessions using s walked by frame pointer, wholly (past
+ * VM_BPF_UNWIND_PROCS) or past their first UNWIND_MAX_MAPS executable
+ * mappings, and the last one's pid, name and why, "" if none.
+ */
+void vm_bpf_unwind_procs_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
+				 char *last, size_t size);
 void vm_bpf_unwind_refusal(struct vm_bpf_unwind_store *s, char *buf,
 			   size_t size);
 

@@ -33,6 +33,8 @@
  *   -D -1 --control  start with events disabled; we send "enable" and
  *                    perf's "ack" tells us recording really started (after
  *                    its start-up), so the requested seconds are recorded
+ *   --max-size       perf.data's bound (perf_bound.h): past it perf stops
+ *                    by itself, and the profile says it ended early
  *   -o FILE          a file created with mkstemp in a private mkdtemp
  *                    directory; once perf has it open we unlink it and keep
  *                    our own descriptor, so nothing is left on disk even if
@@ -62,6 +64,7 @@
 #include <unistd.h>
 
 #include "agent/profile/backend.h"
+#include "agent/profile/perf/perf_bound.h"
 #include "agent/profile/perf/perfdata.h"
 #include "agent/iopool/iopool.h"
 #include "agent/samples/proc.h"
@@ -84,8 +87,8 @@
  * AllocSetAlloc), which dwarf keeps.
  */
 #define FP_SHARE_MIN 20
-/* The user stack each --call-graph dwarf sample copies, bytes. */
-#define DWARF_STACK "16384"
+#define STRING(x) #x
+#define STRING_OF(x) STRING(x) /* a macro's value as a string */
 
 extern char **environ;
 
@@ -106,6 +109,8 @@ struct perf_state {
 	char data_path[PATH_MAX];
 	char err_path[PATH_MAX];
 	uint32_t frequency;
+	uint32_t seconds; /* asked */
+	uint64_t max_size; /* of perf.data (perf_bound.h) */
 	char comms[VM_MAX_TARGETS][VM_COMM_LEN];
 	const char *comm_ptrs[VM_MAX_TARGETS];
 	size_t n_comms;
@@ -122,6 +127,9 @@ struct perf_state {
 	_Atomic uint64_t so_far; /* samples of the targets, for GET */
 	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
 };
+
+/* What perf says when perf.data reaches --max-size and it stops. */
+#define PERF_AT_MAX_SIZE "size limit reached"
 
 /* Remove the private directory and whatever is still in it. */
 static void remove_files(struct perf_state *st)
@@ -349,7 +357,7 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	_cleanup_close_ int devnull = -1, report_r = -1, report_w = -1,
 			    ctl_child = -1, ack_child = -1;
 	_cleanup_free_ char **env = child_env();
-	char freq[16], control[64];
+	char freq[16], control[64], max_size[32];
 	const char *argv[24];
 	int ctl[2], ack[2], rep[2], e = 0;
 	size_t a = 0;
@@ -379,15 +387,17 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 
 	snprintf(freq, sizeof(freq), "%" PRIu32, st->frequency);
 	snprintf(control, sizeof(control), "fd:%d,%d", ctl_child, ack_child);
+	/* perf wants a unit: B, K, M or G. */
+	snprintf(max_size, sizeof(max_size), "%" PRIu64 "B", st->max_size);
 	argv[a++] = "perf";
 	argv[a++] = "record";
 	argv[a++] = "-e";
 	argv[a++] = "cpu-clock";
 	argv[a++] = "-a";
 	if (st->dwarf) {
-		/* Each sample copies DWARF_STACK bytes of the user stack. */
+		/* Each sample copies that many bytes of the user stack. */
 		argv[a++] = "--call-graph";
-		argv[a++] = "dwarf," DWARF_STACK;
+		argv[a++] = "dwarf," STRING_OF(VM_PERF_DWARF_STACK);
 	} else {
 		argv[a++] = "-g";
 	}
@@ -401,6 +411,8 @@ static int spawn(struct perf_state *st, bool buildid_mmap, struct vm_error *err)
 	argv[a++] = "-1";
 	argv[a++] = "--control";
 	argv[a++] = control;
+	argv[a++] = "--max-size";
+	argv[a++] = max_size;
 	argv[a++] = "-o";
 	argv[a++] = st->data_path;
 	argv[a] = NULL;
@@ -621,6 +633,14 @@ static void *watch(void *arg)
 
 	while (!atomic_load(&st->stop_watch)) {
 		count_progress(st);
+		if (reap(st, 0)) {
+			/*
+			 * perf ended by itself (perf.data at its bound, or
+			 * failing): recording ended now.
+			 */
+			st->stop_ns = vm_clock_ns(CLOCK_REALTIME);
+			break;
+		}
 		snapshot_titles(st);
 		for (int i = 0;
 		     i < TITLE_SCAN_MS / 50 && !atomic_load(&st->stop_watch);
@@ -681,6 +701,7 @@ static int perf_start(const struct vm_profile_request *req,
 		      struct vm_error *err)
 {
 	struct perf_state *st = calloc(1, sizeof(*st));
+	long cpus;
 	int r;
 
 	*state = st;
@@ -692,6 +713,7 @@ static int perf_start(const struct vm_profile_request *req,
 	 * VM_DEFAULT_COMM when req named no process.
 	 */
 	st->frequency = req->frequency;
+	st->seconds = req->seconds;
 	st->binaries = cfg && cfg->ctx ? cfg->ctx->binaries : NULL;
 	st->iopool = cfg && cfg->ctx ? cfg->ctx->iopool : NULL;
 	for (size_t i = 0; i < req->n_comms && i < VM_MAX_TARGETS; i++) {
@@ -711,6 +733,11 @@ static int perf_start(const struct vm_profile_request *req,
 		return r;
 	}
 	snapshot_titles(st);
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	st->max_size = vm_perf_data_bound(st->seconds, st->frequency,
+					  cpus > 0 ? (unsigned)cpus : 1,
+					  st->dwarf,
+					  cfg ? cfg->perf_data_max : 0);
 
 	r = spawn(st, true, err);
 	if (r == -EIO || r == -ENODEV) {
@@ -745,6 +772,24 @@ static uint64_t perf_samples_so_far(void *state)
 	struct perf_state *st = state;
 
 	return st ? atomic_load(&st->so_far) : 0;
+}
+
+/* Whether perf said it stopped at --max-size (on its stderr). */
+static bool stopped_at_max_size(struct perf_state *st)
+{
+	const size_t len = sizeof(PERF_AT_MAX_SIZE) - 1;
+	char buf[4096];
+	off_t at = 0;
+	ssize_t n;
+
+	/* Chunks overlapping by the words' length, so none is cut. */
+	while (st->err_fd >= 0 &&
+	       (n = pread(st->err_fd, buf, sizeof(buf), at)) > (ssize_t)len) {
+		if (memmem(buf, (size_t)n, PERF_AT_MAX_SIZE, len))
+			return true;
+		at += n - (ssize_t)len;
+	}
+	return false;
 }
 
 /* What needs the live system: titles, and files through /proc/PID/root. */
@@ -838,6 +883,13 @@ static int perf_collect(void *state, struct vm_samples *out,
 	out->frequency = st->frequency;
 	out->time_nanos = st->start_ns;
 	out->duration_nanos = st->stop_ns - st->start_ns;
+	if (stopped_at_max_size(st))
+		snprintf(out->ended_early, sizeof(out->ended_early),
+			 "perf.data reached its bound of %" PRIu64
+			 " bytes (perf record --max-size) after %.1f s of the "
+			 "%" PRIu32 " s asked: the profile ends there",
+			 st->max_size, (double)out->duration_nanos / 1e9,
+			 st->seconds);
 	return 0;
 }
 
