@@ -172,12 +172,19 @@ while True:
 PY
 chmod a+r "$H/maps.py"
 mkdir -m 1777 "$H/run"
-run_as nobody "$H" python3 "$H/maps.py" "$H/hostile" "$H/run/maps.ready" 2>/dev/null &
-at_exit "pkill -u nobody -x c27maps"
-for ((i = 0; i < 200; i++)); do
-	[ -s "$H/run/maps.ready" ] && break
-	sleep 0.05
-done
+# run_ready COMM PROGRAM [ARG]...: PROGRAM as nobody, named COMM, waited
+# for until it has written $H/run/COMM.ready (its last argument)
+run_ready() {
+	local comm=$1 i
+	shift
+	run_as nobody "$H" "$@" 2>/dev/null &
+	at_exit "pkill -u nobody -x $comm"
+	for ((i = 0; i < 200; i++)); do
+		[ -s "$H/run/$comm.ready" ] && break
+		sleep 0.05
+	done
+}
+run_ready c27maps python3 "$H/maps.py" "$H/hostile" "$H/run/c27maps.ready"
 n=$(pgrep -u nobody -x c27maps | head -1)
 n=$(wc -l <"/proc/$n/maps" 2>/dev/null)
 check "the hostile process has over 30,000 mappings ($n)" test "${n:-0}" -gt 30000
@@ -198,32 +205,34 @@ check "a 5 s profile at 999 Hz of it answers within 10 s of its start ($took ms)
 stop_agent
 pkill -u nobody -x c27maps
 
+# Files mapped executable by a busy process: the script, given COMM DIR N
+# SECONDS [READY], maps DIR/f1..fN, writes READY, then loops SECONDS (0:
+# for ever), named COMM.
+cat >"$H/mapfiles.py" <<'PY'
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(15, sys.argv[1].encode(), 0, 0, 0)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+for i in range(1, int(sys.argv[3]) + 1):
+    fd = os.open(os.path.join(sys.argv[2], "f%d" % i), os.O_RDONLY)
+    libc.mmap(None, 4096, 5, 2, fd, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
+    os.close(fd)
+if len(sys.argv) > 5:
+    open(sys.argv[5], "w").write("ready")
+end = time.time() + float(sys.argv[4])
+while sys.argv[4] == "0" or time.time() < end:
+    sum(range(1000))
+PY
+chmod a+r "$H/mapfiles.py"
+
 # 70 distinct files mapped executable by a busy process.
 mkdir -p "$H/exec70"
 for i in $(seq 70); do printf 'x%.0s' $(seq 64) >"$H/exec70/f$i"; done
 chmod -R a+rX "$H/exec70"
-cat >"$H/exec70.py" <<'PY'
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(15, b"c27exec70", 0, 0, 0)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
-for i in range(1, 71):
-    fd = os.open(os.path.join(sys.argv[1], "f%d" % i), os.O_RDONLY)
-    libc.mmap(None, 4096, 5, 2, fd, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
-    os.close(fd)
-open(sys.argv[2], "w").write("ready")
-while True:
-    sum(range(1000))
-PY
-chmod a+r "$H/exec70.py"
-run_as nobody "$H" python3 "$H/exec70.py" "$H/exec70" "$H/run/exec70.ready" 2>/dev/null &
-at_exit "pkill -u nobody -x c27exec70"
-for ((i = 0; i < 200; i++)); do
-	[ -s "$H/run/exec70.ready" ] && break
-	sleep 0.05
-done
+run_ready c27exec70 python3 "$H/mapfiles.py" c27exec70 "$H/exec70" 70 0 \
+	"$H/run/c27exec70.ready"
 pid=$(pgrep -u nobody -x c27exec70 | head -1)
 n=$(awk '$2 ~ /x/' "/proc/$pid/maps" 2>/dev/null | wc -l)
 check "the process has over 64 executable mappings ($n)" test "${n:-0}" -gt 64
@@ -247,26 +256,10 @@ pkill -u nobody -x c27exec70
 mkdir -p "$H/many"
 for i in $(seq 1200); do printf 'x%.0s' $(seq 64) >"$H/many/f$i"; done
 chmod -R a+rX "$H/many"
-cat >"$H/many.py" <<'PY'
-import ctypes, os, sys, time
-libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl(15, b"c27files", 0, 0, 0)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
-for i in range(1, 1201):
-    fd = os.open(os.path.join(sys.argv[1], "f%d" % i), os.O_RDONLY)
-    libc.mmap(None, 4096, 5, 2, fd, 0)  # PROT_READ | PROT_EXEC, MAP_PRIVATE
-    os.close(fd)
-end = time.time() + 3
-while time.time() < end:
-    sum(range(1000))
-PY
-chmod a+r "$H/many.py"
 start_agent files --no-setup --comm c27files --continuous --continuous-interval 1
 fds() { ls "/proc/$AGENT_PID/fd" | wc -l; }
 before=$(fds)
-run_as nobody "$H" python3 "$H/many.py" "$H/many" 2>/dev/null &
+run_as nobody "$H" python3 "$H/mapfiles.py" c27files "$H/many" 1200 3 2>/dev/null &
 MANY=$!
 peak=0
 for ((i = 0; i < 40; i++)); do

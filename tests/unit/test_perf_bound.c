@@ -26,10 +26,10 @@ static void test_room_for_every_sample(void **state)
 	assert_int_equal(vm_perf_data_bound(5, 99, 2, true, 0),
 			 5 * (99 * 2 * dwarf + VM_PERF_DATA_PER_SECOND) +
 				 VM_PERF_DATA_BASE);
-	assert_int_equal(vm_perf_data_bound(5, 99, 2, false, 0),
-			 5 * (99 * 2 * VM_PERF_SAMPLE_BYTES +
-			      VM_PERF_DATA_PER_SECOND) +
-				 VM_PERF_DATA_BASE);
+	assert_int_equal(
+		vm_perf_data_bound(5, 99, 2, false, 0),
+		5 * (99 * 2 * VM_PERF_SAMPLE_BYTES + VM_PERF_DATA_PER_SECOND) +
+			VM_PERF_DATA_BASE);
 	/* More seconds, Hz or CPUs: more room; a dwarf sample takes more. */
 	assert_true(vm_perf_data_bound(6, 99, 2, true, 0) >
 		    vm_perf_data_bound(5, 99, 2, true, 0));
@@ -55,15 +55,14 @@ static void test_capped(void **state)
 	assert_int_equal(vm_perf_data_bound(3600, 1000, 64, true, 0),
 			 VM_PERF_DATA_MAX);
 	/* A lower cap wins; a higher one never raises the hard cap. */
-	assert_int_equal(vm_perf_data_bound(5, 99, 2, true, 4 * MIB),
-			 4 * MIB);
+	assert_int_equal(vm_perf_data_bound(5, 99, 2, true, 4 * MIB), 4 * MIB);
 	assert_int_equal(vm_perf_data_bound(60, 1000, 2, true, 1ull << 40),
 			 VM_PERF_DATA_MAX);
 	assert_int_equal(vm_perf_data_bound(1, 1, 1, false, 1ull << 40),
 			 vm_perf_data_bound(1, 1, 1, false, 0));
 	/* The extremes of every argument do not wrap. */
-	assert_int_equal(vm_perf_data_bound(UINT32_MAX, UINT32_MAX,
-					    UINT32_MAX, true, UINT64_MAX),
+	assert_int_equal(vm_perf_data_bound(UINT32_MAX, UINT32_MAX, UINT32_MAX,
+					    true, UINT64_MAX),
 			 VM_PERF_DATA_MAX);
 	assert_int_equal(vm_perf_data_bound(UINT32_MAX, 1, 1, false, 0),
 			 VM_PERF_DATA_MAX);

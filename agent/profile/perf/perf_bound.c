@@ -5,8 +5,8 @@
  */
 #include "agent/profile/perf/perf_bound.h"
 
-uint64_t vm_perf_data_bound(uint32_t seconds, uint32_t frequency,
-			    unsigned cpus, bool dwarf, uint64_t max)
+uint64_t vm_perf_data_bound(uint32_t seconds, uint32_t frequency, unsigned cpus,
+			    bool dwarf, uint64_t max)
 {
 	uint64_t cap = max && max < VM_PERF_DATA_MAX ? max : VM_PERF_DATA_MAX;
 	uint64_t sample =

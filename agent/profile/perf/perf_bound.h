@@ -36,7 +36,7 @@
  * --call-graph dwarf (dwarf) or frame-pointer chains, never more than
  * max (0: VM_PERF_DATA_MAX, and never more than it either).
  */
-uint64_t vm_perf_data_bound(uint32_t seconds, uint32_t frequency,
-			    unsigned cpus, bool dwarf, uint64_t max);
+uint64_t vm_perf_data_bound(uint32_t seconds, uint32_t frequency, unsigned cpus,
+			    bool dwarf, uint64_t max);
 
 #endif
