@@ -53,6 +53,12 @@ struct vm_backend_ops {
 	 */
 	uint64_t (*samples_so_far)(void *state);
 	/*
+	 * A descriptor that becomes readable when sampling has ended by
+	 * itself before the time asked (a bound of the backend's reached),
+	 * so that the wait ends then; NULL, or -1: it never does.
+	 */
+	int (*ended_fd)(void *state);
+	/*
 	 * Stop sampling (detach / signal perf), then read everything into
 	 * out.  Called once, after the wait ended.  Fill out with the helpers
 	 * of sample.h (vm_samples_add, vm_samples_get_process, ...); the

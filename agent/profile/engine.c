@@ -272,9 +272,14 @@ int vm_session_start(const struct vm_profile_request *req,
 int vm_session_wait(struct vm_session *s, struct vm_error *err)
 {
 	uint64_t deadline = s->start_mono_ns + s->req.seconds * 1000000000ULL;
-	struct pollfd pfd = { .fd = s->stop_fd, .events = POLLIN };
+	/* A negative descriptor is one poll passes over. */
+	struct pollfd pfd[2] = {
+		{ .fd = s->stop_fd, .events = POLLIN },
+		{ .fd = s->ops->ended_fd ? s->ops->ended_fd(s->state) : -1,
+		  .events = POLLIN },
+	};
 
-	while (!atomic_load(&s->stopping)) {
+	while (!atomic_load(&s->stopping) && !(pfd[1].revents & POLLIN)) {
 		uint64_t now = vm_clock_ns(CLOCK_MONOTONIC), left;
 		struct timespec ts;
 
@@ -284,7 +289,7 @@ int vm_session_wait(struct vm_session *s, struct vm_error *err)
 		left = deadline - now;
 		ts.tv_sec = left / 1000000000ULL;
 		ts.tv_nsec = left % 1000000000ULL;
-		if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+		if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR)
 			return vm_error_errno(err, errno,
 					      "waiting for the profile failed");
 	}

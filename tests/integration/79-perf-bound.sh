@@ -10,8 +10,9 @@
 # is given the bound, the file (watched through the agent's descriptor
 # until the answer) stays under it plus what perf flushes from its ring
 # buffers once stopped and its header, and the profile is answered (200,
-# the burner's samples) with a comment saying it ended early and a
-# duration under the 5 s asked.  Without a bound the file grew by 20 to
+# the burner's samples; when, a diagnostic: at once, not after the 5 s)
+# with a comment saying it ended early and a duration under the 5 s
+# asked.  Without a bound the file grew by 20 to
 # 30 MB a second (148 MB in this profile) and a permitted 60 s profile
 # took over a gigabyte.
 . "$(dirname "$0")/../lib/tap.sh"
@@ -29,6 +30,7 @@ burn_bg postgres 300
 BOUND=$((4 << 20))
 start_agent bound VMTOOLS_PERF_DATA_MAX=$BOUND --no-setup \
 	--mountpoint "$T/no-image" --perf "$(command -v perf)"
+t0=$(date +%s%N)
 agent_post profile/cpu '{"profiler": {"Perf": null}, "sampling_frequency": 1000, "timeout_seconds": 5}' \
 	"$T/bound.pb.gz" --max-time 60 >"$T/bound.code" &
 POST=$!
@@ -51,6 +53,7 @@ while kill -0 "$POST" 2>/dev/null; do
 	sleep 0.02
 done
 wait "$POST"
+diag <<<"answered $((($(date +%s%N) - t0) / 1000000)) ms after the request for 5 s"
 code=$(cat "$T/bound.code")
 diag <<<"perf ran: $args"
 diag <<<"perf.data reached $max bytes, the bound $BOUND"

@@ -55,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -126,6 +127,7 @@ struct perf_state {
 	uint64_t read_off; /* of perf.data, fed to the counter so far */
 	_Atomic uint64_t so_far; /* samples of the targets, for GET */
 	uint64_t start_ns, stop_ns; /* CLOCK_REALTIME */
+	int ended_fd; /* an eventfd, written when perf ended by itself */
 };
 
 /* What perf says when perf.data reaches --max-size and it stops. */
@@ -639,6 +641,7 @@ static void *watch(void *arg)
 			 * failing): recording ended now.
 			 */
 			st->stop_ns = vm_clock_ns(CLOCK_REALTIME);
+			eventfd_write(st->ended_fd, 1); /* the wait ends */
 			break;
 		}
 		snapshot_titles(st);
@@ -672,6 +675,8 @@ static void perf_destroy(void *state)
 		close(st->data_fd);
 	if (st->err_fd >= 0)
 		close(st->err_fd);
+	if (st->ended_fd >= 0)
+		close(st->ended_fd);
 	remove_files(st);
 	for (size_t i = 0; i < st->n_titles; i++)
 		free(st->titles[i].title);
@@ -708,6 +713,9 @@ static int perf_start(const struct vm_profile_request *req,
 	if (!st)
 		return -ENOMEM;
 	st->data_fd = st->err_fd = st->ctl_fd = st->ack_fd = -1;
+	st->ended_fd = eventfd(0, EFD_CLOEXEC);
+	if (st->ended_fd < 0)
+		return vm_error_errno(err, errno, "cannot create an eventfd");
 	/*
 	 * The engine has checked req against limits.h and named
 	 * VM_DEFAULT_COMM when req named no process.
@@ -765,6 +773,13 @@ static int perf_start(const struct vm_profile_request *req,
 		st->counter = NULL; /* no progress count; the profile works */
 	st->watching = pthread_create(&st->watcher, NULL, watch, st) == 0;
 	return 0;
+}
+
+static int perf_ended_fd(void *state)
+{
+	struct perf_state *st = state;
+
+	return st ? st->ended_fd : -1;
 }
 
 static uint64_t perf_samples_so_far(void *state)
@@ -897,6 +912,7 @@ const struct vm_backend_ops vm_perf_backend = {
 	.name = "perf",
 	.start = perf_start,
 	.samples_so_far = perf_samples_so_far,
+	.ended_fd = perf_ended_fd,
 	.collect = perf_collect,
 	.destroy = perf_destroy,
 };
