@@ -142,7 +142,8 @@ struct vm_samples {
 	/*
 	 * Walks with unwind tables cut short (a read that failed, a frame
 	 * that did not move up the stack), binaries left without tables
-	 * (past the BPF store's bound), and processes past the BPF maps'
+	 * or with functions cut short (past the BPF store's bound, or a
+	 * bound of the table's build), and processes past the BPF maps'
 	 * bounds (too many executable mappings, too many processes): their
 	 * frames by frame pointer.
 	 */

@@ -29,6 +29,7 @@ struct build_job {
 	char *what;
 	struct vm_binary_key key;
 	struct vm_unwind_table *t;
+	int built; /* the build's result */
 };
 
 static int key_run(struct vm_iopool_job *job)
@@ -55,8 +56,8 @@ static int build_run(struct vm_iopool_job *job)
 	j->t = calloc(1, sizeof(*j->t));
 	if (!j->t)
 		return -ENOMEM;
-	if (vm_unwind_table_build_fd(j->fd, j->t, j->what, NULL) < 0 ||
-	    !j->t->n) {
+	j->built = vm_unwind_table_build_fd(j->fd, j->t, j->what, NULL);
+	if (j->built < 0 || !j->t->n) {
 		table_free(j->t);
 		j->t = NULL;
 	} else if (j->t->cap > j->t->n) {
@@ -84,6 +85,36 @@ static void job_free(struct vm_iopool_job *job)
 	free(j);
 }
 
+/*
+ * Why the build of j left its binary without a table, or with functions
+ * cut short, past a bound (unwind_table.h), into skip's message; false
+ * when it did not.
+ */
+static bool past_bound(const struct build_job *j, size_t truncated,
+		       struct vm_error *skip)
+{
+	if (j->built == -E2BIG)
+		vm_error_set(skip, E2BIG,
+			     "it has more than %u unwind rows, the most one "
+			     "binary may have",
+			     VM_UNWIND_MAX_ROWS);
+	else if (j->built == -ETIME)
+		vm_error_set(
+			skip, ETIME,
+			"its unwind rules take more than %u ms of CPU time "
+			"to read; it is walked by frame pointer",
+			VM_UNWIND_BUILD_CPU_MS);
+	else if (truncated)
+		vm_error_set(skip, E2BIG,
+			     "%zu of its functions have more than %u rows of "
+			     "unwind rules; past those rows they are walked by "
+			     "frame pointer",
+			     truncated, VM_UNWIND_MAX_FUNCTION_ROWS);
+	else
+		return false;
+	return true;
+}
+
 /* The table of the held entry b, which is then kept held only with one. */
 static const struct vm_unwind_table *answer(struct vm_binaries *h,
 					    struct vm_binary *b, void *t,
@@ -100,11 +131,14 @@ static const struct vm_unwind_table *answer(struct vm_binaries *h,
 const struct vm_unwind_table *vm_unwind_cache_get(struct vm_iopool *pool,
 						  struct vm_binaries *h, int fd,
 						  const char *what,
-						  struct vm_binary **held)
+						  struct vm_binary **held,
+						  struct vm_error *skip)
 {
+	struct vm_error bound = { 0 };
 	struct build_job *j;
 	struct vm_binary *b;
-	void *t = NULL;
+	void *t = NULL, *built;
+	size_t truncated;
 	char why[160];
 
 	*held = NULL;
@@ -138,10 +172,17 @@ const struct vm_unwind_table *vm_unwind_cache_get(struct vm_iopool *pool,
 		vm_binaries_put(h, b);
 		return NULL;
 	}
+	built = j->t;
+	truncated = j->t ? j->t->truncated : 0;
 	vm_binary_fill(h, b, VM_BINARY_UNWIND, j->t,
 		       j->t ? vm_unwind_table_bytes(j->t) : 0, table_free,
 		       "unwind table", j->what, &t);
 	j->t = NULL; /* the home's now, or freed by it */
+	/* Said once, by the ask whose build it was. */
+	if (t == built && past_bound(j, truncated, &bound)) {
+		vm_binaries_skip(h, VM_BINARY_UNWIND, j->what, bound.msg);
+		vm_error_set(skip, bound.code, "%s", bound.msg);
+	}
 	job_free(&j->job);
 	return answer(h, b, t, held);
 }

@@ -36,8 +36,12 @@ struct vm_unwind_cache_stats {
 
 /*
  * The table of the ELF file open on fd (what: its path, for messages),
- * read on pool's workers, built on the first ask and kept in h; NULL when it has none (no call
- * frame information, unreadable, or past the bound: counted in skipped).
+ * read on pool's workers, built on the first ask and kept in h; NULL when
+ * it has none (no call frame information, unreadable, or past a bound:
+ * counted in skipped).  A build past a bound of unwind_table.h (rows,
+ * CPU time, or a function's rows: then a table with those functions cut
+ * short) is noted in h's skipped list and, for the ask that built it, in
+ * skip (may be NULL): why, a sentence without the path.
  * With a table, *held is its binary's entry, held so that the table stays
  * valid until vm_binaries_put(h, *held); without, *held is NULL.  The
  * file is read on an I/O pool worker (agent/iopool/iopool.h) with a
@@ -47,7 +51,8 @@ struct vm_unwind_cache_stats {
 const struct vm_unwind_table *vm_unwind_cache_get(struct vm_iopool *pool,
 						  struct vm_binaries *h, int fd,
 						  const char *what,
-						  struct vm_binary **held);
+						  struct vm_binary **held,
+						  struct vm_error *skip);
 
 void vm_unwind_cache_stats(struct vm_binaries *h,
 			   struct vm_unwind_cache_stats *out);

@@ -8,7 +8,10 @@
  * FDEs.  Their starts are .eh_frame_hdr's search table (ehframe.c), so
  * each function is walked from its start, row after row, to the next
  * function's start; where its FDE ends first, a VM_UNWIND_NONE row marks
- * the gap.  libdw gives each rule as a DWARF expression; the few shapes
+ * the gap.  libdw finds the rules at an address by running the FDE's
+ * program from its start, so a function's rows are bounded and the
+ * build's CPU time is checked as it goes (unwind_table.h).  libdw gives
+ * each rule as a DWARF expression; the few shapes
  * compilers emit are recognised here, over the registers bpf/unwind.h
  * names for the architecture, and anything else is a VM_UNWIND_NONE
  * row, counted.
@@ -22,6 +25,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/unwind/ehframe.h"
 #include "bpf/unwind.h"
@@ -144,11 +148,43 @@ static int add_row(struct vm_unwind_table *t, const struct vm_unwind_row *row)
 	return 0;
 }
 
-/* The rows of the function starting at start, up to limit. */
+/* The CPU time the calling thread has taken, in ms. */
+static uint64_t thread_cpu_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The CPU time a build may take: the thread's clock is read every
+ * CPU_CHECK_ROWS rows (a read is a system call; a row costs at most a
+ * pass over its function's rules).
+ */
+#define CPU_CHECK_ROWS 16
+
+struct cpu_budget {
+	uint64_t deadline_ms; /* on the thread's clock */
+	unsigned rows; /* read so far */
+};
+
+static bool past_budget(struct cpu_budget *b)
+{
+	return ++b->rows % CPU_CHECK_ROWS == 0 &&
+	       thread_cpu_ms() > b->deadline_ms;
+}
+
+/*
+ * The rows of the function starting at start, up to limit, at most
+ * VM_UNWIND_MAX_FUNCTION_ROWS of them; -ETIME past the budget.
+ */
 static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
-			 struct vm_unwind_table *t)
+			 struct vm_unwind_table *t, struct cpu_budget *budget)
 {
 	uint64_t addr = start;
+	unsigned rows = 0;
 	int r = 0;
 
 	while (addr < limit && r == 0) {
@@ -157,6 +193,13 @@ static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
 		Dwarf_Frame *f;
 		bool signal;
 
+		if (rows == VM_UNWIND_MAX_FUNCTION_ROWS) {
+			t->truncated++;
+			break;
+		}
+		rows++;
+		if (past_budget(budget))
+			return -ETIME;
 		if (dwarf_cfi_addrframe(cfi, addr, &f) < 0)
 			break;
 		if (dwarf_frame_info(f, &from, &to, &signal) < 0 ||
@@ -169,7 +212,7 @@ static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
 		r = add_row(t, &row);
 		addr = to;
 	}
-	/* Past the FDE's end and before the next function: no rule. */
+	/* Past the FDE's end (or its rows' bound), before the next function. */
 	if (r == 0 && addr < limit)
 		r = add_row(t, &(struct vm_unwind_row){ .addr = addr });
 	return r;
@@ -209,6 +252,8 @@ bool vm_unwind_link_addr(const struct vm_unwind_table *t, uint64_t off,
 static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 		 struct vm_error *err)
 {
+	unsigned cpu_ms = t->cpu_ms ? t->cpu_ms : VM_UNWIND_BUILD_CPU_MS;
+	struct cpu_budget budget = { .deadline_ms = thread_cpu_ms() + cpu_ms };
 	uint64_t *starts = NULL;
 	Dwarf_CFI *cfi;
 	size_t n = 0;
@@ -234,13 +279,19 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 	}
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = walk_function(cfi, starts[i],
-				  i + 1 < n ? starts[i + 1] : UINT64_MAX, t);
+				  i + 1 < n ? starts[i + 1] : UINT64_MAX, t,
+				  &budget);
 	dwarf_cfi_end(cfi);
 	free(starts);
 	if (r == -E2BIG)
 		return vm_error_set(err, E2BIG,
 				    "%s has more than %u unwind rows", what,
 				    VM_UNWIND_MAX_ROWS);
+	if (r == -ETIME)
+		return vm_error_set(
+			err, ETIME,
+			"%s's unwind rules take more than %u ms of CPU time to read",
+			what, cpu_ms);
 	if (r < 0)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	return 0;

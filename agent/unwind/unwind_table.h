@@ -21,6 +21,11 @@
  * Input is untrusted (any binary a target maps): libdw bounds every read,
  * the table's rows are bounded (VM_UNWIND_MAX_ROWS), and a file that is
  * not one yields an error, never a crash (tests/fuzz/fuzz_unwind.c).
+ * libdw reads a function's rules from its start again for each of its
+ * rows, so a function of K rows costs K * K / 2 steps: a function's rows
+ * are bounded (VM_UNWIND_MAX_FUNCTION_ROWS, past it the rest of the
+ * function has no rule), which keeps a build linear in the file, and so
+ * is the CPU time one build may take (VM_UNWIND_BUILD_CPU_MS).
  */
 #ifndef VMTOOLS_AGENT_UNWIND_TABLE_H
 #define VMTOOLS_AGENT_UNWIND_TABLE_H
@@ -33,6 +38,18 @@
 
 /* Rows one binary's table may have (postgres: ~60,000; libc: ~25,000). */
 #define VM_UNWIND_MAX_ROWS (2u << 20)
+/*
+ * Rows read from one function's rules (before equal ones are merged):
+ * compilers' largest functions have a few hundred; past it the rest of
+ * the function is one VM_UNWIND_NONE row, counted in `truncated`.
+ */
+#define VM_UNWIND_MAX_FUNCTION_ROWS 2048
+/*
+ * The CPU time one build may take, in ms, below the I/O pool's deadline
+ * for a read (agent/iopool/iopool.h) so a build ends by itself: past it
+ * the binary has no table (-ETIME).
+ */
+#define VM_UNWIND_BUILD_CPU_MS 2000
 
 enum vm_unwind_cfa {
 	VM_UNWIND_NONE, /* no rule here: fall back to the frame pointer */
@@ -67,13 +84,18 @@ struct vm_unwind_table {
 	size_t n_segs;
 	/* What was passed over: rows with rules no unwinder here follows. */
 	size_t unsupported;
+	/* Functions cut at VM_UNWIND_MAX_FUNCTION_ROWS. */
+	size_t truncated;
+	/* Set before a build: its CPU time bound, 0 for VM_UNWIND_BUILD_CPU_MS. */
+	unsigned cpu_ms;
 };
 
 /*
  * The table of the ELF file open on fd (it stays open): its .eh_frame
  * (or .debug_frame).  0; -ENOENT when it has no call frame information;
  * -EINVAL for a file libdw cannot read; -E2BIG past VM_UNWIND_MAX_ROWS;
- * -ENOMEM; with a sentence naming what in err.
+ * -ETIME past its CPU time bound (t->cpu_ms); -ENOMEM; with a sentence
+ * naming what in err.
  */
 int vm_unwind_table_build_fd(int fd, struct vm_unwind_table *t,
 			     const char *what, struct vm_error *err);

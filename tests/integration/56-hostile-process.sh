@@ -27,7 +27,16 @@
 #     (the comment said "0 binaries without tables", the others nothing);
 #   - under --continuous, a process that maps 1,200 files and exits: the
 #     agent holds a descriptor for each while it lives and closes them
-#     once it has gone (they stayed open until the agent ran out).
+#     once it has gone (they stayed open until the agent ran out);
+#   - ten 2 MB shared objects whose one function has 500,000 rows of
+#     unwind rules (libdw reads them in 500,000^2 / 2 steps) and one of 64
+#     functions of 4,097 rows (tests/lib/long-fde.py), mapped by a process
+#     named as a target: while a root process built without frame
+#     pointers is profiled beside it, /healthz answers within 1 s, the
+#     profile ends on time with at least 99% of the root process's stacks
+#     reaching main, the cut binaries are said in /healthz (`unwind`'s
+#     skipped), and SIGTERM stops the agent within 2 s (the readers were
+#     busy for minutes, the other targets' tables lost).
 # The hostile processes run as the user nobody, from $T (run_as), their
 # programs copied there: the checkout may be where nobody may not go.
 # Also: after the FIFO, a second profile is not refused as busy; /healthz's
@@ -39,11 +48,32 @@
 . "$SRC/tests/lib/pprof-raw.sh"
 
 skip_unless "hostile processes of an unprivileged user" "$(need_bpf)" \
-	"$(need_root)" "$(need_cmd curl objcopy mkfifo runuser timeout)" \
+	"$(need_root)" "$(need_cmd curl objcopy mkfifo runuser timeout cc)" \
 	"$(need_burn)" "$(need_cmd go)"
+[ -x "$BUILD/programs/nofp" ] ||
+	skip_unless "hostile processes" "needs $BUILD/programs/nofp (make tests)"
 [ -x "$BUILD/programs/sleepers" ] ||
 	skip_unless "hostile processes" "needs $BUILD/programs/sleepers (make tests)"
 id nobody >/dev/null 2>&1 || skip_unless "hostile processes" "needs the user nobody"
+
+# sigterm_stops CHECK: SIGTERM ends the agent within 2 s (its time said).
+sigterm_stops() {
+	local start gone
+	start=$(date +%s%N)
+	kill -TERM "$AGENT_PID"
+	timeout 5 tail -s 0.05 --pid="$AGENT_PID" -f /dev/null
+	gone=$((($(date +%s%N) - start) / 1000000))
+	check "$1 ($gone ms)" test "$gone" -lt 2000
+}
+
+# profile_bg NAME JSON: a CPU profile asked for with JSON, in the
+# background (POST its pid): $T/NAME.folded the answer, $T/NAME.code its status.
+profile_bg() {
+	curl -s -X POST -H 'Content-Type: application/json' -d "$2" \
+		-o "$T/$1.folded" -w '%{http_code}' --max-time 60 \
+		"$AGENT_URL/profile/cpu" >"$T/$1.code" &
+	POST=$!
+}
 
 COMM=c27fifo
 H=$T/h
@@ -64,11 +94,7 @@ at_exit "pkill -u nobody -x $COMM"
 sleep 0.5
 
 start_agent fifo --no-setup --comm "$COMM"
-curl -s -X POST -H 'Content-Type: application/json' \
-	-d '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}' \
-	-o "$T/fifo.folded" -w '%{http_code}' --max-time 20 \
-	"$AGENT_URL/profile/cpu" >"$T/fifo.code" &
-POST=$!
+profile_bg fifo '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}'
 sleep 1
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
 check "/healthz answers within 1 s while the profile runs" test "$code" = 200
@@ -78,11 +104,7 @@ check "the profile of the process whose debug link is a FIFO ends on time: 200, 
 check "a second profile is not refused as busy (nothing was left holding the cache)" \
 	bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -X POST -H 'Content-Type: application/json' \
 		-d '{\"timeout_seconds\": 1}' '$AGENT_URL/profile/cpu')\" = 200 ]"
-start=$(date +%s%N)
-kill -TERM "$AGENT_PID"
-timeout 5 tail -s 0.05 --pid="$AGENT_PID" -f /dev/null
-gone=$((($(date +%s%N) - start) / 1000000))
-check "SIGTERM stops the agent within 2 s ($gone ms)" test "$gone" -lt 2000
+sigterm_stops "SIGTERM stops the agent within 2 s"
 pkill -u nobody -x "$COMM"
 
 # Symbol tables built to take memory, run as nobody.
@@ -96,11 +118,7 @@ for exe in c27syms c27mini; do
 	at_exit "pkill -u nobody -x $exe"
 done
 start_agent syms --no-setup --comm c27syms --comm c27mini
-curl -s -X POST -H 'Content-Type: application/json' \
-	-d '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}' \
-	-o "$T/syms.folded" -w '%{http_code}' --max-time 60 \
-	"$AGENT_URL/profile/cpu" >"$T/syms.code" &
-POST=$!
+profile_bg syms '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}'
 sleep 2.2
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
 check "/healthz answers within 1 s while their symbols are read" test "$code" = 200
@@ -116,13 +134,53 @@ check "the agent stayed under 200 MB resident at its peak ($hwm MB)" test "$hwm"
 curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/syms.health"
 check "/healthz says what the symbol cache holds (binaries, bytes, the one bound of the home of binaries, none skipped)" \
 	python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['symbols']; assert s['binaries'] >= 2 and 0 < s['bytes'] < 200 << 20 and s['max_bytes'] == 768 << 20 and s['skipped'] == 0 and s['last_skipped'] == [], s" "$T/syms.health"
-start=$(date +%s%N)
-kill -TERM "$AGENT_PID"
-timeout 5 tail -s 0.05 --pid="$AGENT_PID" -f /dev/null
-gone=$((($(date +%s%N) - start) / 1000000))
-check "SIGTERM stops it within 2 s ($gone ms)" test "$gone" -lt 2000
+sigterm_stops "SIGTERM stops it within 2 s"
 pkill -u nobody -x c27syms
 pkill -u nobody -x c27mini
+
+# Unwind rules that cost the square of their rows, mapped by nobody.
+python3 "$SRC/tests/lib/long-fde.py" "$H/long0.so" --rows 500000
+python3 "$SRC/tests/lib/long-fde.py" "$H/many0.so" --rows 4097 --functions 64
+for i in $(seq 9); do cp "$H/long0.so" "$H/long$i.so"; done
+chmod a+r "$H"/*.so
+diag <<<"long unwind rules: $(stat -c '%n %s bytes' "$H/long0.so" "$H/many0.so" | sed "s|$H/||" | paste -sd,)"
+cat >"$H/quad.py" <<'PY'
+import ctypes, glob, sys
+ctypes.CDLL(None).prctl(15, b"c27quad", 0, 0, 0)
+loaded = [ctypes.CDLL(p) for p in sorted(glob.glob(sys.argv[1] + "/*.so"))]
+while True:
+    sum(range(1000))
+PY
+chmod a+r "$H/quad.py"
+run_as nobody "$H" python3 "$H/quad.py" "$H" 2>/dev/null &
+at_exit "pkill -u nobody -x c27quad"
+"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
+at_exit "kill $!"
+sleep 0.5
+start_agent quad --no-setup --comm c27quad --comm c27victim
+start=$(date +%s%N)
+profile_bg quad '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
+sleep 1.5
+t0=$(date +%s%N)
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
+diag <<<"/healthz answered in $((($(date +%s%N) - t0) / 1000000)) ms during the profile"
+check "/healthz answers within 1 s while their unwind rules are read" test "$code" = 200
+wait "$POST"
+took=$((($(date +%s%N) - start) / 1000000))
+diag <<<"the 3 s profile answered after $took ms"
+check "the 3 s profile answers 200 within 10 s ($took ms), with both processes' samples" \
+	bash -c "[ \"\$(cat '$T/quad.code')\" = 200 ] && [ $took -lt 10000 ] && grep -q '^c27quad' '$T/quad.folded' && grep -q '^c27victim' '$T/quad.folded'"
+read -r all reached < <(awk '/^c27victim;/ { n = $NF; all += n
+	if ($0 ~ /;(main|nofp_thread_main);/) reached += n } END { print all + 0, reached + 0 }' "$T/quad.folded")
+diag <<<"the root process: $reached of $all samples reach main"
+check "at least 99% of the root process's stacks reach main ($reached of $all)" \
+	test "$all" -gt 0 -a $((reached * 100)) -ge $((all * 99))
+curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/quad.health"
+check "/healthz says the binaries cut short (unwind's skipped, the last one and why)" \
+	python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; assert u['skipped'] >= 11 and '.so: ' in u['last_skipped'] and 'walked by frame pointer' in u['last_skipped'], u" "$T/quad.health"
+diag <<<"unwind: $(python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; print(u['skipped'], 'skipped;', u['last_skipped'])" "$T/quad.health")"
+sigterm_stops "SIGTERM stops it within 2 s"
+pkill -u nobody -x c27quad
 
 # 20,000 threads asleep.
 cp "$BUILD/programs/sleepers" "$H/sleepers"
@@ -190,11 +248,7 @@ n=$(wc -l <"/proc/$n/maps" 2>/dev/null)
 check "the hostile process has over 30,000 mappings ($n)" test "${n:-0}" -gt 30000
 start_agent maps --no-setup --comm c27maps
 start=$(date +%s%N)
-curl -s -X POST -H 'Content-Type: application/json' \
-	-d '{"sampling_frequency": 999, "timeout_seconds": 5, "format": "folded"}' \
-	-o "$T/maps.folded" -w '%{http_code}' --max-time 60 \
-	"$AGENT_URL/profile/cpu" >"$T/maps.code" &
-POST=$!
+profile_bg maps '{"sampling_frequency": 999, "timeout_seconds": 5, "format": "folded"}'
 sleep 5.5
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$AGENT_URL/healthz")
 check "/healthz answers within 1 s while it is symbolized" test "$code" = 200

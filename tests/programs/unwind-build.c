@@ -40,9 +40,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t0 = ms();
-	cold = vm_unwind_cache_get(pool, home, fd, argv[1], &held_cold);
+	cold = vm_unwind_cache_get(pool, home, fd, argv[1], &held_cold, NULL);
 	t1 = ms();
-	warm = vm_unwind_cache_get(pool, home, fd, argv[1], &held_warm);
+	warm = vm_unwind_cache_get(pool, home, fd, argv[1], &held_warm, NULL);
 	t2 = ms();
 	close(fd);
 	if (!cold || cold != warm) {

@@ -10,6 +10,15 @@
  * fit, the number of binaries remembered bounded (the least recently
  * used forgotten), and a table held staying while its home is asked for
  * others.  Each test makes its own home, as the agent's command does.
+ *
+ * The bounds of a build (agent/unwind/unwind_table.c), on shared objects
+ * a hostile user could map, made by tests/lib/long-fde.py: one function
+ * of 160,000 rows of equal rules, which libdw would read in 160,000^2 / 2
+ * steps, is cut at VM_UNWIND_MAX_FUNCTION_ROWS (its rest one row of no
+ * rule) and counted, the build's time a diagnostic; 64 functions at that
+ * bound, read with a CPU time bound of 20 ms, end past it with -ETIME
+ * and a sentence naming the file; and the cache says a cut binary once,
+ * in its skipped list and to the ask that built it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -27,6 +37,8 @@
 #include "agent/unwind/unwind_cache.h"
 
 static char dir[] = "/tmp/test_unwind_cache.XXXXXX";
+/* Made by setup: shared objects of long unwind rules. */
+static char one_long[128], many_at_bound[128];
 /* The file readers, as the agent's context holds them. */
 static struct vm_iopool *pool;
 
@@ -37,7 +49,7 @@ ask(struct vm_binaries *h, const char *path, struct vm_binary **held)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	assert_true(fd >= 0);
-	t = vm_unwind_cache_get(pool, h, fd, path, held);
+	t = vm_unwind_cache_get(pool, h, fd, path, held, NULL);
 	close(fd);
 	assert_true((t != NULL) == (*held != NULL));
 	return t;
@@ -227,17 +239,136 @@ static void held_stays(void **state)
 	vm_binaries_free(h);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A shared object of functions functions of rows rows each, into path. */
+static int make(char *path, size_t size, const char *name, unsigned rows,
+		unsigned functions)
+{
+	const char *src = getenv("SRC");
+	char cmd[1024];
+
+	snprintf(path, size, "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd),
+		 "python3 '%s/tests/lib/long-fde.py' '%s' --rows %u "
+		 "--functions %u",
+		 src ? src : ".", path, rows, functions);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void long_function_cut(void **state)
+{
+	struct vm_unwind_table t = { 0 };
+	struct vm_error err = { 0 };
+	const struct vm_unwind_row *r;
+	uint64_t start;
+	double t0, took;
+	int fd = open(one_long, O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	t0 = now_ms();
+	assert_int_equal(vm_unwind_table_build_fd(fd, &t, one_long, &err), 0);
+	took = now_ms() - t0;
+	close(fd);
+	printf("# one function of 160,000 rows: built in %.1f ms, %zu rows\n",
+	       took, t.n);
+	assert_int_equal(t.truncated, 1);
+	assert_int_equal(t.unsupported, 0);
+	/* At its start the CIE's rule, then sp + 16 up to the bound. */
+	start = t.rows[0].addr;
+	r = vm_unwind_lookup(&t, start);
+	assert_int_equal(r->cfa, VM_UNWIND_SP);
+	assert_int_equal(r->cfa_off, 8);
+	r = vm_unwind_lookup(&t, start + VM_UNWIND_MAX_FUNCTION_ROWS - 1);
+	assert_int_equal(r->cfa, VM_UNWIND_SP);
+	assert_int_equal(r->cfa_off, 16);
+	/* Past it, to the function's end: no rule, the frame pointer walks. */
+	r = vm_unwind_lookup(&t, start + VM_UNWIND_MAX_FUNCTION_ROWS);
+	assert_int_equal(r->cfa, VM_UNWIND_NONE);
+	r = vm_unwind_lookup(&t, start + 159999);
+	assert_int_equal(r->cfa, VM_UNWIND_NONE);
+	assert_true(t.n <= 4);
+	vm_unwind_table_free(&t);
+}
+
+static void cpu_time_bounded(void **state)
+{
+	struct vm_unwind_table t = { .cpu_ms = 20 };
+	struct vm_error err = { 0 };
+	double t0, took;
+	int fd = open(many_at_bound, O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	t0 = now_ms();
+	assert_int_equal(vm_unwind_table_build_fd(fd, &t, many_at_bound, &err),
+			 -ETIME);
+	took = now_ms() - t0;
+	close(fd);
+	printf("# 64 functions of %u rows, 20 ms of CPU time allowed: "
+	       "ended after %.1f ms\n",
+	       VM_UNWIND_MAX_FUNCTION_ROWS, took);
+	assert_non_null(strstr(err.msg, many_at_bound));
+	assert_non_null(strstr(err.msg, "more than 20 ms of CPU time"));
+	vm_unwind_table_free(&t);
+}
+
+static void cache_says_cut(void **state)
+{
+	struct vm_binaries *h = vm_binaries_new(NULL);
+	const struct vm_unwind_table *t;
+	struct vm_unwind_cache_stats st;
+	struct vm_error skip = { 0 }, again = { 0 };
+	struct vm_binary *held, *held2;
+	int fd = open(one_long, O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	t = vm_unwind_cache_get(pool, h, fd, one_long, &held, &skip);
+	assert_non_null(t);
+	assert_int_equal(t->truncated, 1);
+	assert_non_null(strstr(skip.msg, "1 of its functions have more than"));
+	/* Said once: the next ask is answered from the cache. */
+	assert_ptr_equal(
+		vm_unwind_cache_get(pool, h, fd, one_long, &held2, &again), t);
+	assert_int_equal(again.code, 0);
+	close(fd);
+	vm_unwind_cache_stats(h, &st);
+	assert_int_equal(st.tables, 1);
+	assert_int_equal(st.skipped, 1);
+	assert_non_null(strstr(st.last_skipped, one_long));
+	assert_non_null(strstr(st.last_skipped, "walked by frame pointer"));
+	vm_binaries_put(h, held);
+	vm_binaries_put(h, held2);
+	vm_binaries_free(h);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	pool = vm_iopool_new();
-	return pool && mkdtemp(dir) ? 0 : -1;
+	if (!pool || !mkdtemp(dir))
+		return -1;
+	return make(one_long, sizeof(one_long), "one-long.so", 160000,
+		    1) || make(many_at_bound, sizeof(many_at_bound), "many.so",
+			       VM_UNWIND_MAX_FUNCTION_ROWS, 64) ?
+		       -1 :
+		       0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
 	vm_iopool_free(pool);
+	unlink(one_long);
+	unlink(many_at_bound);
 	return rmdir(dir);
 }
 
@@ -249,6 +380,9 @@ int main(void)
 		cmocka_unit_test(entries_bounded),
 		cmocka_unit_test(bound_evicts_then_skips),
 		cmocka_unit_test(held_stays),
+		cmocka_unit_test(long_function_cut),
+		cmocka_unit_test(cpu_time_bounded),
+		cmocka_unit_test(cache_says_cut),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -206,10 +206,22 @@ int vm_bpf_unwind_use(struct vm_bpf_unwind *u, struct bpf_object *obj)
 	return 0;
 }
 
-static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
+/*
+ * A binary this session left without rows or some of them, and why (a
+ * sentence cut at 200 bytes, so that the path keeps room).
+ */
+static void session_skipped(struct vm_bpf_unwind *u, const char *path,
+			    const char *why)
 {
 	u->bins_skipped++;
-	snprintf(u->last_skipped, sizeof(u->last_skipped), "%s: %s", path, why);
+	snprintf(u->last_skipped, sizeof(u->last_skipped), "%s: %.200s", path,
+		 why);
+}
+
+/* One left out of the store (said in /healthz too). */
+static void skipped(struct vm_bpf_unwind *u, const char *path, const char *why)
+{
+	session_skipped(u, path, why);
 	pthread_mutex_lock(&u->store->said_lock);
 	u->store->skipped_total++;
 	snprintf(u->store->skipped_last, sizeof(u->store->skipped_last), "%s",
@@ -262,12 +274,12 @@ static const char *store_rows(struct vm_bpf_unwind_store *s,
 /*
  * The table of mapping m of pid into *t (NULL: it has none), held in
  * home as *held (*cached) or the vDSO's; false when the file cannot be
- * opened now.
+ * opened now.  skip: why its build passed a bound, when it did now.
  */
 static bool table_of(struct vm_bpf_unwind *u, uint32_t pid,
 		     const struct vm_mapping *m,
 		     const struct vm_unwind_table **t, bool *cached,
-		     struct vm_binary **held)
+		     struct vm_binary **held, struct vm_error *skip)
 {
 	char path[64];
 	int fd;
@@ -284,7 +296,7 @@ static bool table_of(struct vm_bpf_unwind *u, uint32_t pid,
 	fd = vm_iopool_open_regular(u->iopool, path, m->dev, VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return false;
-	*t = vm_unwind_cache_get(u->iopool, u->home, fd, m->path, held);
+	*t = vm_unwind_cache_get(u->iopool, u->home, fd, m->path, held, skip);
 	*cached = *t != NULL;
 	close(fd);
 	return true;
@@ -349,6 +361,7 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	struct vm_bpf_unwind_bin *b, nb;
 	const struct vm_unwind_table *t = NULL;
 	struct vm_binary *held = NULL;
+	struct vm_error skip = { 0 };
 	const char *why;
 	bool cached = false;
 
@@ -361,12 +374,14 @@ static const struct vm_bpf_unwind_bin *bin_of(struct vm_bpf_unwind *u,
 	b = bin_in(u->store->bins, u->store->n_bins, m->dev, ino);
 	pthread_mutex_unlock(&u->store->lock);
 	/* Built outside the locks: the reader thread asks under them. */
-	if (!b && !table_of(u, pid, m, &t, &cached, &held))
+	if (!b && !table_of(u, pid, m, &t, &cached, &held, &skip))
 		return NULL; /* gone, or not readable now: asked again later */
 	why = store_bin(u->store, m->dev, ino, t, cached, u->home, held, &nb);
 	pthread_mutex_lock(&u->lock);
 	if (why)
 		skipped(u, m->path, why);
+	else if (skip.code)
+		session_skipped(u, m->path, skip.msg);
 	b = vm_grow(u->bins, &u->cap_bins, u->n_bins + 1) ?
 		    NULL :
 		    &u->bins[u->n_bins++];

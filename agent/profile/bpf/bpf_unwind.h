@@ -61,7 +61,10 @@ struct vm_bpf_unwind {
 	int rows_fd; /* the store's, kept for later profiles; -1: none */
 	struct vm_bpf_unwind_bin *bins; /* the binaries seen, as stored */
 	size_t n_bins, cap_bins;
-	/* What went without: binaries past the store, processes past maps. */
+	/*
+	 * What went without: binaries past the store or a bound of their
+	 * table's build (with functions cut short), processes past maps.
+	 */
 	uint64_t bins_skipped, procs_skipped;
 	char last_skipped[256];
 	/* The processes counted in procs_skipped, each once. */

@@ -69,7 +69,8 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 					    VM_IOPOOL_OPEN_MS);
 	if (fd < 0)
 		return NULL;
-	f->table = vm_unwind_cache_get(u->iopool, u->home, fd, path, &f->held);
+	f->table = vm_unwind_cache_get(u->iopool, u->home, fd, path, &f->held,
+				       NULL);
 	close(fd);
 	u->tables_built++;
 	return f->table;
