@@ -602,18 +602,18 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 			return r;
 	}
 	if (s->unwound_by_table || s->unwound_by_frame_pointer) {
-		snprintf(
-			comment, sizeof(comment),
-			"vmtools: user stacks unwound with .eh_frame: %" PRIu64
-			" callers found by unwind tables, %" PRIu64
-			" by frame pointer; %" PRIu64
-			" stacks cut short (a bad read, no progress), %" PRIu64
-			" binaries without tables or cut short (past a bound), %" PRIu64
-			" processes past the bound (too many executable"
-			" mappings or processes)",
-			s->unwound_by_table, s->unwound_by_frame_pointer,
-			s->unwind_cut, s->unwind_binaries_skipped,
-			s->unwind_processes_skipped);
+		snprintf(comment, sizeof(comment),
+			 "vmtools: user stacks unwound with .eh_frame: %" PRIu64
+			 " callers found by unwind tables, %" PRIu64
+			 " by frame pointer; %" PRIu64
+			 " stacks cut short (a bad read, no progress), %" PRIu64
+			 " binaries without tables or cut short"
+			 " (past a bound), %" PRIu64
+			 " processes past the bound (too many executable"
+			 " mappings or processes)",
+			 s->unwound_by_table, s->unwound_by_frame_pointer,
+			 s->unwind_cut, s->unwind_binaries_skipped,
+			 s->unwind_processes_skipped);
 		r = add_comment(e, p, prof, comment);
 		if (r)
 			return r;
