@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/fdio.h"
 
 #define MAX_WORKERS 8
@@ -45,16 +46,12 @@ struct vm_iopool {
 struct vm_iopool *vm_iopool_new(void)
 {
 	struct vm_iopool *p = calloc(1, sizeof(*p));
-	pthread_condattr_t a;
 
 	if (!p)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->done, &a);
+	vm_cond_init_monotonic(&p->done);
 	pthread_cond_init(&p->work, NULL);
-	pthread_condattr_destroy(&a);
 	p->queue_tail = &p->queue;
 	p->refs = 1;
 	return p;
@@ -186,16 +183,10 @@ static void dequeue(struct vm_iopool *p, struct vm_iopool_job *job)
 int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
 		  unsigned timeout_ms)
 {
-	struct timespec until;
+	uint64_t until =
+		vm_clock_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000;
 	int r;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
 	job->next = NULL;
 	job->started = job->finished = job->abandoned = false;
 	if (!p) {
@@ -216,7 +207,7 @@ int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
 	p->n_queued++;
 	pthread_cond_signal(&p->work);
 	while (!job->finished && !p->closing &&
-	       pthread_cond_timedwait(&p->done, &p->lock, &until) != ETIMEDOUT)
+	       vm_cond_wait_until(&p->done, &p->lock, until) != ETIMEDOUT)
 		;
 	if (job->finished) {
 		pthread_mutex_unlock(&p->lock);

@@ -34,6 +34,7 @@
 #include "agent/samples/sample.h"
 #include "common/array.h"
 #include "common/cleanup.h"
+#include "common/clock.h"
 #include "common/dl.h"
 
 #ifndef VM_DEBUGINFOD_SONAME
@@ -401,17 +402,13 @@ int vm_debuginfod_new(const struct vm_debuginfod_options *o,
 	const char *cache = o && o->cache ? o->cache :
 					    VM_DEBUGINFOD_DEFAULT_CACHE;
 	struct vm_debuginfod *d = calloc(1, sizeof(*d));
-	pthread_condattr_t ca;
 	int r;
 
 	*out = d;
 	if (!d)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	pthread_mutex_init(&d->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&d->done, &ca);
-	pthread_condattr_destroy(&ca);
+	vm_cond_init_monotonic(&d->done);
 	pthread_cond_init(&d->wake, NULL);
 	if ((!o || o->n_urls == 0) && (!env || !env[0]))
 		return 0; /* nothing configured: lookups stay off */
@@ -488,21 +485,14 @@ out:
 
 void vm_debuginfod_wait(struct vm_debuginfod *d, unsigned max_ms)
 {
-	struct timespec until;
+	uint64_t until;
 
 	if (!d || !d->enabled)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += max_ms / 1000;
-	until.tv_nsec += (long)(max_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	until = vm_clock_ns(CLOCK_MONOTONIC) + (uint64_t)max_ms * 1000000;
 	pthread_mutex_lock(&d->lock);
 	while (d->pending && !atomic_load(&d->stopping))
-		if (pthread_cond_timedwait(&d->done, &d->lock, &until) ==
-		    ETIMEDOUT)
+		if (vm_cond_wait_until(&d->done, &d->lock, until) == ETIMEDOUT)
 			break;
 	pthread_mutex_unlock(&d->lock);
 }
