@@ -15,23 +15,20 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	struct vm_symcache_config symbols = { 0 };
 
 	*out = NULL;
+	if (!ctx)
+		return vm_error_set(err, ENOMEM, "out of memory");
 	if (cfg)
 		symbols = cfg->symbols;
-	if (ctx)
-		pthread_mutex_init(&ctx->backends_lock, NULL);
-	if (ctx)
-		ctx->iopool = vm_iopool_new();
+	pthread_mutex_init(&ctx->backends_lock, NULL);
+	ctx->iopool = vm_iopool_new();
 	/* Unusable lookups leave it off: its stats say why. */
-	if (ctx)
-		vm_debuginfod_new(cfg ? cfg->debuginfod : NULL,
-				  &ctx->debuginfod, NULL);
-	if (ctx)
-		ctx->binaries = vm_binaries_new(cfg ? &cfg->binaries : NULL);
-	symbols.debuginfod = ctx ? ctx->debuginfod : NULL;
-	symbols.iopool = ctx ? ctx->iopool : NULL;
-	if (ctx && ctx->iopool && ctx->binaries && ctx->debuginfod)
+	vm_debuginfod_new(cfg ? cfg->debuginfod : NULL, &ctx->debuginfod, NULL);
+	ctx->binaries = vm_binaries_new(cfg ? &cfg->binaries : NULL);
+	symbols.debuginfod = ctx->debuginfod;
+	symbols.iopool = ctx->iopool;
+	if (ctx->iopool && ctx->binaries && ctx->debuginfod)
 		ctx->symbols = vm_symcache_new(ctx->binaries, &symbols);
-	if (!ctx || !ctx->symbols) {
+	if (!ctx->symbols) {
 		vm_agent_ctx_free(ctx);
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
@@ -51,24 +48,21 @@ const char *vm_agent_ctx_warning(struct vm_agent_ctx *ctx)
 
 void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 {
+	if (!ctx)
+		return;
 	/*
 	 * The backends' first: they hold entries of the home; the lookups:
 	 * they tell the cache; then the cache, whose runs hold entries of
 	 * the home.
 	 */
-	for (size_t i = 0; ctx && i < VM_AGENT_CTX_BACKENDS; i++)
+	for (size_t i = 0; i < VM_AGENT_CTX_BACKENDS; i++)
 		if (ctx->backends[i].kept)
 			ctx->backends[i].free(ctx->backends[i].kept);
-	if (ctx)
-		vm_debuginfod_free(ctx->debuginfod);
-	if (ctx)
-		vm_symcache_free(ctx->symbols);
-	if (ctx)
-		vm_binaries_free(ctx->binaries);
+	vm_debuginfod_free(ctx->debuginfod);
+	vm_symcache_free(ctx->symbols);
+	vm_binaries_free(ctx->binaries);
 	/* Last: a stuck read keeps the pool until it returns, not ctx. */
-	if (ctx)
-		vm_iopool_free(ctx->iopool);
-	if (ctx)
-		pthread_mutex_destroy(&ctx->backends_lock);
+	vm_iopool_free(ctx->iopool);
+	pthread_mutex_destroy(&ctx->backends_lock);
 	free(ctx);
 }
