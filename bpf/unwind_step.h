@@ -14,8 +14,14 @@
  * (size bytes at addr into dst, a multiple of 8; false when unreadable):
  * bpf_probe_read_user in BPF, the walk's read callback in user space,
  * a captured stack in tests/unit/test_unwind_steps.c, which holds the two
- * walks equal.  The stack is untrusted: every read may fail, and a frame
- * that does not move up the stack ends the walk.
+ * walks equal.  The stack and the tables are untrusted (a table is what
+ * the file's owner wrote): every read may fail, and a walk that leaves
+ * the stack or the code is cut, not taken for a caller -- a frame that
+ * does not move up the stack, or moves further than a thread's stack
+ * can reach (UNWIND_STACK_MAX from where the walk, or the signal frame
+ * it crossed, started), and a return address that is 0 or in no
+ * executable mapping of the process (the includer's find says so, to
+ * unwind_walk_lost()).
  */
 #ifndef VMTOOLS_BPF_UNWIND_STEP_H
 #define VMTOOLS_BPF_UNWIND_STEP_H
@@ -28,6 +34,15 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/*
+ * How far above the first frame's stack pointer a caller's may be: a
+ * thread's stack is 8 MiB (the kernel's and glibc's default), 64 MiB is
+ * a limit raised eight times over, and past it the walk has left the
+ * stack.  The walk knows no more of the stack's region (the programs see
+ * no kernel types); only stack pointers are compared, nothing is read.
+ */
+#define UNWIND_STACK_MAX (64ull << 20)
+
 /* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
 struct unwind_regs {
 	__u64 pc, sp, fp;
@@ -36,11 +51,16 @@ struct unwind_regs {
 /* A walk so far: the registers of the frame it is at, and how it went. */
 struct unwind_walk {
 	struct unwind_regs r;
+	__u64 base; /* the sp of the first frame, or of a signal's */
 	__u32 by_table; /* callers found by a row */
 	__u32 by_fp; /* by the frame pointer, where no row holds the pc */
 	__u8 exact; /* r.pc is not a return address */
 	__u8 outermost; /* ended at the outermost frame */
-	__u8 cut; /* ended early: a read that failed, no progress */
+	/*
+	 * Ended early: a read that failed, no progress, off the stack, a
+	 * return address in no executable mapping.
+	 */
+	__u8 cut;
 };
 
 static __always_inline void unwind_walk_begin(struct unwind_walk *w, __u64 pc,
@@ -49,6 +69,7 @@ static __always_inline void unwind_walk_begin(struct unwind_walk *w, __u64 pc,
 	w->r.pc = pc;
 	w->r.sp = sp;
 	w->r.fp = fp;
+	w->base = sp;
 	w->by_table = w->by_fp = 0;
 	w->exact = 1; /* the innermost pc */
 	w->outermost = w->cut = 0;
@@ -166,13 +187,36 @@ unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
 		s = unwind_by_fp(&w->r, ctx) ? 1 : -1;
 		w->by_fp += s > 0;
 	}
-	/* A caller's frame is above its callee's; else it loops. */
-	if (s < 0 || (s > 0 && !w->exact && w->r.sp <= sp)) {
+	/*
+	 * A caller's frame is above its callee's (else it loops), on the
+	 * same stack; a signal's interrupted frame may be on another.
+	 */
+	if (w->exact)
+		w->base = w->r.sp;
+	if (s < 0 ||
+	    (s > 0 && !w->exact &&
+	     (w->r.sp <= sp || w->r.sp - w->base > UNWIND_STACK_MAX))) {
 		w->cut = 1;
 		return 1;
 	}
 	w->outermost = s == 0;
 	return s > 0 ? 0 : 1;
+}
+
+/*
+ * The walk is at a pc in no executable mapping of the process (0
+ * included): a return address there is not one (a false table, a
+ * corrupt stack), and the walk is cut; the first frame's pc, or the one
+ * a signal interrupted, is one the process runs (a file mapped since
+ * its mappings were read), and the walk goes on by the frame pointer.
+ * 1: the walk ends.
+ */
+static __always_inline int unwind_walk_lost(struct unwind_walk *w)
+{
+	if (w->exact)
+		return 0;
+	w->cut = 1;
+	return 1;
 }
 
 #endif

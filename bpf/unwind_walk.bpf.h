@@ -5,7 +5,8 @@
  * mapping that holds the pc, the row that holds it (its page's entry in
  * the binary's index, which is the answer for most pcs, else halvings
  * among the few rows of the page), then the caller's registers by the
- * step both walks share (bpf/unwind_step.h).  Where the walk starts,
+ * step both walks share (bpf/unwind_step.h); a return address in no
+ * mapping cuts the walk there.  Where the walk starts,
  * for which process, and what it counts are bpf/unwind.bpf.h's.
  *
  * It uses no helper but bpf_map_lookup_elem and bpf_probe_read_user, so
@@ -66,9 +67,13 @@ static __always_inline void unwind_begin(struct unwind_state *w, __u64 pc,
 	w->unknown = 0;
 }
 
-/* The row that holds pc, or NULL: none does, or no mapping holds pc. */
+/*
+ * The row that holds pc, or NULL: none does, or no mapping holds pc
+ * (*outside then set).
+ */
 static __always_inline const struct unwind_row *
-unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc)
+unwind_find(struct unwind_state *w, const struct unwind_proc *proc, __u64 pc,
+	    bool *outside)
 {
 	const struct unwind_map *m;
 	const struct unwind_row *row;
@@ -148,8 +153,9 @@ found:
 	lo--;
 	return bpf_map_lookup_elem(&unwind_rows, &lo);
 unknown:
-	/* A file mapped since user space read the mappings. */
+	/* A file mapped since user space read the mappings, or no code. */
 	w->unknown = 1;
+	*outside = true;
 	return NULL;
 }
 
@@ -162,12 +168,19 @@ __noinline int unwind_frame(struct unwind_state *w, struct stack_record *r,
 			    const struct unwind_proc *proc)
 {
 	const struct unwind_row *row;
+	bool outside = false;
 
-	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH || !w->walk.r.pc)
+	if (!w || !r || !proc || w->n >= STACK_MAX_DEPTH)
 		return 1;
+	if (!w->walk.r.pc) {
+		unwind_walk_lost(&w->walk); /* cut, unless the first pc */
+		return 1;
+	}
 	r->ips[w->n & STACK_MAX_DEPTH] = w->walk.r.pc;
 	w->n++;
-	row = unwind_find(w, proc, unwind_walk_pc(&w->walk));
+	row = unwind_find(w, proc, unwind_walk_pc(&w->walk), &outside);
+	if (outside && unwind_walk_lost(&w->walk))
+		return 1;
 	return unwind_walk_step(&w->walk, row, NULL);
 }
 

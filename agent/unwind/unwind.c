@@ -46,16 +46,23 @@ size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 	size_t n = 0;
 
 	unwind_walk_begin(&w, regs->pc, regs->sp, regs->fp);
-	while (n < max && w.r.pc) {
+	while (n < max) {
 		const struct vm_unwind_table *t;
 		const struct vm_unwind_row *row = NULL;
 		struct unwind_row packed;
+		bool outside = false;
 		uint64_t link;
 
+		if (!w.r.pc) {
+			unwind_walk_lost(&w); /* cut, unless the first pc */
+			break;
+		}
 		if (sps)
 			sps[n] = w.r.sp;
 		ips[n++] = w.r.pc;
-		t = find(arg, unwind_walk_pc(&w), &link);
+		t = find(arg, unwind_walk_pc(&w), &link, &outside);
+		if (outside && unwind_walk_lost(&w))
+			break;
 		if (t)
 			row = vm_unwind_lookup(t, link);
 		if (row)

@@ -10,9 +10,11 @@
  *
  * Where no table covers a pc the frame pointer is followed instead; a
  * signal frame (__restore_rt) is crossed through the ucontext the kernel
- * saved.  The stack is untrusted: every read may fail, and a walk ends
- * at the outermost frame, at a read that fails, at a frame that does not
- * move up the stack, or at max frames, never looping.
+ * saved.  The stack and the tables are untrusted: every read may fail,
+ * and a walk ends at the outermost frame, at max frames, or cut (and
+ * counted so): at a read that fails, a frame that does not move up the
+ * stack or leaves it, a return address in no executable mapping; never
+ * looping.
  */
 #ifndef VMTOOLS_AGENT_UNWIND_H
 #define VMTOOLS_AGENT_UNWIND_H
@@ -30,11 +32,14 @@ struct vm_unwind_regs {
 
 /*
  * The table for run-time address pc and pc's link-time address in it
- * (*link), or NULL when no table covers pc.
+ * (*link), or NULL when no table covers pc; *outside set when no
+ * executable mapping of the process holds pc (a return address there
+ * cuts the walk).
  */
 typedef const struct vm_unwind_table *(*vm_unwind_find_fn)(void *arg,
 							   uint64_t pc,
-							   uint64_t *link);
+							   uint64_t *link,
+							   bool *outside);
 
 /* The 8 bytes at addr of the stack into *value; false when unreadable. */
 typedef bool (*vm_unwind_read_fn)(void *arg, uint64_t addr, uint64_t *value);
@@ -44,7 +49,11 @@ struct vm_unwind_counts {
 	uint64_t by_table; /* callers found from a table's row */
 	uint64_t by_frame_pointer; /* where no table covered the pc */
 	uint64_t outermost; /* walks that ended at the outermost frame */
-	uint64_t cut; /* walks that ended early: a bad read, no progress */
+	/*
+	 * Walks that ended early: a bad read, no progress, off the stack,
+	 * a return address in no executable mapping.
+	 */
+	uint64_t cut;
 };
 
 /*

@@ -80,14 +80,16 @@ static void read_maps(void)
 }
 
 static const struct vm_unwind_table *find(void *arg, uint64_t pc,
-					  uint64_t *link)
+					  uint64_t *link, bool *outside)
 {
 	(void)arg;
+	*outside = true;
 	for (size_t i = 0; i < n_files; i++) {
 		struct mapped *m = &files[i];
 
 		if (pc < m->start || pc >= m->end)
 			continue;
+		*outside = false;
 		if (!m->built) {
 			int fd = open(m->path, O_RDONLY | O_CLOEXEC);
 
@@ -121,10 +123,11 @@ static const char *name_of(uint64_t pc)
 {
 	uint64_t link;
 	const struct vm_elf_symbol *s;
+	bool outside;
 
 	for (size_t i = 0; i < n_files; i++)
 		if (pc >= files[i].start && pc < files[i].end &&
-		    find(NULL, pc, &link) != (void *)1 &&
+		    find(NULL, pc, &link, &outside) != (void *)1 &&
 		    vm_elf_offset_to_addr(&files[i].info,
 					  pc - files[i].start + files[i].pgoff,
 					  &link) &&
@@ -359,11 +362,12 @@ static struct vm_unwind_table epilogue_table;
 static uint64_t copy[4];
 static const uint64_t copy_sp = 0x7ffd0000;
 
-static const struct vm_unwind_table *find_epilogue(void *arg, uint64_t pc,
-						   uint64_t *link)
+static const struct vm_unwind_table *
+find_epilogue(void *arg, uint64_t pc, uint64_t *link, bool *outside)
 {
 	(void)arg;
 	*link = pc;
+	*outside = pc < 0x1000 || pc >= 0x6000;
 	return pc >= 0x1000 && pc < 0x2000 ? &epilogue_table : NULL;
 }
 

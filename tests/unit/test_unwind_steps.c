@@ -21,7 +21,10 @@
  * own, libc's, the loader's) starts a walk over the recursion's stack,
  * at the row's first address and at the byte before it: most are cut at
  * once, all alike.  At every frame the pc and the stack pointer (its
- * callee's CFA) must be equal, and so must how each walk ended.
+ * callee's CFA) must be equal, and so must how each walk ended: at the
+ * outermost frame, at its last frame, or cut, never quietly elsewhere.
+ * Last, the recursion walked with this program's rules made false (a
+ * table its file's owner wrote): cut, by both.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,14 +100,16 @@ static bool read_copy(void *arg, uint64_t addr, uint64_t *value)
 
 /* The agent's find, as perf's walk has it (perfdata_unwind.c). */
 static const struct vm_unwind_table *find(void *arg, uint64_t pc,
-					  uint64_t *link)
+					  uint64_t *link, bool *outside)
 {
 	(void)arg;
+	*outside = true;
 	for (size_t i = 0; i < n_maps; i++) {
 		const struct mapped *f = &maps[i];
 
 		if (pc < f->m.start || pc >= f->m.end)
 			continue;
+		*outside = false;
 		if (!f->t.n ||
 		    !vm_unwind_link_addr(&f->t, pc - f->m.start + f->m.pgoff,
 					 link))
@@ -334,6 +339,12 @@ static void walk_both(const struct vm_unwind_regs *from, struct walked *b)
 	assert_int_equal(a.counts.by_frame_pointer, b->counts.by_frame_pointer);
 	assert_int_equal(a.counts.outermost, b->counts.outermost);
 	assert_int_equal(a.counts.cut, b->counts.cut);
+	/* Each walk ends at the outermost frame, its last frame, or cut. */
+	if (a.n < STACK_MAX_DEPTH && a.counts.outermost + a.counts.cut != 1)
+		fail_msg("the walk from pc %#llx ended after %zu frames at pc "
+			 "%#llx, neither outermost nor cut",
+			 (unsigned long long)from->pc, a.n,
+			 (unsigned long long)a.ips[a.n - 1]);
 }
 
 static const struct {
@@ -399,11 +410,46 @@ static void every_row_equal(void **state)
 	assert_true(walks > 10000); /* libc's rows among them */
 }
 
+/*
+ * This program's rules made false, each CFA 8 bytes off, as a table
+ * its owner wrote to look like another file's would be: the walk of the
+ * recursion leaves it, and both walks say it was cut.
+ */
+static void false_table_cut(void **state)
+{
+	uint64_t here = (uint64_t)(uintptr_t)in_recursion;
+	struct unwind_map kept;
+	struct walked w;
+	size_t i = 0;
+
+	(void)state;
+	while (i < n_maps && (here < maps[i].m.start || here >= maps[i].m.end))
+		i++;
+	assert_true(i < n_maps && maps[i].t.n > 0);
+	kept = proc.m[i];
+	for (size_t k = 0; k < maps[i].t.n; k++)
+		maps[i].t.rows[k].cfa_off += 8;
+	feed(&maps[i], &proc.m[i]);
+	in_recursion();
+	walk_both(&captured, &w);
+	for (size_t k = 0; k < maps[i].t.n; k++)
+		maps[i].t.rows[k].cfa_off -= 8;
+	proc.m[i] = kept;
+	print_message("a false table: %zu frames, %llu by table, %llu by "
+		      "frame pointer, cut %llu\n",
+		      w.n, (unsigned long long)w.counts.by_table,
+		      (unsigned long long)w.counts.by_frame_pointer,
+		      (unsigned long long)w.counts.cut);
+	assert_int_equal(w.counts.outermost, 0);
+	assert_int_equal(w.counts.cut, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(real_stacks_equal),
 		cmocka_unit_test(every_row_equal),
+		cmocka_unit_test(false_table_cut),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -77,15 +77,19 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 }
 
 static const struct vm_unwind_table *find(void *arg, uint64_t pc,
-					  uint64_t *link)
+					  uint64_t *link, bool *outside)
 {
 	struct walk *w = arg;
 
+	*outside = true;
 	for (size_t i = 0; i < w->n_maps; i++) {
 		const struct vm_mapping *m = &w->maps[i];
 		const struct vm_unwind_table *t;
 
-		if (pc < m->start || pc >= m->end || !m->path)
+		if (pc < m->start || pc >= m->end)
+			continue;
+		*outside = false;
+		if (!m->path)
 			continue;
 		if (m->path[0] == '/')
 			t = table_of(w->u, w->pid, m->path);
