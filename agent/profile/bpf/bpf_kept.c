@@ -14,7 +14,7 @@ void *vm_bpf_kept_new(void)
 
 	if (!k)
 		return NULL;
-	k->store = vm_bpf_unwind_store_new();
+	k->store = vm_bpf_unwind_store_new(0, 0);
 	if (!k->store) {
 		free(k);
 		return NULL;

@@ -17,15 +17,31 @@
 #include <bpf/libbpf.h>
 
 #include "agent/binaries/binaries.h"
+#include "agent/profile/bpf/bpf_unwind_rows.h"
 #include "bpf/unwind.h"
 #include "common/error.h"
 
 /*
  * Rows the store holds, 8 bytes each: 8 MiB, PostgreSQL 17 (116,000
  * rows), libc (25,000) and well over 30 libraries; a binary past it is
- * walked by frame pointer, and counted.
+ * walked by frame pointer, and counted.  Copies of one binary (files
+ * whose tables are equal, row for row) share one run of rows, and a
+ * binary's rows are given back once no process's entry points at them.
  */
 #define VM_BPF_UNWIND_ROWS (1u << 20)
+/*
+ * The part of the store the processes of one uid may fill (a half): one
+ * user's processes, whatever files they map, leave the other half to
+ * the rest.  A process whose binaries would pass it is walked by frame
+ * pointer there, and counted with the processes past the bounds.
+ */
+#define VM_BPF_UNWIND_SHARE 2
+/*
+ * How long rows no process entry points at any more are kept before
+ * another binary may have them, in ms: far longer than a walk that read
+ * the entry before it went can last.
+ */
+#define VM_BPF_UNWIND_GRACE_MS 1000
 /*
  * Processes with mappings of their own (children share their parent's);
  * past it, and past the UNWIND_MAX_MAPS executable mappings one entry
@@ -39,7 +55,7 @@
  */
 #define VM_BPF_UNWIND_ASKED 1024
 
-struct vm_bpf_unwind_bin;
+struct vm_bpf_unwind_none;
 
 /*
  * The store (bpf/unwind.h) every profile's programs share, kept from one
@@ -48,8 +64,13 @@ struct vm_bpf_unwind_bin;
  */
 struct vm_bpf_unwind_store;
 
-/* A store not made yet (its map is made at the first profile); NULL: -ENOMEM. */
-struct vm_bpf_unwind_store *vm_bpf_unwind_store_new(void);
+/*
+ * A store not made yet (its map is made at the first profile) of rows
+ * rows, of which one owner may take share (0, 0: VM_BPF_UNWIND_ROWS and
+ * its VM_BPF_UNWIND_SHARE-th); NULL: -ENOMEM.
+ */
+struct vm_bpf_unwind_store *vm_bpf_unwind_store_new(uint32_t rows,
+						    uint32_t share);
 /* Emptied (vm_bpf_unwind_release) and freed; NULL is nothing. */
 void vm_bpf_unwind_store_free(struct vm_bpf_unwind_store *s);
 
@@ -59,8 +80,9 @@ struct vm_bpf_unwind {
 	struct vm_iopool *iopool; /* what reads the targets' files */
 	int procs_fd, asked_fd; /* -1: none */
 	int rows_fd; /* the store's, kept for later profiles; -1: none */
-	struct vm_bpf_unwind_bin *bins; /* the binaries seen, as stored */
-	size_t n_bins, cap_bins;
+	/* The binaries this session gave no rows, each counted once. */
+	struct vm_bpf_unwind_none *nones;
+	size_t n_nones, cap_nones;
 	/*
 	 * What went without: binaries past the store or a bound of their
 	 * table's build (with functions cut short), processes past maps.
@@ -71,6 +93,11 @@ struct vm_bpf_unwind {
 	uint32_t *skipped_pids;
 	size_t n_skipped_pids, cap_skipped_pids;
 	pthread_mutex_t lock; /* all of the above, and the queue */
+	/*
+	 * The entries' writes: an entry and the references to the store's
+	 * rows it holds change together.
+	 */
+	pthread_mutex_t entries_lock;
 	/* Processes to read again (fed by feeder). */
 	uint32_t *queue;
 	size_t n_queue, cap_queue;
@@ -109,11 +136,11 @@ void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid);
 #define VM_BPF_UNWIND_QUEUE 4096
 void vm_bpf_unwind_ask(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid);
 
-/* A process gone: its entry goes. */
+/* A process gone: its entry goes, and the references it held. */
 void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid);
 
 struct vm_bpf_unwind_stats {
-	uint64_t bins, rows; /* binaries with rows in the store, rows */
+	uint64_t bins, rows; /* runs of rows in the store, rows given out */
 	uint64_t bins_skipped, procs_skipped;
 };
 
@@ -135,8 +162,9 @@ void vm_bpf_unwind_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 			   char *last, size_t size);
 /*
  * Processes the sessions using s walked by frame pointer, wholly (past
- * VM_BPF_UNWIND_PROCS) or past their first UNWIND_MAX_MAPS executable
- * mappings, and the last one's pid, name and why, "" if none.
+ * VM_BPF_UNWIND_PROCS), past their first UNWIND_MAX_MAPS executable
+ * mappings, or in binaries past their owner's share of the store, and
+ * the last one's pid, name and why, "" if none.
  */
 void vm_bpf_unwind_procs_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 				 char *last, size_t size);
