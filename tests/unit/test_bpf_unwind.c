@@ -10,8 +10,13 @@
  * with the table's rules, found by its index at its address and the one
  * before it just before), and its
  * [vdso] mapping, which no file holds, has the vDSO's table once, biased
- * to where it is mapped.  The parts that make BPF maps need root and are
- * skipped without it.
+ * to where it is mapped.  The store's free runs (bpf_unwind_rows.c); two
+ * copies of sleep in a store that has room for them once; their rows
+ * given back, once the processes are gone and forgotten, to this
+ * process's binaries, which did not fit beside them; root past its
+ * share while nobody's process has its rows.  The parts that make BPF
+ * maps or processes of other users need root and are skipped without
+ * it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +27,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -367,6 +375,228 @@ static void store_serves_vdso(void **state)
 	vm_bpf_unwind_close(&u);
 }
 
+/* The store's free runs: taken first fit, given back joined. */
+static void rows_taken_and_given(void **state)
+{
+	struct vm_bpf_rows r;
+	uint32_t a, b, c, d;
+
+	(void)state;
+	assert_int_equal(vm_bpf_rows_init(&r, 100), 0);
+	assert_int_equal(vm_bpf_rows_take(&r, 30, &a), 0);
+	assert_int_equal(vm_bpf_rows_take(&r, 30, &b), 0);
+	assert_int_equal(vm_bpf_rows_take(&r, 30, &c), 0);
+	assert_int_equal(a, 0);
+	assert_int_equal(b, 30);
+	assert_int_equal(c, 60);
+	assert_int_equal(vm_bpf_rows_take(&r, 20, &d), -ENOSPC);
+	assert_int_equal(vm_bpf_rows_give(&r, b, 30), 0);
+	assert_int_equal(vm_bpf_rows_take(&r, 20, &d), 0);
+	assert_int_equal(d, 30); /* the first run it fits in */
+	assert_int_equal(vm_bpf_rows_give(&r, a, 30), 0);
+	assert_int_equal(vm_bpf_rows_give(&r, d, 20), 0);
+	/* 0-60 joined (and 50-60 with them): 60 rows at 0. */
+	assert_int_equal(vm_bpf_rows_take(&r, 60, &d), 0);
+	assert_int_equal(d, 0);
+	assert_int_equal(r.used, 90);
+	assert_int_equal(vm_bpf_rows_give(&r, c, 30), 0);
+	assert_int_equal(vm_bpf_rows_give(&r, d, 60), 0);
+	assert_int_equal(r.used, 0);
+	assert_int_equal(r.n_free, 1);
+	vm_bpf_rows_destroy(&r);
+}
+
+/* A copy of /bin/sleep at path, executable by anyone. */
+static void copy_sleep(const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open("/bin/sleep", O_RDONLY | O_CLOEXEC),
+	    out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+
+	assert_true(in >= 0 && out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* path run as uid (0: as we are), sleeping, once it has been exec'd. */
+static pid_t spawn(const char *path, uid_t uid)
+{
+	char exe[64], link[256];
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		if (uid && (setgid(uid) || setuid(uid)))
+			_exit(127);
+		execl(path, path, "30", (char *)NULL);
+		_exit(127);
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 500; i++) {
+		ssize_t n = readlink(exe, link, sizeof(link) - 1);
+
+		if (n > 0 && (link[n] = 0, !strcmp(link, path)))
+			return pid;
+		usleep(10000);
+	}
+	fail_msg("%s did not start", path);
+	return -1;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The rows this process's mappings take in a store of their own. */
+static uint64_t rows_of_self(void **state)
+{
+	struct vm_bpf_unwind_store *s = vm_bpf_unwind_store_new(0, 0);
+	struct vm_bpf_unwind u;
+	struct vm_bpf_unwind_stats st;
+
+	assert_non_null(s);
+	assert_int_equal(vm_bpf_unwind_open(&u, s, ctx_of(state)->binaries,
+					    ctx_of(state)->iopool, NULL),
+			 0);
+	vm_bpf_unwind_feed(&u, (uint32_t)getpid(), 0);
+	vm_bpf_unwind_stats(&u, &st);
+	vm_bpf_unwind_close(&u);
+	vm_bpf_unwind_store_free(s);
+	assert_int_equal(st.bins_skipped, 0);
+	return st.rows;
+}
+
+/*
+ * Two copies of one binary (two files, one table) take its rows once;
+ * once the processes that mapped them are gone, their rows go back to
+ * the store within its grace, for a binary first seen after, while the
+ * session that stored them goes on (a continuous profile's).
+ */
+static void store_shares_copies_and_reclaims(void **state)
+{
+	char dir[] = "/tmp/test_bpf_unwind.XXXXXX", a[64], b[64];
+	struct vm_bpf_unwind_store *s;
+	struct vm_bpf_unwind_stats one, two, after;
+	struct vm_bpf_unwind u;
+	struct unwind_proc p;
+	uint64_t self;
+	pid_t pa, pb;
+	uint32_t ua, ub;
+
+	if (geteuid() != 0)
+		skip();
+	self = rows_of_self(state);
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	copy_sleep(a);
+	copy_sleep(b);
+	/* Room for this process's binaries, not for those and sleep's. */
+	s = vm_bpf_unwind_store_new((uint32_t)self, (uint32_t)self);
+	assert_non_null(s);
+	assert_int_equal(vm_bpf_unwind_open(&u, s, ctx_of(state)->binaries,
+					    ctx_of(state)->iopool, NULL),
+			 0);
+	pa = spawn(a, 0);
+	pb = spawn(b, 0);
+	ua = (uint32_t)pa;
+	ub = (uint32_t)pb;
+	vm_bpf_unwind_feed(&u, ua, 0);
+	vm_bpf_unwind_stats(&u, &one);
+	vm_bpf_unwind_feed(&u, ub, 0);
+	vm_bpf_unwind_stats(&u, &two);
+	print_message("# one copy of sleep: %llu rows in %llu runs; two: "
+		      "%llu rows in %llu runs\n",
+		      (unsigned long long)one.rows,
+		      (unsigned long long)one.bins,
+		      (unsigned long long)two.rows,
+		      (unsigned long long)two.bins);
+	assert_true(one.rows > 0);
+	assert_int_equal(two.rows, one.rows);
+	assert_int_equal(two.bins, one.bins);
+	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &ub, &p), 0);
+	/* Gone, forgotten, and past the grace: this process's fit whole. */
+	reap(pa);
+	reap(pb);
+	vm_bpf_unwind_forget(&u, ua);
+	vm_bpf_unwind_forget(&u, ub);
+	usleep((VM_BPF_UNWIND_GRACE_MS + 100) * 1000);
+	vm_bpf_unwind_feed(&u, (uint32_t)getpid(), 0);
+	vm_bpf_unwind_stats(&u, &after);
+	print_message("# this process's binaries after: %llu rows (%llu in a "
+		      "store of their own), %llu skipped\n",
+		      (unsigned long long)after.rows, (unsigned long long)self,
+		      (unsigned long long)after.bins_skipped);
+	assert_int_equal(after.bins_skipped, 0);
+	assert_int_equal(after.rows, self);
+	vm_bpf_unwind_close(&u);
+	vm_bpf_unwind_store_free(s);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+
+/*
+ * One uid's processes take at most its share: past it, the process is
+ * walked by frame pointer there and counted, with why; another uid's
+ * process has its rows still.
+ */
+static void store_bounds_an_owner(void **state)
+{
+	char dir[] = "/tmp/test_bpf_unwind.XXXXXX", a[64], why[256];
+	struct vm_bpf_unwind_store *s;
+	struct vm_bpf_unwind_stats st;
+	struct vm_bpf_unwind u;
+	struct unwind_proc p;
+	uint64_t self, n;
+	uint32_t pid = (uint32_t)getpid(), un;
+	pid_t pn;
+	bool stored = false;
+
+	if (geteuid() != 0)
+		skip();
+	self = rows_of_self(state);
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(a, sizeof(a), "%s/a", dir);
+	copy_sleep(a);
+	s = vm_bpf_unwind_store_new(0, (uint32_t)self - 1);
+	assert_non_null(s);
+	assert_int_equal(vm_bpf_unwind_open(&u, s, ctx_of(state)->binaries,
+					    ctx_of(state)->iopool, NULL),
+			 0);
+	vm_bpf_unwind_feed(&u, pid, 0);
+	vm_bpf_unwind_stats(&u, &st);
+	vm_bpf_unwind_procs_skipped(s, &n, why, sizeof(why));
+	print_message("# root past a share of %llu rows: %llu stored; %s\n",
+		      (unsigned long long)self - 1, (unsigned long long)st.rows,
+		      why);
+	assert_true(st.rows < self);
+	assert_int_equal(st.procs_skipped, 1);
+	assert_non_null(strstr(why, "the binaries of uid 0 past its share"));
+	/* nobody's has a share of its own. */
+	pn = spawn(a, 65534);
+	un = (uint32_t)pn;
+	vm_bpf_unwind_feed(&u, un, 0);
+	assert_int_equal(bpf_map_lookup_elem(u.procs_fd, &un, &p), 0);
+	for (uint32_t i = 0; i < p.n; i++)
+		stored |= p.m[i].count > 0 && p.m[i].start < 0x600000000000ull;
+	assert_true(stored); /* sleep's own rows, at a PIE's address */
+	vm_bpf_unwind_stats(&u, &st);
+	assert_int_equal(st.procs_skipped, 1);
+	reap(pn);
+	vm_bpf_unwind_close(&u);
+	vm_bpf_unwind_store_free(s);
+	unlink(a);
+	rmdir(dir);
+}
+
 /*
  * The tables' home and the file readers: a context of the test's own;
  * the store and calibration: a backend state of its own.
@@ -401,6 +631,9 @@ int main(void)
 		cmocka_unit_test(rules_packed_whole),
 		cmocka_unit_test(store_serves_own_executable),
 		cmocka_unit_test(store_serves_vdso),
+		cmocka_unit_test(rows_taken_and_given),
+		cmocka_unit_test(store_shares_copies_and_reclaims),
+		cmocka_unit_test(store_bounds_an_owner),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

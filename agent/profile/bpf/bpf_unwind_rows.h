@@ -16,7 +16,7 @@
 struct vm_bpf_rows {
 	struct vm_bpf_rows_run {
 		uint32_t at, n;
-	} *free; /* sorted by at, none adjacent */
+	} * free; /* sorted by at, none adjacent */
 	size_t n_free, cap_free;
 	uint32_t size; /* rows in the store */
 	uint32_t used; /* rows given out */
