@@ -606,11 +606,13 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 			 "vmtools: user stacks unwound with .eh_frame: %" PRIu64
 			 " callers found by unwind tables, %" PRIu64
 			 " by frame pointer; %" PRIu64
-			 " stacks cut short (a bad read, no progress), %" PRIu64
+			 " stacks cut short (a bad read, no progress, off the"
+			 " stack or the code), %" PRIu64
 			 " binaries without tables or cut short"
 			 " (past a bound), %" PRIu64
 			 " processes past the bound (too many executable"
-			 " mappings or processes)",
+			 " mappings or processes, or their owner's share of"
+			 " the store)",
 			 s->unwound_by_table, s->unwound_by_frame_pointer,
 			 s->unwind_cut, s->unwind_binaries_skipped,
 			 s->unwind_processes_skipped);

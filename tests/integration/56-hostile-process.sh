@@ -297,7 +297,7 @@ read_raw "$T/exec70.pb.gz"
 comment=$(grep '^Comment: vmtools: user stacks' "$T/exec70.pb.gz.raw")
 diag <<<"${comment:-no comment on user stacks}"
 check "its profile (200, got $code) counts it in the comment: 1 process past the bound" \
-	bash -c "[ '$code' = 200 ] && grep -q ', 1 processes past the bound (too many executable mappings or processes)' <<<'$comment'"
+	bash -c "[ '$code' = 200 ] && grep -q ', 1 processes past the bound (too many executable mappings or processes, or their owner'\''s share of the store)' <<<'$comment'"
 curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/exec70.health"
 check "/healthz counts it: unwind.procs_skipped 1, its pid, name and why" \
 	python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; assert u['procs_skipped'] == 1 and u['procs_last_skipped'] == 'process $pid (c27exec70): more than 64 executable mappings, those past them walked by frame pointer', u" "$T/exec70.health"

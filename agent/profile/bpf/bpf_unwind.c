@@ -9,8 +9,15 @@
  * copied from the agent's home of binaries (agent/unwind/unwind_cache.c,
  * built once per file), packed (agent/unwind/unwind_pack.c), the first
  * time a target maps it, and serve
- * every later profile as they are.  A profile that starts with the store
- * more than half full and no other profile running empties it first.
+ * every later profile as they are.  Files whose tables are equal (copies
+ * of one binary: rows and segments compared whole, found by a digest)
+ * share one run.  Each mapping of a process entry holds a reference to
+ * its run; a run no entry has pointed at for VM_BPF_UNWIND_GRACE_MS
+ * goes back to the store's free rows (bpf_unwind_rows.c) the next time
+ * any process's mappings are read -- an entry is unpublished before its
+ * references go, so the programs never read a run given to another
+ * binary.  The runs a uid's processes stored may take at most its share
+ * of the store.
  * A process's entry lists its executable mappings in address order, each
  * with where its binary's rows are and the bias that turns a pc into a
  * row address; a child whose mappings are its parent's gets none (the
