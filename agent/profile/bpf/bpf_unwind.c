@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -594,6 +595,39 @@ static void note_none(struct vm_bpf_unwind *u, uint64_t dev, uint64_t ino,
 	pthread_mutex_unlock(&u->lock);
 }
 
+static void entry_drop(struct vm_bpf_unwind *u, uint32_t pid);
+
+/*
+ * The entries of processes gone unannounced (an end the session did not
+ * see) dropped, so that their rows go back too; at most once a grace,
+ * when the store lacks room.
+ */
+static void sweep_gone(struct vm_bpf_unwind *u)
+{
+	uint64_t now = now_ms();
+	uint32_t pid, next;
+	bool first = true;
+
+	pthread_mutex_lock(&u->lock);
+	if (now - u->swept < VM_BPF_UNWIND_GRACE_MS) {
+		pthread_mutex_unlock(&u->lock);
+		return;
+	}
+	u->swept = now;
+	pthread_mutex_unlock(&u->lock);
+	for (int i = 0;
+	     i < VM_BPF_UNWIND_PROCS &&
+	     !bpf_map_get_next_key(u->procs_fd, first ? NULL : &pid, &next);
+	     i++) {
+		first = false;
+		pid = next;
+		if (kill((pid_t)pid, 0) && errno == ESRCH) {
+			entry_drop(u, pid);
+			first = true; /* from the start again: it went */
+		}
+	}
+}
+
 /*
  * Point e at the rows of mapping m of pid (a process of owner's), stored
  * now if they are not yet: the store's run of that file, or of a file
@@ -652,6 +686,8 @@ static void locate(struct vm_bpf_unwind *u, uint32_t pid, uint32_t owner,
 	pthread_mutex_unlock(&s->lock);
 	if (cached && !keep)
 		vm_binaries_put(u->home, held);
+	if (why || *over)
+		sweep_gone(u);
 	if (why) {
 		note_none(u, m->dev, ino, freed);
 		if (!n) {

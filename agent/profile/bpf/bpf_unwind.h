@@ -104,6 +104,7 @@ struct vm_bpf_unwind {
 	pthread_cond_t wake;
 	pthread_t feeder;
 	bool started, stopping;
+	uint64_t swept; /* ms (CLOCK_MONOTONIC): gone entries last dropped */
 };
 
 /*
