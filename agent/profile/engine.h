@@ -182,6 +182,11 @@ struct vm_backend_status {
 	 * (past the store, code spanning 4 GiB), and the last one's path and
 	 * why ("" if none).
 	 */
+	/*
+	 * The BPF programs' store of rows: runs of rows (one per table,
+	 * shared by files with equal tables) and the rows they take.
+	 */
+	uint64_t unwind_store_runs, unwind_store_rows;
 	uint64_t unwind_store_skipped;
 	char unwind_store_last_skipped[256];
 	/*

@@ -215,6 +215,8 @@ static struct json_object *unwind_json(struct vm_binaries *binaries,
 			json_object_new_string(bpf->user_regs_error));
 	}
 	json_object_object_add(o, "user_registers", regs);
+	add_u64(o, "store_runs", bpf->unwind_store_runs);
+	add_u64(o, "store_rows", bpf->unwind_store_rows);
 	add_u64(o, "store_skipped", bpf->unwind_store_skipped);
 	json_object_object_add(
 		o, "store_last_skipped",

@@ -28,6 +28,18 @@
 #   - under --continuous, a process that maps 1,200 files and exits: the
 #     agent holds a descriptor for each while it lives and closes them
 #     once it has gone (they stayed open until the agent ran out);
+#   - a file that claims libc's build id with unwind rules of its own,
+#     mapped before a root process built without frame pointers is
+#     profiled beside it: at least 99% of the root process's stacks reach
+#     main and the outermost frame (_start, or clone3 for its threads):
+#     libc keeps its own rules (the table was the file's, by build id);
+#   - under --continuous, a process that fills the BPF programs' store of
+#     unwind rows (30 copies of libc, 12 files of 60,000 rows of rules
+#     of their own) for 15 s and exits: it is counted past its uid's
+#     share of the store (/healthz: unwind.procs_last_skipped), and a
+#     root process started after it has at least 99% of its stacks
+#     reaching main and the outermost frame (the store, full of the
+#     copies, was never emptied: none of its stacks reached main);
 #   - ten 2 MB shared objects whose one function has 500,000 rows of
 #     unwind rules (libdw reads them in 500,000^2 / 2 steps) and one of 64
 #     functions of 4,097 rows (tests/lib/long-fde.py), mapped by a process
@@ -332,3 +344,132 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 -X POST -H 'Content-
 	-d '{"timeout_seconds": 1}' "$AGENT_URL/profile/cpu")
 check "and a profile is still taken (200)" test "$code" = 200
 stop_agent
+
+# victim_reaches NAME FOLDED: the share of the root process's stacks
+# (c27victim) in FOLDED that reach main (or its threads' function) and
+# the outermost frame (_start, or clone3 for its threads), checked at
+# 99%.
+victim_reaches() {
+	local all main start
+	read -r all main start < <(awk '/^c27victim;/ { n = $NF; all += n
+		if ($0 ~ /;(main|nofp_thread_main);/) main += n
+		if ($0 ~ /^c27victim;(_start|[_A-Za-z]*clone3?);/) start += n
+		else print > "/dev/stderr" }
+		END { print all + 0, main + 0, start + 0 }' "$2" 2>"$2.short")
+	[ -s "$2.short" ] && diag <<<"$1: stacks short of the outermost frame: $(head -c 600 "$2.short")"
+	diag <<<"$1: the root process: $main of $all samples reach main, $start the outermost frame"
+	check "$1: at least 99% of the root process's stacks reach main ($main of $all)" \
+		test "$all" -gt 0 -a $((main * 100)) -ge $((all * 99))
+	check "$1: at least 99% of them reach _start or clone3 ($start of $all)" \
+		test "$all" -gt 0 -a $((start * 100)) -ge $((all * 99))
+}
+
+# A file that claims libc's build id, its unwind rules its own, mapped
+# by nobody before the root process starts: libc's frames in the root
+# process keep libc's rules.
+libc=$(ldd "$BUILD/programs/nofp" | awk '$1 ~ /^libc\.so/ {print $3}')
+libc_id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+mkdir -p "$H/evil"
+cat >"$H/evil/evil.s" <<'ASM'
+.text
+.globl evil
+.type evil, @function
+evil:
+.cfi_startproc
+.cfi_def_cfa_offset 4096
+.rept 65536
+nop
+.endr
+ret
+.cfi_endproc
+ASM
+cc -shared -nostdlib -Wl,--build-id=0x"$libc_id" -o "$H/evil/libc.so.6" "$H/evil/evil.s"
+chmod -R a+rX "$H/evil"
+check "the hostile file claims libc's build id ($libc_id)" \
+	bash -c "readelf -n '$H/evil/libc.so.6' | grep -q 'Build ID: $libc_id'"
+cat >"$H/evil.py" <<'PY'
+import ctypes, sys
+ctypes.CDLL(None).prctl(15, b"c27evil", 0, 0, 0)
+lib = ctypes.CDLL(sys.argv[1])
+open(sys.argv[2], "w").write("ready")
+while True:
+    sum(range(1000))
+PY
+chmod a+r "$H/evil.py"
+start_agent evil --no-setup --comm c27evil --comm c27victim
+run_ready c27evil python3 "$H/evil.py" "$H/evil/libc.so.6" "$H/run/c27evil.ready"
+code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 1}' \
+	"$T/evil1.pb.gz" --max-time 20)
+check "the process with the false build id is profiled first (200, got $code)" test "$code" = 200
+"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
+VICTIM=$!
+at_exit "kill $VICTIM"
+sleep 0.5
+profile_bg evil '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
+wait "$POST"
+check "the profile beside it answers 200" test "$(cat "$T/evil.code")" = 200
+victim_reaches "beside a false build id" "$T/evil.folded"
+stop_agent
+kill "$VICTIM"
+wait "$VICTIM" 2>/dev/null
+pkill -u nobody -x c27evil
+
+# Under --continuous, a process of nobody's fills the store of unwind
+# rows (30 copies of libc and 12 files of 60,000 rows each, tables of
+# their own) for 15 s (the agent builds their tables meanwhile) and
+# exits; a root process started after it has its
+# tables: the store takes copies once, nobody's processes at most half
+# of it, and their rows go back once they have gone.
+mkdir -p "$H/fill"
+for i in $(seq 30); do cp "$libc" "$H/fill/c$i"; done
+for i in $(seq 12); do
+	python3 "$SRC/tests/lib/long-fde.py" "$H/fill/f$i" --rows 2000 \
+		--functions $((29 + i)) --alternate
+done
+chmod -R a+rX "$H/fill"
+cat >"$H/fill.py" <<'PY'
+import ctypes, glob, mmap, os, sys, time
+ctypes.CDLL(None).prctl(15, b"c27fill", 0, 0, 0)
+kept = []
+for p in sorted(glob.glob(sys.argv[1] + "/*")):
+    with open(p, "rb") as f:
+        kept.append(mmap.mmap(f.fileno(), 0, mmap.MAP_PRIVATE,
+                              mmap.PROT_READ | mmap.PROT_EXEC))
+open(sys.argv[2], "w").write("ready")
+end = time.time() + float(sys.argv[3])
+while time.time() < end:
+    sum(range(1000))
+PY
+chmod a+r "$H/fill.py"
+start_agent fill --no-setup --comm c27fill --comm c27victim --continuous \
+	--continuous-interval 1
+health_unwind() {
+	curl -s --max-time 5 "$AGENT_URL/healthz" | python3 -c "import json,sys; u=json.load(sys.stdin)['unwind']; print(u.get('store_runs', '?'), u.get('store_rows', '?'), u['store_skipped'], u['procs_skipped'], '|', u['procs_last_skipped'])"
+}
+run_as nobody "$H" python3 "$H/fill.py" "$H/fill" "$H/run/c27fill.ready" 15 \
+	2>/dev/null &
+FILL=$!
+at_exit "pkill -u nobody -x c27fill"
+sleep 14
+diag <<<"the store while nobody's process maps 42 files (runs, rows, binaries skipped, processes past a bound): $(health_unwind)"
+wait "$FILL"
+sleep 3 # its end seen by a window, then the store's grace
+diag <<<"the store after it exited: $(health_unwind)"
+check "nobody's process was past its share of the store, counted with why" \
+	bash -c "curl -s --max-time 5 '$AGENT_URL/healthz' | grep -q 'the binaries of uid $(id -u nobody) past its share of the unwind tables'"
+"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
+VICTIM=$!
+at_exit "kill $VICTIM"
+sleep 0.5
+profile_bg fill '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
+wait "$POST"
+check "the profile after it answers 200" test "$(cat "$T/fill.code")" = 200
+victim_reaches "after nobody filled the store" "$T/fill.folded"
+diag <<<"the store with the root process: $(health_unwind)"
+code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2}' \
+	"$T/fill.pb.gz" --max-time 20)
+read_raw "$T/fill.pb.gz"
+diag <<<"$(grep '^Comment: vmtools: user stacks' "$T/fill.pb.gz.raw")"
+sigterm_stops "SIGTERM stops it within 2 s"
+kill "$VICTIM"
+wait "$VICTIM" 2>/dev/null

@@ -61,6 +61,8 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 		snprintf(out->user_regs_error, sizeof(out->user_regs_error),
 			 "%s", w->why);
 	}
+	vm_bpf_unwind_store_usage(k->store, &out->unwind_store_runs,
+				  &out->unwind_store_rows);
 	vm_bpf_unwind_skipped(k->store, &out->unwind_store_skipped,
 			      out->unwind_store_last_skipped,
 			      sizeof(out->unwind_store_last_skipped));

@@ -916,15 +916,21 @@ void vm_bpf_unwind_forget(struct vm_bpf_unwind *u, uint32_t pid)
 	bpf_map_delete_elem(u->asked_fd, &pid);
 }
 
+void vm_bpf_unwind_store_usage(struct vm_bpf_unwind_store *s, uint64_t *runs,
+			       uint64_t *rows)
+{
+	pthread_mutex_lock(&s->lock);
+	*runs = 0;
+	for (size_t i = 0; i < s->n_bins; i++)
+		*runs += s->bins[i].used;
+	*rows = s->rows.used;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 			 struct vm_bpf_unwind_stats *out)
 {
-	pthread_mutex_lock(&u->store->lock);
-	out->bins = 0;
-	for (size_t i = 0; i < u->store->n_bins; i++)
-		out->bins += u->store->bins[i].used;
-	out->rows = u->store->rows.used;
-	pthread_mutex_unlock(&u->store->lock);
+	vm_bpf_unwind_store_usage(u->store, &out->bins, &out->rows);
 	pthread_mutex_lock(&u->lock);
 	out->bins_skipped = u->bins_skipped;
 	out->procs_skipped = u->procs_skipped;

@@ -147,6 +147,9 @@ struct vm_bpf_unwind_stats {
 
 void vm_bpf_unwind_stats(struct vm_bpf_unwind *u,
 			 struct vm_bpf_unwind_stats *out);
+/* The runs of rows s holds and the rows they take. */
+void vm_bpf_unwind_store_usage(struct vm_bpf_unwind_store *s, uint64_t *runs,
+			       uint64_t *rows);
 
 /*
  * The kernel refused the programs with the unwinder (why: its verifier's
