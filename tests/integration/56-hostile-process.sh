@@ -34,12 +34,13 @@
 #     main and the outermost frame (_start, or clone3 for its threads):
 #     libc keeps its own rules (the table was the file's, by build id);
 #   - under --continuous, a process that fills the BPF programs' store of
-#     unwind rows (30 copies of libc, 12 files of 60,000 rows of rules
-#     of their own) for 15 s and exits: it is counted past its uid's
+#     unwind rows (30 copies of libc, 16 files of 60,000 rows of rules
+#     of their own) for 20 s and exits: it is counted past its uid's
 #     share of the store (/healthz: unwind.procs_last_skipped), and a
 #     root process started after it has at least 99% of its stacks
 #     reaching main and the outermost frame (the store, full of the
-#     copies, was never emptied: none of its stacks reached main);
+#     copies and files, was never emptied: libc had no rows there, and
+#     none of its stacks reached _start);
 #   - ten 2 MB shared objects whose one function has 500,000 rows of
 #     unwind rules (libdw reads them in 500,000^2 / 2 steps) and one of 64
 #     functions of 4,097 rows (tests/lib/long-fde.py), mapped by a process
@@ -415,14 +416,14 @@ wait "$VICTIM" 2>/dev/null
 pkill -u nobody -x c27evil
 
 # Under --continuous, a process of nobody's fills the store of unwind
-# rows (30 copies of libc and 12 files of 60,000 rows each, tables of
-# their own) for 15 s (the agent builds their tables meanwhile) and
+# rows (30 copies of libc and 16 files of 60,000 rows each, tables of
+# their own) for 20 s (the agent builds their tables meanwhile) and
 # exits; a root process started after it has its
 # tables: the store takes copies once, nobody's processes at most half
 # of it, and their rows go back once they have gone.
 mkdir -p "$H/fill"
 for i in $(seq 30); do cp "$libc" "$H/fill/c$i"; done
-for i in $(seq 12); do
+for i in $(seq 16); do
 	python3 "$SRC/tests/lib/long-fde.py" "$H/fill/f$i" --rows 2000 \
 		--functions $((29 + i)) --alternate
 done
@@ -446,12 +447,12 @@ start_agent fill --no-setup --comm c27fill --comm c27victim --continuous \
 health_unwind() {
 	curl -s --max-time 5 "$AGENT_URL/healthz" | python3 -c "import json,sys; u=json.load(sys.stdin)['unwind']; print(u.get('store_runs', '?'), u.get('store_rows', '?'), u['store_skipped'], u['procs_skipped'], '|', u['procs_last_skipped'])"
 }
-run_as nobody "$H" python3 "$H/fill.py" "$H/fill" "$H/run/c27fill.ready" 15 \
+run_as nobody "$H" python3 "$H/fill.py" "$H/fill" "$H/run/c27fill.ready" 20 \
 	2>/dev/null &
 FILL=$!
 at_exit "pkill -u nobody -x c27fill"
-sleep 14
-diag <<<"the store while nobody's process maps 42 files (runs, rows, binaries skipped, processes past a bound): $(health_unwind)"
+sleep 19
+diag <<<"the store while nobody's process maps 46 files (runs, rows, binaries skipped, processes past a bound): $(health_unwind)"
 wait "$FILL"
 sleep 3 # its end seen by a window, then the store's grace
 diag <<<"the store after it exited: $(health_unwind)"

@@ -844,6 +844,12 @@ void vm_bpf_unwind_feed(struct vm_bpf_unwind *u, uint32_t pid, uint32_t ppid)
 	/* It may ask again when a pc falls outside (never when too many). */
 	if (all)
 		bpf_map_delete_elem(u->asked_fd, &pid);
+	/*
+	 * Gone while its binaries were read (their tables built): its end
+	 * may have been seen before the entry was written.
+	 */
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		entry_drop(u, pid);
 }
 
 static void *feeder(void *arg)
