@@ -422,9 +422,9 @@ pkill -u nobody -x c27evil
 # tables: the store takes copies once, nobody's processes at most half
 # of it, and their rows go back once they have gone.
 mkdir -p "$H/fill"
-for i in $(seq 30); do cp "$libc" "$H/fill/c$i"; done
+for i in $(seq 30); do cp "$libc" "$H/fill/libc$i"; done
 for i in $(seq 16); do
-	python3 "$SRC/tests/lib/long-fde.py" "$H/fill/f$i" --rows 2000 \
+	python3 "$SRC/tests/lib/long-fde.py" "$H/fill/rules$i" --rows 2000 \
 		--functions $((29 + i)) --alternate
 done
 chmod -R a+rX "$H/fill"
@@ -432,7 +432,8 @@ cat >"$H/fill.py" <<'PY'
 import ctypes, glob, mmap, os, sys, time
 ctypes.CDLL(None).prctl(15, b"c27fill", 0, 0, 0)
 kept = []
-for p in sorted(glob.glob(sys.argv[1] + "/*")):
+# The copies of libc last: lowest in memory, their tables read first.
+for p in glob.glob(sys.argv[1] + "/rules*") + glob.glob(sys.argv[1] + "/libc*"):
     with open(p, "rb") as f:
         kept.append(mmap.mmap(f.fileno(), 0, mmap.MAP_PRIVATE,
                               mmap.PROT_READ | mmap.PROT_EXEC))
