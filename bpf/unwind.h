@@ -108,7 +108,11 @@ struct unwind_map {
 
 struct unwind_proc {
 	__u32 n; /* mappings in m[], sorted by start */
-	__u32 pad;
+	/*
+	 * 1: the process has more executable mappings than m[] holds, so a
+	 * pc in none of m[] may still be in one of its.
+	 */
+	__u32 partial;
 	struct unwind_map m[UNWIND_MAX_MAPS];
 };
 

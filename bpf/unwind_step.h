@@ -209,7 +209,9 @@ unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
  * corrupt stack), and the walk is cut; the first frame's pc, or the one
  * a signal interrupted, is one the process runs (a file mapped since
  * its mappings were read), and the walk goes on by the frame pointer.
- * 1: the walk ends.
+ * A return address in a file mapped since is cut too, until the
+ * mappings are read again (the BPF walk asks for it).  1: the walk
+ * ends.
  */
 static __always_inline int unwind_walk_lost(struct unwind_walk *w)
 {

@@ -153,9 +153,12 @@ found:
 	lo--;
 	return bpf_map_lookup_elem(&unwind_rows, &lo);
 unknown:
-	/* A file mapped since user space read the mappings, or no code. */
+	/*
+	 * A file mapped since user space read the mappings, or no code (or
+	 * one of the mappings past those the entry holds).
+	 */
 	w->unknown = 1;
-	*outside = true;
+	*outside = !proc->partial;
 	return NULL;
 }
 

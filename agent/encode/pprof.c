@@ -611,8 +611,8 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 			 " binaries without tables or cut short"
 			 " (past a bound), %" PRIu64
 			 " processes past the bound (too many executable"
-			 " mappings or processes, or their owner's share of"
-			 " the store)",
+			 " mappings or processes, or over the share of the"
+			 " store one user may take)",
 			 s->unwound_by_table, s->unwound_by_frame_pointer,
 			 s->unwind_cut, s->unwind_binaries_skipped,
 			 s->unwind_processes_skipped);

@@ -728,6 +728,7 @@ static bool read_mappings(struct vm_bpf_unwind *u, uint32_t pid, uint32_t owner,
 		if (vm_proc_parse_maps_line(line, &m, &m.dev, &ino) != 1)
 			continue;
 		if (p->n == UNWIND_MAX_MAPS) {
+			p->partial = 1;
 			all = false;
 			break;
 		}
