@@ -365,6 +365,20 @@ victim_reaches() {
 		test "$all" -gt 0 -a $((start * 100)) -ge $((all * 99))
 }
 
+# victim_profile NAME WHAT: a root process built without frame pointers
+# started (VICTIM) and profiled 3 s (folded, $T/NAME.folded), its stacks
+# checked by victim_reaches.
+victim_profile() {
+	"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
+	VICTIM=$!
+	at_exit "kill $VICTIM"
+	sleep 0.5
+	profile_bg "$1" '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
+	wait "$POST"
+	check "$2: the profile answers 200" test "$(cat "$T/$1.code")" = 200
+	victim_reaches "$2" "$T/$1.folded"
+}
+
 # A file that claims libc's build id, its unwind rules its own, mapped
 # by nobody before the root process starts: libc's frames in the root
 # process keep libc's rules.
@@ -402,14 +416,7 @@ run_ready c27evil python3 "$H/evil.py" "$H/evil/libc.so.6" "$H/run/c27evil.ready
 code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 1}' \
 	"$T/evil1.pb.gz" --max-time 20)
 check "the process with the false build id is profiled first (200, got $code)" test "$code" = 200
-"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
-VICTIM=$!
-at_exit "kill $VICTIM"
-sleep 0.5
-profile_bg evil '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
-wait "$POST"
-check "the profile beside it answers 200" test "$(cat "$T/evil.code")" = 200
-victim_reaches "beside a false build id" "$T/evil.folded"
+victim_profile evil "beside a false build id"
 stop_agent
 kill "$VICTIM"
 wait "$VICTIM" 2>/dev/null || true
@@ -459,14 +466,7 @@ sleep 3 # its end seen by a window, then the store's grace
 diag <<<"the store after it exited: $(health_unwind)"
 check "nobody's process was past its share of the store, counted with why" \
 	bash -c "curl -s --max-time 5 '$AGENT_URL/healthz' | grep -q 'the binaries of uid $(id -u nobody) past its share of the unwind tables'"
-"$BUILD/programs/nofp" --chains --seconds 60 --comm c27victim &
-VICTIM=$!
-at_exit "kill $VICTIM"
-sleep 0.5
-profile_bg fill '{"sampling_frequency": 99, "timeout_seconds": 3, "format": "folded"}'
-wait "$POST"
-check "the profile after it answers 200" test "$(cat "$T/fill.code")" = 200
-victim_reaches "after nobody filled the store" "$T/fill.folded"
+victim_profile fill "after nobody filled the store"
 diag <<<"the store with the root process: $(health_unwind)"
 code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2}' \
 	"$T/fill.pb.gz" --max-time 20)

@@ -476,12 +476,14 @@ static void point_at(struct vm_bpf_unwind_bin *b, const struct vm_mapping *m,
 
 	if (!vm_unwind_bias(b->t, m, &bias))
 		return;
-	e->bias = bias;
-	e->first = b->first;
-	e->count = b->count;
-	e->index = b->index;
-	e->pages = b->pages;
-	e->shift = b->shift;
+	*e = (struct unwind_map){ .start = e->start,
+				  .end = e->end,
+				  .bias = bias,
+				  .first = b->first,
+				  .count = b->count,
+				  .index = b->index,
+				  .pages = b->pages,
+				  .shift = b->shift };
 	b->refs++;
 }
 
