@@ -376,6 +376,7 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 	out->unwound_by_table = samples.unwound_by_table;
 	out->unwound_by_frame_pointer = samples.unwound_by_frame_pointer;
 	out->unwind_processes_skipped = samples.unwind_processes_skipped;
+	out->unwind_cut = samples.unwind_cut;
 	vm_samples_free(&samples);
 	return r;
 }

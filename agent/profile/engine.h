@@ -118,6 +118,8 @@ struct vm_profile_output {
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
 	/* processes walked by frame pointer: past the unwinder's bounds */
 	uint64_t unwind_processes_skipped;
+	/* walks cut short: a bad read, no progress, off the stack or code */
+	uint64_t unwind_cut;
 };
 
 struct vm_session_status {
@@ -187,6 +189,11 @@ struct vm_backend_status {
 	 * shared by files with equal tables) and the rows they take.
 	 */
 	uint64_t unwind_store_runs, unwind_store_rows;
+	/*
+	 * Walks of user stacks the BPF programs cut short since start: a
+	 * read that failed, no progress, off the stack or the code.
+	 */
+	uint64_t unwind_walks_cut;
 	uint64_t unwind_store_skipped;
 	char unwind_store_last_skipped[256];
 	/*

@@ -222,6 +222,7 @@ static struct json_object *unwind_json(struct vm_binaries *binaries,
 		o, "store_last_skipped",
 		json_object_new_string(bpf->unwind_store_last_skipped));
 	add_u64(o, "procs_skipped", bpf->unwind_procs_skipped);
+	add_u64(o, "walks_cut", bpf->unwind_walks_cut);
 	json_object_object_add(
 		o, "procs_last_skipped",
 		json_object_new_string(bpf->unwind_procs_last_skipped));

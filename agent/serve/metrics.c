@@ -55,11 +55,13 @@ void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 }
 
 void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
-			uint64_t by_frame_pointer, uint64_t procs_skipped)
+			uint64_t by_frame_pointer, uint64_t cut,
+			uint64_t procs_skipped)
 {
 	pthread_mutex_lock(&m->lock);
 	m->s.unwound_by_table += by_table;
 	m->s.unwound_by_frame_pointer += by_frame_pointer;
+	m->s.unwind_walks_cut += cut;
 	m->s.unwind_processes_skipped += procs_skipped;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -191,5 +193,9 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 		&p, "vmtools_unwind_processes_skipped_total", "counter",
 		"Processes in on-demand profiles walked by frame pointer because they were past the unwinder's bounds: too many executable mappings, or too many processes.",
 		s->unwind_processes_skipped);
+	vm_prom_one(
+		&p, "vmtools_unwind_walks_cut_total", "counter",
+		"User stacks in on-demand profiles whose walk was cut short: a read that failed, no progress, off the stack or the code.",
+		s->unwind_walks_cut);
 	return vm_prom_close(&p, len);
 }

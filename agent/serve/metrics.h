@@ -50,6 +50,8 @@ struct vm_metrics_snapshot {
 	uint64_t unwound_by_table, unwound_by_frame_pointer;
 	/* Processes walked by frame pointer: past the unwinder's bounds. */
 	uint64_t unwind_processes_skipped;
+	/* Walks cut short: a bad read, no progress, off the stack or code. */
+	uint64_t unwind_walks_cut;
 };
 
 struct vm_metrics {
@@ -65,11 +67,12 @@ void vm_metrics_session(struct vm_metrics *m, enum vm_outcome o,
 void vm_metrics_rejected(struct vm_metrics *m);
 /*
  * A session's user stacks: callers found by unwind tables, by frame
- * pointer, and processes walked by frame pointer past the unwinder's
- * bounds.
+ * pointer, walks cut short, and processes walked by frame pointer past
+ * the unwinder's bounds.
  */
 void vm_metrics_unwound(struct vm_metrics *m, uint64_t by_table,
-			uint64_t by_frame_pointer, uint64_t procs_skipped);
+			uint64_t by_frame_pointer, uint64_t cut,
+			uint64_t procs_skipped);
 /* A session of this kind ended (besides vm_metrics_session). */
 void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind);
 void vm_metrics_running(struct vm_metrics *m, bool running);

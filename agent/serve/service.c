@@ -362,6 +362,7 @@ int vm_service_run(struct vm_service *svc, const struct vm_profile_request *req,
 		vm_metrics_kind(&svc->metrics, req->kind);
 		vm_metrics_unwound(&svc->metrics, res->out.unwound_by_table,
 				   res->out.unwound_by_frame_pointer,
+				   res->out.unwind_cut,
 				   res->out.unwind_processes_skipped);
 	}
 	release(svc);

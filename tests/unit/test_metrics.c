@@ -31,8 +31,8 @@ static void test_metrics_render(void **state)
 	vm_metrics_http(&m, 422);
 	vm_metrics_http(&m, 418);
 	vm_metrics_running(&m, true);
-	vm_metrics_unwound(&m, 40, 2, 1);
-	vm_metrics_unwound(&m, 10, 0, 2);
+	vm_metrics_unwound(&m, 40, 2, 5, 1);
+	vm_metrics_unwound(&m, 10, 0, 1, 2);
 	vm_metrics_snapshot(&m, &s);
 	text = vm_metrics_render(&s, "1.2.3", &len);
 	assert_non_null(text);
@@ -56,6 +56,7 @@ static void test_metrics_render(void **state)
 		"vmtools_unwound_frames_total{by=\"table\"} 50\n",
 		"vmtools_unwind_processes_skipped_total 3\n",
 		"# TYPE vmtools_unwind_processes_skipped_total counter\n",
+		"vmtools_unwind_walks_cut_total 6\n",
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strstr(text, want[i]))

@@ -522,7 +522,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_TABLE);
 	st->samples.unwound_by_frame_pointer =
 		vm_bpf_stat_sum(st, PROFILE_STAT_FRAMES_FP);
-	st->samples.unwind_cut = vm_bpf_stat_sum(st, PROFILE_STAT_WALKS_CUT);
+	st->samples.unwind_cut = vm_bpf_tell_cut(st);
 	if (st->unwinding) {
 		struct vm_bpf_unwind_stats us;
 

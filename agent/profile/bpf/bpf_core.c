@@ -117,6 +117,16 @@ size_t vm_bpf_obj_index(const struct bpf_state *st, struct bpf_object *obj)
 }
 
 /* Per-CPU counter idx summed over CPUs and programs. */
+uint64_t vm_bpf_tell_cut(struct bpf_state *st)
+{
+	uint64_t cut = vm_bpf_stat_sum(st, PROFILE_STAT_WALKS_CUT);
+
+	if (cut > st->cut_told)
+		vm_bpf_unwind_cut(st->kept->store, cut - st->cut_told);
+	st->cut_told = cut;
+	return cut;
+}
+
 uint64_t vm_bpf_stat_sum(struct bpf_state *st, uint32_t idx)
 {
 	uint64_t *v, sum = 0;

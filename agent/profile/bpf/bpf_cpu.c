@@ -226,6 +226,7 @@ int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err)
 	out->unwound_by_table = stat_window(st, PROFILE_STAT_FRAMES_TABLE);
 	out->unwound_by_frame_pointer = stat_window(st, PROFILE_STAT_FRAMES_FP);
 	out->unwind_cut = stat_window(st, PROFILE_STAT_WALKS_CUT);
+	vm_bpf_tell_cut(st);
 	vm_stack_counts_free(&cut);
 	return r;
 }

@@ -80,6 +80,7 @@ struct bpf_state {
 	/* The unwind tables the programs walk user stacks with. */
 	struct vm_bpf_unwind unwind;
 	bool unwinding; /* unwind has its maps: the programs use them */
+	uint64_t cut_told; /* walks cut, as told to the store so far */
 	uint64_t start_ns; /* CLOCK_MONOTONIC when everything was attached */
 	uint32_t *running; /* the targets running as the profile starts */
 	size_t n_running;
@@ -163,6 +164,11 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 		     struct vm_error *err);
 size_t vm_bpf_obj_index(const struct bpf_state *st, struct bpf_object *obj);
 uint64_t vm_bpf_stat_sum(struct bpf_state *st, uint32_t idx);
+/*
+ * The walks cut since the last call told to the kept store, for
+ * /healthz; the session's walks cut so far.
+ */
+uint64_t vm_bpf_tell_cut(struct bpf_state *st);
 
 /* bpf_capture.c */
 

@@ -63,6 +63,7 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 	}
 	vm_bpf_unwind_store_usage(k->store, &out->unwind_store_runs,
 				  &out->unwind_store_rows);
+	out->unwind_walks_cut = vm_bpf_unwind_cuts(k->store);
 	vm_bpf_unwind_skipped(k->store, &out->unwind_store_skipped,
 			      out->unwind_store_last_skipped,
 			      sizeof(out->unwind_store_last_skipped));

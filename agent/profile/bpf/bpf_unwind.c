@@ -103,6 +103,7 @@ struct vm_bpf_unwind_store {
 	/* Processes past the maps' bounds or their owner's share, the same. */
 	uint64_t procs_skipped_total;
 	char procs_skipped_last[256];
+	uint64_t walks_cut; /* walks the sessions' programs cut short */
 };
 
 /*
@@ -161,6 +162,23 @@ void vm_bpf_unwind_procs_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 	*n = s->procs_skipped_total;
 	snprintf(last, size, "%s", s->procs_skipped_last);
 	pthread_mutex_unlock(&s->said_lock);
+}
+
+void vm_bpf_unwind_cut(struct vm_bpf_unwind_store *s, uint64_t n)
+{
+	pthread_mutex_lock(&s->said_lock);
+	s->walks_cut += n;
+	pthread_mutex_unlock(&s->said_lock);
+}
+
+uint64_t vm_bpf_unwind_cuts(struct vm_bpf_unwind_store *s)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&s->said_lock);
+	n = s->walks_cut;
+	pthread_mutex_unlock(&s->said_lock);
+	return n;
 }
 
 void vm_bpf_unwind_refused(struct vm_bpf_unwind_store *s, const char *why)

@@ -174,6 +174,13 @@ void vm_bpf_unwind_procs_skipped(struct vm_bpf_unwind_store *s, uint64_t *n,
 				 char *last, size_t size);
 void vm_bpf_unwind_refusal(struct vm_bpf_unwind_store *s, char *buf,
 			   size_t size);
+/*
+ * n more walks the sessions using s cut short (a read that failed, no
+ * progress, off the stack or the code); vm_bpf_unwind_cuts: how many
+ * so far.
+ */
+void vm_bpf_unwind_cut(struct vm_bpf_unwind_store *s, uint64_t n);
+uint64_t vm_bpf_unwind_cuts(struct vm_bpf_unwind_store *s);
 
 /* The feeder stopped, the tables released, the maps closed. */
 void vm_bpf_unwind_close(struct vm_bpf_unwind *u);
