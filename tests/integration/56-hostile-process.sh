@@ -33,6 +33,8 @@
 #     profiled beside it: at least 99% of the root process's stacks reach
 #     main and the outermost frame (_start, or clone3 for its threads):
 #     libc keeps its own rules (the table was the file's, by build id);
+#     the walks its false rules lead to a return address 0 are counted
+#     cut in /healthz (unwind.walks_cut; they ended uncounted);
 #   - under --continuous, a process that fills the BPF programs' store of
 #     unwind rows (30 copies of libc, 16 files of 60,000 rows of rules
 #     of their own) for 20 s and exits: it is counted past its uid's
@@ -381,7 +383,10 @@ victim_profile() {
 
 # A file that claims libc's build id, its unwind rules its own, mapped
 # by nobody before the root process starts: libc's frames in the root
-# process keep libc's rules.
+# process keep libc's rules.  Its one function pushes a 0 and its rules
+# do not say so (the CFA stays at sp + 8): a walk from it reads the 0 as
+# its return address, which is cut, and said so in /healthz (it ended
+# there as if at the outermost frame, uncounted).
 libc=$(ldd "$BUILD/programs/nofp" | awk '$1 ~ /^libc\.so/ {print $3}')
 libc_id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
 mkdir -p "$H/evil"
@@ -391,10 +396,11 @@ cat >"$H/evil/evil.s" <<'ASM'
 .type evil, @function
 evil:
 .cfi_startproc
-.cfi_def_cfa_offset 4096
+pushq $0
 .rept 65536
 nop
 .endr
+popq %rax
 ret
 .cfi_endproc
 ASM
@@ -408,14 +414,19 @@ ctypes.CDLL(None).prctl(15, b"c27evil", 0, 0, 0)
 lib = ctypes.CDLL(sys.argv[1])
 open(sys.argv[2], "w").write("ready")
 while True:
-    sum(range(1000))
+    lib.evil()  # its own false rules: its walks find a return address 0
 PY
 chmod a+r "$H/evil.py"
 start_agent evil --no-setup --comm c27evil --comm c27victim
 run_ready c27evil python3 "$H/evil.py" "$H/evil/libc.so.6" "$H/run/c27evil.ready"
-code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 1}' \
-	"$T/evil1.pb.gz" --max-time 20)
+code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2, "format": "folded"}' \
+	"$T/evil1.folded" --max-time 20)
 check "the process with the false build id is profiled first (200, got $code)" test "$code" = 200
+n=$(awk '$1 ~ /^c27evil;(.*;)?evil$/ { n += $NF } END { print n + 0 }' "$T/evil1.folded")
+cut=$(curl -s --max-time 5 "$AGENT_URL/healthz" | python3 -c "import json,sys; print(json.load(sys.stdin)['unwind'].get('walks_cut', 0))")
+diag <<<"its samples in its function of false rules: $n; walks cut: $cut"
+check "its walks, led to a return address 0 by its own false rules, are counted cut in /healthz ($cut for $n samples there)" \
+	test "$n" -gt 0 -a "$cut" -ge "$n"
 victim_profile evil "beside a false build id"
 stop_agent
 kill "$VICTIM"
