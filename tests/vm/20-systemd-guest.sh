@@ -137,7 +137,7 @@ fi
 rm -rf "$R"
 
 # --- boot -------------------------------------------------------------------
-VM_APPEND="console=ttyS0 net.ifnames=0 panic=-1 loglevel=4 mitigations=off systemd.show_status=0"
+VM_APPEND="$VM_APPEND_BASE net.ifnames=0 systemd.show_status=0"
 at_exit "vm_stop '$VM'"
 mkdir -p "$BUILD/test-logs"
 at_exit "cp '$VM/serial.log' '$BUILD/test-logs/vm-systemd-serial.log'"
@@ -149,46 +149,42 @@ fi
 echo "# qemu pid $VM_PID ($VM_ACCEL), guest port 3080 at 127.0.0.1:$VM_PORT, serial log $VM_LOG"
 boot0=$(date +%s)
 log_value() { sed -n "s/^VMTEST $1=//p" "$VM_LOG" | tr -d '\r' | head -n 1; }
-fail_log() {
-	not_ok "$1"
-	tr -d '\r' <"$VM_LOG" | grep -v '^$' | tail -n 40 | diag
-}
 if ! vm_wait_log '^VMTEST report=done' 420; then
-	fail_log "the guest boots with systemd and reports within 420s (qemu alive: $(vm_alive && echo yes || echo no))"
+	vm_fail_log "the guest boots with systemd and reports within 420s (qemu alive: $(vm_alive && echo yes || echo no))"
 	exit 0
 fi
 ok "the guest booted and reported $(($(date +%s) - boot0))s after qemu started"
 
 [ "$(log_value pid1)" = systemd ] && [ "$(log_value kernel)" = "$KERNEL_RELEASE" ] &&
 	ok "PID 1 is systemd, the kernel Debian's $KERNEL_RELEASE" ||
-	fail_log "PID 1 is '$(log_value pid1)', kernel '$(log_value kernel)'"
+	vm_fail_log "PID 1 is '$(log_value pid1)', kernel '$(log_value kernel)'"
 [ "$(log_value setup-unit)" = "active status=0" ] &&
 	ok "vmtools-setup.service ran at boot: active, exit 0; its journal: $(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | head -n 3 | paste -sd '|' - | cut -c1-300)" ||
-	fail_log "vmtools-setup.service: $(log_value setup-unit)"
+	vm_fail_log "vmtools-setup.service: $(log_value setup-unit)"
 case $(log_value mount) in
 /dev/vdb\ ext4\ ro,nosuid,nodev*) ok "the tools disk is mounted at /run/vm-tools: $(log_value mount)" ;;
-*) fail_log "the tools disk's mount: '$(log_value mount)'" ;;
+*) vm_fail_log "the tools disk's mount: '$(log_value mount)'" ;;
 esac
 [ "$(log_value link-modules)" = "/run/vm-tools/lib/modules/$KERNEL_RELEASE" ] && [ -n "$(log_value link-perf)" ] &&
 	ok "setup linked /lib/modules/$KERNEL_RELEASE and /usr/local/bin/perf -> $(log_value link-perf)" ||
-	fail_log "links: modules '$(log_value link-modules)', perf '$(log_value link-perf)'"
+	vm_fail_log "links: modules '$(log_value link-modules)', perf '$(log_value link-perf)'"
 [ "$(log_value modprobe)" = "ok xfs" ] && ok "modprobe xfs in the guest loads the module from the tools disk" ||
-	fail_log "modprobe from the tools disk: $(log_value modprobe)"
+	vm_fail_log "modprobe from the tools disk: $(log_value modprobe)"
 case $(log_value agent-unit)\ $(log_value agent-cmdline) in
 "active /usr/sbin/vmtools-agent serve --no-setup --listen 0.0.0.0:3080 --continuous"*)
 	ok "vmtools-agent.service serves, with the options of /etc/default/vmtools-agent: $(log_value agent-cmdline)" ;;
-*) fail_log "vmtools-agent.service: $(log_value agent-unit) $(log_value agent-cmdline)" ;;
+*) vm_fail_log "vmtools-agent.service: $(log_value agent-unit) $(log_value agent-cmdline)" ;;
 esac
 # CAP_DAC_READ_SEARCH(2) CAP_SYS_PTRACE(19) CAP_SYS_ADMIN(21)
 # CAP_SYS_RESOURCE(24) CAP_SYSLOG(34) CAP_PERFMON(38) CAP_BPF(39).
 [ "$(log_value agent-capbnd)" = 000000c401280004 ] && [ "$(log_value agent-nonewprivs)" = 1 ] &&
 	ok "the agent runs with NoNewPrivs and only CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG, CAP_SYS_RESOURCE (CapBnd $(log_value agent-capbnd)); systemd-analyze security in the guest: $(log_value agent-security)" ||
-	fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
+	vm_fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
 
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
-	fail_log "GET /healthz answers through the forwarded port"
+	vm_fail_log "GET /healthz answers through the forwarded port"
 	exit 0
 fi
 code=$(curl -sS -o "$T/healthz.json" -w '%{http_code}' --max-time 10 "$URL/healthz")
@@ -248,7 +244,7 @@ code=$(curl -sS -o "$T/ui.html" -w '%{http_code}' --max-time 30 "$URL/ui/")
 	{ not_ok "GET /ui/ from the systemd guest: $code"; head -c 400 "$T/ui.html" | diag; }
 
 vm_alive && ok "the VM still runs after the checks ($(($(date +%s) - started))s since the test started)" ||
-	fail_log "the VM died during the checks"
+	vm_fail_log "the VM died during the checks"
 
 # A clean shutdown: systemd stops the agent, then the setup unit, whose stop
 # runs `setup --undo` (checked on the next boot: no link left behind).
@@ -268,7 +264,7 @@ done
 if ! vm_alive && grep -q '^VMTEST poweroff=asked' "$VM_LOG"; then
 	ok "the guest powers off cleanly when asked ($(($(date +%s) - t0))s)"
 else
-	fail_log "the guest did not power off within 120s of being asked"
+	vm_fail_log "the guest did not power off within 120s of being asked"
 fi
 vm_stop "$VM"
 
@@ -288,7 +284,7 @@ if ! vm_start "$VM2" 2>"$T/start2.log"; then
 fi
 boot0=$(date +%s)
 if ! vm_wait_log '^VMTEST report=done' 420; then
-	fail_log "the guest without a tools disk boots and reports within 420s"
+	vm_fail_log "the guest without a tools disk boots and reports within 420s"
 	exit 0
 fi
 journal=$(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | paste -sd '|' -)
@@ -296,7 +292,7 @@ if [ "$(log_value setup-unit)" = "active status=2" ] && grep -q "no disk with th
 	[ -z "$(log_value mount)" ] && [ -z "$(log_value link-modules)" ]; then
 	ok "booted again without a tools disk: the links of the first boot are gone (undone at its shutdown), and vmtools-setup.service is a clean no-op: active (exit 2 counts as done), nothing mounted or linked, its journal saying why: $journal"
 else
-	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
+	vm_fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
@@ -313,6 +309,6 @@ if [ "$(log_value agent-unit)" = active ] &&
 	[ "$(cat "$T/nodisk.code")" = 200 ]; then
 	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
 else
-	fail_log "vmtools-agent.service without a tools disk: $(log_value agent-unit), POST $(cat "$T/nodisk.code" 2>/dev/null)"
+	vm_fail_log "vmtools-agent.service without a tools disk: $(log_value agent-unit), POST $(cat "$T/nodisk.code" 2>/dev/null)"
 fi
 vm_stop "$VM2"
