@@ -546,6 +546,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
 {
 	struct vm_agent_ctx_config ccfg = { 0 };
+	struct vm_backend_status learned;
 	int r;
 
 	if (!o->no_setup)
@@ -571,6 +572,13 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	if (vm_agent_ctx_warning(sv->ctx))
 		vm_log("warning: %s", vm_agent_ctx_warning(sv->ctx));
 	sv->health.ctx = sv->ctx;
+	/*
+	 * What the BPF backend learns of the kernel once (where it keeps a
+	 * task's user registers) is learned now, alone: /healthz says it from
+	 * the start, and the calibration's program is loaded, attached and
+	 * gone before the continuous profile or a request loads theirs.
+	 */
+	vm_engine_backend_status(sv->ctx, VM_PROFILER_BPF, &learned);
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	/* Tests lower perf.data's bound (bytes); no user needs to. */
