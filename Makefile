@@ -230,14 +230,21 @@ $(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -D_GNU_SOURCE -fPIC -shared -o $@ $< $(LDFLAGS)
 
-# The launcher vmtools-image puts at /bin/NAME: static (it must run in a
-# chroot of the image, with no libc), embedded with .incbin.
-LAUNCHER := $(BUILD)/launcher/vmtools-launch
-$(LAUNCHER): imagebuilder/launcher/launcher.c
+# The launchers vmtools-image puts at /bin/NAME: static (they must run in a
+# chroot of the image, with no libc), one per architecture a bundled tool
+# may be of (an arm64 kernel's image is packed on an amd64 host too), each
+# built by that architecture's compiler (Debian's gcc-<triplet>), embedded
+# with .incbin.
+LAUNCHER_CC_x86_64 ?= x86_64-linux-gnu-gcc
+LAUNCHER_CC_aarch64 ?= aarch64-linux-gnu-gcc
+LAUNCHERS := $(BUILD)/launcher/vmtools-launch-x86_64 $(BUILD)/launcher/vmtools-launch-aarch64
+$(BUILD)/launcher/vmtools-launch-%: imagebuilder/launcher/launcher.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
-$(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
-$(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
+	$(LAUNCHER_CC_$*) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
+$(call obj,imagebuilder/launcher_blob.c): $(LAUNCHERS)
+$(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += \
+	-DVMTOOLS_LAUNCHER_X86_64='"$(BUILD)/launcher/vmtools-launch-x86_64"' \
+	-DVMTOOLS_LAUNCHER_AARCH64='"$(BUILD)/launcher/vmtools-launch-aarch64"'
 $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 $(call obj,agent/symbolize/debuginfod.c): ALL_CFLAGS += -DVM_DEBUGINFOD_SONAME='"$(DEBUGINFOD_SONAME)"'

@@ -40,10 +40,14 @@ struct vm_elf_closure {
  * has no DT_RUNPATH), DT_RUNPATH, then `dirs` (NULL: the multiarch defaults
  * for the binary's machine), with $ORIGIN expanded; a candidate of another
  * ELF class or machine is skipped, as ld.so does.  A name that cannot be
- * found is an error naming it and the object that needs it.
+ * found is an error naming it and the object that needs it.  With sysroot
+ * (a directory; NULL: the host), the loader and every library are looked
+ * for beneath it, as the binary's own system would find them, never on
+ * the host (a binary of another architecture).
  */
 int vm_elf_closure(const char *binary, const char *const *dirs,
-		   struct vm_elf_closure *out, struct vm_error *err);
+		   const char *sysroot, struct vm_elf_closure *out,
+		   struct vm_error *err);
 void vm_elf_closure_clear(struct vm_elf_closure *c);
 
 /* Expand $ORIGIN / ${ORIGIN} in one search-path entry. */

@@ -31,7 +31,8 @@ static void test_closure_of_env(void **state)
 	struct vm_elf_closure c;
 	struct vm_error err = { 0 };
 
-	assert_int_equal(vm_elf_closure("/usr/bin/env", NULL, &c, &err), 0);
+	assert_int_equal(vm_elf_closure("/usr/bin/env", NULL, NULL, &c, &err),
+			 0);
 	assert_non_null(c.interp);
 	assert_string_equal(c.interp_name, "ld-linux-x86-64.so.2");
 	assert_true(has_lib(&c, "libc.so.6"));
@@ -56,14 +57,15 @@ static void test_incompatible_candidate_skipped(void **state)
 	f = fopen(fake, "w");
 	fputs("not an ELF file\n", f);
 	fclose(f);
-	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, &c, &err), 0);
+	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, NULL, &c, &err),
+			 0);
 	for (size_t i = 0; i < c.n_libs; i++)
 		if (!strcmp(c.libs[i].name, "libc.so.6"))
 			assert_null(strstr(c.libs[i].path, dir));
 	vm_elf_closure_clear(&c);
 	/* With only the fake one, the missing library is named. */
 	dirs[1] = NULL;
-	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, &c, &err),
+	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, NULL, &c, &err),
 			 -ENOENT);
 	assert_non_null(strstr(err.msg, "needs libc.so.6"));
 	unlink(fake);
