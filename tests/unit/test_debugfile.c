@@ -69,8 +69,9 @@ static void test_places_and_check(void **state)
 	assert_int_equal(vm_debugfile_places(&bin, "/usr/bin/x", "/proc/7/root",
 					     "/usr/lib/debug", p),
 			 4);
-	assert_string_equal(p[0].path,
-			    "/proc/7/root/usr/lib/debug/.build-id/ab/cdef.debug");
+	assert_string_equal(
+		p[0].path,
+		"/proc/7/root/usr/lib/debug/.build-id/ab/cdef.debug");
 	assert_false(p[0].by_debuglink);
 	assert_string_equal(p[1].path, "/proc/7/root/usr/bin/x.debug");
 	assert_string_equal(p[2].path, "/proc/7/root/usr/bin/.debug/x.debug");
@@ -146,10 +147,12 @@ static void test_debug_file_per_root(void **state)
 	run("objcopy --remove-section .note.gnu.build-id %s/%s %s/%s", root[0],
 	    debug, root[3], debug);
 
-	assert_int_equal(vm_symcache_get(sc, bin, bin, root[0], 0, &a, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, bin, bin, root[0], 0, &a, NULL),
+			 0);
 	assert_ptr_not_equal(a, own);
 	assert_true(has_symbol(a, "vmtest_only_in_debug_file"));
-	assert_int_equal(vm_symcache_get(sc, bin, bin, root[1], 0, &b, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, bin, bin, root[1], 0, &b, NULL),
+			 0);
 	assert_ptr_not_equal(b, a);
 	assert_true(has_symbol(b, "EVIL_vmtest_only_in_debug_file"));
 	assert_false(has_symbol(b, "vmtest_only_in_debug_file"));
@@ -158,15 +161,15 @@ static void test_debug_file_per_root(void **state)
 			 0);
 	assert_ptr_equal(a2, a);
 	/* Each root keeps its own, the agent's too. */
-	assert_int_equal(vm_symcache_get(sc, bin, bin, root[0], 0, &again,
-					 NULL),
-			 0);
+	assert_int_equal(
+		vm_symcache_get(sc, bin, bin, root[0], 0, &again, NULL), 0);
 	assert_ptr_equal(again, a);
 	assert_int_equal(vm_symcache_get(sc, bin, bin, "", 0, &again, NULL), 0);
 	assert_ptr_equal(again, own);
 	assert_false(has_symbol(own, "EVIL_vmtest_only_in_debug_file"));
 	/* No build id: refused, the binary's own symbols, and said. */
-	assert_int_equal(vm_symcache_get(sc, bin, bin, root[3], 0, &c, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, bin, bin, root[3], 0, &c, NULL),
+			 0);
 	assert_ptr_equal(c, own);
 	vm_symcache_unlock(sc);
 	vm_binaries_skipped(home, VM_BINARY_SYMBOLS, skip, 4, &n);
@@ -175,7 +178,8 @@ static void test_debug_file_per_root(void **state)
 	assert_non_null(strstr(skip[0].reason, "it has no build id"));
 	/* Refused once: not read again (nothing more is said). */
 	vm_symcache_lock(sc);
-	assert_int_equal(vm_symcache_get(sc, bin, bin, root[3], 0, &c, NULL), 0);
+	assert_int_equal(vm_symcache_get(sc, bin, bin, root[3], 0, &c, NULL),
+			 0);
 	assert_ptr_equal(c, own);
 	vm_symcache_unlock(sc);
 	vm_binaries_skipped(home, VM_BINARY_SYMBOLS, skip, 4, &n);
