@@ -39,18 +39,22 @@ struct found {
 /*
  * The symbols facet: v[0] the binary with the agent's own debug file (or
  * none), v[1..] with the other debug files processes' roots showed, each
- * known by its debug_key; and the debug files refused, not read again.
+ * known by its debug_key; the debug files refused, not read again; and
+ * how many other debug files were read (at most
+ * VM_SYMCACHE_OTHER_DEBUG_READS, so that roots showing ever new ones
+ * cost a bounded number of reads).
  */
 struct symset {
 	struct vm_symfile *v[1 + VM_SYMCACHE_OTHER_DEBUG_FILES];
 	size_t n;
 	struct vm_binary_key refused[VM_SYMCACHE_OTHER_DEBUG_FILES];
 	size_t n_refused; /* ever: the next goes at n_refused % its size */
+	unsigned other_reads;
+	bool said_full; /* that other debug files are no longer read */
 };
 
 struct vm_symcache {
 	pthread_mutex_t lock; /* held for a whole run */
-	uint64_t run; /* runs begun, the one under way */
 	struct vm_binaries *home;
 	struct vm_binary **held; /* what this run holds */
 	size_t n_held, cap_held;
@@ -172,7 +176,6 @@ static void merge_found(struct vm_symcache *sc);
 void vm_symcache_lock(struct vm_symcache *sc)
 {
 	pthread_mutex_lock(&sc->lock);
-	sc->run++;
 	merge_found(sc);
 }
 
@@ -225,9 +228,10 @@ struct read_job {
 	struct vm_error err;
 	char skipped[PATH_MAX]; /* a debug file over the bound, or "" */
 	char refused[PATH_MAX]; /* a debug file not the binary's, or "" */
+	struct vm_binary_key refused_key; /* its identity */
 	char why[160]; /* why it was refused */
 	char debug_dir[PATH_MAX], tools_dir[PATH_MAX];
-	char *open_path, *path, *root;
+	char *open_path, *path;
 	/* READ_FIND's places, and the one it opened (dbg_fd; -1: none) */
 	struct vm_debugfile_place places[VM_DEBUGFILE_PLACES];
 	size_t n_places, dbg_place;
@@ -242,10 +246,12 @@ struct read_job {
  * the skipped list /healthz shows, from here or (on a job) from the run.
  */
 static void note_refused(struct vm_symcache *sc, struct read_job *job,
-			 const char *path, const char *why)
+			 const char *path, const struct stat *st,
+			 const char *why)
 {
 	if (job) {
 		snprintf(job->refused, sizeof(job->refused), "%s", path);
+		vm_binary_key_of(st, &job->refused_key);
 		snprintf(job->why, sizeof(job->why), "%s", why);
 	} else {
 		vm_binaries_skip(sc->home, VM_BINARY_SYMBOLS, path, why);
@@ -271,10 +277,12 @@ static bool use_debug_file(struct vm_symcache *sc, struct vm_symfile *f, int fd,
 	    !vm_debugfile_crc_matches(fd, f->info.debuglink_crc))
 		return false;
 	r = vm_elf_read_fd(fd, &dbg, path, NULL);
+	if (r == 0 && dbg.n_syms && fstat(fd, &st))
+		r = -errno;
 	if (r == 0 && dbg.n_syms &&
-	    vm_debugfile_check(&f->info, &dbg, why, sizeof(why)) < 0)
-		note_refused(sc, job, path, why);
-	else if (r == 0 && dbg.n_syms && !fstat(fd, &st)) {
+	    vm_debugfile_check(&f->info, &dbg, why, sizeof(why)) < 0) {
+		note_refused(sc, job, path, &st, why);
+	} else if (r == 0 && dbg.n_syms) {
 		r = vm_elf_merge_symbols(&f->info, &dbg, true);
 		ok = r == 0;
 		if (ok) {
@@ -474,13 +482,11 @@ static void read_free(struct vm_iopool_job *job)
 		symfile_free(j->f);
 	free(j->open_path);
 	free(j->path);
-	free(j->root);
 	free(j);
 }
 
 static struct read_job *read_job_new(struct vm_symcache *sc,
-				     const char *open_path, const char *path,
-				     const char *root)
+				     const char *open_path, const char *path)
 {
 	struct read_job *j = calloc(1, sizeof(*j));
 
@@ -490,12 +496,11 @@ static struct read_job *read_job_new(struct vm_symcache *sc,
 	j->job = (struct vm_iopool_job){ .run = read_run, .free = read_free };
 	j->open_path = strdup(open_path);
 	j->path = path ? strdup(path) : NULL;
-	j->root = root ? strdup(root) : NULL;
 	j->sc = sc;
 	j->iopool = sc->iopool;
 	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", sc->debug_dir);
 	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", sc->tools_dir);
-	if (!j->open_path || (path && !j->path) || (root && !j->root)) {
+	if (!j->open_path || (path && !j->path)) {
 		read_free(&j->job);
 		return NULL;
 	}
@@ -570,6 +575,15 @@ static void say_skipped(struct vm_symcache *sc, struct read_job *j)
 				 j->why);
 }
 
+/* Remember a debug file refused (its identity), not to read it again. */
+static void remember_refused(struct symset *set,
+			     const struct vm_binary_key *key)
+{
+	const size_t max = sizeof(set->refused) / sizeof(set->refused[0]);
+
+	set->refused[set->n_refused++ % max] = *key;
+}
+
 /* The held entry b's facet, read and filled on j (not freed here). */
 static int read_own(struct vm_symcache *sc, struct read_job *j,
 		    struct vm_binary *b, struct symset **out,
@@ -605,6 +619,8 @@ static int read_own(struct vm_symcache *sc, struct read_job *j,
 		read_free(&j->job);
 		return r;
 	}
+	if (j->refused[0])
+		remember_refused(got, &j->refused_key);
 	*out = got;
 	return 0;
 }
@@ -617,32 +633,6 @@ static bool same_key(const struct vm_binary_key *a,
 }
 
 /*
- * Add f (the binary with another debug file) to the held entry b's set,
- * in place of one no process of this run got when the set is full;
- * whether it was.
- */
-static bool keep_other(struct vm_symcache *sc, struct vm_binary *b,
-		       struct symset *set, struct vm_symfile *f)
-{
-	const size_t max = sizeof(set->v) / sizeof(set->v[0]);
-	size_t slot = set->n;
-
-	if (slot == max) {
-		for (slot = 1; slot < max && set->v[slot]->run == sc->run;
-		     slot++)
-			;
-		if (slot == max)
-			return false;
-		symfile_free(set->v[slot]);
-	} else {
-		set->n++;
-	}
-	set->v[slot] = f;
-	vm_binary_resize(sc->home, b, VM_BINARY_SYMBOLS, symset_bytes(set));
-	return true;
-}
-
-/*
  * The symbols for a process whose root is root: those with the first
  * debug file found under it, when that is another file than the agent's
  * own and the binary's, else set's first.  Frees j.
@@ -652,6 +642,7 @@ static struct vm_symfile *for_root(struct vm_symcache *sc, struct read_job *j,
 				   const char *root)
 {
 	const size_t n_refused = sizeof(set->refused) / sizeof(set->refused[0]);
+	const size_t max = sizeof(set->v) / sizeof(set->v[0]);
 	struct vm_symfile *own = set->v[0], *f;
 	struct vm_binary_key key;
 
@@ -674,6 +665,18 @@ static struct vm_symfile *for_root(struct vm_symcache *sc, struct read_job *j,
 	for (size_t i = 0; i < set->n_refused && i < n_refused; i++)
 		if (same_key(&key, &set->refused[i]))
 			goto own;
+	if (set->n == max ||
+	    set->other_reads >= VM_SYMCACHE_OTHER_DEBUG_READS) {
+		if (!set->said_full)
+			vm_binaries_skip(sc->home, VM_BINARY_SYMBOLS,
+					 j->places[j->dbg_place].path,
+					 "its binary has the debug files of "
+					 "other roots it may keep already: the "
+					 "agent's own names its frames");
+		set->said_full = true;
+		goto own;
+	}
+	set->other_reads++;
 	j->f = new_symfile(sc, j);
 	if (!j->f)
 		goto own;
@@ -681,13 +684,12 @@ static struct vm_symfile *for_root(struct vm_symcache *sc, struct read_job *j,
 		return own; /* j freed, j->f with it */
 	say_skipped(sc, j);
 	if (!j->f->debug_path) {
-		set->refused[set->n_refused++ % n_refused] = key;
+		remember_refused(set, &key);
 		goto own;
 	}
-	f = j->f;
-	if (!keep_other(sc, b, set, f))
-		goto own;
+	f = set->v[set->n++] = j->f;
 	j->f = NULL;
+	vm_binary_resize(sc->home, b, VM_BINARY_SYMBOLS, symset_bytes(set));
 	read_free(&j->job);
 	return f;
 own:
@@ -699,10 +701,9 @@ int vm_symcache_get(struct vm_symcache *sc, const char *open_path,
 		    const char *path, const char *root, uint64_t dev,
 		    const struct vm_symfile **out, struct vm_error *err)
 {
-	struct read_job *j = read_job_new(sc, open_path, path, root);
+	struct read_job *j = read_job_new(sc, open_path, path);
 	struct vm_binary_key key;
 	struct vm_binary *b;
-	struct vm_symfile *f;
 	struct symset *set = NULL;
 	void *got;
 	int r;
@@ -730,9 +731,7 @@ int vm_symcache_get(struct vm_symcache *sc, const char *open_path,
 		if (r < 0)
 			return r;
 	}
-	f = for_root(sc, j, b, set, root);
-	f->run = sc->run;
-	*out = f;
+	*out = for_root(sc, j, b, set, root);
 	return 0;
 }
 

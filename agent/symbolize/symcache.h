@@ -46,10 +46,13 @@
 #include "common/error.h"
 
 /*
- * Debug files other than the agent's own one binary's facet keeps, for
- * the processes that see them; past that, one no run holds gives way.
+ * Debug files other than the agent's own that one binary's facet keeps,
+ * for the processes that see them, and how many such files it reads:
+ * past either, a process whose root shows yet another gets the agent's
+ * own (the first time said in the skipped list).
  */
 #define VM_SYMCACHE_OTHER_DEBUG_FILES 3
+#define VM_SYMCACHE_OTHER_DEBUG_READS 8
 
 struct vm_symfile {
 	uint64_t dev, ino; /* the file's, as fstat() gave them */
@@ -58,7 +61,6 @@ struct vm_symfile {
 	/* The debug file's identity as it was opened; all 0: none. */
 	struct vm_binary_key debug_key;
 	bool skipped; /* its symbols outgrew their bound: none kept */
-	uint64_t run; /* the last run it was got in */
 };
 
 struct vm_symcache_config {
