@@ -74,16 +74,14 @@ struct named {
 /*
  * Who a kernel frame belongs to in the memo; a process is its index + 1.
  * NAMED_SYMBOL keys a symbol's interned name by the symbol's address,
- * NAMED_FILE the symbol file of a file the profile holds open by its
- * device and inode.
+ * NAMED_VIEW a view (view_of) by its mount namespace and a key of its
+ * root, NAMED_FILE + V the symbol file of a file the profile holds open,
+ * as processes of view V see it, by its device and inode.
  */
 #define NAMED_KERNEL UINT64_MAX
 #define NAMED_SYMBOL (UINT64_MAX - 1)
-#define NAMED_FILE (UINT64_MAX - 2)
-/* A view (view_of) by its mount namespace and a key of its root. */
-#define NAMED_VIEW (UINT64_MAX - 3)
-/* A file the profile holds open, as processes of view V see it: this + V. */
-#define NAMED_VIEW_FILE (1ULL << 61)
+#define NAMED_VIEW (UINT64_MAX - 2)
+#define NAMED_FILE (1ULL << 61)
 /* A frame of an output mapping, whatever process: this + its number. */
 #define NAMED_MAPPED (1ULL << 62)
 
@@ -384,11 +382,11 @@ static const struct vm_symfile *symbol_file(struct proc_memo *pm,
 		view = view_of(nd, pm);
 	held = held && view;
 	if (held &&
-	    vm_memo_get(&nd->memo, NAMED_VIEW_FILE + view, m->dev, m->ino, &v))
+	    vm_memo_get(&nd->memo, NAMED_FILE + view, m->dev, m->ino, &v))
 		return (const struct vm_symfile *)(uintptr_t)v;
 	sf = lookup_file(pm, m);
 	if (held && sf)
-		vm_memo_put(&nd->memo, NAMED_VIEW_FILE + view, m->dev, m->ino,
+		vm_memo_put(&nd->memo, NAMED_FILE + view, m->dev, m->ino,
 			    (uintptr_t)sf);
 	return sf;
 }
