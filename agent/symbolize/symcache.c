@@ -633,6 +633,28 @@ static bool same_key(const struct vm_binary_key *a,
 }
 
 /*
+ * What the I/O pool knows the debug files under root (/proc/PID/root) by:
+ * not the binary's device, which a timeout would mark (the user of a
+ * mount namespace of its own may mount a file system that never answers
+ * where debug files are looked for, and the binaries every process maps
+ * must still be read), but the process's mount namespace: its inode with
+ * bit 63 set, which no device number has.  0 when not known.
+ */
+static uint64_t root_key(const char *root)
+{
+	size_t len = strlen(root);
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (len < 5 || strcmp(root + len - 5, "/root") ||
+	    snprintf(path, sizeof(path), "%.*s/ns/mnt", (int)(len - 5), root) >=
+		    (int)sizeof(path) ||
+	    stat(path, &st))
+		return 0;
+	return 1ULL << 63 | st.st_ino;
+}
+
+/*
  * The symbols for a process whose root is root: those with the first
  * debug file found under it, when that is another file than the agent's
  * own and the binary's, else set's first.  Frees j.
@@ -650,6 +672,7 @@ static struct vm_symfile *for_root(struct vm_symcache *sc, struct read_job *j,
 		goto own;
 	j->n_places = vm_debugfile_places(&own->info, j->path, root,
 					  j->debug_dir, j->places);
+	__atomic_store_n(&j->job.dev, root_key(root), __ATOMIC_RELAXED);
 	if (read_step(j, READ_FIND, VM_IOPOOL_OPEN_MS, NULL) < 0)
 		return own; /* j freed */
 	if (j->dbg_fd < 0)
