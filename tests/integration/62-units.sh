@@ -67,8 +67,8 @@ max=$(bytes MemoryMax)
 [ -n "$max" ] && [ -n "$high" ] && [ "$max" -ge $((high + (512 << 20))) ] &&
 	ok "MemoryMax=$(value MemoryMax) leaves a request 512 MiB and more above MemoryHigh" ||
 	not_ok "MemoryMax=$(value MemoryMax) is less than 512 MiB above MemoryHigh=$(value MemoryHigh)"
-# A thread per connection, and what the agent runs besides (measured: 11
-# with a continuous session, an eBPF and a Perf profile at once).
+# A thread per connection, and what the agent runs besides (install.md
+# counts them).
 tasks=$(value TasksMax)
 [[ $tasks =~ ^[0-9]+$ ]] && [ "$tasks" -ge $((connections + 64)) ] &&
 	ok "TasksMax=$tasks is above a thread per connection ($connections) and 64 more" ||
