@@ -3,7 +3,8 @@
 # them from systemd/*.service.in (here with this build's agent as their
 # program): `systemd-analyze verify` has nothing to say about either, and
 # vmtools-agent.service has its resource bounds (docs/install.md, "The
-# agent's bounds"), each fitting what the agent bounds by itself:
+# agent's bounds"), given as they are set there, in guest-setup.md and
+# the man page, each fitting what the agent bounds by itself:
 # MemoryHigh above what it keeps (the home of binaries' bound, as a
 # running agent reports it on /healthz, and the history's default, as
 # `serve --help` says it) with room to spare, MemoryMax above that with
@@ -36,9 +37,20 @@ st=$?
 # value NAME: the unit's NAME=, in bytes for sizes (1G: 1073741824).
 value() { sed -n "s/^$1=//p" "$UNIT" | tail -n 1; }
 bytes() { numfmt --from=iec "$(value "$1")" 2>/dev/null; }
+# Each set, and said as it is set where an operator reads it.
+: >"$T/unsaid"
 for name in MemoryHigh MemoryMax CPUWeight IOWeight Nice TasksMax; do
-	[ -n "$(value $name)" ] || not_ok "vmtools-agent.service sets $name="
+	if [ -z "$(value $name)" ]; then
+		not_ok "vmtools-agent.service sets $name="
+		continue
+	fi
+	for doc in docs/install.md docs/guest-setup.md man/vmtools-agent.h2m; do
+		grep -q "$name=$(value $name)\b" "$SRC/$doc" ||
+			echo "$doc does not say $name=$(value $name)" >>"$T/unsaid"
+	done
 done
+[ ! -s "$T/unsaid" ] && ok "install.md, guest-setup.md and the man page give the unit's bounds as it sets them" ||
+	{ not_ok "the unit's bounds where an operator reads them"; diag "$T/unsaid"; }
 
 start_agent serve
 curl -sS --max-time 10 -o "$T/healthz.json" "$AGENT_URL/healthz"
