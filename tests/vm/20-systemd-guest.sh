@@ -21,7 +21,10 @@
 # /lib/modules/REL and perf are linked and `modprobe xfs` loads from it;
 # vmtools-agent.service runs `serve --no-setup` with the options file's
 # options, NoNewPrivs and exactly its unit's capabilities (CapBnd), and
-# the guest's own `systemd-analyze security` score.  From the host:
+# the guest's own `systemd-analyze security` score; its resource bounds
+# (MemoryHigh, MemoryMax, CPUWeight, IOWeight, Nice, TasksMax) are those
+# `systemctl show` gives and those its cgroup and process have, and the
+# most memory its cgroup took over the test stays under MemoryHigh.  From the host:
 # /healthz (the eBPF backend usable under the unit's hardening, the disk
 # the setup unit mounted), an eBPF and a Perf CPU profile of the guest's
 # busy process read by `go tool pprof` with its comm label, an off-CPU
@@ -118,8 +121,17 @@ printf '[Unit]\nDescription=vmtest: report the units to the serial console\nAfte
 # A clean shutdown when the host asks, by listening on a port of its
 # loopback (10.0.2.2 to the guest): the setup unit's stop must undo setup.
 POWEROFF_PORT=$(vm_free_port)
-printf '#!/bin/bash\n# the guest powers off once the host listens on its port %s\nuntil (exec 3<>/dev/tcp/10.0.2.2/%s) 2>/dev/null; do sleep 2; done\necho "VMTEST poweroff=asked" >/dev/ttyS0\nexec systemctl poweroff\n' \
-	"$POWEROFF_PORT" "$POWEROFF_PORT" >"$R/usr/local/sbin/vmtest-poweroff"
+# Before it does, it says what the agent's cgroup took by then, every
+# profile of the test taken: the most memory, and the tasks it has.
+cat >"$R/usr/local/sbin/vmtest-poweroff" <<EOF
+#!/bin/bash
+# the guest powers off once the host listens on its port $POWEROFF_PORT
+until (exec 3<>/dev/tcp/10.0.2.2/$POWEROFF_PORT) 2>/dev/null; do sleep 2; done
+cg=/sys/fs/cgroup/system.slice/vmtools-agent.service
+echo "VMTEST agent-used=memory.peak=\$(cat \$cg/memory.peak) pids.current=\$(cat \$cg/pids.current)" >/dev/ttyS0
+echo "VMTEST poweroff=asked" >/dev/ttyS0
+exec systemctl poweroff
+EOF
 chmod 755 "$R/usr/local/sbin/vmtest-poweroff"
 printf '[Unit]\nDescription=vmtest: power off when the host asks\nAfter=vmtest-report.service\n\n[Service]\nExecStart=/usr/local/sbin/vmtest-poweroff\n\n[Install]\nWantedBy=multi-user.target\n' \
 	>"$R/etc/systemd/system/vmtest-poweroff.service"
@@ -180,6 +192,22 @@ esac
 [ "$(log_value agent-capbnd)" = 000000c401280004 ] && [ "$(log_value agent-nonewprivs)" = 1 ] &&
 	ok "the agent runs with NoNewPrivs and only CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG, CAP_SYS_RESOURCE (CapBnd $(log_value agent-capbnd)); systemd-analyze security in the guest: $(log_value agent-security)" ||
 	vm_fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
+
+# The resource bounds of the unit, as the package installs it, as systemd
+# has them and as the kernel applies them to the running agent (its
+# cgroup, its nice value); the profiles below are taken under them.
+dpkg-deb --fsys-tarfile "$AGENT_DEB" | tar -xO ./lib/systemd/system/vmtools-agent.service >"$T/agent.service"
+unit() { sed -n "s/^$1=//p" "$T/agent.service" | tail -n 1; }
+unit_bytes() { numfmt --from=iec "$(unit "$1")" 2>/dev/null; }
+high=$(unit_bytes MemoryHigh)
+bounds="CPUWeight=$(unit CPUWeight) IOWeight=$(unit IOWeight) MemoryHigh=$high MemoryMax=$(unit_bytes MemoryMax) Nice=$(unit Nice) TasksMax=$(unit TasksMax)"
+case $(log_value agent-cgroup) in
+"cpu.weight=$(unit CPUWeight) "*" memory.high=$high memory.max=$(unit_bytes MemoryMax) nice=$(unit Nice) pids.max=$(unit TasksMax)")
+	[ -n "$high" ] && [ "$(log_value agent-bounds)" = "$bounds" ] &&
+		ok "the agent runs under its unit's bounds: $bounds; its cgroup and process: $(log_value agent-cgroup)" ||
+		vm_fail_log "systemctl show vmtools-agent: '$(log_value agent-bounds)', not '$bounds'" ;;
+*) vm_fail_log "the agent's cgroup and nice value: '$(log_value agent-cgroup)', not the unit's '$bounds' (systemctl show: '$(log_value agent-bounds)')" ;;
+esac
 
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
@@ -263,6 +291,12 @@ for _ in $(seq 240); do
 done
 if ! vm_alive && grep -q '^VMTEST poweroff=asked' "$VM_LOG"; then
 	ok "the guest powers off cleanly when asked ($(($(date +%s) - t0))s)"
+	# What every profile above took, against MemoryHigh.
+	used=$(log_value agent-used)
+	peak=$(sed -n 's/^memory.peak=\([0-9]*\) .*/\1/p' <<<"$used")
+	[ -n "$peak" ] && [ -n "$high" ] && [ "$peak" -lt "$high" ] &&
+		ok "the agent took its profiles within its bounds: $((peak >> 20)) MiB of memory at most (MemoryHigh $((high >> 20)) MiB), $used" ||
+		vm_fail_log "the agent's cgroup after the profiles: '$used'"
 else
 	vm_fail_log "the guest did not power off within 120s of being asked"
 fi
