@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -217,7 +218,71 @@ static int compatible(const char *path, const struct vm_elf_info *want)
 struct search {
 	int root_fd; /* the sysroot, O_PATH; -1: the host */
 	const char *root;
+	char root_real[PATH_MAX]; /* its real path */
 };
+
+/* For a kernel (or qemu-user) without openat2 (elfdeps.h). */
+int vm_elf_resolve_in_root(const char *root, const char *path, char *out)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX], next[PATH_MAX];
+	char host[PATH_MAX * 2], target[PATH_MAX];
+	int links = 0;
+
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	while (rest[0]) {
+		char *comp = rest, *end;
+		size_t len;
+		struct stat st;
+		ssize_t n;
+
+		while (*comp == '/')
+			comp++;
+		end = strchr(comp, '/');
+		len = end ? (size_t)(end - comp) : strlen(comp);
+		if (!len)
+			break;
+		if (len == 1 && comp[0] == '.') {
+			memmove(rest, comp + len, strlen(comp + len) + 1);
+			continue;
+		}
+		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
+			char *slash = strrchr(cur, '/');
+
+			if (slash)
+				*slash = '\0';
+			memmove(rest, comp + len, strlen(comp + len) + 1);
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)len,
+			     comp) >= (int)sizeof(next))
+			return -ENAMETOOLONG;
+		snprintf(host, sizeof(host), "%s%s", root, next);
+		if (lstat(host, &st) < 0)
+			return -errno;
+		memmove(rest, comp + len, strlen(comp + len) + 1);
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, sizeof(cur));
+			continue;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		n = readlink(host, target, sizeof(target) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		target[n] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (snprintf(next, sizeof(next), "%s/%s", target, rest) >=
+		    (int)sizeof(next))
+			return -ENAMETOOLONG;
+		memcpy(rest, next, sizeof(rest));
+	}
+	if (snprintf(out, PATH_MAX, "%s%s", root, cur[0] ? cur : "/") >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
 
 /*
  * The path a system sees (absolute) as a host path into out, when it is an
@@ -237,6 +302,9 @@ static int locate(const struct search *s, const char *path,
 	if (s->root_fd < 0)
 		return compatible(path, want) && realpath(path, out);
 	fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return vm_elf_resolve_in_root(s->root_real, path, out) == 0 &&
+		       compatible(out, want);
 	if (fd < 0)
 		return 0;
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
@@ -487,6 +555,10 @@ int vm_elf_closure(const char *binary, const char *const *dirs,
 		return vm_error_errno(err, errno, "cannot find %s", binary);
 	if (sysroot) {
 		s.root_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s.root_fd >= 0 && !realpath(sysroot, s.root_real)) {
+			close(s.root_fd);
+			s.root_fd = -1;
+		}
 		if (s.root_fd < 0)
 			return vm_error_errno(err, errno,
 					      "cannot use the sysroot %s",
