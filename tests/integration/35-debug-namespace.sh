@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/59-debug-namespace.sh - a debug file names frames only
+# tests/integration/35-debug-namespace.sh - a debug file names frames only
 # for the processes that see it.  The user nobody, in a user and mount
 # namespace of its own (`unshare -Urm`, which Debian allows unprivileged
 # users), bind-mounts a directory of its own over the debug directory the
