@@ -30,8 +30,7 @@ int vm_http_access_add_user(struct vm_http_access *a, const char *user,
 				    VM_HTTP_MAX_ALLOWED_USERS);
 	errno = 0;
 	n = strtoul(user, &end, 10);
-	if (*user >= '0' && *user <= '9' && !*end && !errno &&
-	    n < (uid_t)-1) {
+	if (*user >= '0' && *user <= '9' && !*end && !errno && n < (uid_t)-1) {
 		a->allowed[a->n_allowed++] = (uid_t)n;
 		return 0;
 	}

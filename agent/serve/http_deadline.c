@@ -50,7 +50,6 @@
 #include "agent/serve/http_peer.h"
 #include "agent/serve/mhd.h"
 #include "common/clock.h"
-#include "common/fdio.h"
 #include "common/log.h"
 
 #define NS_PER_S 1000000000ULL
@@ -166,7 +165,7 @@ static void answer_and_close(int fd, unsigned status, const char *reason,
 {
 	struct json_object *o = json_object_new_object();
 	const char *body;
-	char head[256];
+	char answer[1024];
 	int n;
 
 	if (o) {
@@ -175,12 +174,13 @@ static void answer_and_close(int fd, unsigned status, const char *reason,
 		body = json_object_to_json_string_ext(o,
 						      JSON_C_TO_STRING_PLAIN);
 		n = snprintf(
-			head, sizeof(head),
-			"HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n",
-			status, reason, strlen(body));
-		if (n > 0 && (size_t)n < sizeof(head) &&
-		    vm_write_all(fd, head, (size_t)n) == 0)
-			vm_write_all(fd, body, strlen(body));
+			answer, sizeof(answer),
+			"HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+			status, reason, strlen(body), body);
+		/* Whole or not at all: the client may be gone already. */
+		if (n > 0 && (size_t)n < sizeof(answer))
+			send(fd, answer, (size_t)n,
+			     MSG_NOSIGNAL | MSG_DONTWAIT);
 		json_object_put(o);
 	}
 	shutdown(fd, SHUT_RDWR);
@@ -337,6 +337,8 @@ static void opened(struct vm_http_deadlines *d, struct MHD_Connection *mc,
 	*socket_context = c;
 	if (c->end == VM_HTTP_CONN_OPEN && !slot) {
 		c->end = VM_HTTP_CONN_REFUSED;
+		vm_log("refused a connection from %s: every slot is busy answering a request",
+		       c->addr_text);
 		answer_and_close(
 			c->fd, 503, "Service Unavailable",
 			"every connection of the agent is busy answering a request; retry in a moment");

@@ -65,7 +65,8 @@ static int end_of(const struct sockaddr *sa, int *family, __be32 addr[4],
 	return 0;
 }
 
-int vm_http_peer_query(const struct sockaddr *local, const struct sockaddr *peer,
+int vm_http_peer_query(const struct sockaddr *local,
+		       const struct sockaddr *peer,
 		       struct vm_http_peer_query *q)
 {
 	struct inet_diag_sockid *id = &q->req.id;
@@ -120,8 +121,7 @@ int vm_http_peer_answer(const struct vm_http_peer_query *q, const void *buf,
 	const struct inet_diag_msg *m;
 	const struct nlmsgerr *e;
 
-	if (len < sizeof(*h) || h->nlmsg_len < sizeof(*h) ||
-	    h->nlmsg_len > len)
+	if (len < sizeof(*h) || h->nlmsg_len < sizeof(*h) || h->nlmsg_len > len)
 		return -EBADMSG;
 	if (h->nlmsg_type == NLMSG_ERROR) {
 		if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
@@ -155,8 +155,8 @@ static bool proc_addr(const char *hex, size_t words, __be32 out[4])
 	return true;
 }
 
-int vm_http_peer_proc_line(const struct vm_http_peer_query *q,
-			   const char *line, struct vm_http_peer *peer)
+int vm_http_peer_proc_line(const struct vm_http_peer_query *q, const char *line,
+			   struct vm_http_peer *peer)
 {
 	char lhex[33], rhex[33];
 	unsigned lport, rport, state, uid;
@@ -164,7 +164,8 @@ int vm_http_peer_proc_line(const struct vm_http_peer_query *q,
 	struct inet_diag_sockid id = { 0 };
 	size_t words = q->req.sdiag_family == AF_INET6 ? 4 : 1;
 
-	if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x %*s %*s %*s %u %*d %lu",
+	if (sscanf(line,
+		   " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x %*s %*s %*s %u %*d %lu",
 		   lhex, &lport, rhex, &rport, &state, &uid, &inode) != 7)
 		return 0;
 	if (!proc_addr(lhex, words, id.idiag_src) ||
@@ -240,8 +241,8 @@ int vm_http_peer_of(int fd, struct vm_http_peer *peer, struct vm_error *err)
 	r = vm_http_peer_query((struct sockaddr *)&local,
 			       (struct sockaddr *)&remote, &q);
 	if (r < 0)
-		return vm_error_errno(err, -r,
-				      "the connection is neither IPv4 nor IPv6");
+		return vm_error_errno(
+			err, -r, "the connection is neither IPv4 nor IPv6");
 	r = ask_diag(&q, peer);
 	if (r == 1)
 		return 0;

@@ -47,7 +47,8 @@ struct vm_http_peer_query {
  * address is local and whose client is peer; -EAFNOSUPPORT for an address
  * that is neither IPv4 nor IPv6.
  */
-int vm_http_peer_query(const struct sockaddr *local, const struct sockaddr *peer,
+int vm_http_peer_query(const struct sockaddr *local,
+		       const struct sockaddr *peer,
 		       struct vm_http_peer_query *q);
 
 /*
@@ -64,8 +65,8 @@ int vm_http_peer_answer(const struct vm_http_peer_query *q, const void *buf,
  * asked when inet_diag does not find the socket: 1 and *peer when the line
  * is the client's socket, else 0.
  */
-int vm_http_peer_proc_line(const struct vm_http_peer_query *q,
-			   const char *line, struct vm_http_peer *peer);
+int vm_http_peer_proc_line(const struct vm_http_peer_query *q, const char *line,
+			   struct vm_http_peer *peer);
 
 /* Who opened the connection of fd (an accepted TCP socket). */
 int vm_http_peer_of(int fd, struct vm_http_peer *peer, struct vm_error *err);

@@ -84,8 +84,8 @@ static void test_query(void **state)
 	assert_int_equal(vm_http_peer_query((struct sockaddr *)&local,
 					    (struct sockaddr *)&p6, &q),
 			 -EAFNOSUPPORT);
-	assert_int_equal(vm_http_peer_query((struct sockaddr *)&local,
-					    &unix_sa, &q),
+	assert_int_equal(vm_http_peer_query((struct sockaddr *)&local, &unix_sa,
+					    &q),
 			 -EAFNOSUPPORT);
 }
 
@@ -178,8 +178,9 @@ static void test_proc_line(void **state)
 	assert_int_equal(
 		vm_http_peer_proc_line(
 			&q,
-			tcp_line(line, sizeof(line), lo2, 50266, lo, 3080,
-				 "01 00000000:00000000 00:00000000 00000000 65534        0 12345 1 0000000000000000 20 4 30 10 -1"),
+			tcp_line(
+				line, sizeof(line), lo2, 50266, lo, 3080,
+				"01 00000000:00000000 00:00000000 00000000 65534        0 12345 1 0000000000000000 20 4 30 10 -1"),
 			&p),
 		1);
 	assert_true(p.local && p.held);
@@ -188,8 +189,9 @@ static void test_proc_line(void **state)
 	assert_int_equal(
 		vm_http_peer_proc_line(
 			&q,
-			tcp_line(line, sizeof(line), lo2, 50266, lo, 3080,
-				 "06 00000000:00000000 03:00000A4F 00000000     0        0 0 3 0000000000000000"),
+			tcp_line(
+				line, sizeof(line), lo2, 50266, lo, 3080,
+				"06 00000000:00000000 03:00000A4F 00000000     0        0 0 3 0000000000000000"),
 			&p),
 		1);
 	assert_false(p.held);
@@ -197,15 +199,17 @@ static void test_proc_line(void **state)
 	assert_int_equal(
 		vm_http_peer_proc_line(
 			&q,
-			tcp_line(line, sizeof(line), lo, 3080, lo2, 50266,
-				 "01 00000000:00000000 00:00000000 00000000     0        0 999 1"),
+			tcp_line(
+				line, sizeof(line), lo, 3080, lo2, 50266,
+				"01 00000000:00000000 00:00000000 00000000     0        0 999 1"),
 			&p),
 		0);
 	assert_int_equal(
 		vm_http_peer_proc_line(
 			&q,
-			tcp_line(line, sizeof(line), lo2, 50266, 0, 0,
-				 "0A 00000000:00000000 00:00000000 00000000     0        0 1065 1"),
+			tcp_line(
+				line, sizeof(line), lo2, 50266, 0, 0,
+				"0A 00000000:00000000 00:00000000 00000000     0        0 1065 1"),
 			&p),
 		0);
 	assert_int_equal(
@@ -218,9 +222,10 @@ static void test_proc_line(void **state)
 	assert_int_equal(vm_http_peer_query((struct sockaddr *)&l6,
 					    (struct sockaddr *)&p6, &q),
 			 0);
-	snprintf(line, sizeof(line),
-		 "   0: 000000000000000000000000%08X:C45A 000000000000000000000000%08X:0C08 01 00000000:00000000 00:00000000 00000000  1000        0 777 1\n",
-		 l6.sin6_addr.s6_addr32[3], l6.sin6_addr.s6_addr32[3]);
+	snprintf(
+		line, sizeof(line),
+		"   0: 000000000000000000000000%08X:C45A 000000000000000000000000%08X:0C08 01 00000000:00000000 00:00000000 00000000  1000        0 777 1\n",
+		l6.sin6_addr.s6_addr32[3], l6.sin6_addr.s6_addr32[3]);
 	assert_int_equal(vm_http_peer_proc_line(&q, line, &p), 1);
 	assert_int_equal(p.uid, 1000);
 }
