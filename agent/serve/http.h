@@ -8,6 +8,8 @@
  *   http_framing.c   the checks of a request's head libmicrohttpd lacks
  *   http_deadline.c  each connection from its opening: who opened it, its
  *                    slot, the time its request has to arrive whole
+ *   http_admit.c     a connection at its opening: admitted, or answered
+ *                    and closed before its request is read
  *   http_peer.c      which user of this machine opened a connection, if any
  *   http_access.c    which of them may use the API
  *   http_routes.c    which handler answers which method and path

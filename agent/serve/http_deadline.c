@@ -4,11 +4,9 @@
  * slot it holds, and a deadline for each request to arrive whole.
  *
  * Who: when libmicrohttpd has accepted a connection, and before a byte of
- * it is read, the client's socket is looked up in this machine
- * (http_peer.c).  A user of this machine that may not use the API
- * (http_access.c) is answered 403 at once and the connection closed: it
- * holds no slot, and its request is never read.  A client from outside has
- * no user; the token, when set, is checked on its request.
+ * it is read, http_admit.c tells who opened it and refuses a user of this
+ * machine that may not use the API: such a connection holds no slot, and
+ * its request is never read.
  *
  * Slots: a client, an address outside or a user inside (every process of
  * the machine connects from the same loopback address), holds at most
@@ -45,9 +43,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
-#include "agent/serve/http_peer.h"
+#include "agent/serve/http_admit.h"
 #include "agent/serve/mhd.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -153,39 +149,6 @@ void vm_http_deadlines_stop(struct vm_http_deadlines *d)
 	free(d);
 }
 
-/*
- * Answer a connection at its opening and close it.  libmicrohttpd can only
- * answer a request it has read, and the point is not to read it: the
- * answer is written here, whole, on a socket nothing was sent on yet (its
- * buffer takes it at once).  The connection's thread then finds the stream
- * ended and closes it.
- */
-static void answer_and_close(int fd, unsigned status, const char *reason,
-			     const char *sentence)
-{
-	struct json_object *o = json_object_new_object();
-	const char *body;
-	char answer[1024];
-	int n;
-
-	if (o) {
-		json_object_object_add(o, "error",
-				       json_object_new_string(sentence));
-		body = json_object_to_json_string_ext(o,
-						      JSON_C_TO_STRING_PLAIN);
-		n = snprintf(
-			answer, sizeof(answer),
-			"HTTP/1.1 %u %s\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
-			status, reason, strlen(body), body);
-		/* Whole or not at all: the client may be gone already. */
-		if (n > 0 && (size_t)n < sizeof(answer))
-			send(fd, answer, (size_t)n,
-			     MSG_NOSIGNAL | MSG_DONTWAIT);
-		json_object_put(o);
-	}
-	shutdown(fd, SHUT_RDWR);
-}
-
 /* The client's address, kept and as text for the log. */
 static void set_addr(struct conn *c, const struct sockaddr *sa)
 {
@@ -202,36 +165,6 @@ static void set_addr(struct conn *c, const struct sockaddr *sa)
 			  &((const struct sockaddr_in6 *)sa)->sin6_addr,
 			  c->addr_text, sizeof(c->addr_text));
 	}
-}
-
-/* Whether the connection may be served at all; if not, it is answered. */
-static bool admitted(struct vm_http_deadlines *d, struct conn *c)
-{
-	struct vm_error err = { 0 };
-	const char *addr = c->addr_text;
-
-	if (vm_http_peer_of(c->fd, &c->peer, &err) < 0) {
-		/* Not knowing who it is, do not take it for an outsider. */
-		vm_log("refused a connection from %s: %s", addr,
-		       vm_error_str(&err));
-		answer_and_close(c->fd, 503, "Service Unavailable",
-				 vm_error_str(&err));
-		return false;
-	}
-	if (!c->peer.local)
-		return true;
-	if (!c->peer.held) {
-		/* Its process closed it already: nobody to answer. */
-		shutdown(c->fd, SHUT_RDWR);
-		return false;
-	}
-	if (vm_http_access_allows(d->cfg.access, c->peer.uid))
-		return true;
-	vm_http_access_refusal(d->cfg.access, c->peer.uid, &err);
-	vm_log("refused a connection from uid %u at %s: it may not use the API (--allow-user lets a user in)",
-	       (unsigned)c->peer.uid, addr);
-	answer_and_close(c->fd, 403, "Forbidden", vm_error_str(&err));
-	return false;
 }
 
 static bool same_client(const struct conn *a, const struct conn *b)
@@ -318,7 +251,7 @@ static void opened(struct vm_http_deadlines *d, struct MHD_Connection *mc,
 	c->fd = fd->connect_fd;
 	set_addr(c, addr ? addr->client_addr : NULL);
 	c->end = VM_HTTP_CONN_OPEN;
-	if (!admitted(d, c))
+	if (!vm_http_admit(c->fd, d->cfg.access, c->addr_text, &c->peer))
 		c->end = VM_HTTP_CONN_REFUSED;
 	pthread_mutex_lock(&d->lock);
 	slot = c->end == VM_HTTP_CONN_OPEN && take_slot(d, c);
@@ -339,7 +272,7 @@ static void opened(struct vm_http_deadlines *d, struct MHD_Connection *mc,
 		c->end = VM_HTTP_CONN_REFUSED;
 		vm_log("refused a connection from %s: every slot is busy answering a request",
 		       c->addr_text);
-		answer_and_close(
+		vm_http_answer_and_close(
 			c->fd, 503, "Service Unavailable",
 			"every connection of the agent is busy answering a request; retry in a moment");
 	}
