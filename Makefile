@@ -30,6 +30,32 @@ MANDIR ?= $(PREFIX)/share/man
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 SYSTEMDUNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib,$(PREFIX)/lib)/systemd/system
 DESTDIR ?=
+
+# `make ARCH=arm64` on an amd64 host (or ARCH=x86 on an arm64 one) builds
+# for that architecture with Debian's cross compiler (gcc-<triplet>) and its
+# multiarch libraries (<pkg>-dev:<arch>), into build/<arch>.  So far only
+# vmtools-image (make ARCH=arm64 build/arm64/vmtools-image): the agent's
+# BPF programs wait for arm64's unwinder rules (bpf/unwind.h), and Debian
+# 12's libext2fs-dev of two architectures cannot be installed at once.
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+TRIPLET_x86 := x86_64-linux-gnu
+TRIPLET_arm64 := aarch64-linux-gnu
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_TRIPLET := $(TRIPLET_$(ARCH))
+ifeq ($(CROSS_TRIPLET),)
+$(error ARCH=$(ARCH): vmtools builds for x86 (x86-64) and arm64)
+endif
+BUILD ?= build/$(ARCH)
+ifeq ($(origin CC),default)
+CC := $(CROSS_TRIPLET)-gcc
+endif
+ifeq ($(origin AR),default)
+AR := $(CROSS_TRIPLET)-ar
+endif
+PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+MULTIARCH := $(CROSS_TRIPLET)
+endif
 BUILD ?= build
 
 CC ?= cc
@@ -43,8 +69,7 @@ PROTOC_C ?= protoc-c
 PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 FUZZ_SECONDS ?= 10
 
-ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
+MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
 
 COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
@@ -164,9 +189,12 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-# Everything may include generated headers; they must exist before the first
-# compile (afterwards -MMD tracks them).
-$(call obj,$(COMMON_SRCS) $(IMAGE_SRCS) $(AGENT_SRCS) agent/main.c imagebuilder/main.c $(UNIT_SRCS) $(FUZZ_SRCS)): | $(GENERATED)
+# Generated headers must exist before the first compile (afterwards -MMD
+# tracks them).  The image builder needs only the kernel config fragment,
+# so it builds where the BPF programs do not (an architecture the
+# unwinder does not know yet).
+$(call obj,$(COMMON_SRCS) $(IMAGE_SRCS) imagebuilder/main.c): | $(KCONFIG_H)
+$(call obj,$(AGENT_SRCS) agent/main.c $(UNIT_SRCS) $(FUZZ_SRCS)): | $(GENERATED)
 
 $(COMMON_LIB): $(call obj,$(COMMON_SRCS))
 $(IMAGE_LIB): $(call obj,$(IMAGE_SRCS))
@@ -230,14 +258,21 @@ $(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -D_GNU_SOURCE -fPIC -shared -o $@ $< $(LDFLAGS)
 
-# The launcher vmtools-image puts at /bin/NAME: static (it must run in a
-# chroot of the image, with no libc), embedded with .incbin.
-LAUNCHER := $(BUILD)/launcher/vmtools-launch
-$(LAUNCHER): imagebuilder/launcher/launcher.c
+# The launchers vmtools-image puts at /bin/NAME: static (they must run in a
+# chroot of the image, with no libc), one per architecture a bundled tool
+# may be of (an arm64 kernel's image is packed on an amd64 host too), each
+# built by that architecture's compiler (Debian's gcc-<triplet>), embedded
+# with .incbin.
+LAUNCHER_CC_x86_64 ?= x86_64-linux-gnu-gcc
+LAUNCHER_CC_aarch64 ?= aarch64-linux-gnu-gcc
+LAUNCHERS := $(BUILD)/launcher/vmtools-launch-x86_64 $(BUILD)/launcher/vmtools-launch-aarch64
+$(BUILD)/launcher/vmtools-launch-%: imagebuilder/launcher/launcher.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
-$(call obj,imagebuilder/launcher_blob.c): $(LAUNCHER)
-$(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += -DVMTOOLS_LAUNCHER='"$(LAUNCHER)"'
+	$(LAUNCHER_CC_$*) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
+$(call obj,imagebuilder/launcher_blob.c): $(LAUNCHERS)
+$(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += \
+	-DVMTOOLS_LAUNCHER_X86_64='"$(BUILD)/launcher/vmtools-launch-x86_64"' \
+	-DVMTOOLS_LAUNCHER_AARCH64='"$(BUILD)/launcher/vmtools-launch-aarch64"'
 $(call obj,agent/serve/mhd.c): ALL_CFLAGS += -DVM_MHD_SONAME='"$(MHD_SONAME)"'
 $(call obj,common/sha256.c): ALL_CFLAGS += -DVM_CRYPTO_SONAME='"$(CRYPTO_SONAME)"'
 $(call obj,agent/symbolize/debuginfod.c): ALL_CFLAGS += -DVM_DEBUGINFOD_SONAME='"$(DEBUGINFOD_SONAME)"'

@@ -59,6 +59,9 @@ struct serve_options {
 	uint32_t max_seconds;
 	uint32_t max_connections;
 	uint32_t idle_timeout;
+	uint32_t request_timeout;
+	/* Users of the machine let in beside root (--allow-user). */
+	struct vm_http_access access;
 	/* --continuous and what goes with it */
 	bool continuous;
 	uint32_t cont_frequency;
@@ -87,6 +90,10 @@ static void usage(FILE *out)
 		"                          beyond loopback wants --auth-token-file\n"
 		"  --auth-token-file F     require 'Authorization: Bearer TOKEN', the\n"
 		"                          token being the content of F\n"
+		"  --allow-user USER       let this user of the machine use the API\n"
+		"                          (a name or a uid; repeatable): from inside\n"
+		"                          the machine, only root and the agent's own\n"
+		"                          user may otherwise\n"
 		"  --comm NAME             profile processes with this command name\n"
 		"                          when a request names none (repeatable;\n"
 		"                          default " VM_DEFAULT_COMM ")\n"
@@ -104,10 +111,12 @@ static void usage(FILE *out)
 		"  --verify                re-hash every file of the disk at setup\n"
 		"  --allow-kernel-mismatch use a disk built for another kernel\n"
 		"  --max-connections N     open connections at most (default %d;\n"
-		"                          %d per client address)\n"
-		"  --idle-timeout S        close a connection silent for S seconds,\n"
-		"                          or whose request has not arrived whole\n"
-		"                          within S seconds (default %d)\n" VM_DEBUGINFOD_USAGE
+		"                          %d per client: an address outside, a user\n"
+		"                          inside)\n"
+		"  --idle-timeout S        close a connection silent for S seconds\n"
+		"                          (default %d)\n"
+		"  --request-timeout S     close a connection whose request has not\n"
+		"                          arrived whole within S seconds (default %d)\n" VM_DEBUGINFOD_USAGE
 		"\n"
 		"Continuous profiling (GET /profile/cpu/history):\n"
 		"  --continuous            profile the targets all the time with the\n"
@@ -128,10 +137,11 @@ static void usage(FILE *out)
 		"  -h, --help              show this help\n",
 		VM_HTTP_DEFAULT_LISTEN, VM_SECONDS_MAX, VM_SECONDS_CEILING,
 		VM_SETUP_DEFAULT_LABEL, VM_SETUP_DEFAULT_MOUNTPOINT,
-		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_IP,
-		VM_HTTP_IDLE_TIMEOUT, VM_CONTINUOUS_DEFAULT_FREQUENCY,
-		VM_CONTINUOUS_DEFAULT_INTERVAL, VM_HISTORY_DEFAULT_SECONDS,
-		VM_HISTORY_DEFAULT_BYTES, VM_PUSH_DEFAULT_NAME);
+		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_CLIENT,
+		VM_HTTP_IDLE_TIMEOUT, VM_HTTP_REQUEST_TIMEOUT,
+		VM_CONTINUOUS_DEFAULT_FREQUENCY, VM_CONTINUOUS_DEFAULT_INTERVAL,
+		VM_HISTORY_DEFAULT_SECONDS, VM_HISTORY_DEFAULT_BYTES,
+		VM_PUSH_DEFAULT_NAME);
 }
 
 #define WHO "vmtools-agent serve"
@@ -146,6 +156,8 @@ enum {
 	OPT_MAX_SECONDS,
 	OPT_MAX_CONN,
 	OPT_IDLE,
+	OPT_REQUEST_TIMEOUT,
+	OPT_ALLOW_USER,
 	OPT_VERIFY,
 	OPT_MISMATCH,
 	OPT_PERF,
@@ -291,6 +303,15 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_IDLE:
 		return vm_subcommand_number(WHO, "--idle-timeout", arg, 1, 3600,
 					    &o->idle_timeout);
+	case OPT_REQUEST_TIMEOUT:
+		return vm_subcommand_number(WHO, "--request-timeout", arg, 1,
+					    3600, &o->request_timeout);
+	case OPT_ALLOW_USER:
+		if (vm_http_access_add_user(&o->access, arg, &err) < 0) {
+			fprintf(stderr, WHO ": %s\n", vm_error_str(&err));
+			return -EINVAL;
+		}
+		break;
 	case OPT_VERIFY:
 		o->verify = true;
 		break;
@@ -336,6 +357,9 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONN },
 		{ "idle-timeout", required_argument, NULL, OPT_IDLE },
+		{ "request-timeout", required_argument, NULL,
+		  OPT_REQUEST_TIMEOUT },
+		{ "allow-user", required_argument, NULL, OPT_ALLOW_USER },
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "allow-kernel-mismatch", no_argument, NULL, OPT_MISMATCH },
 		{ "perf", required_argument, NULL, OPT_PERF },
@@ -504,8 +528,10 @@ static int configure_http(const struct serve_options *o, struct server *sv,
 	sv->hcfg = (struct vm_http_config){
 		.listen = o->listen,
 		.max_connections = o->max_connections,
-		.max_per_ip = o->max_connections / 2,
+		.max_per_client = o->max_connections / 2,
 		.idle_timeout = o->idle_timeout,
+		.request_timeout = o->request_timeout,
+		.access = o->access,
 		.body_limit = VM_REQUEST_MAX_BODY,
 		.health = &sv->health,
 		.ui_dir = o->ui_dir,
@@ -546,6 +572,7 @@ static int start_service(const struct serve_options *o, struct server *sv,
 			 struct vm_error *err)
 {
 	struct vm_agent_ctx_config ccfg = { 0 };
+	struct vm_backend_status learned;
 	int r;
 
 	if (!o->no_setup)
@@ -571,6 +598,13 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	if (vm_agent_ctx_warning(sv->ctx))
 		vm_log("warning: %s", vm_agent_ctx_warning(sv->ctx));
 	sv->health.ctx = sv->ctx;
+	/*
+	 * What the BPF backend learns of the kernel once (where it keeps a
+	 * task's user registers) is learned now, alone: /healthz says it from
+	 * the start, and the calibration's program is loaded, attached and
+	 * gone before the continuous profile or a request loads theirs.
+	 */
+	vm_engine_backend_status(sv->ctx, VM_PROFILER_BPF, &learned);
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	/* Tests lower perf.data's bound (bytes); no user needs to. */
@@ -680,11 +714,15 @@ static int start_http(const struct serve_options *o, struct server *sv,
 
 	if (r < 0)
 		return r;
-	vm_log("listening on %s (port %u), max %u s per profile, %s", o->listen,
-	       vm_http_port(sv->srv), vm_request_max_seconds(&sv->scfg.limits),
-	       sv->token ? "token required" : "no token");
+	vm_log("listening on %s (port %u), max %u s per profile, %s, from inside the machine only root%s%s",
+	       o->listen, vm_http_port(sv->srv),
+	       vm_request_max_seconds(&sv->scfg.limits),
+	       sv->token ? "token required" : "no token",
+	       sv->hcfg.access.self ? " and the agent's own user" : "",
+	       sv->hcfg.access.n_allowed ? " and the users of --allow-user" :
+					   "");
 	if (!vm_http_is_loopback(&sv->hcfg.addr) && !sv->token)
-		vm_log("warning: listening beyond loopback without --auth-token-file: anyone who reaches %s can profile this machine",
+		vm_log("warning: listening beyond loopback without --auth-token-file: anyone outside the machine who reaches %s can profile it",
 		       o->listen);
 	return 0;
 }
@@ -768,6 +806,8 @@ int cmd_serve(int argc, char **argv)
 		.mountpoint = VM_SETUP_DEFAULT_MOUNTPOINT,
 		.max_connections = VM_HTTP_MAX_CONNECTIONS,
 		.idle_timeout = VM_HTTP_IDLE_TIMEOUT,
+		.request_timeout = VM_HTTP_REQUEST_TIMEOUT,
+		.access = { .self = geteuid() },
 	};
 	int r;
 

@@ -36,6 +36,7 @@ BUILD_PKGS=(
 	coreutils                     # sha512sum, basenc: speedscope's checksum
 	help2man                      # the man pages, from the binaries' --help
 	debhelper dpkg-dev            # make deb: dpkg-buildpackage -b, dh
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross # the arm64 launcher in vmtools-image
 )
 # Tests: the real programs the tests drive.
 TEST_PKGS=(
@@ -52,6 +53,7 @@ TEST_PKGS=(
 	lintian                         # the packages of make deb are checked
 	systemd man-db                  # systemd-analyze verify/security on the units; man
 	mmdebstrap                      # the Debian 12 systemd guest of the VM tests
+	qemu-user                       # runs an arm64 image's perf (22)
 )
 # npm fetches speedscope (the web UI) at build time and playwright-core for
 # the tests: Node.js's npm, from Debian unless a Node.js is there already
@@ -108,20 +110,30 @@ for p in "${BUILD_PKGS[@]}" "${TEST_PKGS[@]}" "${NODE_PKGS[@]}"; do
 		missing+=("$p")
 	fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
+# The tests fetch an arm64 kernel, its perf and perf's libraries with
+# apt-get download (22): dpkg must know the architecture.
+add_arm64=
+dpkg --print-foreign-architectures | grep -qx arm64 || add_arm64=1
+if [ ${#missing[@]} -eq 0 ] && [ -z "$add_arm64" ]; then
 	install_playwright
 	install_pg_versions
 	exit 0
 fi
 
 if [ "$(id -u)" != 0 ]; then
-	echo "ci/install-deps.sh: missing Debian packages: ${missing[*]}" >&2
-	echo "Install them as root: apt-get install ${missing[*]}" >&2
+	echo "ci/install-deps.sh: missing Debian packages: ${missing[*]}${add_arm64:+; dpkg does not know arm64}" >&2
+	echo "Install them as root: ${add_arm64:+dpkg --add-architecture arm64; apt-get update; }apt-get install ${missing[*]}" >&2
 	exit 1
 fi
-echo "ci/install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$add_arm64" ]; then
+	echo "ci/install-deps.sh: dpkg --add-architecture arm64"
+	dpkg --add-architecture arm64
+fi
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "ci/install-deps.sh: installing ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 install_playwright
 install_pg_versions

@@ -101,7 +101,7 @@ static int find_module(struct vm_node *n, void *ctx)
  * of the staged kernel's modules (cross builds), else of the build host.
  */
 static void image_arch(struct vm_tree *t, const char *release, char *out,
-		       size_t size)
+		       size_t size, int *machine)
 {
 	static const struct {
 		int machine;
@@ -119,6 +119,7 @@ static void image_arch(struct vm_tree *t, const char *release, char *out,
 	snprintf(mods, sizeof(mods), "/lib/modules/%s", release);
 	uname(&un);
 	snprintf(out, size, "%s", un.machine);
+	*machine = 0;
 	if (!vm_tree_lookup(t, mods, 0, NULL))
 		return;
 	vm_tree_walk(vm_tree_lookup(t, mods, 0, NULL), find_module, &ko);
@@ -127,6 +128,7 @@ static void image_arch(struct vm_tree *t, const char *release, char *out,
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (names[i].machine == info.machine)
 			snprintf(out, size, "%s", names[i].name);
+	*machine = info.machine;
 	vm_elf_info_clear(&info);
 }
 
@@ -358,7 +360,8 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 		      struct vm_error *err)
 {
 	struct vm_walk_opts wo = { .keep_owner = o->keep_owner };
-	char *perf = NULL;
+	struct vm_bundle_from from = { .root = root, .sysroot = o->sysroot };
+	char *perf = NULL, arch[65];
 	int r;
 
 	/* depmod runs while the root is read and the image written. */
@@ -370,11 +373,14 @@ static int build_tree(const struct vm_build_opts *o, const char *root,
 		r = add_debug_dirs(o, t, &wo, err);
 	if (r == 0)
 		r = vm_depmod_reserve(dm, t, release, err);
+	/* Tools are of the kernel's architecture, whatever the host's. */
+	if (r == 0)
+		image_arch(t, release, arch, sizeof(arch), &from.machine);
 	for (size_t i = 0; i < o->n_binaries && r == 0; i++)
-		r = vm_bundle_add(t, o->binaries[i], m, err);
+		r = vm_bundle_add(t, o->binaries[i], &from, m, err);
 	if (r == 0 && !o->n_binaries && !o->no_default_perf &&
 	    (perf = vm_bundle_default_perf(root)))
-		r = vm_bundle_add(t, perf, m, err);
+		r = vm_bundle_add(t, perf, &from, m, err);
 	free(perf);
 	if (r == 0 && o->ui_dir)
 		r = vm_walk_into(o->ui_dir, "/" VM_UI_IMAGE_DIR, &wo, t, err);
@@ -481,11 +487,12 @@ static int describe_image(const struct vm_build_opts *o, struct finish_ctx *c,
 			  int64_t *epoch, struct vm_error *err)
 {
 	char arch[65];
+	int machine;
 
 	*epoch = choose_epoch(o, c->t, err);
 	if (*epoch < 0)
 		return (int)*epoch;
-	image_arch(c->t, c->release, arch, sizeof(arch));
+	image_arch(c->t, c->release, arch, sizeof(arch), &machine);
 	if (vm_manifest_set_info(c->m, c->release, arch, *epoch, label_of(o),
 				 "vmtools-image " VMTOOLS_VERSION) < 0)
 		return vm_error_set(err, ENOMEM, "out of memory");

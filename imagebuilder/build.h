@@ -26,6 +26,8 @@ struct vm_build_opts {
 	const char **debug_dirs; /* each DIR/.build-id -> VM_DEBUG_BUILD_ID */
 	size_t n_debug_dirs;
 	int no_default_perf; /* do not add perf when no --binary is given */
+	const char *sysroot; /* bundled tools' loader and libraries; NULL: */
+	/* the host's for the host's architecture, root's for another */
 	int keep_owner;
 	uint64_t size_bytes; /* 0: auto */
 	int64_t epoch; /* < 0: SOURCE_DATE_EPOCH, else newest staged mtime */

@@ -19,8 +19,10 @@
 #include "imagebuilder/elfdeps.h"
 #include "imagebuilder/launcher_blob.h"
 
+/* A file from the host (source), or of the bytes data (len of them). */
 static int add_file(struct vm_tree *t, const char *path, const char *source,
-		    uint32_t mode, struct vm_error *err)
+		    const unsigned char *data, size_t len, uint32_t mode,
+		    struct vm_error *err)
 {
 	const char *name = strrchr(path, '/') + 1;
 	struct vm_node *n = vm_node_new(name, VM_NODE_REG, mode);
@@ -42,8 +44,8 @@ static int add_file(struct vm_tree *t, const char *path, const char *source,
 			return vm_error_set(err, ENOMEM, "out of memory");
 		}
 	} else {
-		n->data = vm_launcher_start;
-		n->size = (uint64_t)(vm_launcher_end - vm_launcher_start);
+		n->data = data;
+		n->size = (uint64_t)len;
 	}
 	r = vm_tree_add(t, path, n, err);
 	if (r < 0)
@@ -51,9 +53,59 @@ static int add_file(struct vm_tree *t, const char *path, const char *source,
 	return r;
 }
 
-int vm_bundle_add(struct vm_tree *t, const char *binary, struct vm_manifest *m,
+/* The ELF machine of the running vmtools-image: the host's. */
+static int host_machine(void)
+{
+	struct vm_elf_info self;
+	int machine;
+
+	if (vm_elf_read("/proc/self/exe", &self, NULL) < 0)
+		return 0;
+	machine = self.machine;
+	vm_elf_info_clear(&self);
+	return machine;
+}
+
+/*
+ * Where binary's loader and libraries are found (closure's sysroot): the
+ * host for a binary of the host's machine, else beneath --sysroot or the
+ * staged root.  Its launcher, of its machine, into *launcher.  A binary
+ * of a machine other than the image's kernel's is refused.
+ */
+static int plan(const char *binary, const struct vm_bundle_from *from,
+		const char **sysroot, const unsigned char **launcher,
+		size_t *launcher_len, struct vm_error *err)
+{
+	struct vm_elf_info info;
+	int r = vm_elf_read(binary, &info, err);
+
+	if (r < 0)
+		return r;
+	if (from->machine && info.machine != from->machine)
+		r = vm_error_set(
+			err, EINVAL,
+			"--binary %s is built for another architecture (ELF machine %d) than the kernel's modules (%d); bundle the build of the kernel's architecture (from Debian: its package for that architecture, unpacked with dpkg -x into --root)",
+			binary, info.machine, from->machine);
+	*launcher = vm_launcher_for(info.machine, launcher_len);
+	if (r == 0 && !*launcher)
+		r = vm_error_set(
+			err, EINVAL,
+			"--binary %s is built for an architecture (ELF machine %d) vmtools-image has no launcher for (it has x86-64's and arm64's)",
+			binary, info.machine);
+	*sysroot = from->sysroot;
+	if (!*sysroot && info.machine != host_machine())
+		*sysroot = from->root;
+	vm_elf_info_clear(&info);
+	return r;
+}
+
+int vm_bundle_add(struct vm_tree *t, const char *binary,
+		  const struct vm_bundle_from *from, struct vm_manifest *m,
 		  struct vm_error *err)
 {
+	const unsigned char *launcher_data;
+	size_t launcher_len;
+	const char *sysroot;
 	struct vm_elf_closure c;
 	const char *name = strrchr(binary, '/') ? strrchr(binary, '/') + 1 :
 						  binary;
@@ -74,7 +126,10 @@ int vm_bundle_add(struct vm_tree *t, const char *binary, struct vm_manifest *m,
 		return vm_error_set(err, EINVAL,
 				    "--binary %s is not an executable file",
 				    binary);
-	r = vm_elf_closure(binary, NULL, &c, err);
+	r = plan(binary, from, &sysroot, &launcher_data, &launcher_len, err);
+	if (r < 0)
+		return r;
+	r = vm_elf_closure(binary, NULL, sysroot, &c, err);
 	if (r < 0)
 		return r;
 	if (!c.interp) {
@@ -92,16 +147,17 @@ int vm_bundle_add(struct vm_tree *t, const char *binary, struct vm_manifest *m,
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	r = add_file(t, launcher, NULL, 0755, err);
+	r = add_file(t, launcher, NULL, launcher_data, launcher_len, 0755, err);
 	if (r == 0)
-		r = add_file(t, bin_path, binary, st.st_mode & 0755, err);
+		r = add_file(t, bin_path, binary, NULL, 0, st.st_mode & 0755,
+			     err);
 	for (size_t i = 0; i < c.n_libs && r == 0; i++) {
 		snprintf(p, sizeof(p), "%s/lib/%s", dir, c.libs[i].name);
-		r = add_file(t, p, c.libs[i].path, 0644, err);
+		r = add_file(t, p, c.libs[i].path, NULL, 0, 0644, err);
 	}
 	if (r == 0) {
 		snprintf(p, sizeof(p), "%s/lib/%s", dir, c.interp_name);
-		r = add_file(t, p, c.interp, 0755, err);
+		r = add_file(t, p, c.interp, NULL, 0, 0755, err);
 	}
 	if (r == 0) {
 		link = vm_node_new("ld.so", VM_NODE_SYMLINK, 0777);

@@ -13,8 +13,24 @@
 #include "common/manifest.h"
 #include "imagebuilder/tree.h"
 
-/* Add `binary` (a host path) as tool basename(binary); records it in m. */
-int vm_bundle_add(struct vm_tree *t, const char *binary, struct vm_manifest *m,
+/* Where a bundled tool's loader and libraries come from. */
+struct vm_bundle_from {
+	const char *root; /* the staged root */
+	/*
+	 * Where the loader and libraries of a tool of another architecture
+	 * than the host's are (`build --sysroot`); NULL: root.  A tool of
+	 * the host's architecture takes the host's unless this is given.
+	 */
+	const char *sysroot;
+	int machine; /* the ELF machine of the image's kernel; 0: unknown */
+};
+
+/*
+ * Add `binary` (a host path) as tool basename(binary), with the launcher
+ * of its architecture; records it in m.
+ */
+int vm_bundle_add(struct vm_tree *t, const char *binary,
+		  const struct vm_bundle_from *from, struct vm_manifest *m,
 		  struct vm_error *err);
 
 /* perf of the staged root (usr/bin/perf), else of the host PATH; NULL. */

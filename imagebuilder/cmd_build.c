@@ -40,6 +40,10 @@ static void usage(FILE *out)
 		"                          launcher at /bin/NAME (repeatable; default: perf\n"
 		"                          from DIR/usr/bin, else from PATH)\n"
 		"  --no-perf               bundle nothing unless --binary is given\n"
+		"  --sysroot DIR           where a bundled executable's loader and libraries\n"
+		"                          are (default: this host for one of its own\n"
+		"                          architecture, DIR of --root for another, e.g.\n"
+		"                          perf for an arm64 kernel packed on amd64)\n"
 		"  --debug-dir DIR         pack DIR/.build-id/ (debug files by build id,\n"
 		"                          as under /usr/lib/debug) into the image's\n"
 		"                          " VM_DEBUG_BUILD_ID
@@ -107,6 +111,7 @@ enum {
 	OPT_DEBUG_DIR,
 	OPT_UI_DIR,
 	OPT_NO_UI,
+	OPT_SYSROOT,
 };
 
 static int on_option(int c, char *arg, void *ctx)
@@ -134,6 +139,9 @@ static int on_option(int c, char *arg, void *ctx)
 		break;
 	case OPT_NO_PERF:
 		o->no_default_perf = 1;
+		break;
+	case OPT_SYSROOT:
+		o->sysroot = arg;
 		break;
 	case OPT_LABEL:
 		o->label = arg;
@@ -185,6 +193,7 @@ int cmd_build(int argc, char **argv)
 		{ "kernel-release", required_argument, NULL, OPT_RELEASE },
 		{ "binary", required_argument, NULL, OPT_BINARY },
 		{ "no-perf", no_argument, NULL, OPT_NO_PERF },
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "size", required_argument, NULL, OPT_SIZE },
 		{ "source-date-epoch", required_argument, NULL, OPT_EPOCH },

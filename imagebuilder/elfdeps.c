@@ -7,16 +7,26 @@
  * LD_LIBRARY_PATH is ignored, and instead of /etc/ld.so.cache (a binary
  * cache of ld.so.conf) the standard multiarch directories are searched,
  * which is where Debian's packages put their libraries.
+ *
+ * A binary of another architecture (perf for an arm64 kernel, packed on
+ * an amd64 host) runs with that architecture's loader and libraries, which
+ * are not the host's: with a sysroot, every path the binary's own system
+ * would look at (the loader, RPATH/RUNPATH entries, the default
+ * directories) is looked at beneath it instead, its symlinks resolved as
+ * if the sysroot were / (openat2's RESOLVE_IN_ROOT), and never on the host.
  */
 #include "imagebuilder/elfdeps.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <linux/openat2.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -204,8 +214,115 @@ static int compatible(const char *path, const struct vm_elf_info *want)
 	return ok;
 }
 
-/* Look for `name` in a colon-separated list; 1 when found into out. */
-static int search_list(const char *list, const char *origin, const char *name,
+/* Where the objects are looked for: the host, or beneath a sysroot. */
+struct search {
+	int root_fd; /* the sysroot, O_PATH; -1: the host */
+	const char *root;
+	char root_real[PATH_MAX]; /* its real path */
+};
+
+/* For a kernel (or qemu-user) without openat2 (elfdeps.h). */
+int vm_elf_resolve_in_root(const char *root, const char *path, char *out)
+{
+	char cur[PATH_MAX] = "", rest[PATH_MAX], next[PATH_MAX];
+	char host[PATH_MAX * 2], target[PATH_MAX];
+	int links = 0;
+
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return -ENAMETOOLONG;
+	while (rest[0]) {
+		char *comp = rest, *end;
+		size_t len;
+		struct stat st;
+		ssize_t n;
+
+		while (*comp == '/')
+			comp++;
+		end = strchr(comp, '/');
+		len = end ? (size_t)(end - comp) : strlen(comp);
+		if (!len)
+			break;
+		if (len == 1 && comp[0] == '.') {
+			memmove(rest, comp + len, strlen(comp + len) + 1);
+			continue;
+		}
+		if (len == 2 && comp[0] == '.' && comp[1] == '.') {
+			char *slash = strrchr(cur, '/');
+
+			if (slash)
+				*slash = '\0';
+			memmove(rest, comp + len, strlen(comp + len) + 1);
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)len,
+			     comp) >= (int)sizeof(next))
+			return -ENAMETOOLONG;
+		snprintf(host, sizeof(host), "%s%s", root, next);
+		if (lstat(host, &st) < 0)
+			return -errno;
+		memmove(rest, comp + len, strlen(comp + len) + 1);
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, sizeof(cur));
+			continue;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		n = readlink(host, target, sizeof(target) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		target[n] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (snprintf(next, sizeof(next), "%s/%s", target, rest) >=
+		    (int)sizeof(next))
+			return -ENAMETOOLONG;
+		memcpy(rest, next, sizeof(rest));
+	}
+	if (snprintf(out, PATH_MAX, "%s%s", root, cur[0] ? cur : "/") >=
+	    PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * The path a system sees (absolute) as a host path into out, when it is an
+ * object of want's class and machine: the host's own file, or with a
+ * sysroot the file beneath it that the path names there.  1 when it is.
+ */
+static int locate(const struct search *s, const char *path,
+		  const struct vm_elf_info *want, char *out)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT |
+					   RESOLVE_NO_MAGICLINKS };
+	char fd_path[64];
+	ssize_t n;
+	int fd;
+
+	if (s->root_fd < 0)
+		return compatible(path, want) && realpath(path, out);
+	fd = (int)syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return vm_elf_resolve_in_root(s->root_real, path, out) == 0 &&
+		       compatible(out, want);
+	if (fd < 0)
+		return 0;
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	n = readlink(fd_path, out, PATH_MAX - 1);
+	close(fd);
+	if (n <= 0 || n >= PATH_MAX - 1)
+		return 0;
+	out[n] = '\0';
+	return compatible(out, want);
+}
+
+/*
+ * Look for `name` in a colon-separated list; 1 when found into out.  An
+ * entry made of $ORIGIN is a host directory already (the one of an object
+ * found before); the others are paths of the binary's system.
+ */
+static int search_list(const struct search *s, const char *list,
+		       const char *origin, const char *name,
 		       const struct vm_elf_info *want, char *out)
 {
 	_cleanup_free_ char *copy = strdup(list);
@@ -222,7 +339,9 @@ static int search_list(const char *list, const char *origin, const char *name,
 		if ((size_t)snprintf(cand, sizeof(cand), "%s/%s", dir, name) >=
 		    sizeof(cand))
 			continue;
-		if (compatible(cand, want) && realpath(cand, out))
+		if (strstr(e, "ORIGIN") ?
+			    compatible(cand, want) && realpath(cand, out) :
+			    locate(s, cand, want, out))
 			return 1;
 	}
 	return 0;
@@ -295,13 +414,20 @@ static void default_search_list(const char *const *dirs, int machine, char *out,
 }
 
 /* The loader goes into the bundle by its file name, apart from the libs. */
-static int find_loader(const char *binary, const char *interp,
+static int find_loader(const struct search *s, const char *binary,
+		       const struct vm_elf_info *bin,
 		       struct vm_elf_closure *out, struct vm_error *err)
 {
+	const char *interp = bin->interp;
 	const char *slash = strrchr(interp, '/');
 	char ip[PATH_MAX];
 
-	if (!realpath(interp, ip))
+	if (s->root_fd >= 0 && !locate(s, interp, bin, ip))
+		return vm_error_set(
+			err, ENOENT,
+			"%s needs the loader %s, which the sysroot %s does not have; unpack the C library's package of the binary's architecture into it, or name the directory that has it with --sysroot",
+			binary, interp, s->root);
+	if (s->root_fd < 0 && !realpath(interp, ip))
 		return vm_error_errno(
 			err, errno,
 			"%s needs the loader %s, which this host does not have",
@@ -330,21 +456,23 @@ static int have_lib(const struct vm_elf_closure *c, const char *name)
  * unless either has a DT_RUNPATH; obj's DT_RUNPATH; the default list.
  * 1 when found, into found.
  */
-static int find_lib(const char *name, const struct vm_elf_info *obj,
-		    const char *origin, const struct vm_elf_info *bin,
-		    const char *defaults, char *found)
+static int find_lib(const struct search *s, const char *name,
+		    const struct vm_elf_info *obj, const char *origin,
+		    const struct vm_elf_info *bin, const char *defaults,
+		    char *found)
 {
-	if (strchr(name, '/') && compatible(name, bin) && realpath(name, found))
+	if (strchr(name, '/') && locate(s, name, bin, found))
 		return 1;
 	if (obj->rpath && !obj->runpath &&
-	    search_list(obj->rpath, origin, name, bin, found))
+	    search_list(s, obj->rpath, origin, name, bin, found))
 		return 1;
 	if (bin->rpath && !bin->runpath && !obj->runpath &&
-	    search_list(bin->rpath, origin, name, bin, found))
+	    search_list(s, bin->rpath, origin, name, bin, found))
 		return 1;
-	if (obj->runpath && search_list(obj->runpath, origin, name, bin, found))
+	if (obj->runpath &&
+	    search_list(s, obj->runpath, origin, name, bin, found))
 		return 1;
-	return search_list(defaults, origin, name, bin, found);
+	return search_list(s, defaults, origin, name, bin, found);
 }
 
 static int add_lib(struct vm_elf_closure *out, const char *name,
@@ -367,9 +495,10 @@ static int add_lib(struct vm_elf_closure *out, const char *name,
  * Add to the closure each library the object at path needs that it does
  * not have yet, and queue those libraries for their own needs.
  */
-static int add_needed(const char *path, const struct vm_elf_info *bin,
-		      const char *defaults, struct vm_elf_closure *out,
-		      struct object_queue *q, struct vm_error *err)
+static int add_needed(const struct search *s, const char *path,
+		      const struct vm_elf_info *bin, const char *defaults,
+		      struct vm_elf_closure *out, struct object_queue *q,
+		      struct vm_error *err)
 {
 	struct vm_elf_info info;
 	char origin[PATH_MAX];
@@ -390,11 +519,17 @@ static int add_needed(const char *path, const struct vm_elf_info *bin,
 
 		if (have_lib(out, name))
 			continue;
-		if (!find_lib(name, &info, origin, bin, defaults, found)) {
-			r = vm_error_set(
-				err, ENOENT,
-				"%s needs %s, which is not installed on this host (searched its RUNPATH/RPATH and %s); install the package that provides it",
-				path, name, defaults);
+		if (!find_lib(s, name, &info, origin, bin, defaults, found)) {
+			if (s->root_fd >= 0)
+				r = vm_error_set(
+					err, ENOENT,
+					"%s needs %s, which is not in the sysroot %s (searched its RUNPATH/RPATH and %s beneath it); unpack the package of the binary's architecture that provides it into the sysroot",
+					path, name, s->root, defaults);
+			else
+				r = vm_error_set(
+					err, ENOENT,
+					"%s needs %s, which is not installed on this host (searched its RUNPATH/RPATH and %s); install the package that provides it",
+					path, name, defaults);
 			break;
 		}
 		r = add_lib(out, name, found, err);
@@ -406,9 +541,11 @@ static int add_needed(const char *path, const struct vm_elf_info *bin,
 }
 
 int vm_elf_closure(const char *binary, const char *const *dirs,
-		   struct vm_elf_closure *out, struct vm_error *err)
+		   const char *sysroot, struct vm_elf_closure *out,
+		   struct vm_error *err)
 {
 	_cleanup_(object_queue_free) struct object_queue q = { 0 };
+	struct search s = { .root_fd = -1, .root = sysroot };
 	struct vm_elf_info bin;
 	char real[PATH_MAX], defaults[1024];
 	int r = 0;
@@ -416,19 +553,34 @@ int vm_elf_closure(const char *binary, const char *const *dirs,
 	memset(out, 0, sizeof(*out));
 	if (!realpath(binary, real))
 		return vm_error_errno(err, errno, "cannot find %s", binary);
+	if (sysroot) {
+		s.root_fd = open(sysroot, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (s.root_fd >= 0 && !realpath(sysroot, s.root_real)) {
+			close(s.root_fd);
+			s.root_fd = -1;
+		}
+		if (s.root_fd < 0)
+			return vm_error_errno(err, errno,
+					      "cannot use the sysroot %s",
+					      sysroot);
+	}
 	r = vm_elf_read(real, &bin, err);
 	if (r < 0)
-		return r;
+		goto out;
 	default_search_list(dirs, bin.machine, defaults, sizeof(defaults));
 	if (bin.interp)
-		r = find_loader(binary, bin.interp, out, err);
+		r = find_loader(&s, binary, &bin, out, err);
 	if (r == 0)
 		r = object_queue_push(&q, real, err);
 	/* q.paths may move as libraries are queued; the strings do not. */
 	for (; r == 0 && q.head < q.tail; q.head++)
-		r = add_needed(q.paths[q.head], &bin, defaults, out, &q, err);
+		r = add_needed(&s, q.paths[q.head], &bin, defaults, out, &q,
+			       err);
 	vm_elf_info_clear(&bin);
 	if (r < 0)
 		vm_elf_closure_clear(out);
+out:
+	if (s.root_fd >= 0)
+		close(s.root_fd);
 	return r;
 }

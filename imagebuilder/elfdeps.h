@@ -40,11 +40,24 @@ struct vm_elf_closure {
  * has no DT_RUNPATH), DT_RUNPATH, then `dirs` (NULL: the multiarch defaults
  * for the binary's machine), with $ORIGIN expanded; a candidate of another
  * ELF class or machine is skipped, as ld.so does.  A name that cannot be
- * found is an error naming it and the object that needs it.
+ * found is an error naming it and the object that needs it.  With sysroot
+ * (a directory; NULL: the host), the loader and every library are looked
+ * for beneath it, as the binary's own system would find them, never on
+ * the host (a binary of another architecture).
  */
 int vm_elf_closure(const char *binary, const char *const *dirs,
-		   struct vm_elf_closure *out, struct vm_error *err);
+		   const char *sysroot, struct vm_elf_closure *out,
+		   struct vm_error *err);
 void vm_elf_closure_clear(struct vm_elf_closure *c);
+
+/*
+ * path (absolute) resolved beneath root (a real path) as if root were /,
+ * as openat2's RESOLVE_IN_ROOT does, for where it is missing: a component
+ * at a time, a symlink's target walked in its place (an absolute one from
+ * root), ".." never above root, at most 40 symlinks.  The host path into
+ * out (PATH_MAX bytes): 0 or -errno.
+ */
+int vm_elf_resolve_in_root(const char *root, const char *path, char *out);
 
 /* Expand $ORIGIN / ${ORIGIN} in one search-path entry. */
 int vm_elf_expand_origin(const char *entry, const char *origin, char *out,

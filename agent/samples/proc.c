@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -191,6 +192,18 @@ int vm_proc_read_title(const char *proc_root, uint32_t pid, char **title)
 	return *title ? 0 : -ENOMEM;
 }
 
+/* The identity of the file fd holds, numbered as /proc/PID/maps does. */
+static int opened_as(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return -errno;
+	*dev = (uint64_t)major(st.st_dev) << 32 | minor(st.st_dev);
+	*ino = st.st_ino;
+	return 0;
+}
+
 /* The file behind one mapping, opened once per profile. */
 static const char *open_mapped(struct vm_samples *s,
 			       struct vm_proc_files *files,
@@ -222,6 +235,17 @@ static const char *open_mapped(struct vm_samples *s,
 			 m->path);
 		fd = vm_iopool_open_regular(files->iopool, p, m->dev,
 					    VM_IOPOOL_OPEN_MS);
+		/*
+		 * What the path shows now may be another file than the one
+		 * mapped (its owner put another there, in a mount namespace
+		 * of its own): it is shared with the processes that map
+		 * that file, never with those that map the one /proc/PID/maps
+		 * named.
+		 */
+		if (fd >= 0 && opened_as(fd, &dev, &ino) < 0) {
+			close(fd);
+			fd = -EIO;
+		}
 	}
 	if (vm_grow(files->v, &files->cap, files->n + 1) < 0) {
 		if (fd >= 0)

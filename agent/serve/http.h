@@ -6,7 +6,12 @@
  *   http_server.c    the daemon: limits, timeouts, request bodies, auth,
  *                    one log line per request
  *   http_framing.c   the checks of a request's head libmicrohttpd lacks
- *   http_deadline.c  the time a request has to arrive whole
+ *   http_deadline.c  each connection from its opening: who opened it, its
+ *                    slot, the time its request has to arrive whole
+ *   http_admit.c     a connection at its opening: admitted, or answered
+ *                    and closed before its request is read
+ *   http_peer.c      which user of this machine opened a connection, if any
+ *   http_access.c    which of them may use the API
  *   http_routes.c    which handler answers which method and path
  *   http_profile.c   the profiling routes: statuses and bodies of the
  *                    session manager's answers
@@ -29,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include "common/error.h"
 
@@ -38,12 +44,27 @@ struct vm_continuous;
 
 #define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
 #define VM_HTTP_MAX_CONNECTIONS 128
-#define VM_HTTP_MAX_PER_IP 64
-/*
- * Seconds without a byte from the client, and also the most a request may
- * take to arrive whole (http_deadline.c).
- */
+#define VM_HTTP_MAX_PER_CLIENT 64
+/* Seconds without a byte from the client. */
 #define VM_HTTP_IDLE_TIMEOUT 10
+/*
+ * Seconds a request (head and body) has to arrive whole, from the opening
+ * of its connection or the end of the previous answer (http_deadline.c).
+ */
+#define VM_HTTP_REQUEST_TIMEOUT 5
+/* Users --allow-user may name. */
+#define VM_HTTP_MAX_ALLOWED_USERS 64
+
+/*
+ * Who may use the API from inside the machine (http_access.c): root, the
+ * user the agent runs as, and those of --allow-user.  A connection from
+ * outside the machine is not asked: the token, when set, rules it.
+ */
+struct vm_http_access {
+	uid_t self;
+	uid_t allowed[VM_HTTP_MAX_ALLOWED_USERS];
+	size_t n_allowed;
+};
 
 struct vm_http_config {
 	struct sockaddr_storage addr;
@@ -51,8 +72,10 @@ struct vm_http_config {
 	const char *listen; /* as given, for messages */
 	const char *token; /* NULL: no authentication */
 	unsigned max_connections;
-	unsigned max_per_ip;
+	unsigned max_per_client;
 	unsigned idle_timeout;
+	unsigned request_timeout;
+	struct vm_http_access access;
 	size_t body_limit; /* bytes of a request body; more is 413 */
 	struct vm_service *service;
 	const struct vm_health_config *health;
@@ -78,6 +101,18 @@ void vm_http_stop(struct vm_http_server *srv, unsigned drain_ms);
 int vm_http_parse_listen(const char *arg, struct sockaddr_storage *ss,
 			 socklen_t *len, struct vm_error *err);
 bool vm_http_is_loopback(const struct sockaddr_storage *ss);
+
+/*
+ * Add --allow-user's USER (a name or a number) to a; a name is looked up
+ * once, here.
+ */
+int vm_http_access_add_user(struct vm_http_access *a, const char *user,
+			    struct vm_error *err);
+/* Whether uid, the owner of a connection from this machine, may use it. */
+bool vm_http_access_allows(const struct vm_http_access *a, uid_t uid);
+/* The sentence refusing uid: who may, and how to let it in. */
+void vm_http_access_refusal(const struct vm_http_access *a, uid_t uid,
+			    struct vm_error *err);
 
 /*
  * Read the token of --auth-token-file; *loose_mode tells whether group or

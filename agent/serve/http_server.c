@@ -3,14 +3,18 @@
  * http_server.c - the libmicrohttpd daemon of `serve`.
  *
  * One thread per connection, so a POST blocked for the length of its
- * profile holds up nothing else.  Slow or idle clients cannot pin the
- * service: connections are limited in total and per client address, a
+ * profile holds up nothing else.  Who opened a connection is known before
+ * its request is read (http_deadline.c): a user of this machine that may
+ * not use the API is answered 403 and closed at once.  Slow or idle
+ * clients cannot pin the service: connections are limited in total and
+ * per client (an address outside, a user inside), the one waiting longest
+ * for its request giving its slot to a newer one (http_deadline.c), a
  * connection that sends nothing for idle_timeout seconds is closed, the
  * headers of a request must fit in a small memory pool, and a body larger
  * than body_limit is answered 413 (at once when Content-Length says so,
  * and never read beyond a bound otherwise).  A request must also arrive
- * whole within idle_timeout seconds however slowly its bytes trickle in
- * (http_deadline.c).  Before any body is read, the request's head is
+ * whole within request_timeout seconds however slowly its bytes trickle
+ * in.  Before any body is read, the request's head is
  * checked where libmicrohttpd does not (http_framing.h: one body length,
  * no transfer coding but chunked, no control byte in the target), and
  * then the token, when set; a request refused there gets its answer and
@@ -21,7 +25,6 @@
  * the completion callback logs it (method, path, status, duration,
  * samples; the client's words escaped, common/escape.h) and frees it.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -59,6 +62,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	size_t n;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/*
+	 * What follows each MHD_NO the agent returns, each said in its own
+	 * words already (refused at its opening, out of memory, a body past
+	 * its bound).
+	 */
+	if (!strncmp(msg, "Application reported internal error", 35))
+		return;
 	/* Its error pages are quoted whole; the status code says enough. */
 	html = strstr(msg, " ('<html>");
 	if (html)
@@ -78,10 +88,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 static void *on_request_line(void *cls, const char *uri,
 			     struct MHD_Connection *conn)
 {
-	struct vm_http_exchange *x = calloc(1, sizeof(*x));
+	struct vm_http_server *srv = cls;
+	struct vm_http_conn_info ci;
+	struct vm_http_exchange *x;
 
-	if (!x)
+	/* Answered at its opening: the rest of it is not looked at. */
+	vm_http_conn_info(srv->deadlines, conn, &ci);
+	if (ci.end == VM_HTTP_CONN_REFUSED)
 		return NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		vm_log("out of memory for a request; its connection is closed");
+		return NULL;
+	}
 	x->srv = cls;
 	x->conn = conn;
 	x->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
@@ -208,7 +227,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct vm_http_exchange *x = *con_cls;
 
 	if (!x)
-		return MHD_NO; /* out of memory at the request line */
+		return MHD_NO; /* refused at its opening, or out of memory */
 	if (!x->method) {
 		x->method = method;
 		if (!x->target_bad)
@@ -229,51 +248,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	return vm_http_route(x);
 }
 
-/* The client's address as text ("?" when unknown). */
-static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
-{
-	const union MHD_ConnectionInfo *ci;
-	const struct sockaddr *sa;
-
-	snprintf(buf, len, "?");
-	ci = sym_MHD_get_connection_info(conn,
-					 MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	if (!ci || !ci->client_addr)
-		return;
-	sa = ci->client_addr;
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr,
-			  buf, (socklen_t)len);
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6,
-			  &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
-			  (socklen_t)len);
-}
-
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	struct vm_http_server *srv = cls;
 	struct vm_http_exchange *x = *con_cls;
-	char addr[INET6_ADDRSTRLEN], samples[40] = "", how[96] = "";
-	char method[64], path[4 * sizeof(x->path)];
+	char samples[40] = "", how[96] = "";
+	char method[64], path[4 * sizeof(x->path)], uid[24] = "";
+	struct vm_http_conn_info ci;
 
 	/* The next request on this connection gets the time this one had. */
 	vm_http_deadline_arm(srv->deadlines, conn, true);
 	if (!x)
 		return;
 	*con_cls = NULL;
-	client_address(conn, addr, sizeof(addr));
+	vm_http_conn_info(srv->deadlines, conn, &ci);
+	if (ci.local)
+		snprintf(uid, sizeof(uid), " uid=%u", (unsigned)ci.uid);
 	if (x->has_samples)
 		snprintf(samples, sizeof(samples), " samples=%" PRIu64,
 			 x->samples);
 	if (x->client_gone)
 		snprintf(how, sizeof(how), " (client hung up)");
-	else if (vm_http_deadline_expired(srv->deadlines, conn))
+	else if (ci.end == VM_HTTP_CONN_EXPIRED)
 		snprintf(
 			how, sizeof(how),
 			" (closed: the request did not arrive whole within %u s)",
-			srv->cfg.idle_timeout);
+			srv->cfg.request_timeout);
+	else if (ci.end == VM_HTTP_CONN_EVICTED)
+		snprintf(
+			how, sizeof(how),
+			" (closed: waiting longest, its slot went to another)");
 	else if (!x->method && toe == MHD_REQUEST_TERMINATED_WITH_ERROR)
 		snprintf(how, sizeof(how),
 			 " (its head was refused by libmicrohttpd)");
@@ -287,9 +292,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	vm_escape(method, sizeof(method), x->method ? x->method : "-",
 		  strlen(x->method ? x->method : "-"), VM_ESCAPE_WORD);
 	vm_escape(path, sizeof(path), x->path, strlen(x->path), VM_ESCAPE_WORD);
-	vm_log("%s %s %u %.1fms%s client=%s%s", method, path, x->status,
+	vm_log("%s %s %u %.1fms%s client=%s%s%s", method, path, x->status,
 	       (vm_clock_ns(CLOCK_MONOTONIC) - x->start_ns) / 1e6, samples,
-	       addr, how);
+	       ci.addr, uid, how);
 	vm_metrics_http(vm_service_metrics(srv->cfg.service), x->status);
 	if (x->profile)
 		atomic_fetch_sub(&srv->profiles_in_flight, 1);
@@ -301,6 +306,7 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 		  struct vm_error *err)
 {
 	struct vm_http_server *srv;
+	struct vm_http_watch_config watch;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ITC |
 			 MHD_USE_ERROR_LOG;
@@ -312,7 +318,13 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 	if (!srv)
 		return vm_error_set(err, ENOMEM, "out of memory");
 	srv->cfg = *cfg;
-	r = vm_http_deadlines_start(cfg->idle_timeout, &srv->deadlines, err);
+	watch = (struct vm_http_watch_config){
+		.request_timeout = cfg->request_timeout,
+		.max_connections = cfg->max_connections,
+		.max_per_client = cfg->max_per_client,
+		.access = &srv->cfg.access,
+	};
+	r = vm_http_deadlines_start(&watch, &srv->deadlines, err);
 	if (r < 0) {
 		free(srv);
 		return r;
@@ -324,8 +336,13 @@ int vm_http_start(const struct vm_http_config *cfg, struct vm_http_server **out,
 		/* First, so that every message goes through it. */
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
 		(const struct sockaddr *)&cfg->addr,
-		MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, cfg->max_per_ip,
+		/*
+		 * The limits are http_deadline.c's, by client; libmicrohttpd's
+		 * own, by address, would count every local user as one.  Its
+		 * total leaves room for the connections being closed.
+		 */
+		MHD_OPTION_CONNECTION_LIMIT, 2 * cfg->max_connections,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, 0U,
 		MHD_OPTION_CONNECTION_TIMEOUT, cfg->idle_timeout,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,
 		MHD_OPTION_URI_LOG_CALLBACK, on_request_line, srv,

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/kallsyms.h"
@@ -44,7 +46,9 @@ const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str)
  * up again.  The memo holds index + 1 in v.  Processes that map the same
  * file at the same place (the backends a postmaster forked) share what
  * was named there, by (output mapping, address, leaf): `files` has the
- * file (device, inode) of each output mapping, the first process's.
+ * file (device, inode) of each output mapping and its symbols, the first
+ * process's.  `views` are the distinct views of the files debug files are
+ * looked for in (view_of).
  */
 struct named {
 	struct vm_memo memo;
@@ -52,8 +56,14 @@ struct named {
 	size_t n, cap;
 	struct named_file {
 		uint64_t dev, ino; /* ino 0: no file, nothing shared */
+		const struct vm_symfile *sf;
 	} * files;
 	size_t cap_files;
+	struct named_view {
+		uint64_t mnt_ns; /* its mount namespace's inode */
+		char *root; /* where its root is, as /proc/PID/root reads */
+	} * views;
+	size_t n_views, cap_views;
 };
 
 /* What open_path is for a file the profile holds open (proc.c). */
@@ -64,12 +74,14 @@ struct named {
 /*
  * Who a kernel frame belongs to in the memo; a process is its index + 1.
  * NAMED_SYMBOL keys a symbol's interned name by the symbol's address,
- * NAMED_FILE the symbol file of a file the profile holds open by its
- * device and inode.
+ * NAMED_VIEW a view (view_of) by its mount namespace and a key of its
+ * root, NAMED_FILE + V the symbol file of a file the profile holds open,
+ * as processes of view V see it, by its device and inode.
  */
 #define NAMED_KERNEL UINT64_MAX
 #define NAMED_SYMBOL (UINT64_MAX - 1)
-#define NAMED_FILE (UINT64_MAX - 2)
+#define NAMED_VIEW (UINT64_MAX - 2)
+#define NAMED_FILE (1ULL << 61)
 /* A frame of an output mapping, whatever process: this + its number. */
 #define NAMED_MAPPED (1ULL << 62)
 
@@ -100,6 +112,7 @@ struct proc_memo {
 	struct vm_symcache *sc; /* where its files' symbols are */
 	struct named *named; /* NULL: name every frame afresh */
 	uint64_t who; /* its key in named */
+	uint64_t view; /* view_of's, 0 until asked */
 	const struct vm_symfile **files; /* per mapping; NULL: not loaded */
 	bool *tried;
 	uint32_t *mapping_ids; /* per mapping: index + 1 in the output */
@@ -304,35 +317,88 @@ static const struct vm_symfile *lookup_file(const struct proc_memo *pm,
 }
 
 /*
- * The same, found once a window per file the profile holds open (each
- * lookup opens the file again): the same file whatever process maps it,
- * whatever its root.
+ * A number for what pm's process sees where debug files are looked for:
+ * the same for the processes of one mount namespace with one root (those
+ * see the same files there), and for those whose root is not known any
+ * more (exited, or gone since: looked up under ours).  1 + its index in
+ * nd->views; 0 when there is no memory to tell.
  */
-static const struct vm_symfile *symbol_file(const struct proc_memo *pm,
+static uint64_t view_of(struct named *nd, struct proc_memo *pm)
+{
+	const struct vm_process *p = pm->proc;
+	struct named_view *v;
+	char path[64], root[4096] = "";
+	struct stat st;
+	uint64_t ns = 0, i;
+	ssize_t len;
+
+	if (pm->view)
+		return pm->view;
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", p->pid);
+	if (!p->exited && !stat(path, &st)) {
+		snprintf(path, sizeof(path), "/proc/%u/root", p->pid);
+		len = readlink(path, root, sizeof(root) - 1);
+		if (len > 0) {
+			root[len] = '\0';
+			ns = st.st_ino;
+		} else {
+			root[0] = '\0';
+		}
+	}
+	if (vm_memo_get(&nd->memo, NAMED_VIEW, ns,
+			vm_memo_bytes_key(root, strlen(root)), &i) &&
+	    nd->views[i - 1].mnt_ns == ns &&
+	    !strcmp(nd->views[i - 1].root, root))
+		return pm->view = i;
+	if (vm_grow(nd->views, &nd->cap_views, nd->n_views + 1) < 0)
+		return 0;
+	v = &nd->views[nd->n_views];
+	v->mnt_ns = ns;
+	v->root = strdup(root);
+	if (!v->root)
+		return 0;
+	pm->view = ++nd->n_views;
+	vm_memo_put(&nd->memo, NAMED_VIEW, ns,
+		    vm_memo_bytes_key(root, strlen(root)), pm->view);
+	return pm->view;
+}
+
+/*
+ * The same, found once a window per file the profile holds open and
+ * view of it (each lookup opens the file again): the binary is the same
+ * whatever process maps it, its debug file the same for each view.
+ */
+static const struct vm_symfile *symbol_file(struct proc_memo *pm,
 					    const struct vm_mapping *m)
 {
 	struct named *nd = pm->named;
 	const struct vm_symfile *sf;
-	uint64_t v;
+	uint64_t v, view = 0;
 	bool held = nd && m->ino && m->open_path && m->path &&
 		    m->path[0] == '/' &&
 		    !strncmp(m->open_path, HELD_PREFIX, strlen(HELD_PREFIX));
 
-	if (held && vm_memo_get(&nd->memo, NAMED_FILE, m->dev, m->ino, &v))
+	if (held)
+		view = view_of(nd, pm);
+	held = held && view;
+	if (held &&
+	    vm_memo_get(&nd->memo, NAMED_FILE + view, m->dev, m->ino, &v))
 		return (const struct vm_symfile *)(uintptr_t)v;
 	sf = lookup_file(pm, m);
 	if (held && sf)
-		vm_memo_put(&nd->memo, NAMED_FILE, m->dev, m->ino,
+		vm_memo_put(&nd->memo, NAMED_FILE + view, m->dev, m->ino,
 			    (uintptr_t)sf);
 	return sf;
 }
 
 /*
- * Whether what was named in output mapping id (whose file m maps) holds
- * for m too: the same file as the first process that used id had there.
+ * Whether what was named in output mapping id (whose file m maps, named
+ * by sf) holds for m too: the same file, with the same symbols, as the
+ * first process that used id had there.
  */
 static bool same_file_there(struct named *nd, uint32_t id,
-			    const struct vm_mapping *m)
+			    const struct vm_mapping *m,
+			    const struct vm_symfile *sf)
 {
 	size_t cap = nd->cap_files;
 
@@ -347,9 +413,10 @@ static bool same_file_there(struct named *nd, uint32_t id,
 	if (!nd->files[id - 1].ino) {
 		nd->files[id - 1].dev = m->dev;
 		nd->files[id - 1].ino = m->ino;
+		nd->files[id - 1].sf = sf;
 	}
 	return nd->files[id - 1].dev == m->dev &&
-	       nd->files[id - 1].ino == m->ino;
+	       nd->files[id - 1].ino == m->ino && nd->files[id - 1].sf == sf;
 }
 
 static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
@@ -401,7 +468,7 @@ static int name_user_address(struct vm_symbolized *y, struct proc_memo *pm,
 	}
 	f->mapping = pm->mapping_ids[i];
 	file = y->mappings[f->mapping - 1].file;
-	shared = pm->named && same_file_there(pm->named, f->mapping, m);
+	shared = pm->named && same_file_there(pm->named, f->mapping, m, sf);
 	if (shared &&
 	    recall(pm->named, NAMED_MAPPED + f->mapping, addr, leaf, f))
 		return 0;
@@ -819,6 +886,9 @@ int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
 	vm_memo_free(&named.memo);
 	free(named.v);
 	free(named.files);
+	for (size_t i = 0; i < named.n_views; i++)
+		free(named.views[i].root);
+	free(named.views);
 	if (r) {
 		vm_symbolized_free(out);
 		return vm_error_set(err, -r, "out of memory while symbolizing");

@@ -6,7 +6,19 @@
  * PostgreSQL do not re-read it.  A binary is known by its file's
  * identity (device, inode, size, mtime); its facet holds its symbols
  * merged with those of its separate debug file, found by build id or
- * .gnu_debuglink.
+ * .gnu_debuglink (debugfile.h).
+ *
+ * A debug file names frames only for the processes that see it.  The
+ * facet's first entry merges the debug file the agent finds itself (under
+ * its own root, on the tools disk, from debuginfod); a process whose root
+ * shows another file where the debug file is looked for (a container's
+ * own, or a directory its user mounted over /usr/lib/debug in a mount
+ * namespace of its own) gets an entry of its own, known by that file's
+ * identity (device, inode, size, mtime) as reached through the process's
+ * root, and shared only with processes that reach the same file.  Every
+ * debug file must carry the binary's build id (and, found by debug link,
+ * its CRC); one that does not is refused and listed in the home's
+ * skipped list.
  *
  * The symbolizer holds the cache's lock for a whole run
  * (vm_symcache_lock), which serializes runs and the late merges of debug
@@ -33,10 +45,21 @@
 #include "agent/symbolize/kallsyms.h"
 #include "common/error.h"
 
+/*
+ * Debug files other than the agent's own that one binary's facet keeps,
+ * for the processes that see them, and how many such files it reads:
+ * past either, a process whose root shows yet another gets the agent's
+ * own (the first time said in the skipped list).
+ */
+#define VM_SYMCACHE_OTHER_DEBUG_FILES 3
+#define VM_SYMCACHE_OTHER_DEBUG_READS 8
+
 struct vm_symfile {
 	uint64_t dev, ino; /* the file's, as fstat() gave them */
 	struct vm_elf_info info; /* binary + debug file symbols */
 	char *debug_path; /* the debug file used, or NULL */
+	/* The debug file's identity as it was opened; all 0: none. */
+	struct vm_binary_key debug_key;
 	bool skipped; /* its symbols outgrew their bound: none kept */
 };
 
@@ -70,9 +93,11 @@ void vm_symcache_unlock(struct vm_symcache *sc);
 
 /*
  * The entry for the file at open_path (as the agent opens it); root is
- * the process's root (e.g. /proc/PID/root, "" for ours) under which debug
- * files are searched, path the file's name inside that root, dev its
- * device when known (0: not).  Opened and read through the I/O pool
+ * the process's root (e.g. /proc/PID/root, "" for ours) under which its
+ * own debug file is searched first, path the file's name inside that
+ * root, dev its device when known (0: not).  The entry has the symbols
+ * of the debug file that root shows, if it is the binary's, else of the
+ * agent's own (see above).  Opened and read through the I/O pool
  * (agent/iopool/iopool.h): -ETIMEDOUT when that does not finish in time.
  * Call with the lock held; *out stays valid until it is released.
  */

@@ -163,8 +163,10 @@ cat >"$H/quad.py" <<'PY'
 import ctypes, glob, sys
 ctypes.CDLL(None).prctl(15, b"c27quad", 0, 0, 0)
 loaded = [ctypes.CDLL(p) for p in sorted(glob.glob(sys.argv[1] + "/*.so"))]
-while True:
-    sum(range(1000))
+many = ctypes.CDLL(sys.argv[1] + "/many0.so")
+while True:  # samples in the code of the long rules too, not only mapped
+    sum(range(100))
+    many.f0()
 PY
 chmod a+r "$H/quad.py"
 run_as nobody "$H" python3 "$H/quad.py" "$H" 2>/dev/null &
@@ -195,6 +197,18 @@ check "/healthz says the binaries cut short (unwind's skipped, the last one and 
 	python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; assert u['skipped'] >= 11 and '.so: ' in u['last_skipped'] and 'walked by frame pointer' in u['last_skipped'], u" "$T/quad.health"
 diag <<<"unwind: $(python3 -c "import json,sys; u=json.load(open(sys.argv[1]))['unwind']; print(u['skipped'], 'skipped;', u['last_skipped'])" "$T/quad.health")"
 sigterm_stops "SIGTERM stops it within 2 s"
+# The perf backend walks the same tables in user space, and says so too
+# (an agent of its own: the profile that builds a table is the one that
+# counts it).
+start_agent quadperf --no-setup --comm c27quad
+code=$(agent_post profile/cpu '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 2}' \
+	"$T/quadperf.pb.gz" --max-time 30)
+read_raw "$T/quadperf.pb.gz"
+comment=$(grep '^Comment: vmtools: user stacks' "$T/quadperf.pb.gz.raw")
+diag <<<"perf: ${comment:-no comment on user stacks}"
+check "a perf profile of them (200, got $code) counts the binaries cut short in its comment" \
+	bash -c "[ '$code' = 200 ] && grep -Eq ', [1-9][0-9]* binaries without tables or cut short' <<<'$comment'"
+stop_agent
 pkill -u nobody -x c27quad
 
 # 20,000 threads asleep.

@@ -53,7 +53,21 @@ profile_bg() {
 		done
 		sleep 1 # perf's start-up
 		;;
-	*) sleep 0.5 ;; # the eBPF backend attaches in milliseconds
+	*)
+		# Until its sampling event is open on every online CPU: loading
+		# the programs takes milliseconds on an idle machine and seconds
+		# on a loaded one, longer than a workload started after a fixed
+		# wait may last (31-'s pgbench of 2 s was then sampled only as
+		# its backends exited, too late to read their titles).
+		local cpus n
+		cpus=$(getconf _NPROCESSORS_ONLN)
+		for ((i = 0; i < 600; i++)); do
+			n=$(find "/proc/$PROFILE_PID/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)
+			[ "$n" -ge "$cpus" ] || ! kill -0 "$PROFILE_PID" 2>/dev/null && break
+			sleep 0.05
+		done
+		echo "# $b: the profile samples on $n of $cpus CPUs $((i * 50)) ms after it started"
+		;;
 	esac
 }
 
@@ -174,6 +188,13 @@ check_postgres_profile() {
 	pgid=$(readelf -n "$PG_BIN/postgres" | awk '/Build ID/ {print $3}')
 	check "$b: kernel frames are named from kallsyms (entry_SYSCALL_64...)" \
 		bash -c "grep -Eq 'entry_SYSCALL_64|do_syscall_64' '$T/top.txt' && grep -q 'kernel.kallsyms' '$T/raw.txt'"
+	# The type comes from the title the agent reads in /proc/PID/cmdline
+	# when it captures a backend (its first sample, agent/samples/proc.c).
+	# pgbench's two clients live the 2 s of its run, all of it sampled
+	# (profile_bg returns once the profile samples), so each is captured
+	# with its title.  A backend that exits before the agent reads it
+	# (pgbench's first connection, which only looks at the tables) has
+	# no title and is typed by its command, 'postgres': so only some.
 	check "$b: samples are labelled with the backend type 'client backend'" \
 		grep -q 'backend_type:\[client backend\]' "$T/raw.txt"
 	check "$b: the postgres mapping carries its build id" \

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -31,7 +32,8 @@ static void test_closure_of_env(void **state)
 	struct vm_elf_closure c;
 	struct vm_error err = { 0 };
 
-	assert_int_equal(vm_elf_closure("/usr/bin/env", NULL, &c, &err), 0);
+	assert_int_equal(vm_elf_closure("/usr/bin/env", NULL, NULL, &c, &err),
+			 0);
 	assert_non_null(c.interp);
 	assert_string_equal(c.interp_name, "ld-linux-x86-64.so.2");
 	assert_true(has_lib(&c, "libc.so.6"));
@@ -56,14 +58,15 @@ static void test_incompatible_candidate_skipped(void **state)
 	f = fopen(fake, "w");
 	fputs("not an ELF file\n", f);
 	fclose(f);
-	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, &c, &err), 0);
+	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, NULL, &c, &err),
+			 0);
 	for (size_t i = 0; i < c.n_libs; i++)
 		if (!strcmp(c.libs[i].name, "libc.so.6"))
 			assert_null(strstr(c.libs[i].path, dir));
 	vm_elf_closure_clear(&c);
 	/* With only the fake one, the missing library is named. */
 	dirs[1] = NULL;
-	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, &c, &err),
+	assert_int_equal(vm_elf_closure("/usr/bin/env", dirs, NULL, &c, &err),
 			 -ENOENT);
 	assert_non_null(strstr(err.msg, "needs libc.so.6"));
 	unlink(fake);
@@ -103,6 +106,75 @@ static void test_expand_origin(void **state)
 			 -ENAMETOOLONG);
 }
 
+/*
+ * The walk for kernels without openat2 resolves as RESOLVE_IN_ROOT does:
+ * relative and absolute symlinks (an absolute one from the root), ".."
+ * that stops at the root, loops refused, missing names said.
+ */
+static void test_resolve_in_root(void **state)
+{
+	char root[] = "/tmp/test_elfdeps_root.XXXXXX", p[PATH_MAX + 64];
+	char out[PATH_MAX], want[PATH_MAX + 64];
+	FILE *f;
+
+	assert_non_null(mkdtemp(root));
+	snprintf(p, sizeof(p), "%s/usr", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib", root);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/libx.so.1", root);
+	assert_non_null(f = fopen(p, "w"));
+	fclose(f);
+	snprintf(want, sizeof(want), "%s/usr/lib/libx.so.1", root);
+	snprintf(p, sizeof(p), "%s/lib", root); /* merged /usr */
+	assert_int_equal(symlink("usr/lib", p), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/abs.so", root);
+	assert_int_equal(symlink("/lib/libx.so.1", p), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/up.so", root);
+	assert_int_equal(symlink("../../../../../usr/lib/libx.so.1", p), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/a.so", root);
+	assert_int_equal(symlink("b.so", p), 0);
+	snprintf(p, sizeof(p), "%s/usr/lib/b.so", root);
+	assert_int_equal(symlink("a.so", p), 0);
+
+	assert_int_equal(vm_elf_resolve_in_root(root, "/lib/libx.so.1", out),
+			 0);
+	assert_string_equal(out, want);
+	assert_int_equal(vm_elf_resolve_in_root(root, "/lib/abs.so", out), 0);
+	assert_string_equal(out, want);
+	assert_int_equal(vm_elf_resolve_in_root(root, "/usr/lib/up.so", out),
+			 0);
+	assert_string_equal(out, want);
+	assert_int_equal(
+		vm_elf_resolve_in_root(root, "/../../lib/./libx.so.1", out), 0);
+	assert_string_equal(out, want);
+	assert_int_equal(vm_elf_resolve_in_root(root, "/lib/a.so", out),
+			 -ELOOP);
+	assert_int_equal(vm_elf_resolve_in_root(root, "/lib/none.so", out),
+			 -ENOENT);
+	snprintf(p, sizeof(p), "rm -rf '%s'", root);
+	assert_int_equal(system(p), 0);
+}
+
+/*
+ * With a sysroot, a binary whose loader the sysroot lacks is refused,
+ * though the host has it: nothing of the host's is taken.
+ */
+static void test_sysroot_never_the_host(void **state)
+{
+	char root[] = "/tmp/test_elfdeps_sys.XXXXXX", p[PATH_MAX + 64];
+	struct vm_elf_closure c;
+	struct vm_error err = { 0 };
+
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(vm_elf_closure("/usr/bin/env", NULL, root, &c, &err),
+			 -ENOENT);
+	assert_non_null(strstr(err.msg, "which the sysroot"));
+	assert_non_null(strstr(err.msg, root));
+	snprintf(p, sizeof(p), "rm -rf '%s'", root);
+	assert_int_equal(system(p), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -110,6 +182,8 @@ int main(void)
 		cmocka_unit_test(test_incompatible_candidate_skipped),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_expand_origin),
+		cmocka_unit_test(test_resolve_in_root),
+		cmocka_unit_test(test_sysroot_never_the_host),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -71,15 +71,11 @@ echo "# qemu pid $VM_PID ($VM_ACCEL), guest port 3080 at 127.0.0.1:$VM_PORT, ser
 # log_has PATTERN: the serial log has a line matching the extended regex.
 log_has() { grep -qE "$1" "$VM_LOG"; }
 log_value() { sed -n "s/^VMTEST $1=//p" "$VM_LOG" | tr -d '\r' | head -n 1; }
-fail_log() {
-	not_ok "$1"
-	tail -n 40 "$VM_LOG" | tr -d '\r' | diag
-}
 
 # The guest's sysinit steps end with `boot=done`, then init respawns the
 # agent and the load; everything below reads it.
 if ! vm_wait_log '^VMTEST boot=done' 400; then
-	fail_log "guest boots to the end of its sysinit steps within 400s (qemu alive: $(vm_alive && echo yes || echo no))"
+	vm_fail_log "guest boots to the end of its sysinit steps within 400s (qemu alive: $(vm_alive && echo yes || echo no))"
 	exit 0
 fi
 echo "# guest booted and started the agent after $(($(date +%s) - started))s: initdb $(log_value initdb), pgbench -i $(log_value pgbench-init)"
@@ -97,16 +93,16 @@ fi
 
 [ "$(log_value kernel)" = "$KERNEL_RELEASE" ] &&
 	ok "guest runs Debian's cloud kernel $KERNEL_RELEASE from the same packages as the image" ||
-	fail_log "guest kernel is $(log_value kernel), expected $KERNEL_RELEASE"
+	vm_fail_log "guest kernel is $(log_value kernel), expected $KERNEL_RELEASE"
 [ "$(log_value network)" = 10.0.2.15/24 ] &&
 	ok "guest network is up (virtio_net loaded from the initramfs, 10.0.2.15/24)" ||
-	fail_log "guest network: $(log_value network)"
+	vm_fail_log "guest network: $(log_value network)"
 log_has '^VMTEST pgbench=running' &&
 	ok "PostgreSQL 15 runs in the guest as postgres, with pgbench -S as load" ||
-	fail_log "PostgreSQL and pgbench in the guest"
+	vm_fail_log "PostgreSQL and pgbench in the guest"
 
 [ "$(log_value disk)" = /dev/vda ] && ok "guest sees the tools image as /dev/vda (virtio_blk from the initramfs)" ||
-	fail_log "guest disk: $(log_value disk)"
+	vm_fail_log "guest disk: $(log_value disk)"
 
 {
 	# setup's own lines (inittab's sysinit line) sit between the network
@@ -116,28 +112,28 @@ log_has '^VMTEST pgbench=running' &&
 		ok "vmtools-agent setup at sysinit mounts the disk in the guest and says what it did on the console"
 		diag "$T/setup.out"
 	else
-		fail_log "vmtools-agent setup in the guest (status $(log_value setup))"
+		vm_fail_log "vmtools-agent setup in the guest (status $(log_value setup))"
 	fi
 	case $(log_value modprobe) in
 	ok\ *) ok "modprobe in the guest loads $(log_value modprobe | cut -d' ' -f2) (not built in, not in the initramfs) from the image" ;;
-	*) fail_log "modprobe from the image: $(log_value modprobe)" ;;
+	*) vm_fail_log "modprobe from the image: $(log_value modprobe)" ;;
 	esac
 	case $(log_value perf) in
 	ok\ *)
 		if [ "$(log_value perf-libraries-in-guest)" = 0 ]; then
 			ok "perf from the image runs in the guest ($(log_value perf | cut -d' ' -f2-)) though none of its libraries is installed there"
 		else
-			fail_log "the guest itself has perf libraries ($(log_value perf-libraries-in-guest)): the check proves nothing"
+			vm_fail_log "the guest itself has perf libraries ($(log_value perf-libraries-in-guest)): the check proves nothing"
 		fi
 		;;
-	*) fail_log "perf from the image in the guest: $(log_value perf)" ;;
+	*) vm_fail_log "perf from the image in the guest: $(log_value perf)" ;;
 	esac
 }
 
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
-	fail_log "GET /healthz answers through the forwarded port"
+	vm_fail_log "GET /healthz answers through the forwarded port"
 	exit 0
 fi
 code=$(curl -sS -o "$T/healthz.json" -w '%{http_code}' --max-time 10 "$URL/healthz")
@@ -329,5 +325,5 @@ fi
 if vm_alive; then
 	ok "the VM is still running after the checks ($(($(date +%s) - started))s in all)"
 else
-	fail_log "the VM died during the checks"
+	vm_fail_log "the VM died during the checks"
 fi

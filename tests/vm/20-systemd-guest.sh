@@ -21,7 +21,10 @@
 # /lib/modules/REL and perf are linked and `modprobe xfs` loads from it;
 # vmtools-agent.service runs `serve --no-setup` with the options file's
 # options, NoNewPrivs and exactly its unit's capabilities (CapBnd), and
-# the guest's own `systemd-analyze security` score.  From the host:
+# the guest's own `systemd-analyze security` score; its resource bounds
+# (MemoryHigh, MemoryMax, CPUWeight, IOWeight, Nice, TasksMax) are those
+# `systemctl show` gives and those its cgroup and process have, and the
+# most memory its cgroup took over the test stays under MemoryHigh.  From the host:
 # /healthz (the eBPF backend usable under the unit's hardening, the disk
 # the setup unit mounted), an eBPF and a Perf CPU profile of the guest's
 # busy process read by `go tool pprof` with its comm label, an off-CPU
@@ -118,8 +121,17 @@ printf '[Unit]\nDescription=vmtest: report the units to the serial console\nAfte
 # A clean shutdown when the host asks, by listening on a port of its
 # loopback (10.0.2.2 to the guest): the setup unit's stop must undo setup.
 POWEROFF_PORT=$(vm_free_port)
-printf '#!/bin/bash\n# the guest powers off once the host listens on its port %s\nuntil (exec 3<>/dev/tcp/10.0.2.2/%s) 2>/dev/null; do sleep 2; done\necho "VMTEST poweroff=asked" >/dev/ttyS0\nexec systemctl poweroff\n' \
-	"$POWEROFF_PORT" "$POWEROFF_PORT" >"$R/usr/local/sbin/vmtest-poweroff"
+# Before it does, it says what the agent's cgroup took by then, every
+# profile of the test taken: the most memory, and the tasks it has.
+cat >"$R/usr/local/sbin/vmtest-poweroff" <<EOF
+#!/bin/bash
+# the guest powers off once the host listens on its port $POWEROFF_PORT
+until (exec 3<>/dev/tcp/10.0.2.2/$POWEROFF_PORT) 2>/dev/null; do sleep 2; done
+cg=/sys/fs/cgroup/system.slice/vmtools-agent.service
+echo "VMTEST agent-used=memory.peak=\$(cat \$cg/memory.peak) pids.current=\$(cat \$cg/pids.current)" >/dev/ttyS0
+echo "VMTEST poweroff=asked" >/dev/ttyS0
+exec systemctl poweroff
+EOF
 chmod 755 "$R/usr/local/sbin/vmtest-poweroff"
 printf '[Unit]\nDescription=vmtest: power off when the host asks\nAfter=vmtest-report.service\n\n[Service]\nExecStart=/usr/local/sbin/vmtest-poweroff\n\n[Install]\nWantedBy=multi-user.target\n' \
 	>"$R/etc/systemd/system/vmtest-poweroff.service"
@@ -137,7 +149,7 @@ fi
 rm -rf "$R"
 
 # --- boot -------------------------------------------------------------------
-VM_APPEND="console=ttyS0 net.ifnames=0 panic=-1 loglevel=4 mitigations=off systemd.show_status=0"
+VM_APPEND="$VM_APPEND_BASE net.ifnames=0 systemd.show_status=0"
 at_exit "vm_stop '$VM'"
 mkdir -p "$BUILD/test-logs"
 at_exit "cp '$VM/serial.log' '$BUILD/test-logs/vm-systemd-serial.log'"
@@ -149,46 +161,58 @@ fi
 echo "# qemu pid $VM_PID ($VM_ACCEL), guest port 3080 at 127.0.0.1:$VM_PORT, serial log $VM_LOG"
 boot0=$(date +%s)
 log_value() { sed -n "s/^VMTEST $1=//p" "$VM_LOG" | tr -d '\r' | head -n 1; }
-fail_log() {
-	not_ok "$1"
-	tr -d '\r' <"$VM_LOG" | grep -v '^$' | tail -n 40 | diag
-}
 if ! vm_wait_log '^VMTEST report=done' 420; then
-	fail_log "the guest boots with systemd and reports within 420s (qemu alive: $(vm_alive && echo yes || echo no))"
+	vm_fail_log "the guest boots with systemd and reports within 420s (qemu alive: $(vm_alive && echo yes || echo no))"
 	exit 0
 fi
 ok "the guest booted and reported $(($(date +%s) - boot0))s after qemu started"
 
 [ "$(log_value pid1)" = systemd ] && [ "$(log_value kernel)" = "$KERNEL_RELEASE" ] &&
 	ok "PID 1 is systemd, the kernel Debian's $KERNEL_RELEASE" ||
-	fail_log "PID 1 is '$(log_value pid1)', kernel '$(log_value kernel)'"
+	vm_fail_log "PID 1 is '$(log_value pid1)', kernel '$(log_value kernel)'"
 [ "$(log_value setup-unit)" = "active status=0" ] &&
 	ok "vmtools-setup.service ran at boot: active, exit 0; its journal: $(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | head -n 3 | paste -sd '|' - | cut -c1-300)" ||
-	fail_log "vmtools-setup.service: $(log_value setup-unit)"
+	vm_fail_log "vmtools-setup.service: $(log_value setup-unit)"
 case $(log_value mount) in
 /dev/vdb\ ext4\ ro,nosuid,nodev*) ok "the tools disk is mounted at /run/vm-tools: $(log_value mount)" ;;
-*) fail_log "the tools disk's mount: '$(log_value mount)'" ;;
+*) vm_fail_log "the tools disk's mount: '$(log_value mount)'" ;;
 esac
 [ "$(log_value link-modules)" = "/run/vm-tools/lib/modules/$KERNEL_RELEASE" ] && [ -n "$(log_value link-perf)" ] &&
 	ok "setup linked /lib/modules/$KERNEL_RELEASE and /usr/local/bin/perf -> $(log_value link-perf)" ||
-	fail_log "links: modules '$(log_value link-modules)', perf '$(log_value link-perf)'"
+	vm_fail_log "links: modules '$(log_value link-modules)', perf '$(log_value link-perf)'"
 [ "$(log_value modprobe)" = "ok xfs" ] && ok "modprobe xfs in the guest loads the module from the tools disk" ||
-	fail_log "modprobe from the tools disk: $(log_value modprobe)"
+	vm_fail_log "modprobe from the tools disk: $(log_value modprobe)"
 case $(log_value agent-unit)\ $(log_value agent-cmdline) in
 "active /usr/sbin/vmtools-agent serve --no-setup --listen 0.0.0.0:3080 --continuous"*)
 	ok "vmtools-agent.service serves, with the options of /etc/default/vmtools-agent: $(log_value agent-cmdline)" ;;
-*) fail_log "vmtools-agent.service: $(log_value agent-unit) $(log_value agent-cmdline)" ;;
+*) vm_fail_log "vmtools-agent.service: $(log_value agent-unit) $(log_value agent-cmdline)" ;;
 esac
 # CAP_DAC_READ_SEARCH(2) CAP_SYS_PTRACE(19) CAP_SYS_ADMIN(21)
 # CAP_SYS_RESOURCE(24) CAP_SYSLOG(34) CAP_PERFMON(38) CAP_BPF(39).
 [ "$(log_value agent-capbnd)" = 000000c401280004 ] && [ "$(log_value agent-nonewprivs)" = 1 ] &&
 	ok "the agent runs with NoNewPrivs and only CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SYSLOG, CAP_SYS_RESOURCE (CapBnd $(log_value agent-capbnd)); systemd-analyze security in the guest: $(log_value agent-security)" ||
-	fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
+	vm_fail_log "the agent's CapBnd $(log_value agent-capbnd), NoNewPrivs $(log_value agent-nonewprivs)"
+
+# The resource bounds of the unit, as the package installs it, as systemd
+# has them and as the kernel applies them to the running agent (its
+# cgroup, its nice value); the profiles below are taken under them.
+dpkg-deb --fsys-tarfile "$AGENT_DEB" | tar -xO ./lib/systemd/system/vmtools-agent.service >"$T/agent.service"
+unit() { sed -n "s/^$1=//p" "$T/agent.service" | tail -n 1; }
+unit_bytes() { numfmt --from=iec "$(unit "$1")" 2>/dev/null; }
+high=$(unit_bytes MemoryHigh)
+bounds="CPUWeight=$(unit CPUWeight) IOWeight=$(unit IOWeight) MemoryHigh=$high MemoryMax=$(unit_bytes MemoryMax) Nice=$(unit Nice) TasksMax=$(unit TasksMax)"
+case $(log_value agent-cgroup) in
+"cpu.weight=$(unit CPUWeight) "*" memory.high=$high memory.max=$(unit_bytes MemoryMax) nice=$(unit Nice) pids.max=$(unit TasksMax)")
+	[ -n "$high" ] && [ "$(log_value agent-bounds)" = "$bounds" ] &&
+		ok "the agent runs under its unit's bounds: $bounds; its cgroup and process: $(log_value agent-cgroup)" ||
+		vm_fail_log "systemctl show vmtools-agent: '$(log_value agent-bounds)', not '$bounds'" ;;
+*) vm_fail_log "the agent's cgroup and nice value: '$(log_value agent-cgroup)', not the unit's '$bounds' (systemctl show: '$(log_value agent-bounds)')" ;;
+esac
 
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
 if ! vm_wait_healthz 120; then
-	fail_log "GET /healthz answers through the forwarded port"
+	vm_fail_log "GET /healthz answers through the forwarded port"
 	exit 0
 fi
 code=$(curl -sS -o "$T/healthz.json" -w '%{http_code}' --max-time 10 "$URL/healthz")
@@ -248,7 +272,7 @@ code=$(curl -sS -o "$T/ui.html" -w '%{http_code}' --max-time 30 "$URL/ui/")
 	{ not_ok "GET /ui/ from the systemd guest: $code"; head -c 400 "$T/ui.html" | diag; }
 
 vm_alive && ok "the VM still runs after the checks ($(($(date +%s) - started))s since the test started)" ||
-	fail_log "the VM died during the checks"
+	vm_fail_log "the VM died during the checks"
 
 # A clean shutdown: systemd stops the agent, then the setup unit, whose stop
 # runs `setup --undo` (checked on the next boot: no link left behind).
@@ -267,8 +291,14 @@ for _ in $(seq 240); do
 done
 if ! vm_alive && grep -q '^VMTEST poweroff=asked' "$VM_LOG"; then
 	ok "the guest powers off cleanly when asked ($(($(date +%s) - t0))s)"
+	# What every profile above took, against MemoryHigh.
+	used=$(log_value agent-used)
+	peak=$(sed -n 's/^memory.peak=\([0-9]*\) .*/\1/p' <<<"$used")
+	[ -n "$peak" ] && [ -n "$high" ] && [ "$peak" -lt "$high" ] &&
+		ok "the agent took its profiles within its bounds: $((peak >> 20)) MiB of memory at most (MemoryHigh $((high >> 20)) MiB), $used" ||
+		vm_fail_log "the agent's cgroup after the profiles: '$used'"
 else
-	fail_log "the guest did not power off within 120s of being asked"
+	vm_fail_log "the guest did not power off within 120s of being asked"
 fi
 vm_stop "$VM"
 
@@ -288,7 +318,7 @@ if ! vm_start "$VM2" 2>"$T/start2.log"; then
 fi
 boot0=$(date +%s)
 if ! vm_wait_log '^VMTEST report=done' 420; then
-	fail_log "the guest without a tools disk boots and reports within 420s"
+	vm_fail_log "the guest without a tools disk boots and reports within 420s"
 	exit 0
 fi
 journal=$(sed -n 's/^VMTEST setup-journal=//p' "$VM_LOG" | tr -d '\r' | paste -sd '|' -)
@@ -296,7 +326,7 @@ if [ "$(log_value setup-unit)" = "active status=2" ] && grep -q "no disk with th
 	[ -z "$(log_value mount)" ] && [ -z "$(log_value link-modules)" ]; then
 	ok "booted again without a tools disk: the links of the first boot are gone (undone at its shutdown), and vmtools-setup.service is a clean no-op: active (exit 2 counts as done), nothing mounted or linked, its journal saying why: $journal"
 else
-	fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
+	vm_fail_log "vmtools-setup.service without a tools disk: $(log_value setup-unit), mount '$(log_value mount)', journal: $journal"
 fi
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL
@@ -313,6 +343,6 @@ if [ "$(log_value agent-unit)" = active ] &&
 	[ "$(cat "$T/nodisk.code")" = 200 ]; then
 	ok "and vmtools-agent.service serves without it: an eBPF profile is 200 ($(($(date +%s) - boot0))s after boot)"
 else
-	fail_log "vmtools-agent.service without a tools disk: $(log_value agent-unit), POST $(cat "$T/nodisk.code" 2>/dev/null)"
+	vm_fail_log "vmtools-agent.service without a tools disk: $(log_value agent-unit), POST $(cat "$T/nodisk.code" 2>/dev/null)"
 fi
 vm_stop "$VM2"

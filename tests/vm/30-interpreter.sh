@@ -34,24 +34,20 @@ if ! vm_prepare "$VM" >"$T/prepare.log" 2>&1; then
 	exit 0
 fi
 at_exit "vm_stop '$VM'"
-VM_APPEND="console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs vmtest.jit=0 vmtest.clients=2"
+VM_APPEND="$VM_APPEND_BASE vmtest.modprobe=xfs vmtest.jit=0 vmtest.clients=2"
 export VM_APPEND
 if ! vm_start "$VM" 2>"$T/start.log"; then
 	not_ok "qemu starts"
 	diag "$T/start.log"
 	exit 0
 fi
-fail_log() {
-	not_ok "$1"
-	tail -n 40 "$VM_LOG" | tr -d '\r' | diag
-}
 if ! vm_wait_log '^VMTEST pgbench=running' 400 || ! vm_wait_healthz 120; then
-	fail_log "the guest boots, runs pgbench and the agent answers"
+	vm_fail_log "the guest boots, runs pgbench and the agent answers"
 	exit 0
 fi
 grep -q '^VMTEST bpf_jit=0' "$VM_LOG" &&
 	ok "the guest runs BPF programs interpreted (net.core.bpf_jit_enable=0)" ||
-	fail_log "the guest's BPF JIT could not be turned off"
+	vm_fail_log "the guest's BPF JIT could not be turned off"
 
 URL=http://127.0.0.1:$VM_PORT
 AGENT_URL=$URL

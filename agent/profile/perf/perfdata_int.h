@@ -149,6 +149,8 @@ struct pd_unwinder {
 	struct pd_unwind_file *files; /* a table per file, for the profile */
 	size_t n, cap;
 	size_t tables_built;
+	/* Files left without a table, or with functions cut, past a bound. */
+	size_t tables_skipped;
 	struct vm_unwind_counts counts;
 };
 

@@ -576,6 +576,7 @@ int pd_model_finish(struct pd_model *m)
 	out->unwound_by_table += m->unwinder.counts.by_table;
 	out->unwound_by_frame_pointer += m->unwinder.counts.by_frame_pointer;
 	out->unwind_cut += m->unwinder.counts.cut;
+	out->unwind_binaries_skipped += m->unwinder.tables_skipped;
 	for (size_t i = 0; i < m->n_proc; i++) {
 		struct proc *p = &m->proc[i];
 		struct vm_process *v;

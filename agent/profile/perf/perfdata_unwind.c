@@ -47,6 +47,7 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 					      uint32_t pid, const char *path)
 {
 	struct pd_unwind_file *f;
+	struct vm_error skip = { 0 };
 	char open_path[4200];
 	int fd;
 
@@ -70,9 +71,11 @@ static const struct vm_unwind_table *table_of(struct pd_unwinder *u,
 	if (fd < 0)
 		return NULL;
 	f->table = vm_unwind_cache_get(u->iopool, u->home, fd, path, &f->held,
-				       NULL);
+				       &skip);
 	close(fd);
 	u->tables_built++;
+	if (skip.code || (f->table && f->table->truncated))
+		u->tables_skipped++;
 	return f->table;
 }
 

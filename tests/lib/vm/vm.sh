@@ -23,6 +23,9 @@
 #   vm_stop DIR           kill the VM of DIR, if it runs
 #   vm_wait_healthz SECS  wait until the agent answers /healthz
 #   vm_wait_log PATTERN SECS  wait until the serial log has PATTERN
+#   vm_fail_log WHAT      a TAP failure with the serial log's first kernel
+#                         lockup or oops report (with its backtraces) and
+#                         the log's last 40 lines
 #
 # qemu uses TCG (software emulation), not KVM: on the machines this was built
 # on, /dev/kvm exists but a KVM guest hangs, and a probe that hangs in the
@@ -38,6 +41,10 @@ VM_MEMORY=${VM_MEMORY:-2G}
 # The image build is reproducible: with a fixed epoch the same builder and
 # kernel give the same bytes, whoever builds it.
 VM_SOURCE_DATE_EPOCH=1700000000
+# The kernel command line every test starts from.  loglevel=5 puts the
+# backtraces of a lockup report on the console (they are printed at the
+# default level, 4), and every CPU's, so a guest that hangs says where.
+VM_APPEND_BASE="console=ttyS0 panic=-1 loglevel=5 mitigations=off softlockup_all_cpu_backtrace=1"
 
 # vm_missing: what this machine lacks to boot the VM (empty: nothing), one
 # reason per line.
@@ -108,7 +115,7 @@ vm_start() {
 		# shellcheck disable=SC2054 # the commas are qemu's syntax
 		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m "$VM_MEMORY" -smp 2
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD"
-			-append "${VM_APPEND:-console=ttyS0 panic=-1 loglevel=4 mitigations=off vmtest.modprobe=xfs}"
+			-append "${VM_APPEND:-$VM_APPEND_BASE vmtest.modprobe=xfs}"
 			-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$VM_PORT-:3080"
 			-device virtio-net-pci,netdev=n0
 			-display none -monitor none -serial "file:$VM_LOG"
@@ -179,4 +186,17 @@ vm_wait_healthz() {
 		sleep 1
 	done
 	return 1
+}
+
+vm_fail_log() {
+	echo "not ok - $1"
+	tr -d '\r' <"$VM_LOG" | grep -v '^$' >"$VM_LOG.txt"
+	if grep -qE 'soft lockup|hung_task|rcu_.*stall|BUG:|Oops|Call Trace' "$VM_LOG.txt"; then
+		echo "#   the guest kernel's first report:"
+		sed -n '/soft lockup\|blocked for more than\|rcu_.*stall\|BUG:\|Oops\|Call Trace/,$p' "$VM_LOG.txt" |
+			head -n 120 | sed 's/^/#   /'
+		echo "#   the serial log's end:"
+	fi
+	tail -n 40 "$VM_LOG.txt" | sed 's/^/#   /'
+	rm -f "$VM_LOG.txt"
 }
