@@ -90,6 +90,15 @@ profile_bg() {
 	POST=$!
 }
 
+# stacks_comment NAME BODY: a CPU profile of BODY into $T/NAME.pb.gz;
+# sets code (its status) and comment (what its pprof says of user stacks)
+stacks_comment() {
+	code=$(agent_post profile/cpu "$2" "$T/$1.pb.gz" --max-time 30)
+	read_raw "$T/$1.pb.gz"
+	comment=$(grep '^Comment: vmtools: user stacks' "$T/$1.pb.gz.raw")
+	diag <<<"$1: ${comment:-no comment on user stacks}"
+}
+
 COMM=c27fifo
 H=$T/h
 chmod 755 "$T"
@@ -201,11 +210,7 @@ sigterm_stops "SIGTERM stops it within 2 s"
 # (an agent of its own: the profile that builds a table is the one that
 # counts it).
 start_agent quadperf --no-setup --comm c27quad
-code=$(agent_post profile/cpu '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 2}' \
-	"$T/quadperf.pb.gz" --max-time 30)
-read_raw "$T/quadperf.pb.gz"
-comment=$(grep '^Comment: vmtools: user stacks' "$T/quadperf.pb.gz.raw")
-diag <<<"perf: ${comment:-no comment on user stacks}"
+stacks_comment quadperf '{"profiler": {"Perf": null}, "sampling_frequency": 99, "timeout_seconds": 2}'
 check "a perf profile of them (200, got $code) counts the binaries cut short in its comment" \
 	bash -c "[ '$code' = 200 ] && grep -Eq ', [1-9][0-9]* binaries without tables or cut short' <<<'$comment'"
 stop_agent
@@ -320,11 +325,7 @@ pid=$(pgrep -u nobody -x c27exec70 | head -1)
 n=$(awk '$2 ~ /x/' "/proc/$pid/maps" 2>/dev/null | wc -l)
 check "the process has over 64 executable mappings ($n)" test "${n:-0}" -gt 64
 start_agent exec70 --no-setup --comm c27exec70
-code=$(agent_post profile/cpu '{"sampling_frequency": 99, "timeout_seconds": 2}' \
-	"$T/exec70.pb.gz" --max-time 20)
-read_raw "$T/exec70.pb.gz"
-comment=$(grep '^Comment: vmtools: user stacks' "$T/exec70.pb.gz.raw")
-diag <<<"${comment:-no comment on user stacks}"
+stacks_comment exec70 '{"sampling_frequency": 99, "timeout_seconds": 2}'
 check "its profile (200, got $code) counts it in the comment: 1 process past the bound" \
 	bash -c "[ '$code' = 200 ] && grep -q ', 1 processes past the bound (too many executable mappings or processes, or over the share of the store one user may take)' <<<'$comment'"
 curl -s --max-time 5 "$AGENT_URL/healthz" >"$T/exec70.health"
