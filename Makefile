@@ -220,6 +220,11 @@ $(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# The memory-context tree the agent reads from a live PostgreSQL.
+$(BUILD)/programs/memctx-dump: $(call obj,tests/programs/memctx-dump.c) $(AGENT_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # What building an unwind table costs, cold and cached (bench/unwind.sh).
 $(BUILD)/programs/unwind-build: $(call obj,tests/programs/unwind-build.c) $(AGENT_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# tests/integration/38-pg-memctx.sh - the memory-context tree the agent
+# reads from outside a PostgreSQL backend (agent/samples/pg_memctx_read.c,
+# printed by tests/programs/memctx-dump.c) is the one the backend reports
+# of itself, on PostgreSQL 15 (Debian's) and 17.10 (the pinned build):
+#   - a backend idle in a transaction holds a cursor over a sort of
+#     2,000,000 rows in 256 MB of work_mem; pg_log_backend_memory_contexts
+#     makes it write its tree to the server log, ending with "Grand
+#     total: N bytes": the walk's total is within 1% of N, and the
+#     heaviest context it reads is the one the log says holds the most;
+#   - a pgbench backend, busy, walked 200 times in a row: every walk ends
+#     (no crash, no hang), the share of partial walks a # diagnostic.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$SRC/tests/lib/pg.sh"
+
+skip_unless "memory contexts read from outside PostgreSQL 15 and 17" "$(need_root)" \
+	"$(need_cmd awk python3)" "$(pg_reason)"
+DUMP=$BUILD/programs/memctx-dump
+TOP=$T
+chmod 755 "$TOP"
+
+# The heaviest context of a log dump: "NAME BYTES".
+log_heaviest() {
+	sed -n 's/.*level: [0-9]*; \([^:]*\): \([0-9]*\) total in .*/\2 \1/p' "$1" |
+		sort -n | tail -1 | sed 's/^[0-9]* //'
+}
+
+for r in 15 17.10; do
+	v=${r%%.*}
+	pg_release_dir "$r" "$TOP" || continue
+	if ! pg_start; then
+		not_ok "PostgreSQL $r: a cluster starts"
+		continue
+	fi
+	pg_session sort
+	exec 7>"$T/sort.in"
+	echo "SELECT pg_backend_pid();" >&7
+	echo "SET work_mem = '256MB';" >&7
+	echo "BEGIN;" >&7
+	echo "DECLARE c CURSOR FOR SELECT g, md5(g::text) FROM generate_series(1, 2000000) g ORDER BY 2;" >&7
+	echo "FETCH 1 FROM c;" >&7
+	echo "SELECT 'fetched';" >&7
+	for _ in $(seq 600); do grep -q fetched "$T/sort.out" 2>/dev/null && break; sleep 0.1; done
+	pid=$(head -1 "$T/sort.out")
+	"$DUMP" "$pid" "$v" >"$T/walk" 2>&1
+	check "PostgreSQL $r: the tree of backend $pid is read whole" \
+		grep -q "^walk .* partial 0 cut 0 0 0 bad 0 " "$T/walk"
+	: >"$T/pg/server.log.mark"
+	lines=$(wc -l <"$T/pg/server.log")
+	pg_psql "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
+	for _ in $(seq 100); do
+		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$T/log"
+		grep -q "Grand total:" "$T/log" && break
+		sleep 0.1
+	done
+	want=$(sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$T/log" | tail -1)
+	got=$(awk '/^walk/ { print $3 }' "$T/walk")
+	diag <<<"PostgreSQL $r: the walk reads $got bytes in $(awk '/^walk/ { print $5 }' "$T/walk") contexts; the log's Grand total is ${want:-missing}"
+	check "PostgreSQL $r: the walk's total is the log's Grand total within 1% ($got, ${want:-none})" \
+		awk -v g="${got:-0}" -v w="${want:-0}" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= w) }'
+	heavy_log=$(log_heaviest "$T/log")
+	heavy_walk=$(awk '/^ctx/ { if ($4 + 0 > max) { max = $4 + 0; p = $0 } } END { n = split(p, a, ";"); print a[n] }' "$T/walk")
+	check "PostgreSQL $r: its heaviest context is the log's ($heavy_walk, ${heavy_log:-none})" \
+		test -n "$heavy_log" -a "$heavy_walk" = "$heavy_log"
+	echo "COMMIT;" >&7
+	exec 7>&-
+
+	# A busy backend, walked again and again while it runs.
+	pg_bench_init 1
+	pg_bench_bg 60 -c 1 -n
+	bpid=""
+	for _ in $(seq 100); do
+		bpid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'" | head -1)
+		[ -n "$bpid" ] && break
+		sleep 0.1
+	done
+	ended=0 partial=0 failed=0
+	for _ in $(seq 200); do
+		if timeout 10 "$DUMP" "$bpid" "$v" >"$T/busy" 2>"$T/busy.err"; then
+			ended=$((ended + 1))
+			grep -q "^walk .* partial 1 " "$T/busy" && partial=$((partial + 1))
+		elif [ $? = 124 ]; then
+			failed=$((failed + 1))
+		else
+			ended=$((ended + 1))
+			failed=$((failed + 1))
+		fi
+	done
+	diag <<<"PostgreSQL $r: 200 walks of busy backend $bpid: $partial partial, $failed failed ($(cat "$T/busy.err" 2>/dev/null | head -1))"
+	check "PostgreSQL $r: 200 walks of a busy backend all end, most of them whole ($partial partial, $failed failed)" \
+		test "$ended" = 200 -a "$failed" -lt 20 -a "$partial" -lt 100
+	pg_bench_stop
+	pg_stop
+done
+T=$TOP
+cd "$TOP" || exit 1
