@@ -172,14 +172,15 @@ static int push(struct walk *w, uint64_t addr, uint64_t parent_addr,
 		uint64_t prev_addr, uint32_t parent, uint32_t depth)
 {
 	if (!node_pointer(addr)) {
-		refuse(w, "a context pointer 0x%llx is not an aligned user-space address",
+		refuse(w,
+		       "a context pointer 0x%llx is not an aligned user-space address",
 		       (unsigned long long)addr);
 		return 0;
 	}
 	if (vm_grow(w->next, &w->cap_next, w->nnext + 1))
 		return -ENOMEM;
-	w->next[w->nnext++] = (struct pending){ addr, parent_addr, prev_addr,
-						parent, depth };
+	w->next[w->nnext++] =
+		(struct pending){ addr, parent_addr, prev_addr, parent, depth };
 	return 0;
 }
 
@@ -227,7 +228,7 @@ static int read_names(struct walk *w, size_t first)
 {
 	struct vm_memctx_tree *t = w->t;
 	size_t n = (t->n - first) * 2, k = 0, *len = w->len;
-	char (*text)[VM_MEMCTX_NAME_MAX] = (void *)w->buf;
+	char(*text)[VM_MEMCTX_NAME_MAX] = (void *)w->buf;
 	const uint64_t *ptrs = w->ptrs;
 	int err;
 
@@ -254,7 +255,8 @@ static int read_names(struct walk *w, size_t first)
 
 		len[i] = v->got;
 		if (v->got == v->len && v->len < VM_MEMCTX_NAME_MAX &&
-		    !memchr(text[i], 0, v->len) && user_range(v->addr + v->len, 1))
+		    !memchr(text[i], 0, v->len) &&
+		    user_range(v->addr + v->len, 1))
 			w->iov[n + k2++] = (struct vm_memctx_iov){
 				v->addr + v->len, text[i] + v->len,
 				VM_MEMCTX_NAME_MAX - v->len, 0
@@ -281,8 +283,8 @@ static int read_names(struct walk *w, size_t first)
 				*to = keep_name(w, "[unreadable]", 12, false);
 			continue;
 		}
-		*to = keep_name(w, text[i], end ? (size_t)(end - text[i]) : len[i],
-				!end);
+		*to = keep_name(w, text[i],
+				end ? (size_t)(end - text[i]) : len[i], !end);
 	}
 	return 0;
 }
@@ -314,13 +316,15 @@ static int round_of(struct walk *w)
 			int type;
 
 			if (w->iov[i].got < VM_MEMCTX_NODE_SIZE) {
-				refuse(w, "the context at 0x%llx could not be read",
+				refuse(w,
+				       "the context at 0x%llx could not be read",
 				       (unsigned long long)p->addr);
 				continue;
 			}
 			type = tag_type(w->tags, get32(b, VM_MEMCTX_OFF_TYPE));
 			if (type < 0) {
-				refuse(w, "the context at 0x%llx has tag %u, not one of PostgreSQL %u's",
+				refuse(w,
+				       "the context at 0x%llx has tag %u, not one of PostgreSQL %u's",
 				       (unsigned long long)p->addr,
 				       get32(b, VM_MEMCTX_OFF_TYPE),
 				       w->tags->major);
@@ -328,13 +332,15 @@ static int round_of(struct walk *w)
 			}
 			if (get64(b, VM_MEMCTX_OFF_PARENT) != p->parent_addr ||
 			    get64(b, VM_MEMCTX_OFF_PREVCHILD) != p->prev_addr) {
-				refuse(w, "the context at 0x%llx does not point back to its parent or sibling",
+				refuse(w,
+				       "the context at 0x%llx does not point back to its parent or sibling",
 				       (unsigned long long)p->addr);
 				continue;
 			}
 			if (get64(b, VM_MEMCTX_OFF_MEM_ALLOCATED) >=
 			    MAX_ALLOCATED) {
-				refuse(w, "the context at 0x%llx claims more bytes than an address space",
+				refuse(w,
+				       "the context at 0x%llx claims more bytes than an address space",
 				       (unsigned long long)p->addr);
 				continue;
 			}
@@ -345,13 +351,15 @@ static int round_of(struct walk *w)
 			if ((err = seen_add(&w->seen, p->addr)) <= 0) {
 				if (err < 0)
 					return err;
-				refuse(w, "the context at 0x%llx was reached twice (a cycle)",
+				refuse(w,
+				       "the context at 0x%llx was reached twice (a cycle)",
 				       (unsigned long long)p->addr);
 				continue;
 			}
 			if (vm_grow(t->v, &t->cap, t->n + 1))
 				return -ENOMEM;
-			uint64_t first_child = get64(b, VM_MEMCTX_OFF_FIRSTCHILD);
+			uint64_t first_child =
+				get64(b, VM_MEMCTX_OFF_FIRSTCHILD);
 			uint64_t next = get64(b, VM_MEMCTX_OFF_NEXTCHILD);
 			uint32_t at = (uint32_t)t->n;
 
@@ -376,9 +384,9 @@ static int round_of(struct walk *w)
 			/* The root has no siblings: one would be a forgery. */
 			if (next && p->parent == VM_MEMCTX_NONE)
 				refuse(w, "TopMemoryContext has a sibling");
-			else if (next && (err = push(w, next, p->parent_addr,
-						     p->addr, p->parent,
-						     p->depth)) < 0)
+			else if (next &&
+				 (err = push(w, next, p->parent_addr, p->addr,
+					     p->parent, p->depth)) < 0)
 				return err;
 		}
 		if (kept && (err = read_names(w, first)) < 0)
@@ -464,9 +472,10 @@ int vm_memctx_walk(const struct vm_memctx_tags *tags, uint64_t top_ptr,
 	if (!w.lim.tries)
 		w.lim.tries = VM_MEMCTX_TRIES;
 	if (!user_range(top_ptr, 8)) {
-		snprintf(out->why, sizeof(out->why),
-			 "TopMemoryContext's address 0x%llx is not in user space",
-			 (unsigned long long)top_ptr);
+		snprintf(
+			out->why, sizeof(out->why),
+			"TopMemoryContext's address 0x%llx is not in user space",
+			(unsigned long long)top_ptr);
 		return -EFAULT;
 	}
 	w.iov = calloc(VM_MEMCTX_BATCH * 4, sizeof(*w.iov));
@@ -511,5 +520,5 @@ void vm_memctx_tree_free(struct vm_memctx_tree *t)
 const char *vm_memctx_str(const struct vm_memctx_tree *t, uint32_t off)
 {
 	return off == VM_MEMCTX_NONE || off >= t->names_len ? "" :
-							     t->names + off;
+							      t->names + off;
 }

@@ -81,8 +81,7 @@ struct vm_memctx_iov {
  * Reads n iovs, each as far as it can (got).  0, or a negative errno that
  * ends the walk (the process is gone, may not be read, time is up).
  */
-typedef int (*vm_memctx_read_fn)(void *arg, struct vm_memctx_iov *v,
-				 size_t n);
+typedef int (*vm_memctx_read_fn)(void *arg, struct vm_memctx_iov *v, size_t n);
 
 struct vm_memctx_limits {
 	size_t max_nodes, max_depth, name_bytes;

@@ -17,7 +17,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vm_memctx_limits lim = { .max_nodes = 5000, .max_depth = 50,
+	struct vm_memctx_limits lim = { .max_nodes = 5000,
+					.max_depth = 50,
 					.name_bytes = 64 << 10 };
 	struct img m = { 0 };
 	struct vm_memctx_tree t;
@@ -43,7 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (x->depth >= lim.max_depth || x->type >= VM_MEMCTX_TYPES)
 			abort();
-		if (strlen(vm_memctx_str(&t, x->name)) > VM_MEMCTX_NAME_MAX * 4 + 3)
+		if (strlen(vm_memctx_str(&t, x->name)) >
+		    VM_MEMCTX_NAME_MAX * 4 + 3)
 			abort();
 		total += x->mem_allocated;
 	}

@@ -12,11 +12,13 @@
 #     (no crash, no hang), the share of partial walks a # diagnostic.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
+. "$SRC/tests/lib/agent.sh"
 
 skip_unless "memory contexts read from outside PostgreSQL 15 and 17" "$(need_root)" \
-	"$(need_cmd awk python3)" "$(pg_reason)"
+	"$(need_cmd awk python3 go)" "$(pg_reason)"
 DUMP=$BUILD/programs/memctx-dump
 TOP=$T
+pprof_home
 chmod 755 "$TOP"
 
 # The heaviest context of a log dump: "NAME BYTES".
@@ -62,6 +64,58 @@ for r in 15 17.10; do
 	heavy_walk=$(awk '/^ctx/ { if ($4 + 0 > max) { max = $4 + 0; p = $0 } } END { n = split(p, a, ";"); print a[n] }' "$T/walk")
 	check "PostgreSQL $r: its heaviest context is the log's ($heavy_walk, ${heavy_log:-none})" \
 		test -n "$heavy_log" -a "$heavy_walk" = "$heavy_log"
+	# The memory kind: the same tree, beside what the kernel says.
+	"$VMTOOLS_AGENT" profile --kind memory --pid "$pid" -f folded -o "$T/mem.folded" >"$T/mem.err" 2>&1
+	check "PostgreSQL $r: profile --kind memory --pid $pid answers folded stacks" test -s "$T/mem.folded"
+	ctx=$(awk '/;TopMemoryContext/ { s += $NF } END { printf "%.0f\n", s }' "$T/mem.folded")
+	check "PostgreSQL $r: the memory profile's contexts hold the log's Grand total within 1% ($ctx, ${want:-none})" \
+		awk -v g="${ctx:-0}" -v w="${want:-0}" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= w) }'
+	heavy_prof=$(awk '/;TopMemoryContext/ { if ($NF + 0 > max) { max = $NF + 0; l = $0 } } END { sub(/ [0-9]+$/, "", l); n = split(l, a, ";"); print a[n] }' "$T/mem.folded")
+	# Folded stacks write a name's spaces as '_'.
+	check "PostgreSQL $r: the memory profile's heaviest context is the log's ($heavy_prof)" \
+		test "$heavy_prof" = "${heavy_log// /_}"
+	for f in shared_memory mapped_files; do
+		check "PostgreSQL $r: the profile has [$f]" grep -q "^[^;]*;\[$f\] " "$T/mem.folded"
+	done
+	"$VMTOOLS_AGENT" profile --kind memory --pid "$pid" -o "$T/mem.pb" >"$T/mem.err" 2>&1
+	go tool pprof -raw "$T/mem.pb" >"$T/mem.raw" 2>&1
+	check "PostgreSQL $r: the pprof's sample types are inuse_space/bytes, then inuse_objects/count" \
+		grep -q "^inuse_space/bytes\\[dflt\\] inuse_objects/count" "$T/mem.raw"
+	# The tuples of a sort are a Generation context in 15, Bump from 17.
+	type=Generation
+	[ "$v" -ge 17 ] && type=Bump
+	check "PostgreSQL $r: the heaviest context's label says its type ($type)" \
+		grep -q "context_type:\[$type\]" "$T/mem.raw"
+
+	# Every postgres process: contexts and pseudo-frames sum to their
+	# Pss, plus what the comment says the contexts hold beyond it.
+	"$VMTOOLS_AGENT" profile --kind memory -o "$T/all.pb" >"$T/all.err" 2>&1
+	pss=0
+	for p in $(pgrep -x postgres); do
+		pss=$((pss + $(awk '/^Pss:/ { print $2 * 1024 }' "/proc/$p/smaps_rollup")))
+	done
+	go tool pprof -raw "$T/all.pb" >"$T/all.raw" 2>&1
+	go tool pprof -comments "$T/all.pb" >"$T/all.comments" 2>&1
+	all=$(awk '/^ +[0-9]+ +[0-9]+:/ { s += $1 } END { printf "%.0f\n", s }' "$T/all.raw")
+	beyond=$(sed -n 's/.*its contexts hold \([0-9]*\) bytes more than.*/\1/p' "$T/all.comments" | awk '{ s += $1 } END { printf "%.0f\n", s }')
+	"$VMTOOLS_AGENT" profile --kind memory -f folded -o "$T/all.folded" >"$T/all.err" 2>&1
+	check "PostgreSQL $r: some postgres process holds private memory outside its contexts" \
+		grep -q "^[^;]*;\\[private_memory_outside_contexts\\] " "$T/all.folded"
+	diag <<<"PostgreSQL $r: every postgres process: the profile sums to $all bytes, $beyond of them beyond their anonymous memory; their Pss is $pss"
+	check "PostgreSQL $r: contexts and the three pseudo-frames of every postgres process sum to their Pss within 1% ($all - $beyond, $pss)" \
+		awk -v g="$((all - beyond))" -v w="$pss" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= w) }'
+	# The API: POST /profile/memory and GET /debug/pprof/heap answer at once.
+	if [ "$r" = 15 ]; then
+		start_agent serve --no-setup
+		code=$(agent_post profile/memory "{\"targets\": {\"pids\": [$pid]}, \"format\": \"folded\"}" "$T/api.folded")
+		check "POST /profile/memory answers 200 with the backend's contexts ($code)" \
+			grep -q "^[^;]*;TopMemoryContext;.*Caller_tuples [0-9]" "$T/api.folded"
+		code=$(curl -s -o "$T/heap.pb.gz" -w '%{http_code}' "$AGENT_URL/debug/pprof/heap")
+		check "GET /debug/pprof/heap answers 200 with a gzipped heap profile ($code)" \
+			sh -c "go tool pprof -raw '$T/heap.pb.gz' 2>/dev/null | grep -q '^inuse_space/bytes'"
+		check "GET /healthz still answers" curl -sf -o /dev/null --max-time 1 "$AGENT_URL/healthz"
+		stop_agent
+	fi
 	echo "COMMIT;" >&7
 	exec 7>&-
 

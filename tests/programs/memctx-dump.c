@@ -93,18 +93,21 @@ int main(int argc, char **argv)
 	top = top_address(argv[1]);
 	pool = vm_iopool_new();
 	if (!tags || !top || !pool) {
-		fprintf(stderr, "memctx-dump: no tags for %s, or no TopMemoryContext in process %s\n",
+		fprintf(stderr,
+			"memctx-dump: no tags for %s, or no TopMemoryContext in process %s\n",
 			argv[2], argv[1]);
 		return 1;
 	}
 	err = vm_pg_memctx_read(pool, (uint32_t)atoi(argv[1]), tags, top, NULL,
 				VM_MEMCTX_WALK_MS, &t);
 	if (err < 0) {
-		fprintf(stderr, "memctx-dump: %s (%s)\n", strerror(-err), t.why);
+		fprintf(stderr, "memctx-dump: %s (%s)\n", strerror(-err),
+			t.why);
 		return 1;
 	}
-	printf("walk total %" PRIu64 " contexts %zu tries %u partial %d cut %" PRIu64
-	       " %" PRIu64 " %" PRIu64 " bad %" PRIu64 " why %s\n",
+	printf("walk total %" PRIu64
+	       " contexts %zu tries %u partial %d cut %" PRIu64 " %" PRIu64
+	       " %" PRIu64 " bad %" PRIu64 " why %s\n",
 	       t.total, t.n, t.tries, t.partial, t.cut_nodes, t.cut_depth,
 	       t.cut_names, t.bad, t.why);
 	for (size_t i = 0; i < t.n; i++) {

@@ -60,12 +60,12 @@ static void small_tree(struct img *m)
 	img_str(m, STR(3), "C");
 	img_str(m, STR(4), "ix");
 	img_node(m, NODE(0), ASET, 8192, 0, NODE(1), 0, 0, STR(0), 0);
-	img_node(m, NODE(1), tags17->tag[VM_MEMCTX_GENERATION], 100, NODE(0),
-		 0, 0, NODE(2), STR(1), STR(4));
+	img_node(m, NODE(1), tags17->tag[VM_MEMCTX_GENERATION], 100, NODE(0), 0,
+		 0, NODE(2), STR(1), STR(4));
 	img_node(m, NODE(2), tags17->tag[VM_MEMCTX_SLAB], 200, NODE(0), NODE(3),
 		 NODE(1), 0, STR(2), 0);
-	img_node(m, NODE(3), tags17->tag[VM_MEMCTX_BUMP], 300, NODE(2), 0, 0,
-		 0, STR(3), 0);
+	img_node(m, NODE(3), tags17->tag[VM_MEMCTX_BUMP], 300, NODE(2), 0, 0, 0,
+		 STR(3), 0);
 }
 
 static void test_tree(void **state)
