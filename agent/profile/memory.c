@@ -81,9 +81,9 @@ static int memory_ended_fd(void *state)
 }
 
 /* A line about one process, while there is room for it. */
-#define NOTE(m, out, ...)                                        \
-	do {                                                     \
-		if ((m)->notes++ < VM_MEMORY_MAX_NOTES)          \
+#define NOTE(m, out, ...)                                          \
+	do {                                                       \
+		if ((m)->notes++ < VM_MEMORY_MAX_NOTES)            \
 			(void)vm_samples_note((out), __VA_ARGS__); \
 	} while (0)
 
@@ -182,7 +182,11 @@ static void note_walk(struct memory_state *m, struct vm_samples *out,
 		      const struct vm_process *p,
 		      const struct vm_memctx_tree *t)
 {
-	if (t->partial) {
+	if (t->time_up) {
+		m->partial++;
+		NOTE(m, out, "pid %u: partial: %s (the walk may take %d ms)",
+		     p->pid, t->why, VM_MEMCTX_WALK_MS / 5 * 4);
+	} else if (t->partial) {
 		m->partial++;
 		NOTE(m, out,
 		     "pid %u: its memory contexts changed under the walk on each of %u tries: partial, %zu contexts kept; the last failure: %s",
@@ -234,7 +238,8 @@ static int snapshot_pg(struct memory_state *m, struct vm_samples *out,
 			      &t);
 	if (r < 0) {
 		m->not_read++;
-		NOTE(m, out, "pid %u: its memory contexts could not be read: %s%s%s",
+		NOTE(m, out,
+		     "pid %u: its memory contexts could not be read: %s%s%s",
 		     p->pid, strerror(-r), t.why[0] ? ": " : "", t.why);
 		vm_memctx_tree_free(&t);
 		return r == -ENOMEM ? r : 1;
@@ -348,8 +353,9 @@ static int memory_collect(void *state, struct vm_samples *out,
 		r = snapshot(m, out, pool, pids[i]);
 	free(pids);
 	if (r < 0)
-		return vm_error_set(err, -r,
-				    "out of memory while taking a memory snapshot");
+		return vm_error_set(
+			err, -r,
+			"out of memory while taking a memory snapshot");
 	if (m->notes > VM_MEMORY_MAX_NOTES)
 		vm_samples_note(out, "and %zu more such lines",
 				m->notes - VM_MEMORY_MAX_NOTES);

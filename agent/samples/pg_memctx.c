@@ -495,6 +495,13 @@ int vm_memctx_walk(const struct vm_memctx_tags *tags, uint64_t top_ptr,
 	}
 	if (out->tries > w.lim.tries)
 		out->tries = w.lim.tries;
+	if (err == -ETIME) {
+		/* The reader's time is up: what passed is kept, said so. */
+		snprintf(out->why, sizeof(out->why),
+			 "the walk's time ran out after %zu contexts", out->n);
+		out->time_up = true;
+		err = -EAGAIN;
+	}
 	if (err == -EAGAIN) {
 		out->partial = true;
 		err = out->n ? 0 : -EFAULT;

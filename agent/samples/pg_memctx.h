@@ -79,7 +79,9 @@ struct vm_memctx_iov {
 
 /*
  * Reads n iovs, each as far as it can (got).  0, or a negative errno that
- * ends the walk (the process is gone, may not be read, time is up).
+ * ends the walk (the process is gone, may not be read); -ETIME: the time
+ * the reader allows the walk is up, and the walk ends partial with what
+ * passed so far.
  */
 typedef int (*vm_memctx_read_fn)(void *arg, struct vm_memctx_iov *v, size_t n);
 
@@ -111,6 +113,7 @@ struct vm_memctx_tree {
 	 * passed on the last one, and why says what failed.
 	 */
 	bool partial;
+	bool time_up; /* partial because the reader's time ran out */
 	/* What the bounds cut on the last try. */
 	uint64_t cut_nodes; /* nodes past max_nodes, not followed */
 	uint64_t cut_depth; /* subtrees deeper than max_depth */

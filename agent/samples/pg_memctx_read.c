@@ -15,6 +15,13 @@
 
 #include "agent/samples/pg_memctx.h"
 #include "agent/samples/pg_memctx_read.h"
+#include "common/clock.h"
+
+/* Whom the reads are of, and until when the walk may read. */
+struct reader {
+	pid_t pid;
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC */
+};
 
 /*
  * The kernel stops at the first iovec it cannot read whole and says how
@@ -23,9 +30,12 @@
  */
 static int read_pid(void *arg, struct vm_memctx_iov *v, size_t n)
 {
-	pid_t pid = (pid_t)(uintptr_t)arg;
+	const struct reader *rd = arg;
 	struct iovec local[VM_MEMCTX_BATCH], remote[VM_MEMCTX_BATCH];
 	size_t i = 0;
+
+	if (vm_clock_ns(CLOCK_MONOTONIC) >= rd->deadline_ns)
+		return -ETIME;
 
 	while (i < n) {
 		size_t k = n - i < VM_MEMCTX_BATCH ? n - i : VM_MEMCTX_BATCH;
@@ -38,7 +48,7 @@ static int read_pid(void *arg, struct vm_memctx_iov *v, size_t n)
 			};
 			v[i + j].got = 0;
 		}
-		got = process_vm_readv(pid, local, k, remote, k, 0);
+		got = process_vm_readv(rd->pid, local, k, remote, k, 0);
 		if (got < 0) {
 			if (errno == ESRCH || errno == EPERM || errno == ENOMEM)
 				return -errno;
@@ -67,6 +77,7 @@ struct walk_job {
 	uint32_t pid;
 	const struct vm_memctx_tags *tags;
 	uint64_t top_ptr;
+	uint64_t budget_ns; /* the walk's own time, within the wait's */
 	struct vm_memctx_limits lim;
 	struct vm_memctx_tree tree;
 };
@@ -74,9 +85,11 @@ struct walk_job {
 static int walk_run(struct vm_iopool_job *job)
 {
 	struct walk_job *w = vm_iopool_owner(job, struct walk_job);
+	struct reader rd = { (pid_t)w->pid,
+			     vm_clock_ns(CLOCK_MONOTONIC) + w->budget_ns };
 
-	return vm_memctx_walk(w->tags, w->top_ptr, read_pid,
-			      (void *)(uintptr_t)w->pid, &w->lim, &w->tree);
+	return vm_memctx_walk(w->tags, w->top_ptr, read_pid, &rd, &w->lim,
+			      &w->tree);
 }
 
 static void walk_free(struct vm_iopool_job *job)
@@ -103,6 +116,11 @@ int vm_pg_memctx_read(struct vm_iopool *pool, uint32_t pid,
 	w->pid = pid;
 	w->tags = tags;
 	w->top_ptr = top_ptr;
+	/*
+	 * The walk stops reading at four fifths of the wait, so that what
+	 * it read reaches the caller (partial) before the caller gives up.
+	 */
+	w->budget_ns = (uint64_t)timeout_ms * 1000000 / 5 * 4;
 	if (lim)
 		w->lim = *lim;
 	err = vm_iopool_run(pool, &w->job, timeout_ms);

@@ -20,7 +20,8 @@
  * in it (its executable's load bias applied), on a worker of pool,
  * waited for at most timeout_ms: its return, or the pool's error
  * (-ETIMEDOUT: the walk did not end in time, out is then empty; see
- * vm_iopool_run).  Reading needs the right to ptrace pid (the same user,
+ * vm_iopool_run).  The walk itself stops reading at four fifths of
+ * timeout_ms and ends partial with what it read.  Reading needs the right to ptrace pid (the same user,
  * or CAP_SYS_PTRACE): -EPERM when not.  out is the caller's to free.
  */
 int vm_pg_memctx_read(struct vm_iopool *pool, uint32_t pid,

@@ -32,7 +32,8 @@ int vm_smaps_rollup_parse(const char *text, struct vm_smaps_rollup *out)
 	int split = 0;
 
 	memset(out, 0, sizeof(*out));
-	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : l) {
+	for (const char *l = text; l && *l;
+	     l = strchr(l, '\n'), l = l ? l + 1 : l) {
 		pss |= field(l, "Pss", &out->pss);
 		split += field(l, "Pss_Anon", &out->pss_anon);
 		split += field(l, "Pss_File", &out->pss_file);
@@ -94,8 +95,8 @@ static bool header(const char *l, size_t len)
 {
 	size_t i = 0;
 
-	while (i < len && ((l[i] >= '0' && l[i] <= '9') ||
-			   (l[i] >= 'a' && l[i] <= 'f')))
+	while (i < len &&
+	       ((l[i] >= '0' && l[i] <= '9') || (l[i] >= 'a' && l[i] <= 'f')))
 		i++;
 	return i > 0 && i < len && l[i] == '-';
 }
@@ -121,7 +122,8 @@ void vm_smaps_parse(const char *text, size_t len, struct vm_smaps_kinds *out)
 			memcpy(line, p, n);
 			line[n] = '\0';
 			if (field(line, "Pss", &v))
-				out->pss[kind] = vm_sat_add_u64(out->pss[kind], v);
+				out->pss[kind] =
+					vm_sat_add_u64(out->pss[kind], v);
 		}
 		p = nl ? nl + 1 : end;
 	}

@@ -123,11 +123,12 @@ for r in 15 17.10; do
 	pg_bench_init 1
 	pg_bench_bg 60 -c 1 -n
 	bpid=""
-	for _ in $(seq 100); do
-		bpid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'" | head -1)
+	for _ in $(seq 300); do
+		bpid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' AND state <> 'idle'" | head -1)
 		[ -n "$bpid" ] && break
 		sleep 0.1
 	done
+	check "PostgreSQL $r: a pgbench backend is busy (${bpid:-none})" test -n "$bpid"
 	ended=0 partial=0 failed=0
 	for _ in $(seq 200); do
 		if timeout 10 "$DUMP" "$bpid" "$v" >"$T/busy" 2>"$T/busy.err"; then

@@ -9,6 +9,7 @@
 #ifndef VMTOOLS_TESTS_MEMCTX_IMAGE_H
 #define VMTOOLS_TESTS_MEMCTX_IMAGE_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -22,6 +23,8 @@ struct img {
 	unsigned reads; /* calls of the reader */
 	/* Called before each read: a tree rewritten while it is walked. */
 	void (*before_read)(struct img *m);
+	/* Past this many reads, the reader's time is up (0: never). */
+	unsigned time_up_after;
 };
 
 static inline int img_read(void *arg, struct vm_memctx_iov *v, size_t n)
@@ -29,6 +32,8 @@ static inline int img_read(void *arg, struct vm_memctx_iov *v, size_t n)
 	struct img *m = arg;
 
 	m->reads++;
+	if (m->time_up_after && m->reads > m->time_up_after)
+		return -ETIME;
 	if (m->before_read)
 		m->before_read(m);
 	for (size_t i = 0; i < n; i++) {

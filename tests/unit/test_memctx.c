@@ -5,7 +5,8 @@
  * (memctx_image.h): a tree read whole with its names, idents and types;
  * a cycle, a fan-out past the node bound, a chain past the depth bound,
  * names without an end, pointers into the kernel and to unmapped pages,
- * unknown tags, a tree rewritten while it is walked; and the tag tables.
+ * unknown tags, a tree rewritten while it is walked, the reader's time
+ * running out; and the tag tables.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -322,6 +323,32 @@ static void test_rewritten(void **state)
 	img_free(m);
 }
 
+/* The reader's time runs out: what passed is kept, said partial. */
+static void test_time_up(void **state)
+{
+	struct img *m = img_new();
+	struct vm_memctx_tree t;
+
+	(void)state;
+	small_tree(m);
+	m->time_up_after =
+		5; /* the pointer, the root, its names, A, its names */
+	assert_int_equal(vm_memctx_walk(tags17, TOP, img_read, m, NULL, &t), 0);
+	assert_true(t.partial);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.tries, 1);
+	assert_non_null(strstr(t.why, "time ran out"));
+	assert_true(t.time_up);
+	vm_memctx_tree_free(&t);
+	/* Up before the root was read: nothing to keep. */
+	m->reads = 0;
+	m->time_up_after = 1;
+	assert_int_equal(vm_memctx_walk(tags17, TOP, img_read, m, NULL, &t),
+			 -EFAULT);
+	vm_memctx_tree_free(&t);
+	img_free(m);
+}
+
 static void test_tags(void **state)
 {
 	(void)state;
@@ -346,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_bad_pointers),
 		cmocka_unit_test(test_rewritten),
+		cmocka_unit_test(test_time_up),
 		cmocka_unit_test(test_tags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

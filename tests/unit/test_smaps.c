@@ -38,7 +38,8 @@ static void test_rollup(void **state)
 	assert_int_equal(r.pss_file, 2871ull * 1024);
 	assert_int_equal(r.pss_shmem, 16324ull * 1024);
 	assert_int_equal(r.anonymous, 1236ull * 1024);
-	assert_int_equal(vm_smaps_rollup_parse("Rss: 4 kB\nPss: 4 kB\n", &r), 0);
+	assert_int_equal(vm_smaps_rollup_parse("Rss: 4 kB\nPss: 4 kB\n", &r),
+			 0);
 	assert_false(r.split);
 	assert_int_equal(vm_smaps_rollup_parse("Rss: 4 kB\n", &r), -EINVAL);
 	assert_int_equal(vm_smaps_rollup_parse("", &r), -EINVAL);
