@@ -53,8 +53,9 @@ go tool pprof -comments "$T/hostile.pb" >"$T/hostile.comments" 2>&1
 diag "$T/hostile.comments"
 check "the comment says the walk was partial, and why (the tree changed on every try, or its time ran out)" \
 	grep -Eq "changed under the walk on each of 3 tries: partial|partial: the walk's time ran out" "$T/hostile.comments"
-check "the comment says what the bounds cut (contexts past 200000, subtrees deeper than 200, names)" \
-	grep -q "the walk was bounded: [1-9][0-9]* contexts past 200000 not followed, [1-9][0-9]* subtrees deeper than 200 cut, [1-9][0-9]* names" \
+# Under load the walk's time may run out first: that is said instead.
+check "the comment says what the bounds cut (contexts past 200000, subtrees deeper than 200, names, or time)" \
+	grep -Eq "the walk was bounded: [1-9][0-9]* contexts past 200000 not followed, [1-9][0-9]* subtrees deeper than 200 cut, [1-9][0-9]* names|partial: the walk's time ran out after [0-9]+ contexts" \
 	"$T/hostile.comments"
 n=$(sed -n 's/.*; \([0-9]*\) memory contexts read;.*/\1/p' "$T/hostile.comments")
 check "no more contexts are kept than the bound (${n:-none})" test -n "$n" -a "${n:-0}" -le 200000
