@@ -6,10 +6,10 @@
  *
  * The walk goes a round at a time: every node pending (the root, then the
  * first children and next siblings of the nodes of the round before) is
- * read in one call of the reader, then the names and idents of the nodes
- * kept.  So a tree of n nodes costs about as many calls as its depth plus
- * its longest list of siblings, each reading many nodes, never one call
- * per node.  A node is kept when its address was a user-space, aligned
+ * read in one call of the reader, with the names and idents of the nodes
+ * kept by the call before.  So a tree of n nodes costs about as many
+ * calls as its depth plus its longest list of siblings, each reading many
+ * nodes, never one call per node.  A node is kept when its address was a user-space, aligned
  * pointer, it could be read whole, its tag is one of the version's, its
  * parent and previous sibling are the ones it was reached from, and its
  * address was not seen before; else the tree changed under the walk (or is
@@ -133,8 +133,11 @@ struct walk {
 	struct pending *next;
 	size_t nnext, cap_next;
 	struct vm_memctx_iov *iov;
-	uint8_t *buf; /* VM_MEMCTX_BATCH nodes, then names */
-	uint64_t *ptrs; /* a batch's name and ident pointers */
+	uint8_t *buf; /* VM_MEMCTX_BATCH nodes */
+	/* The nodes kept whose names are not read yet: from names_first */
+	size_t names_first;
+	uint64_t *ptrs; /* their name and ident pointers */
+	char (*text)[VM_MEMCTX_NAME_MAX]; /* what was read of each */
 	size_t *len; /* the bytes of each read */
 };
 
@@ -220,59 +223,67 @@ static uint32_t keep_name(struct walk *w, const char *s, size_t len, bool cut)
 }
 
 /*
- * The names and idents of nodes [first, t->n): each read up to the end
- * of its page, then, when no NUL ended it there, the rest up to
- * VM_MEMCTX_NAME_MAX from the next page.
+ * The reads of the names and idents of nodes [w->names_first, t->n),
+ * into v: each up to the end of its page.  They go to the reader with the
+ * next round's nodes, one call for both.  Their count.
  */
-static int read_names(struct walk *w, size_t first)
+static size_t name_reads(struct walk *w, struct vm_memctx_iov *v)
 {
-	struct vm_memctx_tree *t = w->t;
-	size_t n = (t->n - first) * 2, k = 0, *len = w->len;
-	char(*text)[VM_MEMCTX_NAME_MAX] = (void *)w->buf;
-	const uint64_t *ptrs = w->ptrs;
-	int err;
+	size_t n = (w->t->n - w->names_first) * 2, k = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		uint64_t a = ptrs[i];
+		uint64_t a = w->ptrs[i];
 		size_t l = PAGE - (a & (PAGE - 1));
 
-		len[i] = 0;
+		w->len[i] = 0;
 		if (!a || !user_range(a, 1))
 			continue;
 		if (l > VM_MEMCTX_NAME_MAX)
 			l = VM_MEMCTX_NAME_MAX;
-		w->iov[k++] = (struct vm_memctx_iov){ a, text[i], l, 0 };
+		v[k++] = (struct vm_memctx_iov){ a, w->text[i], l, 0 };
 	}
-	if (k && (err = w->read(w->arg, w->iov, k)) < 0)
-		return err;
-	/* The second pass: names that run on past their page. */
-	size_t k2 = 0;
+	return k;
+}
 
+/*
+ * The names read by v (as name_reads made them) kept: when no NUL ended
+ * one at its page's end, the rest up to VM_MEMCTX_NAME_MAX is read from
+ * the next page first (v2, room for as many).
+ */
+static int keep_names(struct walk *w, struct vm_memctx_iov *v,
+		      struct vm_memctx_iov *v2)
+{
+	struct vm_memctx_tree *t = w->t;
+	size_t first = w->names_first, n = (t->n - first) * 2, k2 = 0;
+	char(*text)[VM_MEMCTX_NAME_MAX] = w->text;
+	const uint64_t *ptrs = w->ptrs;
+	size_t *len = w->len;
+	int err;
+
+	w->names_first = t->n;
 	for (size_t i = 0, j = 0; i < n; i++) {
 		if (!ptrs[i] || !user_range(ptrs[i], 1))
 			continue;
-		struct vm_memctx_iov *v = &w->iov[j++];
-
-		len[i] = v->got;
-		if (v->got == v->len && v->len < VM_MEMCTX_NAME_MAX &&
-		    !memchr(text[i], 0, v->len) &&
-		    user_range(v->addr + v->len, 1))
-			w->iov[n + k2++] = (struct vm_memctx_iov){
-				v->addr + v->len, text[i] + v->len,
-				VM_MEMCTX_NAME_MAX - v->len, 0
+		len[i] = v[j].got;
+		if (v[j].got == v[j].len && v[j].len < VM_MEMCTX_NAME_MAX &&
+		    !memchr(text[i], 0, v[j].len) &&
+		    user_range(v[j].addr + v[j].len, 1))
+			v2[k2++] = (struct vm_memctx_iov){
+				v[j].addr + v[j].len, text[i] + v[j].len,
+				VM_MEMCTX_NAME_MAX - v[j].len, 0
 			};
+		j++;
 	}
-	if (k2 && (err = w->read(w->arg, w->iov + n, k2)) < 0)
+	if (k2 && (err = w->read(w->arg, v2, k2)) < 0)
 		return err;
-	for (size_t i = 0, j = n; i < n && k2; i++)
-		if (j < n + k2 && w->iov[j].buf == text[i] + len[i])
-			len[i] += w->iov[j++].got;
+	for (size_t i = 0, j = 0; i < n && j < k2; i++)
+		if (v2[j].buf == text[i] + len[i])
+			len[i] += v2[j++].got;
 	for (size_t i = 0; i < n; i++) {
 		struct vm_memctx_node *node = &t->v[first + i / 2];
 		uint32_t *to = i % 2 ? &node->ident : &node->name;
 		char *end;
 
-		*to = VM_MEMCTX_NONE;
 		if (!ptrs[i])
 			continue;
 		end = memchr(text[i], 0, len[i]);
@@ -289,6 +300,20 @@ static int read_names(struct walk *w, size_t first)
 	return 0;
 }
 
+/* The names of the last nodes kept, read on their own. */
+static int flush_names(struct walk *w)
+{
+	size_t k;
+	int err;
+
+	if (w->names_first >= w->t->n)
+		return 0;
+	k = name_reads(w, w->iov);
+	if (k && (err = w->read(w->arg, w->iov, k)) < 0)
+		return err;
+	return keep_names(w, w->iov, w->iov + k);
+}
+
 /* One round: read every pending node, keep those that pass. */
 static int round_of(struct walk *w)
 {
@@ -298,7 +323,7 @@ static int round_of(struct walk *w)
 	int err;
 
 	while (done < w->nq) {
-		size_t n = w->nq - done, first = t->n, kept = 0;
+		size_t n = w->nq - done, kept = 0, k;
 
 		if (n > VM_MEMCTX_BATCH)
 			n = VM_MEMCTX_BATCH;
@@ -308,7 +333,11 @@ static int round_of(struct walk *w)
 				w->buf + i * VM_MEMCTX_NODE_SIZE,
 				VM_MEMCTX_NODE_SIZE, 0
 			};
-		if ((err = w->read(w->arg, w->iov, n)) < 0)
+		/* The names of the nodes kept before, in the same call. */
+		k = name_reads(w, w->iov + n);
+		if ((err = w->read(w->arg, w->iov, n + k)) < 0)
+			return err;
+		if ((err = keep_names(w, w->iov + n, w->iov + n + k)) < 0)
 			return err;
 		for (size_t i = 0; i < n; i++) {
 			const struct pending *p = &w->q[done + i];
@@ -365,6 +394,8 @@ static int round_of(struct walk *w)
 
 			t->v[t->n++] = (struct vm_memctx_node){
 				.addr = p->addr,
+				.name = VM_MEMCTX_NONE,
+				.ident = VM_MEMCTX_NONE,
 				.mem_allocated =
 					get64(b, VM_MEMCTX_OFF_MEM_ALLOCATED),
 				.parent = p->parent,
@@ -389,8 +420,6 @@ static int round_of(struct walk *w)
 					     p->parent, p->depth)) < 0)
 				return err;
 		}
-		if (kept && (err = read_names(w, first)) < 0)
-			return err;
 		done += n;
 	}
 	return 0;
@@ -417,6 +446,7 @@ static int walk_once(struct walk *w, uint64_t root)
 	w->nnext = 0;
 	if ((err = push(w, root, 0, 0, VM_MEMCTX_NONE, 0)) < 0)
 		return err;
+	w->names_first = 0;
 	while (w->nnext) {
 		struct pending *q = w->q;
 		size_t cap = w->cap_q;
@@ -430,6 +460,8 @@ static int walk_once(struct walk *w, uint64_t root)
 		if ((err = round_of(w)) < 0)
 			return err;
 	}
+	if ((err = flush_names(w)) < 0)
+		return err;
 	return w->t->bad ? -EAGAIN : 0;
 }
 
@@ -478,11 +510,13 @@ int vm_memctx_walk(const struct vm_memctx_tags *tags, uint64_t top_ptr,
 			(unsigned long long)top_ptr);
 		return -EFAULT;
 	}
-	w.iov = calloc(VM_MEMCTX_BATCH * 4, sizeof(*w.iov));
-	w.buf = malloc((size_t)VM_MEMCTX_BATCH * 2 * VM_MEMCTX_NAME_MAX);
+	/* A batch of nodes, the names before them, their continuations. */
+	w.iov = calloc(VM_MEMCTX_BATCH * 5, sizeof(*w.iov));
+	w.buf = malloc((size_t)VM_MEMCTX_BATCH * VM_MEMCTX_NODE_SIZE);
+	w.text = malloc((size_t)VM_MEMCTX_BATCH * 2 * VM_MEMCTX_NAME_MAX);
 	w.ptrs = calloc(VM_MEMCTX_BATCH * 2, sizeof(*w.ptrs));
 	w.len = calloc(VM_MEMCTX_BATCH * 2, sizeof(*w.len));
-	if (!w.iov || !w.buf || !w.ptrs || !w.len) {
+	if (!w.iov || !w.buf || !w.text || !w.ptrs || !w.len) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -512,6 +546,7 @@ out:
 	free(w.next);
 	free(w.iov);
 	free(w.buf);
+	free(w.text);
 	free(w.ptrs);
 	free(w.len);
 	return err;

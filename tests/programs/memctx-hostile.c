@@ -70,7 +70,8 @@ static struct node *volatile moving;
 /* Relinks moving's children back and forth, never a consistent tree. */
 static void *rewrite(void *arg)
 {
-	struct node *a = node(moving, "rewritten A"), *b = node(moving, "rewritten B");
+	struct node *a = node(moving, "rewritten A"),
+		    *b = node(moving, "rewritten B");
 
 	(void)arg;
 	for (unsigned long i = 0;; i++) {
