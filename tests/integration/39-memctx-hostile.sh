@@ -10,6 +10,9 @@
 # it answers 200, /healthz answers within 1 s meanwhile, the pprof's
 # comment says the walk was partial and what the bounds cut, the agent
 # stays under 300 MB resident at its peak, and SIGTERM stops it within 2 s.
+# Before it, a process that is not PostgreSQL (sleep) gets the kernel's
+# breakdown alone, by kind of mapping, summing to its Pss (within the KiB
+# smaps rounds each mapping's down to).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/agent.sh"
 
@@ -35,6 +38,23 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 check "the hostile process runs as nobody, named postgres ($pid)" test -n "$pid"
+
+# Any other target gets the kernel's breakdown alone, summing to its Pss.
+sleep 30 &
+other=$!
+at_exit "kill $other"
+"$VMTOOLS_AGENT" profile --kind memory --pid "$other" -f folded -o "$T/other.folded" >"$T/other.err" 2>&1
+pss=$(awk '/^Pss:/ { print $2 * 1024 }' "/proc/$other/smaps_rollup")
+sum=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$T/other.folded")
+diag "$T/other.folded"
+check "a process that is not PostgreSQL gets its mapped files and stack, no contexts" \
+	bash -c "grep -q '^sleep;\[mapped_files\] ' '$T/other.folded' && grep -q '^sleep;\[stacks\] ' '$T/other.folded' && ! grep -q TopMemoryContext '$T/other.folded'"
+# smaps gives each mapping's Pss rounded down to a KiB, smaps_rollup their
+# exact sum: a KiB per mapping at most apart.
+maps=$(grep -c . "/proc/$other/maps" 2>/dev/null || echo 64)
+check "its kinds of mapping sum to its Pss within a KiB per mapping ($sum, $pss)" \
+	awk -v g="${sum:-0}" -v w="${pss:-0}" -v m="$maps" 'BEGIN { d = w - g; exit !(w > 0 && d >= 0 && d <= m * 1024) }'
+kill "$other"
 
 start_agent hostile --no-setup
 start=$(date +%s%N)
