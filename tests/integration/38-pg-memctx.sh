@@ -2,8 +2,8 @@
 # tests/integration/38-pg-memctx.sh - the memory-context tree the agent
 # reads from outside a PostgreSQL backend (agent/samples/pg_memctx_read.c,
 # printed by tests/programs/memctx-dump.c) is the one the backend reports
-# of itself, on PostgreSQL 15 (Debian's), 16.14, 17.10 and 18.4 (the
-# pinned builds):
+# of itself, on PostgreSQL 15 (Debian's), 16.14, 17.2, 17.10 and 18.4
+# (the pinned builds):
 #   - a backend idle in a transaction holds a cursor over a sort of
 #     2,000,000 rows in 256 MB of work_mem; pg_log_backend_memory_contexts
 #     makes it write its tree to the server log, ending with "Grand
@@ -38,7 +38,7 @@ log_heaviest() {
 		sort -n | tail -1 | sed 's/^[0-9]* //'
 }
 
-for r in 15 16.14 17.10 18.4; do
+for r in 15 16.14 17.2 17.10 18.4; do
 	v=${r%%.*}
 	pg_release_dir "$r" "$TOP" || continue
 	if ! pg_start; then
