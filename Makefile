@@ -248,6 +248,17 @@ $(BUILD)/programs/pgwait-dump: $(call obj,tests/programs/pgwait-dump.c) $(AGENT_
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# A process that passes for PostgreSQL to the memory snapshot: its
+# globals in .dynsym, as the server exports them.
+$(BUILD)/programs/memctx-hostile: tests/programs/memctx-hostile.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARNINGS) -O1 -g -pthread -rdynamic -o $@ $< $(LDFLAGS)
+
+# The memory-context tree the agent reads from a live PostgreSQL.
+$(BUILD)/programs/memctx-dump: $(call obj,tests/programs/memctx-dump.c) $(AGENT_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+
 # What building an unwind table costs, cold and cached (bench/unwind.sh).
 $(BUILD)/programs/unwind-build: $(call obj,tests/programs/unwind-build.c) $(AGENT_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)

@@ -59,7 +59,9 @@ static void usage(FILE *out)
 		"collected.\n"
 		"\n"
 		"  -k, --kind KIND        cpu (default), offcpu (time switched out, by the\n"
-		"                         stack it blocked in) or wall (both)\n"
+		"                         stack it blocked in), wall (both) or memory\n"
+		"                         (where the memory is now: a snapshot, taken at\n"
+		"                         once; --seconds and --frequency are ignored)\n"
 		"      --min-block-us N   offcpu: leave out blocks shorter than N µs,\n"
 		"                         %d-%d (default %d)\n"
 		"  -s, --seconds N        how long to sample, %d-%d (default %d)\n"
@@ -135,7 +137,7 @@ static int on_option(int c, char *arg, void *ctx)
 			return 0;
 		fprintf(stderr,
 			WHO
-			": --kind '%s' is not known: use cpu, offcpu or wall\n",
+			": --kind '%s' is not known: use cpu, offcpu, wall or memory\n",
 			arg);
 		return -EINVAL;
 	case 'B':

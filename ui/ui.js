@@ -17,7 +17,7 @@
 
 	var $ = function (id) { return document.getElementById(id); };
 	var blobURL = null;
-	var names = { cpu: 'CPU', offcpu: 'Off-CPU', wall: 'Wall-clock' };
+	var names = { cpu: 'CPU', offcpu: 'Off-CPU', wall: 'Wall-clock', memory: 'Memory' };
 
 	function say(text, isError) {
 		$('status').textContent = text;
@@ -75,12 +75,14 @@
 		var kind = $('kind').value;
 		var seconds = +$('seconds').value;
 		var frequency = +$('frequency').value;
-		var title = names[kind] + ' profile, ' + seconds + ' s at ' + frequency +
-			' Hz, ' + new Date().toISOString().slice(0, 19) + 'Z';
+		// A memory snapshot is taken at once: seconds and Hz mean nothing.
+		var title = names[kind] + (kind === 'memory' ? ' snapshot, ' :
+			' profile, ' + seconds + ' s at ' + frequency + ' Hz, ') +
+			new Date().toISOString().slice(0, 19) + 'Z';
 		var button = $('profile-button');
 
 		button.disabled = true;
-		say('Profiling for ' + seconds + ' s…');
+		say(kind === 'memory' ? 'Reading memory…' : 'Profiling for ' + seconds + ' s…');
 		await open('/profile/' + kind, {
 			method: 'POST',
 			headers: { 'Content-Type': 'application/json' },

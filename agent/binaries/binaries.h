@@ -9,7 +9,7 @@
  *   VM_BINARY_SYMBOLS   the binary's symbols (agent/symbolize/)
  *   VM_BINARY_UNWIND    its unwind table (agent/unwind/unwind_cache.h)
  *   VM_BINARY_PG        PostgreSQL facts: its release, where its labels
- *                       are, and next its memory-context entry point
+ *                       are, and its memory-context entry point
  *                       (agent/profile/bpf/bpf_pg.h)
  *
  * The key is the file's identity, never a build id its owner writes:

@@ -61,7 +61,8 @@ int vm_svg_encode(const struct vm_symbolized *y, void **out, size_t *len,
 /*
  * What one sample weighs where a stack gets one number (folded text, the
  * flame graph's widths), and whether that number is a time in nanoseconds
- * (a profile kind that measures time) rather than a count of samples.
+ * (a profile kind that measures time) rather than a count of samples (or
+ * of bytes, in a memory profile).
  * Written once here for both encoders (folded.c).
  */
 uint64_t vm_sample_weight(const struct vm_samples *s,

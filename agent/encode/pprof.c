@@ -43,7 +43,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
-#define MAX_LABELS 9
+#define MAX_LABELS 11
 
 struct loc_node {
 	uint64_t mapping, addr;
@@ -274,7 +274,7 @@ struct packed {
 	Location **location_ptrs;
 	Line **line_ptrs;
 	Function **function_ptrs;
-	int64_t comments[4];
+	int64_t comments[5];
 };
 
 static void packed_free(struct packed *p)
@@ -296,6 +296,7 @@ static void packed_free(struct packed *p)
 struct label_keys {
 	int64_t pid, tid, comm, backend_type, thread_state, wait_event,
 		query_id, sched_state;
+	int64_t context_ident, context_type; /* a memory profile's: else -1 */
 	/* sched_state's values, by enum vm_sched_state */
 	int64_t sched_states[VM_SCHED_UNINTERRUPTIBLE + 1];
 	int64_t running, blocked; /* thread_state's values */
@@ -303,14 +304,22 @@ struct label_keys {
 	bool wall; /* thread_state is given */
 };
 
-/* What a profile of each kind counts (docs/profiler.md). */
+/*
+ * What a profile of each kind counts (docs/profiler.md, docs/memory.md):
+ * a count, and a value in unit.  A memory profile follows Go's heap
+ * profiles, whose viewers look for inuse_space: its bytes come first.
+ */
 static const struct kind_types {
-	const char *count, *value; /* units: count, nanoseconds */
+	const char *count, *value, *unit;
 	bool per_sample_period; /* each CPU sample is worth the period */
+	bool value_first; /* the value is sample type 0, the count 1 */
 } kinds[] = {
-	[VM_KIND_CPU] = { "samples", "cpu", true },
-	[VM_KIND_OFFCPU] = { "switches", "offcpu", false },
-	[VM_KIND_WALL] = { "samples", "wall", true },
+	[VM_KIND_CPU] = { "samples", "cpu", "nanoseconds", true, false },
+	[VM_KIND_OFFCPU] = { "switches", "offcpu", "nanoseconds", false,
+			     false },
+	[VM_KIND_WALL] = { "samples", "wall", "nanoseconds", true, false },
+	[VM_KIND_MEMORY] = { "inuse_objects", "inuse_space", "bytes", false,
+			     true },
 };
 
 /*
@@ -320,13 +329,22 @@ static const struct kind_types {
 static int intern_fixed(struct enc *e, const struct kind_types *kt,
 			ValueType vt[3], struct label_keys *k)
 {
+	ValueType *count = &vt[kt->value_first], *value = &vt[!kt->value_first];
+
 	if (str_idx(e, "") != 0)
 		return -ENOMEM;
-	vt[0].type = str_idx(e, kt->count);
-	vt[0].unit = str_idx(e, "count");
-	vt[1].type = str_idx(e, kt->value);
-	vt[1].unit = str_idx(e, "nanoseconds");
-	vt[2] = vt[1];
+	count->type = str_idx(e, kt->count);
+	count->unit = str_idx(e, "count");
+	value->type = str_idx(e, kt->value);
+	value->unit = str_idx(e, kt->unit);
+	vt[2] = *value;
+	k->context_ident = k->context_type = -1;
+	if (kt->value_first) {
+		k->context_ident = str_idx(e, "context_ident");
+		k->context_type = str_idx(e, "context_type");
+		if (k->context_ident < 0 || k->context_type < 0)
+			return -ENOMEM;
+	}
 	k->pid = str_idx(e, "pid");
 	k->tid = str_idx(e, "tid");
 	k->comm = str_idx(e, "comm");
@@ -482,6 +500,18 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
+	if (st->context_ident && k->context_ident >= 0) {
+		l[nl].key = k->context_ident;
+		l[nl].str = str_idx_kept(e, st->context_ident);
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+	}
+	if (st->context_type && k->context_type >= 0) {
+		l[nl].key = k->context_type;
+		l[nl].str = str_idx_kept(e, st->context_type);
+		if (l[nl++].str < 0)
+			return -ENOMEM;
+	}
 	if (st->sample->query_id) {
 		char id[24];
 
@@ -507,12 +537,13 @@ static int64_t clamp_i64(uint64_t v)
 }
 
 /*
- * One Sample per stack: its locations, [count, time], its labels.  An
- * off-CPU block is worth its time, a CPU sample the period.
+ * One Sample per stack: its locations, [count, time] (or [bytes, count]),
+ * its labels.  An off-CPU block is worth its time, a CPU sample the
+ * period, a memory context its bytes.
  */
 static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 			struct packed *p, const struct label_keys *k,
-			int64_t period)
+			const struct kind_types *kt, int64_t period)
 {
 	size_t fi = 0;
 	int r;
@@ -528,10 +559,13 @@ static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 		fi += ps->n_location_id;
 		ps->value = &p->values[2 * i];
 		ps->n_value = 2;
-		ps->value[0] = clamp_i64(st->sample->count);
-		ps->value[1] = st->sample->state == VM_STATE_BLOCKED ?
-				       clamp_i64(st->sample->value) :
-				       vm_sat_mul_i64(ps->value[0], period);
+		ps->value[kt->value_first] = clamp_i64(st->sample->count);
+		ps->value[!kt->value_first] =
+			st->sample->state == VM_STATE_BLOCKED ||
+					kt->value_first ?
+				clamp_i64(st->sample->value) :
+				vm_sat_mul_i64(clamp_i64(st->sample->count),
+					       period);
 		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
 				&p->label_ptrs[MAX_LABELS * i], ps);
 		if (r < 0)
@@ -592,6 +626,13 @@ static int note_comments(const struct vm_symbolized *y, struct enc *e,
 		if (r)
 			return r;
 	}
+	if (s->notes) {
+		p->comments[prof->n_comment] = str_idx_copy(e, s->notes);
+		if (p->comments[prof->n_comment++] < 0)
+			return -ENOMEM;
+	}
+	if (s->kind == VM_KIND_MEMORY)
+		return 0; /* its frames are names: no symbols to account for */
 	if (s->lost_stacks || s->lost_samples) {
 		snprintf(comment, sizeof(comment),
 			 "vmtools: %" PRIu64 " stacks lost, %" PRIu64
@@ -639,7 +680,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 			       VM_KIND_CPU];
 	uint32_t freq = s->frequency ? s->frequency : 1;
 	int64_t period = 1000000000LL / freq;
-	struct label_keys keys;
+	struct label_keys keys = { 0 };
 	int r;
 
 	r = intern_fixed(e, kt, vt, &keys);
@@ -649,7 +690,7 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	if (r == 0)
 		r = pack_mappings(y, e, p);
 	if (r == 0)
-		r = pack_samples(y, e, p, &keys, period);
+		r = pack_samples(y, e, p, &keys, kt, period);
 	if (r == 0)
 		r = point_at_tables(e, p);
 	if (r == 0)
@@ -673,11 +714,11 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	prof->period_type = &vt[2];
 	prof->period = kt->per_sample_period ? period : 1;
 	/*
-	 * The time, not the count, is what a viewer should show first
-	 * (speedscope, pprof -http take it; without it speedscope picks the
-	 * last type and pprof the first).
+	 * The time (or the bytes), not the count, is what a viewer should
+	 * show first (speedscope, pprof -http take it; without it
+	 * speedscope picks the last type and pprof the first).
 	 */
-	prof->default_sample_type = vt[1].type;
+	prof->default_sample_type = vt[2].type;
 	return 0;
 }
 

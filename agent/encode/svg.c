@@ -147,24 +147,31 @@ static void put_label(FILE *f, const char *name, double w)
 }
 
 /* "412 samples", or for a weight in nanoseconds "1.25 s", "310 ms". */
-static void put_weight(FILE *f, uint64_t w, bool time)
-{
-	static const struct {
-		double ns;
-		const char *unit;
-	} units[] = { { 1e9, "s" }, { 1e6, "ms" }, { 1e3, "us" } };
+/* A scale's steps, largest first, and what is below the last. */
+static const struct scale {
+	double step[3];
+	const char *unit[3], *base;
+} time_scale = { { 1e9, 1e6, 1e3 }, { "s", "ms", "us" }, "ns" },
+  byte_scale = { { 1 << 30, 1 << 20, 1 << 10 },
+		 { "GiB", "MiB", "KiB" },
+		 "bytes" };
 
-	if (!time) {
+static void put_weight(FILE *f, uint64_t w, const struct vm_samples *s)
+{
+	const struct scale *sc = s->kind == VM_KIND_MEMORY ? &byte_scale :
+							     &time_scale;
+
+	if (s->kind != VM_KIND_MEMORY && !vm_weight_is_time(s)) {
 		fprintf(f, "%" PRIu64 " sample%s", w, w == 1 ? "" : "s");
 		return;
 	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if ((double)w >= units[i].ns) {
-			fprintf(f, "%.3g %s", (double)w / units[i].ns,
-				units[i].unit);
+	for (size_t i = 0; i < 3; i++)
+		if ((double)w >= sc->step[i]) {
+			fprintf(f, "%.3g %s", (double)w / sc->step[i],
+				sc->unit[i]);
 			return;
 		}
-	fprintf(f, "%" PRIu64 " ns", w);
+	fprintf(f, "%" PRIu64 " %s", w, sc->base);
 }
 
 static void put_share(FILE *f, uint64_t w, uint64_t total)
@@ -217,7 +224,7 @@ static const char *const kind_class[] = {
 
 static void put_frame(FILE *f, const struct vm_flame *g,
 		      const struct vm_flame_frame *fr, double scale, int height,
-		      bool time)
+		      const struct vm_samples *s)
 {
 	double x = PAD + (double)fr->offset * scale;
 	double w = (double)fr->weight * scale;
@@ -227,7 +234,7 @@ static void put_frame(FILE *f, const struct vm_flame *g,
 		kind_class[fr->kind], fr->depth);
 	put_xml(f, fr->name, SIZE_MAX);
 	fputs(" (", f);
-	put_weight(f, fr->weight, time);
+	put_weight(f, fr->weight, s);
 	fputs(", ", f);
 	put_share(f, fr->weight, g->total);
 	fprintf(f,
@@ -266,10 +273,13 @@ static void put_head(FILE *f, const struct vm_symbolized *y,
 		"<text id=\"reset\" x=\"%d\" y=\"22\">Reset zoom</text>\n",
 		WIDTH / 2, PAD);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"44\">", PAD);
-	put_weight(f, g->total, vm_weight_is_time(s));
-	if (!vm_weight_is_time(s))
+	put_weight(f, g->total, s);
+	if (s->kind == VM_KIND_MEMORY)
+		fputs(" held now", f);
+	else if (!vm_weight_is_time(s))
 		fprintf(f, " at %" PRIu32 " Hz", s->frequency);
-	fprintf(f, " over %.1f s", (double)s->duration_nanos / 1e9);
+	if (s->kind != VM_KIND_MEMORY)
+		fprintf(f, " over %.1f s", (double)s->duration_nanos / 1e9);
 	if (s->lost_stacks || s->lost_samples)
 		fprintf(f,
 			"; %" PRIu64 " stacks lost, %" PRIu64
@@ -302,8 +312,7 @@ static int write_svg(FILE *f, const struct vm_symbolized *y,
 
 		if (i > 0 && (double)fr->weight * scale < MIN_WIDTH)
 			continue;
-		put_frame(f, g, fr, scale, height,
-			  vm_weight_is_time(y->samples));
+		put_frame(f, g, fr, scale, height, y->samples);
 	}
 	fputs("</g>\n", f);
 	fprintf(f, "<text id=\"hover\" x=\"%d\" y=\"%d\"> </text>\n", PAD,

@@ -89,5 +89,7 @@ struct vm_backend_ops {
 
 extern const struct vm_backend_ops vm_bpf_backend;
 extern const struct vm_backend_ops vm_perf_backend;
+/* The memory snapshot (memory.c): the kind memory, whatever the profiler. */
+extern const struct vm_backend_ops vm_memory_backend;
 
 #endif

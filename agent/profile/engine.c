@@ -225,7 +225,8 @@ int vm_session_start(const struct vm_profile_request *req,
 		return r;
 	}
 
-	s->ops = backend_of(req->profiler);
+	s->ops = req->kind == VM_KIND_MEMORY ? &vm_memory_backend :
+					       backend_of(req->profiler);
 	if (req->continuous && req->kind != VM_KIND_CPU) {
 		vm_session_free(s);
 		return vm_error_set(
@@ -241,7 +242,8 @@ int vm_session_start(const struct vm_profile_request *req,
 			vm_profiler_name(req->profiler));
 	}
 
-	if (kept_of(s->cfg.ctx, req->profiler, &s->kept, &s->own_kept) < 0) {
+	if (req->kind != VM_KIND_MEMORY &&
+	    kept_of(s->cfg.ctx, req->profiler, &s->kept, &s->own_kept) < 0) {
 		vm_session_free(s);
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
@@ -263,6 +265,7 @@ int vm_session_start(const struct vm_profile_request *req,
 	 * /proc/kallsyms is slow, and after the window the caller would wait.
 	 */
 	s->prefetch_started =
+		req->kind != VM_KIND_MEMORY &&
 		pthread_create(&s->prefetch, NULL, prefetch_kernel,
 			       s->cfg.ctx ? s->cfg.ctx->symbols : NULL) == 0;
 	*out = s;

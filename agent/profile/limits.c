@@ -95,6 +95,7 @@ static const char *const kind_names[] = {
 	[VM_KIND_CPU] = "cpu",
 	[VM_KIND_OFFCPU] = "offcpu",
 	[VM_KIND_WALL] = "wall",
+	[VM_KIND_MEMORY] = "memory",
 };
 
 const char *vm_kind_name(enum vm_profile_kind kind)

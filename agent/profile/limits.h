@@ -92,7 +92,7 @@ bool vm_comm_allowed(const char *name);
 #define VM_KIND_PROFILER_RULE \
 	"profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)"
 
-/* "cpu", "offcpu", "wall": the API's path and --kind; NULL if unknown. */
+/* "cpu", "offcpu", "wall", "memory": the API's path and --kind; NULL if unknown. */
 const char *vm_kind_name(enum vm_profile_kind kind);
 
 /* The kind named name (as vm_kind_name says it); -EINVAL when none. */

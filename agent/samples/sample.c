@@ -6,6 +6,9 @@
 #include "agent/samples/sample.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,10 +127,54 @@ void vm_samples_release_fd(struct vm_samples *s, int fd)
 		}
 }
 
+int vm_samples_add_name(struct vm_samples *s, const char *name, uint32_t *idx)
+{
+	char *copy;
+
+	if (s->n_names >= UINT32_MAX ||
+	    vm_grow(s->names, &s->cap_names, s->n_names + 1))
+		return -ENOMEM;
+	copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	*idx = (uint32_t)s->n_names;
+	s->names[s->n_names++] = copy;
+	return 0;
+}
+
+int vm_samples_note(struct vm_samples *s, const char *fmt, ...)
+{
+	char line[512];
+	char *grown;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	line[n] = '\0';
+	grown = realloc(s->notes, s->notes_len + (size_t)n + 1);
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + s->notes_len, line, (size_t)n + 1);
+	s->notes = grown;
+	s->notes_len += (size_t)n;
+	return 0;
+}
+
 void vm_samples_free(struct vm_samples *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->notes);
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].user_ips);
 		free(s->v[i].kernel_ips);

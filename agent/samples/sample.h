@@ -25,12 +25,15 @@
 
 /*
  * What a profile measures (docs/profiler.md): CPU samples, the time
- * threads spend switched out, or both in one wall-clock profile.
+ * threads spend switched out, or both in one wall-clock profile; or where
+ * the targets' memory is now (docs/memory.md).
  */
 enum vm_profile_kind {
 	VM_KIND_CPU,
 	VM_KIND_OFFCPU,
 	VM_KIND_WALL,
+	VM_KIND_MEMORY,
+	VM_KINDS
 };
 
 /* What an off-CPU block waited for: a CPU, an event, uninterruptibly. */
@@ -68,13 +71,18 @@ struct vm_sample {
 	uint8_t sched_state;
 	/* Off-CPU blocks: 1 when the block began before the profile. */
 	uint8_t before_start;
+	/* Memory: a context's type (enum vm_memctx_type) + 1; 0: none. */
+	uint8_t memctx_type;
 	/*
 	 * Nanoseconds the count is worth: off-CPU blocks' total time; 0 for
-	 * CPU samples, each worth the sampling period.
+	 * CPU samples, each worth the sampling period.  Bytes in a memory
+	 * profile.
 	 */
 	uint64_t value;
 	/* PostgreSQL's, read from the backend; 0 when none or unknown */
 	uint32_t wait_event; /* wait_event_info: see vm_process.pg_major */
+	/* Memory: a context's ident, an index into vm_samples.names + 1. */
+	uint32_t memctx_ident;
 	uint64_t query_id;
 };
 
@@ -154,6 +162,15 @@ struct vm_samples {
 	 */
 	char ended_early[192];
 	/*
+	 * A memory profile's frames are names, not addresses: user_ips[]
+	 * index names[] (outermost last, as any stack).
+	 */
+	char **names;
+	size_t n_names, cap_names;
+	/* More lines for the profile's comments, each ending in '\n'. */
+	char *notes;
+	size_t notes_len;
+	/*
 	 * Files held open so that processes which exit before the end can
 	 * still be symbolized (open_path "/proc/self/fd/N" names them).
 	 * Closed by vm_samples_free().
@@ -186,6 +203,13 @@ int vm_process_add_mapping(struct vm_process *p, const struct vm_mapping *m);
 
 /* Release the mappings and title of p, leaving it empty with its pid. */
 void vm_process_clear(struct vm_process *p);
+
+/* A copy of name kept in s->names, its index in *idx.  -ENOMEM. */
+int vm_samples_add_name(struct vm_samples *s, const char *name, uint32_t *idx);
+
+/* One more line for the profile's comments (printf).  -ENOMEM. */
+int vm_samples_note(struct vm_samples *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Keep fd open until vm_samples_free(); takes ownership.  -ENOMEM. */
 int vm_samples_hold_fd(struct vm_samples *s, int fd);

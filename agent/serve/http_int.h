@@ -78,6 +78,7 @@ enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_delete_profile(struct vm_http_exchange *x);
 enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x);
+enum MHD_Result vm_http_pprof_heap(struct vm_http_exchange *x);
 /* The continuous profile's history (http_history.c). */
 enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);

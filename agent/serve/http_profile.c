@@ -4,10 +4,11 @@
  * API") on top of the session manager (service.h):
  *
  *   POST   /profile/KIND           take a profile (JSON body); KIND is
- *                                  cpu, offcpu or wall
+ *                                  cpu, offcpu, wall or memory
  *   GET    /profile/KIND           what is running (of any kind)
  *   DELETE /profile/KIND           stop it; its POST gets what was collected
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention
+ *   GET    /debug/pprof/heap       the same for a memory snapshot
  *                                  (?format=svg|folded: that format instead)
  *
  * One on-demand profile at a time, whatever its kind (the service's rule).
@@ -45,9 +46,9 @@ static const struct answer answers[] = {
 	{ EINVAL, 422, NULL }, /* a field is wrong */
 	{ ESRCH, 422, NULL }, /* a pid in targets is not running */
 	{ EBUSY, 409,
-	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu or /profile/wall)" },
+	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu, /profile/wall or /profile/memory)" },
 	{ ENXIO, 412,
-	  "start one with POST /profile/cpu, /profile/offcpu or /profile/wall" },
+	  "start one with POST /profile/cpu, /profile/offcpu, /profile/wall or /profile/memory" },
 	/* The backend is unavailable: no perf, BPF refused, ... */
 	{ ENODEV, 503, NULL },
 	{ ENOENT, 503, NULL },
@@ -233,17 +234,25 @@ enum MHD_Result vm_http_post_profile(struct vm_http_exchange *x)
 	return take_profile(x, &r.req, false);
 }
 
-enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x)
+/*
+ * Go's net/http/pprof convention, for a profile of kind: ?seconds=N (not
+ * read for a snapshot) and ?format=; gzipped pprof unless another format
+ * is asked, which is sent as a POST would.
+ */
+static enum MHD_Result pprof_convention(struct vm_http_exchange *x,
+					enum vm_profile_kind kind)
 {
 	struct vm_api_request r;
 	struct vm_error err = { 0 };
-	const char *seconds;
+	const char *seconds = NULL;
 	int rc;
 
-	seconds = sym_MHD_lookup_connection_value(
-		x->conn, MHD_GET_ARGUMENT_KIND, "seconds");
+	if (kind != VM_KIND_MEMORY)
+		seconds = sym_MHD_lookup_connection_value(
+			x->conn, MHD_GET_ARGUMENT_KIND, "seconds");
 	rc = vm_request_from_pprof_query(
 		seconds, vm_service_limits(x->srv->cfg.service), &r, &err);
+	r.req.kind = kind;
 	if (rc == 0)
 		rc = vm_request_pprof_format(
 			sym_MHD_lookup_connection_value(
@@ -251,8 +260,17 @@ enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x)
 			&r, &err);
 	if (rc < 0)
 		return reply_failure(x, answer_of(rc), &err);
-	/* Go's convention for its pprof; any other format as POST sends it. */
 	return take_profile(x, &r.req, r.req.format == VM_FORMAT_PPROF);
+}
+
+enum MHD_Result vm_http_pprof_profile(struct vm_http_exchange *x)
+{
+	return pprof_convention(x, VM_KIND_CPU);
+}
+
+enum MHD_Result vm_http_pprof_heap(struct vm_http_exchange *x)
+{
+	return pprof_convention(x, VM_KIND_MEMORY);
 }
 
 enum MHD_Result vm_http_get_profile(struct vm_http_exchange *x)

@@ -76,7 +76,7 @@ void vm_metrics_rejected(struct vm_metrics *m)
 void vm_metrics_kind(struct vm_metrics *m, enum vm_profile_kind kind)
 {
 	pthread_mutex_lock(&m->lock);
-	if ((unsigned)kind <= VM_KIND_WALL)
+	if ((unsigned)kind < VM_KINDS)
 		m->s.kinds[kind]++;
 	pthread_mutex_unlock(&m->lock);
 }
@@ -130,8 +130,8 @@ char *vm_metrics_render(const struct vm_metrics_snapshot *s,
 			    outcome_names[o], s->sessions[o]);
 	vm_prom_family(
 		&p, "vmtools_profiles_total", "counter",
-		"Profiling sessions ended, by kind (cpu, offcpu, wall).");
-	for (int k = 0; k <= VM_KIND_WALL; k++)
+		"Profiling sessions ended, by kind (cpu, offcpu, wall, memory).");
+	for (int k = 0; k < VM_KINDS; k++)
 		vm_prom_u64(&p, "vmtools_profiles_total", "kind",
 			    vm_kind_name(k), s->kinds[k]);
 	vm_prom_one(

@@ -36,7 +36,7 @@ const char *vm_outcome_name(enum vm_outcome o);
 struct vm_metrics_snapshot {
 	uint64_t sessions[VM_OUTCOME_COUNT];
 	uint64_t rejected_busy; /* 409 */
-	uint64_t kinds[VM_KIND_WALL + 1]; /* sessions, by enum vm_profile_kind */
+	uint64_t kinds[VM_KINDS]; /* sessions, by enum vm_profile_kind */
 	uint64_t samples;
 	uint64_t lost_stacks;
 	double last_duration_seconds;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/samples/pg_memctx.h"
 #include "agent/symbolize/debuginfod.h"
 #include "agent/symbolize/kallsyms.h"
 #include "agent/symbolize/pgtitle.h"
@@ -832,6 +833,51 @@ static int symbolize_locked(struct vm_symcache *sc, const struct vm_samples *s,
 	return assign_kernel_mapping(y, s);
 }
 
+/*
+ * A memory profile's stacks: their frames are names (s->names), the
+ * context path or a pseudo-frame, with no mapping and no symbols to read.
+ */
+static int symbolize_names(struct vm_symbolized *y, const struct vm_samples *s,
+			   struct proc_memo *memos)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct vm_sample *x = &s->v[i];
+		struct vm_sym_stack *st = &y->stacks[i];
+		int r;
+
+		st->sample = x;
+		stack_process(s, memos, x, st);
+		r = wait_event_label(y, x, st);
+		if (r)
+			return r;
+		st->frames =
+			calloc(x->n_user ? x->n_user : 1, sizeof(*st->frames));
+		if (!st->frames)
+			return -ENOMEM;
+		for (uint32_t j = 0; j < x->n_user; j++) {
+			const char *name = x->user_ips[j] < s->n_names ?
+						   s->names[x->user_ips[j]] :
+						   "[unknown]";
+
+			st->frames[j].function = vm_symbolized_intern(y, name);
+			if (!st->frames[j].function)
+				return -ENOMEM;
+			st->frames[j].source = VM_NAME_SYMBOL;
+		}
+		st->n_frames = x->n_user;
+		y->frames_by[VM_NAME_SYMBOL] += x->n_user;
+		y->frames_total += x->n_user;
+		if (x->memctx_ident && x->memctx_ident <= s->n_names &&
+		    !(st->context_ident = vm_symbolized_intern(
+			      y, s->names[x->memctx_ident - 1])))
+			return -ENOMEM;
+		if (x->memctx_type)
+			st->context_type =
+				vm_memctx_type_name(x->memctx_type - 1);
+	}
+	return 0;
+}
+
 /* A cache for one call only, when the caller keeps none. */
 static struct vm_symcache *cache_for_call(struct vm_binaries **home)
 {
@@ -864,6 +910,16 @@ int vm_symbolize(struct vm_symcache *sc, const struct vm_samples *s,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	}
 	out->n_stacks = s->n;
+	if (s->kind == VM_KIND_MEMORY) {
+		r = symbolize_names(out, s, memos);
+		free_memos(memos, s->n_procs);
+		if (r) {
+			vm_symbolized_free(out);
+			return vm_error_set(err, -r,
+					    "out of memory while symbolizing");
+		}
+		return 0;
+	}
 	/* Debug files still on their way: a little while, no more. */
 	if (sc)
 		vm_symcache_wait_lookups(sc, VM_DEBUGINFOD_WAIT_MS);

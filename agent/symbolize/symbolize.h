@@ -56,6 +56,8 @@ struct vm_sym_stack {
 	const struct vm_process *proc; /* NULL when never captured */
 	const char *backend_type; /* PostgreSQL's, or NULL */
 	const char *wait_event; /* "Class:Name" (pgwait.h), or NULL */
+	/* A memory profile's context: its ident and type, or NULL */
+	const char *context_ident, *context_type;
 	struct vm_sym_frame *frames; /* leaf first: kernel, then user */
 	size_t n_frames;
 };

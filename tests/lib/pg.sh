@@ -17,7 +17,11 @@
 #                        checkout lives: Debian's in place, a build of
 #                        $BUILD copied to DIR; says why and fails when R is
 #                        not installed
+#   pg_release_dir R TOP  T set to TOP/pgR, made and entered, PG_BIN to
+#                        release R's server copied there (pg_use_release);
+#                        says not ok and fails when R is not installed
 #   pg_start             initdb + start; sets PGHOST, PGPORT, PGUSER
+#   pg_stop              stop the cluster now (immediate)
 #   pg_as CMD [ARG]...   CMD as the postgres user, from $PGHOST (/ before
 #                        pg_start)
 #   pg_bench_init [SCALE]  pgbench -i into database postgres
@@ -84,6 +88,15 @@ pg_use_release() {
 	esac
 }
 
+pg_release_dir() {
+	T=$2/pg$1
+	mkdir -p "$T"
+	cd "$T" || return 1
+	pg_use_release "$1" "$T/server" >"$T/release.why" && return 0
+	not_ok "PostgreSQL $1: its server is installed ($(cat "$T/release.why"))"
+	return 1
+}
+
 pg_as() {
 	local dir=/
 	[ -d "${PGHOST:-}" ] && dir=$PGHOST
@@ -105,6 +118,11 @@ pg_start() {
 	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -w -t 60 -l "$T/pg/server.log" \
 		-o "-p $PGPORT -k $T/pg -c listen_addresses='' -c shared_buffers=64MB" start >/dev/null ||
 		{ cat "$T/pg/server.log" >&2; return 1; }
+}
+
+pg_stop() {
+	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -m immediate -w stop >/dev/null 2>&1
+	wait 2>/dev/null
 }
 
 pg_psql() { pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -c "$1" postgres; }

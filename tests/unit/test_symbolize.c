@@ -16,8 +16,10 @@
  * (another inode) is named from its own file.  Off-CPU and wall-clock
  * profiles: their sample and period types, blocks worth their time, and the
  * thread_state, sched_state, wait_event (none for a version without a table)
- * and query_id labels.  An entry a later run does not use is dropped to make
- * room.
+ * and query_id labels.  A memory snapshot: frames that are names, Go's heap
+ * sample types with the bytes first, a context's type and ident as labels,
+ * its notes as a comment, folded stacks in bytes.  An entry a later run
+ * does not use is dropped to make room.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,6 +36,7 @@
 #include <cmocka.h>
 
 #include "agent/encode/encode.h"
+#include "agent/samples/pg_memctx.h"
 #include "agent/samples/proc.h"
 #include "agent/symbolize/symbolize.h"
 #include "agent/symbolize/symcache.h"
@@ -523,6 +526,71 @@ static void test_pprof_kinds(void **state)
 	vm_proc_files_free(&files);
 }
 
+/*
+ * A memory snapshot: frames that are names, Go's heap sample types with
+ * the bytes first, a context's type and ident as labels, the notes as a
+ * comment, and folded stacks weighed in bytes.
+ */
+static void test_pprof_memory(void **state)
+{
+	struct vm_samples s = { .kind = VM_KIND_MEMORY };
+	struct vm_symbolized y;
+	Perftools__Profiles__Profile *p;
+	uint32_t top, child, ident, pseudo;
+	uint64_t ips[2];
+	void *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(vm_samples_add_name(&s, "TopMemoryContext", &top), 0);
+	assert_int_equal(vm_samples_add_name(&s, "ExecutorState", &child), 0);
+	assert_int_equal(vm_samples_add_name(&s, "SELECT 1", &ident), 0);
+	assert_int_equal(vm_samples_add_name(&s, "[shared memory]", &pseudo),
+			 0);
+	ips[0] = child;
+	ips[1] = top;
+	assert_int_equal(
+		vm_samples_add(&s, 42, 42, "postgres", 1, ips, 2, NULL, 0), 0);
+	s.v[0].value = 117440568;
+	s.v[0].memctx_type = VM_MEMCTX_GENERATION + 1;
+	s.v[0].memctx_ident = ident + 1;
+	ips[0] = pseudo;
+	assert_int_equal(
+		vm_samples_add(&s, 42, 42, "postgres", 1, ips, 1, NULL, 0), 0);
+	s.v[1].value = 4096;
+	assert_int_equal(vm_samples_note(&s, "pid 42: partial"), 0);
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
+	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	assert_string_equal(str(p, p->sample_type[0]->type), "inuse_space");
+	assert_string_equal(str(p, p->sample_type[0]->unit), "bytes");
+	assert_string_equal(str(p, p->sample_type[1]->type), "inuse_objects");
+	assert_string_equal(str(p, p->sample_type[1]->unit), "count");
+	assert_string_equal(str(p, p->default_sample_type), "inuse_space");
+	assert_string_equal(str(p, p->period_type->type), "inuse_space");
+	assert_int_equal(p->sample[0]->value[0], 117440568);
+	assert_int_equal(p->sample[0]->value[1], 1);
+	assert_int_equal(p->sample[0]->n_location_id, 2);
+	assert_string_equal(label(p, p->sample[0], "context_type", NULL),
+			    "Generation");
+	assert_string_equal(label(p, p->sample[0], "context_ident", NULL),
+			    "SELECT 1");
+	assert_null(label(p, p->sample[1], "context_type", NULL));
+	assert_int_equal(p->sample[1]->value[0], 4096);
+	assert_true(p->n_comment >= 1);
+	assert_non_null(strstr(str(p, p->comment[0]), "pid 42: partial"));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	assert_int_equal(vm_folded_encode(&y, &buf, &len, NULL), 0);
+	assert_non_null(strstr(
+		buf, "postgres;TopMemoryContext;ExecutorState 117440568\n"));
+	assert_non_null(strstr(buf, "postgres;[shared_memory] 4096\n"));
+	free(buf);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+}
+
 static void test_symcache_bounds(void **state)
 {
 	char dir[] = "/tmp/test_symbolize.XXXXXX", *big, *small;
@@ -603,6 +671,7 @@ int main(void)
 		cmocka_unit_test(test_pprof),
 		cmocka_unit_test(test_folded_and_gzip),
 		cmocka_unit_test(test_pprof_kinds),
+		cmocka_unit_test(test_pprof_memory),
 		cmocka_unit_test(test_zero_is_no_frame),
 		cmocka_unit_test(test_symcache_bounds),
 	};

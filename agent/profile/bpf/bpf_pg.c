@@ -134,21 +134,22 @@ static int exe_open(struct vm_iopool_job *job)
 
 static int exe_read(struct vm_iopool_job *job)
 {
-	static const char *const names[] = { "my_wait_event_info",
-					     "MyBEEntry" };
+	static const char *const names[] = { "my_wait_event_info", "MyBEEntry",
+					     "TopMemoryContext" };
 	struct exe_job *x = vm_iopool_owner(job, struct exe_job);
 	struct vm_pg_facts *f = calloc(1, sizeof(*f));
-	uint64_t values[2];
+	uint64_t values[3];
 
 	if (!f)
 		return -ENOMEM;
-	if (vm_elf_objects_fd(x->fd, names, 2, values, &f->objects) < 0 ||
+	if (vm_elf_objects_fd(x->fd, names, 3, values, &f->objects) < 0 ||
 	    !values[0]) {
 		free(f); /* not PostgreSQL: it has none */
 		return 0;
 	}
 	f->wait_event_vaddr = values[0];
 	f->be_entry_vaddr = values[1];
+	f->top_memory_context_vaddr = values[2];
 	f->release_major = x->major;
 	f->release_minor = vm_pg_release_of_fd(x->fd, x->major);
 	x->facts = f;
@@ -279,12 +280,14 @@ static bool exe_mapping_of_pid(const char *proc_root, uint32_t pid,
 
 /*
  * pid's labels, its executable mapped at start from file offset pgoff;
- * *major its version, *minor its minor release.
+ * *major its version, *minor its minor release; *top (when not NULL)
+ * where its TopMemoryContext is, 0 when its executable has none.
  */
 static int locate(struct vm_iopool *pool, struct vm_binaries *home,
 		  struct vm_pg_labels_note *note, const char *proc_root,
 		  uint32_t pid, uint64_t start, uint64_t pgoff, uint64_t dev,
-		  struct pg_proc *out, unsigned *major, unsigned *minor)
+		  struct pg_proc *out, unsigned *major, unsigned *minor,
+		  uint64_t *top)
 {
 	const struct vm_pg_layout *l;
 	struct vm_pg_facts *c;
@@ -311,6 +314,10 @@ static int locate(struct vm_iopool *pool, struct vm_binaries *home,
 	} else {
 		*minor = c->release_minor;
 		out->wait_event_ptr = addr;
+		if (top && c->top_memory_context_vaddr &&
+		    !vm_elf_objects_runtime(&c->objects, start, pgoff,
+					    c->top_memory_context_vaddr, top))
+			*top = 0;
 		if (l->query_id_offset && c->be_entry_vaddr &&
 		    vm_elf_objects_runtime(&c->objects, start, pgoff,
 					   c->be_entry_vaddr, &addr)) {
@@ -336,7 +343,7 @@ int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
 	if (!m)
 		return -ENOENT;
 	r = locate(pool, home, note, proc_root, p->pid, m->start, m->pgoff,
-		   m->dev, out, &major, &minor);
+		   m->dev, out, &major, &minor, NULL);
 	if (r == 0) {
 		p->pg_major = major;
 		p->pg_minor = minor;
@@ -356,7 +363,30 @@ int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
 		return -ENOENT;
 	return locate(pool, home, note, proc_root, pid, m.start, m.pgoff,
 		      makedev(dev >> 32, dev & 0xffffffffu), out, &major,
-		      &minor);
+		      &minor, NULL);
+}
+
+int vm_bpf_pg_locate_memory(struct vm_iopool *pool, struct vm_binaries *home,
+			    struct vm_pg_labels_note *note,
+			    const char *proc_root, struct vm_process *p,
+			    struct pg_proc *out, uint64_t *top)
+{
+	struct vm_mapping m;
+	unsigned major = 0, minor = 0;
+	uint64_t dev;
+	int r;
+
+	*top = 0;
+	if (!exe_mapping_of_pid(proc_root, p->pid, &m, &dev))
+		return -ENOENT;
+	r = locate(pool, home, note, proc_root, p->pid, m.start, m.pgoff,
+		   makedev(dev >> 32, dev & 0xffffffffu), out, &major, &minor,
+		   top);
+	if (r == 0) {
+		p->pg_major = major;
+		p->pg_minor = minor;
+	}
+	return r;
 }
 
 /*

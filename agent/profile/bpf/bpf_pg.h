@@ -32,7 +32,7 @@
  */
 struct vm_pg_facts {
 	uint64_t wait_event_vaddr, be_entry_vaddr;
-	/* TopMemoryContext, for memory profiles: 0 until they read it. */
+	/* TopMemoryContext, for memory profiles; 0: the file exports none. */
 	uint64_t top_memory_context_vaddr;
 	unsigned release_major, release_minor; /* pgrelease.h */
 	struct vm_elf_objects objects;
@@ -73,6 +73,17 @@ int vm_bpf_pg_locate(struct vm_iopool *pool, struct vm_binaries *home,
 int vm_bpf_pg_locate_pid(struct vm_iopool *pool, struct vm_binaries *home,
 			 struct vm_pg_labels_note *note, const char *proc_root,
 			 uint32_t pid, struct pg_proc *out);
+
+/*
+ * The same for a memory snapshot of p (not captured: its executable's
+ * mapping read from /proc/PID/maps), and in *top where its
+ * TopMemoryContext is (0 when its executable exports none); p->pg_major
+ * and p->pg_minor set as vm_bpf_pg_locate() does.
+ */
+int vm_bpf_pg_locate_memory(struct vm_iopool *pool, struct vm_binaries *home,
+			    struct vm_pg_labels_note *note,
+			    const char *proc_root, struct vm_process *p,
+			    struct pg_proc *out, uint64_t *top);
 
 /*
  * The wait_event_info and the query id PostgreSQL process pid shows now,
