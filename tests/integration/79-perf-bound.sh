@@ -62,6 +62,10 @@ check "perf is given the bound: --max-size ${BOUND}B" \
 check "and --call-graph dwarf (the samples that make perf.data large)" \
 	grep -q -- "--call-graph dwarf" <<<"$args"
 check "the profile answers 200 (got $code)" test "$code" = 200
+if [ "$code" != 200 ]; then
+	diag <<<"its answer: $(head -c 600 "$T/bound.pb.gz")"
+	tail -n 20 "$AGENT_LOG" | diag
+fi
 read_raw "$T/bound.pb.gz"
 check "with the burner's samples" grep -q burn_hot "$T/bound.pb.gz.raw"
 check "perf.data passed most of the bound ($max bytes): the profile reached it" \
