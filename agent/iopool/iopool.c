@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +28,8 @@
 
 #define MAX_WORKERS 8
 #define MAX_HUNG 8 /* devices remembered; more are not */
+/* The most workers one owner's jobs may have stuck. */
+#define MAX_OWNER_STUCK (MAX_WORKERS / 2)
 
 struct vm_iopool {
 	pthread_mutex_t lock;
@@ -41,6 +44,10 @@ struct vm_iopool {
 		uint64_t dev;
 		unsigned jobs; /* stuck on it */
 	} hung[MAX_HUNG];
+	struct {
+		uint32_t owner;
+		unsigned jobs; /* stuck, of its */
+	} owners[MAX_WORKERS];
 };
 
 struct vm_iopool *vm_iopool_new(void)
@@ -98,6 +105,37 @@ static void mark_hung(struct vm_iopool *p, uint64_t dev, int delta)
 		p->hung[free_slot] = (typeof(p->hung[0])){ dev, 1 };
 }
 
+/*
+ * The count of stuck jobs of job's owner: its slot, or with make a free
+ * one taken for it; NULL when the job has no owner or nothing was found.
+ */
+static unsigned *owner_stuck(struct vm_iopool *p,
+			     const struct vm_iopool_job *job, bool make)
+{
+	size_t free_slot = MAX_WORKERS;
+
+	if (!job->has_owner)
+		return NULL;
+	for (size_t i = 0; i < MAX_WORKERS; i++) {
+		if (p->owners[i].jobs && p->owners[i].owner == job->owner)
+			return &p->owners[i].jobs;
+		if (!p->owners[i].jobs && free_slot == MAX_WORKERS)
+			free_slot = i;
+	}
+	if (!make || free_slot == MAX_WORKERS)
+		return NULL;
+	p->owners[free_slot].owner = job->owner;
+	return &p->owners[free_slot].jobs;
+}
+
+/* A job of an owner that has its share of the workers stuck already. */
+static bool owner_full(struct vm_iopool *p, const struct vm_iopool_job *job)
+{
+	const unsigned *n = owner_stuck(p, job, false);
+
+	return n && *n >= MAX_OWNER_STUCK;
+}
+
 static void *worker(void *arg)
 {
 	struct vm_iopool *p = arg;
@@ -126,7 +164,11 @@ static void *worker(void *arg)
 		job->result = r;
 		job->finished = true;
 		if (job->abandoned) {
+			unsigned *n = owner_stuck(p, job, false);
+
 			p->n_stuck--;
+			if (n)
+				--*n;
 			mark_hung(p,
 				  __atomic_load_n(&job->dev, __ATOMIC_RELAXED),
 				  -1);
@@ -185,6 +227,7 @@ int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
 {
 	uint64_t until =
 		vm_clock_ns(CLOCK_MONOTONIC) + (uint64_t)timeout_ms * 1000000;
+	unsigned *owner;
 	int r;
 
 	job->next = NULL;
@@ -196,6 +239,7 @@ int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
 	pthread_mutex_lock(&p->lock);
 	r = p->closing		 ? -ECANCELED :
 	    is_hung(p, job->dev) ? -ETIMEDOUT :
+	    owner_full(p, job)	 ? -EAGAIN :
 				   find_worker(p);
 	if (r < 0) {
 		pthread_mutex_unlock(&p->lock);
@@ -224,6 +268,9 @@ int vm_iopool_run(struct vm_iopool *p, struct vm_iopool_job *job,
 	job->abandoned = true;
 	p->n_stuck++;
 	p->n_timed_out++;
+	owner = owner_stuck(p, job, true);
+	if (owner)
+		++*owner;
 	mark_hung(p, __atomic_load_n(&job->dev, __ATOMIC_RELAXED), 1);
 	pthread_mutex_unlock(&p->lock);
 	return r;
@@ -302,6 +349,31 @@ static void open_free(struct vm_iopool_job *job)
 	free(o);
 }
 
+bool vm_iopool_owner_pid(struct vm_iopool_job *job, uint32_t pid)
+{
+	char dir[32];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "/proc/%u", pid);
+	if (stat(dir, &st) < 0)
+		return false;
+	job->owner = (uint32_t)st.st_uid;
+	job->has_owner = true;
+	return true;
+}
+
+void vm_iopool_owner_path(struct vm_iopool_job *job, const char *path)
+{
+	unsigned long pid;
+	char *end;
+
+	if (strncmp(path, "/proc/", 6) || path[6] < '1' || path[6] > '9')
+		return;
+	pid = strtoul(path + 6, &end, 10);
+	if (*end == '/' && pid <= UINT32_MAX)
+		vm_iopool_owner_pid(job, (uint32_t)pid);
+}
+
 int vm_iopool_open_regular(struct vm_iopool *p, const char *path, uint64_t dev,
 			   unsigned timeout_ms)
 {
@@ -316,6 +388,7 @@ int vm_iopool_open_regular(struct vm_iopool *p, const char *path, uint64_t dev,
 	o->job = (struct vm_iopool_job){ .run = open_run,
 					 .free = open_free,
 					 .dev = dev };
+	vm_iopool_owner_path(&o->job, path);
 	r = vm_iopool_run(p, &o->job, timeout_ms);
 	if (r < 0)
 		return r;
@@ -377,6 +450,7 @@ int vm_iopool_read_small(struct vm_iopool *p, const char *path, uint64_t dev,
 	o->job = (struct vm_iopool_job){ .run = read_run,
 					 .free = read_free,
 					 .dev = dev };
+	vm_iopool_owner_path(&o->job, path);
 	r = vm_iopool_run(p, &o->job, timeout_ms);
 	if (r < 0)
 		return r;

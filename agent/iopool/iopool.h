@@ -15,7 +15,10 @@
  * refused at once (-EAGAIN) rather than more threads made.  A device
  * (st_dev) on which a job timed out is remembered until that job
  * finishes, and jobs on it are refused at once (-ETIMEDOUT), so a frozen
- * mount costs one timeout, not one per file.
+ * mount costs one timeout, not one per file.  One owner (the user whose
+ * process named the files) may have at most half the workers stuck: past
+ * that, that owner's jobs are refused at once (-EAGAIN), and everyone
+ * else's still run, however many mounts (devices) the owner froze.
  */
 #ifndef VMTOOLS_AGENT_IOPOOL_H
 #define VMTOOLS_AGENT_IOPOOL_H
@@ -39,6 +42,13 @@ struct vm_iopool_job {
 	 * the file, so a timeout marks it.
 	 */
 	uint64_t dev;
+	/*
+	 * The user whose process named the files, when known (has_owner):
+	 * set by the caller (vm_iopool_owner_pid), or by the pool from a
+	 * /proc/PID/ path.
+	 */
+	uint32_t owner;
+	bool has_owner;
 	/* The pool's. */
 	struct vm_iopool_job *next; /* in the queue */
 	int result;
@@ -84,8 +94,20 @@ int vm_iopool_step(struct vm_iopool *p, struct vm_iopool_job *job,
 		   int (*run)(struct vm_iopool_job *job), unsigned timeout_ms);
 
 /*
+ * The owner of process pid (the user of its /proc/PID, which procfs
+ * answers without waiting) into job: the owner of the jobs that read its
+ * files.  False when the process is gone.
+ */
+bool vm_iopool_owner_pid(struct vm_iopool_job *job, uint32_t pid);
+
+/* The owner of a job reading path: its process's, for /proc/PID/... */
+void vm_iopool_owner_path(struct vm_iopool_job *job, const char *path);
+
+/*
  * vm_open_regular(path) (common/fdio.h) through the pool, dev the
  * file's device when known (0: not): the descriptor or a negative errno.
+ * A path under /proc/PID/ is owned by that process's user (here and in
+ * vm_iopool_read_small).
  */
 int vm_iopool_open_regular(struct vm_iopool *p, const char *path, uint64_t dev,
 			   unsigned timeout_ms);

@@ -114,6 +114,7 @@ int vm_pg_memctx_read(struct vm_iopool *pool, uint32_t pid,
 	w->job.run = walk_run;
 	w->job.free = walk_free;
 	w->pid = pid;
+	vm_iopool_owner_pid(&w->job, pid);
 	w->tags = tags;
 	w->top_ptr = top_ptr;
 	/*

@@ -494,6 +494,7 @@ static struct read_job *read_job_new(struct vm_symcache *sc,
 		return NULL;
 	j->fd = j->dbg_fd = -1;
 	j->job = (struct vm_iopool_job){ .run = read_run, .free = read_free };
+	vm_iopool_owner_path(&j->job, open_path);
 	j->open_path = strdup(open_path);
 	j->path = path ? strdup(path) : NULL;
 	j->sc = sc;

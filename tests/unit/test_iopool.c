@@ -6,7 +6,8 @@
  * a device a job is stuck on refuses the next job at once; when every
  * worker is stuck a job is refused (-EAGAIN) and none is lost; a quick
  * job's result comes back with the job; the guarded open and read of real
- * files; after vm_iopool_shutdown() nothing waits.
+ * files; after vm_iopool_shutdown() nothing waits; one owner's jobs stuck
+ * on half the workers get that owner refused, no one else.
  *
  * Another device is not refused meanwhile, and the stuck device is forgotten
  * once its job ends.
@@ -168,6 +169,78 @@ static void test_all_stuck(void **state)
 	close(fds[1]);
 }
 
+/*
+ * One owner's jobs stuck on half the workers: that owner's next job is
+ * refused at once, another owner's and an unowned one still run, and the
+ * owner's run again once its jobs end.
+ */
+static void test_owner_share(void **state)
+{
+	int fds[2], base = freed, n = 0;
+	struct pipe_job *p;
+	double t;
+	int r;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	do {
+		p = new_job(fds[0], 0, 0);
+		p->job.owner = 65534;
+		p->job.has_owner = true;
+		r = vm_iopool_run(pool, &p->job, 50);
+		n++;
+	} while (r == -ETIMEDOUT && n < 64);
+	assert_int_equal(r, -EAGAIN);
+	assert_int_equal(n - 1, 4); /* half the workers, then refused */
+	wait_freed(base + 1);
+
+	p = new_job(-1, 3, 0);
+	p->job.owner = 65534;
+	p->job.has_owner = true;
+	t = now();
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), -EAGAIN);
+	assert_true(now() - t < 0.1);
+	wait_freed(base + 2);
+	p = new_job(-1, 5, 0);
+	p->job.owner = 0;
+	p->job.has_owner = true;
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
+	assert_int_equal(p->job.result, 5);
+	pipe_free(&p->job);
+	p = new_job(-1, 6, 0);
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
+	pipe_free(&p->job);
+
+	for (int i = 0; i < n - 1; i++)
+		assert_int_equal(write(fds[1], "x", 1), 1);
+	wait_freed(base + 4 + n - 1);
+	p = new_job(-1, 7, 0);
+	p->job.owner = 65534;
+	p->job.has_owner = true;
+	assert_int_equal(vm_iopool_run(pool, &p->job, 1000), 0);
+	pipe_free(&p->job);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* A path under /proc/PID/ is owned by that process's user. */
+static void test_owner_of_path(void **state)
+{
+	struct vm_iopool_job job = { 0 };
+	char path[64];
+
+	(void)state;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getpid());
+	vm_iopool_owner_path(&job, path);
+	assert_true(job.has_owner);
+	assert_int_equal(job.owner, (uint32_t)geteuid());
+	job.has_owner = false;
+	vm_iopool_owner_path(&job, "/proc/self/maps");
+	assert_false(job.has_owner);
+	vm_iopool_owner_path(&job, "/usr/lib/libc.so.6");
+	assert_false(job.has_owner);
+}
+
 static void test_files(void **state)
 {
 	char dir[] = "/tmp/test_iopool.XXXXXX", path[64], buf[16];
@@ -220,6 +293,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quick_job),
 		cmocka_unit_test(test_hang_and_device),
+		cmocka_unit_test(test_owner_share),
+		cmocka_unit_test(test_owner_of_path),
 		cmocka_unit_test(test_all_stuck),
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_shutdown),
