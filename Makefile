@@ -35,8 +35,10 @@ DESTDIR ?=
 # for that architecture with Debian's cross compiler (gcc-<triplet>) and its
 # multiarch libraries (<pkg>-dev:<arch>), into build/<arch>.  So far only
 # vmtools-image (make ARCH=arm64 build/arm64/vmtools-image): the agent's
-# BPF programs wait for arm64's unwinder rules (bpf/unwind.h), and Debian
-# 12's libext2fs-dev of two architectures cannot be installed at once.
+# BPF programs wait for arm64's unwinder rules (bpf/unwind.h).  Debian 12's
+# libext2fs-dev of two architectures cannot be installed at once: with
+# CROSS_ROOT=DIR the arm64 ones are read from where tests/lib/cross-root.sh
+# unpacked them.
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH ?= $(HOST_ARCH)
 TRIPLET_x86 := x86_64-linux-gnu
@@ -53,8 +55,17 @@ endif
 ifeq ($(origin AR),default)
 AR := $(CROSS_TRIPLET)-ar
 endif
-PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
 MULTIARCH := $(CROSS_TRIPLET)
+# The -dev packages of ARCH unpacked into CROSS_ROOT (tests/lib/cross-root.sh),
+# where they cannot be installed beside the host's; else installed.
+ifneq ($(CROSS_ROOT),)
+PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET)/pkgconfig:$(CROSS_ROOT)/usr/share/pkgconfig \
+	PKG_CONFIG_SYSROOT_DIR=$(CROSS_ROOT) pkg-config
+CPPFLAGS += -I$(CROSS_ROOT)/usr/include/$(CROSS_TRIPLET)
+LDFLAGS += -Wl,-rpath-link,$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET):$(CROSS_ROOT)/lib/$(CROSS_TRIPLET)
+else
+PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
+endif
 endif
 BUILD ?= build
 
@@ -76,6 +87,10 @@ IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
 AGENT_PKGS := libbpf libelf libdw libmicrohttpd libdebuginfod libcurl libprotobuf-c zlib libdeflate liblzma blkid jansson $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
+# A cross root holds the image builder's packages only (cross-root.sh).
+ifneq ($(CROSS_ROOT),)
+ALL_PKGS := $(sort $(IMAGE_PKGS))
+endif
 
 # pkg-config runs once, and only when a rule needs it: `make check` must be
 # able to install the packages before anything asks pkg-config about them.
