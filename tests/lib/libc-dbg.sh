@@ -19,7 +19,7 @@ libc_dbg_fetch() {
 	[ -n "$LIBC_SO" ] || LIBC_SO=$(ldd /bin/true | awk '/libc.so.6/ {print $3}')
 	LIBC_SO=$(readlink -f "$LIBC_SO")
 	LIBC_ID=$(readelf -n "$LIBC_SO" | awk '/Build ID/ {print $3}')
-	ver=$(dpkg-query -W -f='${Version}' libc6 2>/dev/null) ||
+	ver=$(dpkg-query -W -f='${Version}' "libc6:$(dpkg --print-architecture)" 2>/dev/null) ||
 		{ echo "needs Debian's libc6 package"; return 1; }
 	mkdir -p "$cache"
 	deb=$(ls "$cache"/libc6-dbg_"${ver//:/%3a}"_*.deb 2>/dev/null | head -n 1)
