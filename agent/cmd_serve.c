@@ -25,6 +25,7 @@
 #include "agent/profile/engine.h"
 #include "agent/iopool/iopool.h"
 #include "agent/continuous/continuous.h"
+#include "agent/oom/oom.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http.h"
 #include "agent/serve/request.h"
@@ -69,6 +70,7 @@ struct serve_options {
 	uint32_t history_seconds;
 	uint32_t history_max_bytes;
 	const char *history_dir;
+	const char *oom_dir;
 	const char *push_url;
 	const char *push_name;
 	const char *push_token_file;
@@ -116,7 +118,10 @@ static void usage(FILE *out)
 		"  --idle-timeout S        close a connection silent for S seconds\n"
 		"                          (default %d)\n"
 		"  --request-timeout S     close a connection whose request has not\n"
-		"                          arrived whole within S seconds (default %d)\n" VM_DEBUGINFOD_USAGE
+		"                          arrived whole within S seconds (default %d)\n"
+		"  --oom-dir DIR           keep the OOM reports (GET /oom) in DIR too,\n"
+		"                          read back at start-up (default: oom beside\n"
+		"                          --history-dir, else in memory only)\n" VM_DEBUGINFOD_USAGE
 		"\n"
 		"Continuous profiling (GET /profile/cpu/history):\n"
 		"  --continuous            profile the targets all the time with the\n"
@@ -170,6 +175,7 @@ enum {
 	OPT_HISTORY_SECONDS,
 	OPT_HISTORY_BYTES,
 	OPT_HISTORY_DIR,
+	OPT_OOM_DIR,
 	OPT_PUSH_URL,
 	OPT_PUSH_NAME,
 	OPT_PUSH_TOKEN,
@@ -321,6 +327,9 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_UI_DIR:
 		o->ui_dir = arg;
 		break;
+	case OPT_OOM_DIR:
+		o->oom_dir = arg;
+		break;
 	case OPT_PERF:
 		if (arg[0] != '/') {
 			fprintf(stderr,
@@ -378,6 +387,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "history-max-bytes", required_argument, NULL,
 		  OPT_HISTORY_BYTES },
 		{ "history-dir", required_argument, NULL, OPT_HISTORY_DIR },
+		{ "oom-dir", required_argument, NULL, OPT_OOM_DIR },
 		{ "push-url", required_argument, NULL, OPT_PUSH_URL },
 		{ "push-name", required_argument, NULL, OPT_PUSH_NAME },
 		{ "push-token-file", required_argument, NULL, OPT_PUSH_TOKEN },
@@ -512,6 +522,8 @@ struct server {
 	struct utsname uts;
 	char host[256];
 	struct vm_continuous *cont; /* NULL without --continuous */
+	struct vm_oom *oom; /* NULL before it starts */
+	char *oom_dir; /* beside --history-dir, when not given */
 	struct vm_agent_ctx *ctx; /* what sessions share (context.h) */
 };
 
@@ -707,6 +719,40 @@ static int start_continuous(const struct serve_options *o, struct server *sv,
 	return 0;
 }
 
+/*
+ * The OOM reports, with or without --continuous: their directory is
+ * --oom-dir, else "oom" beside --history-dir, else none.
+ */
+static int start_oom(const struct serve_options *o, struct server *sv,
+		     struct vm_error *err)
+{
+	struct vm_oom_config oc = {
+		.dir = o->oom_dir,
+		.comms = o->comms,
+		.n_comms = o->n_comms,
+		.engine = sv->scfg.engine,
+		.history = sv->cont ? vm_continuous_history(sv->cont) : NULL,
+		/* The last two windows sealed before the kill. */
+		.history_seconds = 2 * o->cont_interval,
+	};
+	int r;
+
+	if (!oc.dir && o->history_dir) {
+		const char *slash = strrchr(o->history_dir, '/');
+		int n = slash ? (int)(slash - o->history_dir) : 0;
+
+		if (asprintf(&sv->oom_dir, "%.*s%soom", n, o->history_dir,
+			     slash ? "/" : "") < 0)
+			return vm_error_set(err, ENOMEM, "out of memory");
+		oc.dir = sv->oom_dir;
+	}
+	r = vm_oom_start(&oc, &sv->oom, err);
+	if (r < 0)
+		return r;
+	sv->hcfg.oom = sv->oom;
+	return 0;
+}
+
 static int start_http(const struct serve_options *o, struct server *sv,
 		      struct vm_error *err)
 {
@@ -745,6 +791,9 @@ static int wait_for_signal(const sigset_t *sigs)
 static void close_server(struct server *sv, unsigned drain_ms)
 {
 	vm_http_stop(sv->srv, drain_ms);
+	/* It reads the history: first. */
+	vm_oom_stop(sv->oom);
+	free(sv->oom_dir);
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	vm_engine_release(sv->ctx);
@@ -786,6 +835,8 @@ static int serve(const struct serve_options *o)
 	if (start_service(o, &sv, &err) < 0)
 		goto fail;
 	if (start_continuous(o, &sv, &err) < 0)
+		goto fail;
+	if (start_oom(o, &sv, &err) < 0)
 		goto fail;
 	if (start_http(o, &sv, &err) < 0)
 		goto fail;

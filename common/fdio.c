@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * fdio.c - whole reads and writes on a file descriptor (see fdio.h).
+ * fdio.c - whole reads and writes on a file descriptor, and of a file in
+ * a directory the agent owns (see fdio.h).
  */
 #include "common/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,4 +67,66 @@ int vm_open_regular(const char *path)
 	int fd = open(path, VM_OPEN_REGULAR_FLAGS);
 
 	return vm_keep_regular(fd < 0 ? -errno : fd);
+}
+
+int vm_read_file_at(int dir_fd, const char *name, size_t max, void **data,
+		    size_t *len)
+{
+	struct stat st;
+	long long got;
+	char *buf;
+	int fd;
+
+	fd = openat(dir_fd, name, VM_OPEN_REGULAR_FLAGS | O_NOFOLLOW);
+	fd = vm_keep_regular(fd < 0 ? -errno : fd);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	got = vm_read_all(fd, buf, (size_t)st.st_size);
+	close(fd);
+	if (got < 0) {
+		free(buf);
+		return (int)got;
+	}
+	buf[got] = '\0';
+	*data = buf;
+	*len = (size_t)got;
+	return 0;
+}
+
+int vm_write_file_at(int dir_fd, const char *name, const char *tmp,
+		     const void *data, size_t len, uint64_t *disk_bytes)
+{
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd, r;
+
+	fd = openat(dir_fd, tmp, flags, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Whatever is there is not ours to write through. */
+		unlinkat(dir_fd, tmp, 0);
+		fd = openat(dir_fd, tmp, flags, 0600);
+	}
+	if (fd < 0)
+		return -errno;
+	r = vm_write_all(fd, data, len);
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && disk_bytes && fstat(fd, &st) == 0)
+		*disk_bytes = (uint64_t)st.st_blocks * 512;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dir_fd, tmp, 0);
+	return r;
 }

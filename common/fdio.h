@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* All len bytes of buf to fd: 0, or a negative errno. */
 int vm_write_all(int fd, const void *buf, size_t len);
@@ -38,5 +39,24 @@ int vm_open_regular(const char *path);
  * beneath.h's vm_open_beneath_regular() end with it.
  */
 int vm_keep_regular(int fd);
+
+/*
+ * name in the directory dir_fd read whole, when it is a regular file of at
+ * most max bytes, never through a symbolic link and without waiting:
+ * *data malloc'd with a NUL after its *len bytes.  0; -EINVAL when not a
+ * regular file, -EFBIG when larger, -ENOMEM, or -errno.
+ */
+int vm_read_file_at(int dir_fd, const char *name, size_t max, void **data,
+		    size_t *len);
+
+/*
+ * data written to name in dir_fd so that a reader sees all of it or none:
+ * to tmp first (O_EXCL | O_NOFOLLOW: a file or link someone else put
+ * there is removed, never written through), synced, then renamed over
+ * name.  *disk_bytes (may be NULL) gets what the file takes on the disk.
+ * 0, or -errno with tmp removed.
+ */
+int vm_write_file_at(int dir_fd, const char *name, const char *tmp,
+		     const void *data, size_t len, uint64_t *disk_bytes);
 
 #endif

@@ -225,47 +225,7 @@ void vm_history_dir_close(struct vm_history_dir *d)
 /* A whole regular file of at most VM_HISTORY_MAX_FILE bytes. */
 static int read_file(int dir_fd, const char *name, void **data, size_t *len)
 {
-	struct stat sb;
-	ssize_t got;
-	size_t n = 0;
-	char *buf;
-	int fd, r = 0;
-
-	fd = openat(dir_fd, name,
-		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	if (sb.st_size > VM_HISTORY_MAX_FILE) {
-		close(fd);
-		return -EFBIG;
-	}
-	buf = malloc(sb.st_size ? sb.st_size : 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (n < (size_t)sb.st_size) {
-		got = read(fd, buf + n, sb.st_size - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			r = got < 0 ? -errno : -EIO;
-			break;
-		}
-		n += got;
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*data = buf;
-	*len = n;
-	return 0;
+	return vm_read_file_at(dir_fd, name, VM_HISTORY_MAX_FILE, data, len);
 }
 
 size_t vm_history_dir_load(struct vm_history_dir *d, struct vm_history *h,
@@ -364,33 +324,7 @@ static int write_once(struct vm_history_dir *d, const char *name,
 		      const char *tmp, const void *data, size_t len,
 		      struct entry *e)
 {
-	struct stat sb;
-	int fd, r;
-
-	fd = openat(d->fd, tmp,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
-		/* Whatever is there is not ours to write through. */
-		unlinkat(d->fd, tmp, 0);
-		fd = openat(d->fd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC,
-			    0600);
-	}
-	if (fd < 0)
-		return -errno;
-	r = vm_write_all(fd, data, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (r == 0 && fstat(fd, &sb) == 0)
-		e->size = (uint64_t)sb.st_blocks * 512;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && renameat(d->fd, tmp, d->fd, name) < 0)
-		r = -errno;
-	if (r < 0)
-		unlinkat(d->fd, tmp, 0);
-	return r;
+	return vm_write_file_at(d->fd, name, tmp, data, len, &e->size);
 }
 
 int vm_history_dir_write(struct vm_history_dir *d, uint64_t start_ns,

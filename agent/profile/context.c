@@ -26,7 +26,8 @@ int vm_agent_ctx_new(const struct vm_agent_ctx_config *cfg,
 	ctx->binaries = vm_binaries_new(cfg ? &cfg->binaries : NULL);
 	symbols.debuginfod = ctx->debuginfod;
 	symbols.iopool = ctx->iopool;
-	if (ctx->iopool && ctx->binaries && ctx->debuginfod)
+	ctx->memkept = vm_memkept_new();
+	if (ctx->iopool && ctx->binaries && ctx->debuginfod && ctx->memkept)
 		ctx->symbols = vm_symcache_new(ctx->binaries, &symbols);
 	if (!ctx->symbols) {
 		vm_agent_ctx_free(ctx);
@@ -61,6 +62,7 @@ void vm_agent_ctx_free(struct vm_agent_ctx *ctx)
 	vm_debuginfod_free(ctx->debuginfod);
 	vm_symcache_free(ctx->symbols);
 	vm_binaries_free(ctx->binaries);
+	vm_memkept_free(ctx->memkept);
 	/* Last: a stuck read keeps the pool until it returns, not ctx. */
 	vm_iopool_free(ctx->iopool);
 	pthread_mutex_destroy(&ctx->backends_lock);

@@ -14,6 +14,8 @@
  *              on a thread of their own (agent/symbolize/debuginfod.h)
  *   iopool     the workers that read the targets' files, which may hang
  *              (agent/iopool/iopool.h)
+ *   memkept    the last memory snapshot of each target, for the OOM
+ *              reports (agent/profile/memsnap.h)
  *   backends   what each profiling backend keeps for the agent's life
  *              (its kept_new, agent/profile/backend.h), made by the
  *              engine at the backend's first use (engine.c)
@@ -28,6 +30,7 @@
 
 #include "agent/binaries/binaries.h"
 #include "agent/iopool/iopool.h"
+#include "agent/profile/memsnap.h"
 #include "agent/symbolize/symcache.h"
 #include "common/error.h"
 
@@ -46,6 +49,7 @@ struct vm_agent_ctx {
 	struct vm_binaries *binaries;
 	struct vm_symcache *symbols;
 	struct vm_debuginfod *debuginfod;
+	struct vm_memkept *memkept;
 	/*
 	 * Each backend's kept state by enum vm_profiler, NULL until its
 	 * first use, freed here with the kept_free it was made with.

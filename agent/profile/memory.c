@@ -24,6 +24,8 @@
 
 #include "agent/profile/backend.h"
 #include "agent/profile/bpf/bpf_pg.h"
+#include "agent/profile/memory.h"
+#include "agent/profile/memsnap.h"
 #include "agent/samples/pg_memctx_read.h"
 #include "agent/samples/proc.h"
 #include "agent/samples/smaps.h"
@@ -36,9 +38,9 @@
 /* Lines of the comment about single processes, then a count. */
 #define VM_MEMORY_MAX_NOTES 32
 
-#define FRAME_OUTSIDE "[private memory outside contexts]"
-#define FRAME_SHARED "[shared memory]"
-#define FRAME_FILES "[mapped files]"
+#define FRAME_OUTSIDE VM_MEM_FRAME_OUTSIDE
+#define FRAME_SHARED VM_MEM_FRAME_SHARED
+#define FRAME_FILES VM_MEM_FRAME_FILES
 #define FRAME_PAST_BOUND "[contexts past the profile's bound]"
 
 struct memory_state {
@@ -49,6 +51,8 @@ struct memory_state {
 	size_t frames; /* of the context stacks so far */
 	size_t notes; /* lines about single processes */
 	uint64_t contexts, partial, not_read;
+	/* Read nothing but the contexts (vm_memory_snapshot's contexts_only) */
+	bool contexts_only;
 	char *smaps; /* VM_SMAPS_MAX_BYTES, for /proc/PID/smaps */
 };
 
@@ -252,7 +256,7 @@ static int snapshot_pg(struct memory_state *m, struct vm_samples *out,
 	 * process's anonymous PSS holds them and what malloc keeps beside.
 	 */
 	anon = ru->split ? ru->pss_anon : ru->anonymous;
-	if (r == 0 && t.total > anon)
+	if (r == 0 && t.total > anon && !m->contexts_only)
 		NOTE(m, out,
 		     "pid %u: its contexts hold %" PRIu64
 		     " bytes more than its anonymous memory (%" PRIu64
@@ -311,9 +315,13 @@ static int snapshot(struct memory_state *m, struct vm_samples *out,
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%u/smaps_rollup", pid);
-	r = vm_iopool_read_small(pool, path, 0, buf, sizeof(buf), NULL,
-				 VM_IOPOOL_OPEN_MS);
-	if (r < 0 || vm_smaps_rollup_parse(buf, &ru) < 0) {
+	memset(&ru, 0, sizeof(ru));
+	r = m->contexts_only ?
+		    0 :
+		    vm_iopool_read_small(pool, path, 0, buf, sizeof(buf), NULL,
+					 VM_IOPOOL_OPEN_MS);
+	if (r < 0 ||
+	    (!m->contexts_only && vm_smaps_rollup_parse(buf, &ru) < 0)) {
 		NOTE(m, out, "pid %u: %s could not be read: %s", pid, path,
 		     r < 0 ? strerror(-r) : "no Pss line");
 		return 0; /* gone, or a kernel thread */
@@ -323,35 +331,27 @@ static int snapshot(struct memory_state *m, struct vm_samples *out,
 		return -ENOMEM;
 	if (vm_proc_read_comm("/proc", pid, p->comm) < 0)
 		p->comm[0] = '\0';
-	if (vm_proc_read_title("/proc", pid, &p->title) < 0)
+	if (m->contexts_only || vm_proc_read_title("/proc", pid, &p->title) < 0)
 		p->title = NULL;
 	r = snapshot_pg(m, out, pool, p, &ru);
-	if (r == 1)
+	if (r == 1 && !m->contexts_only)
 		r = snapshot_kernel(m, out, pool, p);
 	return r;
 }
 
-static int memory_collect(void *state, struct vm_samples *out,
-			  struct vm_error *err)
+/* The snapshot of pids[n] into out, its comment's last lines included. */
+static int snapshot_all(struct memory_state *m, const uint32_t *pids, size_t n,
+			struct vm_samples *out, struct vm_error *err)
 {
-	struct memory_state *m = state;
-	const struct vm_profile_request *req = m->req;
 	struct vm_iopool *pool = m->cfg->ctx ? m->cfg->ctx->iopool : NULL;
-	uint32_t *pids = NULL;
-	size_t n = 0;
-	int r;
+	int r = 0;
 
 	if (!pool)
 		pool = m->own_pool = vm_iopool_new();
 	if (!pool)
 		return vm_error_set(err, ENOMEM, "out of memory");
-	r = vm_proc_scan_targets("/proc", req->comms, req->n_comms, req->pids,
-				 req->n_pids, &pids, &n, err);
-	if (r < 0)
-		return r;
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = snapshot(m, out, pool, pids[i]);
-	free(pids);
 	if (r < 0)
 		return vm_error_set(
 			err, -r,
@@ -366,6 +366,45 @@ static int memory_collect(void *state, struct vm_samples *out,
 			" whose contexts could not be read",
 			out->n_procs, m->contexts, m->partial, m->not_read);
 	return 0;
+}
+
+static int memory_collect(void *state, struct vm_samples *out,
+			  struct vm_error *err)
+{
+	struct memory_state *m = state;
+	const struct vm_profile_request *req = m->req;
+	uint32_t *pids = NULL;
+	size_t n = 0;
+	int r;
+
+	r = vm_proc_scan_targets("/proc", req->comms, req->n_comms, req->pids,
+				 req->n_pids, &pids, &n, err);
+	if (r < 0)
+		return r;
+	r = snapshot_all(m, pids, n, out, err);
+	free(pids);
+	/* Each snapshot is the last one seen of its processes. */
+	if (r == 0 && m->cfg->ctx &&
+	    vm_oom_keep_snapshot(m->cfg->ctx->memkept, out) < 0)
+		return vm_error_set(err, ENOMEM,
+				    "out of memory while keeping a snapshot");
+	return r;
+}
+
+int vm_memory_snapshot(const struct vm_engine_config *cfg, const uint32_t *pids,
+		       size_t n, bool contexts_only, struct vm_samples *out,
+		       struct vm_error *err)
+{
+	struct memory_state m = { .cfg = cfg,
+				  .ended = -1,
+				  .contexts_only = contexts_only };
+	int r;
+
+	out->kind = VM_KIND_MEMORY;
+	r = snapshot_all(&m, pids, n, out, err);
+	vm_iopool_free(m.own_pool);
+	free(m.smaps);
+	return r;
 }
 
 static void memory_destroy(void *state)

@@ -16,6 +16,7 @@
  *   http_profile.c   the profiling routes: statuses and bodies of the
  *                    session manager's answers
  *   http_history.c   the continuous profile's history
+ *   http_oom.c       the OOM reports
  *   http_response.c  JSON and binary responses
  *   http_ui.c        GET /ui/...: the web UI's files (ui_files.c reads them)
  *   http_auth.c      the token, as Bearer or as a browser's Basic password,
@@ -41,6 +42,7 @@
 struct vm_service;
 struct vm_health_config;
 struct vm_continuous;
+struct vm_oom;
 
 #define VM_HTTP_DEFAULT_LISTEN "127.0.0.1:3080"
 #define VM_HTTP_MAX_CONNECTIONS 128
@@ -80,6 +82,7 @@ struct vm_http_config {
 	struct vm_service *service;
 	const struct vm_health_config *health;
 	struct vm_continuous *continuous; /* NULL without --continuous */
+	struct vm_oom *oom; /* NULL: no OOM reports */
 	/* Where the web UI is (ui_files.h): --ui-dir, else these two. */
 	const char *ui_dir;
 	const char *ui_installed; /* DATADIR/ui */

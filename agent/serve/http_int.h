@@ -84,6 +84,12 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
 /* The "continuous" of /healthz. */
 struct json_object *vm_http_continuous_health(struct vm_continuous *c);
+/* The OOM reports (http_oom.c). */
+enum MHD_Result vm_http_get_oom_list(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_oom_report(struct vm_http_exchange *x);
+bool vm_http_is_oom_report(const char *path);
+struct vm_oom;
+struct json_object *vm_http_oom_health(struct vm_oom *o);
 /* GET /ui/...: the web UI's files (http_ui.c). */
 enum MHD_Result vm_http_ui(struct vm_http_exchange *x);
 /* GET /profile/cpu's document, also the "profile" of /healthz. */

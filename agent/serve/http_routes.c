@@ -12,6 +12,7 @@
  *   GET    /debug/pprof/heap       a memory snapshot, by the same convention
  *   GET    /profile/cpu/history    the continuous profile's windows
  *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
+ *   GET    /oom, /oom/ID           the OOM reports (http_oom.c)
  *   GET    /healthz                disk, kernel, backends, what is running
  *   GET    /metrics                Prometheus text
  *   GET    /ui/...                 the web UI (http_ui.c)
@@ -25,12 +26,13 @@
 #include <stdlib.h>
 
 #include "agent/continuous/continuous.h"
+#include "agent/oom/oom.h"
 #include "agent/serve/health.h"
 #include "agent/serve/http_int.h"
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /oom, GET /oom/ID, GET /healthz, GET /metrics, GET /ui/";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -44,7 +46,30 @@ static enum MHD_Result get_health(struct vm_http_exchange *x)
 		json_object_object_add(
 			o, "continuous",
 			vm_http_continuous_health(x->srv->cfg.continuous));
+	if (x->srv->cfg.oom)
+		json_object_object_add(o, "oom",
+				       vm_http_oom_health(x->srv->cfg.oom));
 	return vm_http_reply_json(x, usable ? 200 : 503, o);
+}
+
+/* text with the OOM reports' lines after it; NULL when out of memory. */
+static char *append_oom(struct vm_oom *o, char *text, size_t *len)
+{
+	struct vm_oom_stats st;
+	size_t more_len;
+	char *more, *both;
+
+	vm_oom_stats(o, &st);
+	more = vm_oom_render_metrics(&st, &more_len);
+	both = more ? realloc(text, *len + more_len + 1) : NULL;
+	if (both) {
+		memcpy(both + *len, more, more_len + 1);
+		*len += more_len;
+	} else {
+		free(text);
+	}
+	free(more);
+	return both;
 }
 
 static enum MHD_Result get_metrics(struct vm_http_exchange *x)
@@ -74,6 +99,8 @@ static enum MHD_Result get_metrics(struct vm_http_exchange *x)
 			text = NULL;
 		}
 	}
+	if (text && x->srv->cfg.oom)
+		text = append_oom(x->srv->cfg.oom, text, &len);
 	if (!text)
 		return vm_http_reply_error(x, 500, "out of memory");
 	return vm_http_reply_text(x, 200, text, len,
@@ -101,6 +128,7 @@ static const struct route {
 	{ "GET", "/debug/pprof/heap", vm_http_pprof_heap },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
 	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },
+	{ "GET", "/oom", vm_http_get_oom_list },
 	{ "GET", "/healthz", get_health },
 	{ "GET", "/metrics", get_metrics },
 };
@@ -118,6 +146,13 @@ enum MHD_Result vm_http_route(struct vm_http_exchange *x)
 	    (x->path[3] == '\0' || x->path[3] == '/')) {
 		if (!strcmp(method, "GET"))
 			return vm_http_ui(x);
+		return vm_http_reply_error(
+			x, 405, "%s is not allowed on %s; see the Allow header",
+			x->method, x->path);
+	}
+	if (vm_http_is_oom_report(x->path)) {
+		if (!strcmp(method, "GET"))
+			return vm_http_get_oom_report(x);
 		return vm_http_reply_error(
 			x, 405, "%s is not allowed on %s; see the Allow header",
 			x->method, x->path);

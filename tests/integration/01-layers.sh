@@ -16,6 +16,7 @@
 #   6 agent/setup     mount, verify, link (a sibling of profile)
 #   6 agent/history   continuous profiling windows kept (a sibling too)
 #   7 agent/continuous the always-on session: windows kept, stored, pushed
+#   7 agent/oom       OOM reports: victims described, kept, served (a sibling)
 #   8 agent/serve     the REST service
 #   9 agent           the subcommands and main.c
 # And the two binaries share code only through common/: imagebuilder/
@@ -45,6 +46,7 @@ layer() {
 	agent/setup) echo "6 setup" ;;
 	agent/history) echo "6 history" ;;
 	agent/continuous) echo "7 continuous" ;;
+	agent/oom) echo "7 oom" ;;
 	agent/serve) echo "8 serve" ;;
 	agent) echo "9 agent" ;;
 	*) echo "" ;;
