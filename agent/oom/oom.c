@@ -48,15 +48,23 @@ static bool is_target(const struct vm_oom *o, const char *comm)
 	return false;
 }
 
-/* The first line of the snapshot's notes about pid, for why. */
-static void first_note(const struct vm_samples *s, char *why, size_t size)
+/* The snapshot's note about pid, for why, or that it had exited. */
+static void first_note(const struct vm_samples *s, uint32_t pid, char *why,
+		       size_t size)
 {
 	const char *n = s->notes ? s->notes : "";
-	size_t len = strcspn(n, "\n");
+	char prefix[32];
+	size_t len;
 
+	snprintf(prefix, sizeof(prefix), "pid %u: ", pid);
+	n = strstr(n, prefix);
+	if (!n) {
+		snprintf(why, size,
+			 "its memory could no longer be read: it had exited");
+		return;
+	}
+	len = strcspn(n, "\n");
 	snprintf(why, size, "%.*s", (int)len, n);
-	if (!why[0])
-		snprintf(why, size, "its memory contexts could not be read");
 }
 
 struct cpu_pick {
@@ -184,7 +192,20 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 		return;
 	}
 	atomic_fetch_add(&o->targets, 1);
-	/* First, while its memory may still be read. */
+	/*
+	 * Its cgroup and title while it lives: neither holds its memory
+	 * (the title only for the copy of a page); its cgroup's files once
+	 * the kernel has counted the kill.
+	 */
+	vm_oom_cgroup_find(v->pid, &cg);
+	if (vm_proc_read_title("/proc", v->pid, &title) < 0)
+		title = NULL;
+	/*
+	 * Then its contexts alone, while its memory may still be read: a
+	 * read of /proc/PID/smaps_rollup, say, holds the dying process's
+	 * memory long enough that the kernel, finding no victim on its way
+	 * out, takes another (the postmaster, in the tests).
+	 */
 	r = vm_memory_snapshot(&o->cfg.engine, &v->pid, 1, true, &s, &err);
 	f.snapshot_ms = (vm_clock_ns(CLOCK_MONOTONIC) - v->time_ns) / 1000000;
 	if (r == 0)
@@ -194,7 +215,7 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 		f.snapshot_source = VM_OOM_SNAPSHOT_AT_KILL;
 		atomic_fetch_add(&o->at_kill, 1);
 	} else {
-		first_note(&s, why, sizeof(why));
+		first_note(&s, v->pid, why, sizeof(why));
 		f.not_at_kill = why;
 		if (vm_memkept_get(o->cfg.engine.ctx ?
 					   o->cfg.engine.ctx->memkept :
@@ -208,10 +229,8 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 		}
 	}
 	f.snap = snap.pid ? &snap : NULL;
-	if (snap.title)
+	if (!title && snap.title)
 		title = strdup(snap.title);
-	else if (vm_proc_read_title("/proc", v->pid, &title) < 0)
-		title = NULL;
 	f.comm = comm;
 	f.title = title;
 	f.backend_type = vm_pg_backend_type(comm, title);
@@ -219,7 +238,7 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 	    vm_pg_wait_event_name(vm_pg_layout(snap.pg_major), snap.pg_minor,
 				  snap.wait_event, wait, sizeof(wait)))
 		f.wait_event = wait;
-	vm_oom_cgroup_read(v->pid, &cg);
+	vm_oom_cgroup_read(&cg);
 	f.cgroup = &cg;
 	f.cpu = cpu_stacks(o, v->pid, v->unix_ms);
 	json = vm_oom_report_json(&f, &len);
@@ -229,8 +248,7 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 	else
 		vm_log("oom: the kernel's OOM killer chose pid %u (%s%s%s); reported, its memory snapshot %s",
 		       v->pid, comm, f.backend_type ? ", " : "",
-		       f.backend_type ? f.backend_type : "",
-		       f.snapshot_source);
+		       f.backend_type ? f.backend_type : "", f.snapshot_source);
 	free(json);
 	free(title);
 	vm_memsnap_free(&snap);

@@ -27,22 +27,22 @@ static void copy_line(char *dst, size_t size, const char *s, const char *end)
 	dst[n] = '\0';
 }
 
-void vm_oom_cgroup_parse_proc(const char *text, char *v2, char *v1,
-			      size_t size)
+void vm_oom_cgroup_parse_proc(const char *text, char *v2, char *v1, size_t size)
 {
 	v2[0] = v1[0] = '\0';
 	for (const char *p = text; *p;) {
 		const char *end = strchrnul(p, '\n');
 		const char *c1 = memchr(p, ':', (size_t)(end - p));
-		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) :
-				      NULL;
+		const char *c2 =
+			c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
 
 		if (c2) {
 			size_t clen = (size_t)(c2 - c1 - 1);
 			bool memory = false;
 
 			for (const char *w = c1 + 1; w < c2;) {
-				const char *comma = memchr(w, ',', (size_t)(c2 - w));
+				const char *comma =
+					memchr(w, ',', (size_t)(c2 - w));
 				const char *we = comma ? comma : c2;
 
 				memory |= (size_t)(we - w) == 6 &&
@@ -76,8 +76,7 @@ void vm_oom_cgroup_parse_events(const char *text, struct vm_oom_cgroup *out)
 }
 
 /* The n-th space-separated field of [p, end), NUL-terminated into buf. */
-static bool field(const char *p, const char *end, int n, char *buf,
-		  size_t size)
+static bool field(const char *p, const char *end, int n, char *buf, size_t size)
 {
 	for (; n > 0 && p < end; n--) {
 		p = memchr(p, ' ', (size_t)(end - p));
@@ -87,7 +86,8 @@ static bool field(const char *p, const char *end, int n, char *buf,
 	}
 	if (p >= end)
 		return false;
-	copy_line(buf, size, p, strchrnul(p, ' ') < end ? strchrnul(p, ' ') : end);
+	copy_line(buf, size, p,
+		  strchrnul(p, ' ') < end ? strchrnul(p, ' ') : end);
 	return true;
 }
 
@@ -155,10 +155,10 @@ static void events(const char *dir, const char *name, struct vm_oom_cgroup *out)
 	free(buf);
 }
 
-void vm_oom_cgroup_read(uint32_t pid, struct vm_oom_cgroup *out)
+void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out)
 {
 	char v2[VM_OOM_CGROUP_PATH_MAX], v1[VM_OOM_CGROUP_PATH_MAX];
-	char m2[256], m1[256], path[64], dir[VM_OOM_CGROUP_PATH_MAX + 256];
+	char m2[256], m1[256], path[64];
 	char *buf = malloc(FILE_MAX);
 	uint64_t v;
 
@@ -179,10 +179,32 @@ void vm_oom_cgroup_read(uint32_t pid, struct vm_oom_cgroup *out)
 	}
 	vm_oom_cgroup_parse_mounts(buf, m2, m1, sizeof(m2));
 	free(buf);
-	snprintf(dir, sizeof(dir), "%s%s", m2, v2);
-	if (m2[0] && number(dir, "memory.max", &v)) {
+	snprintf(out->dir, sizeof(out->dir), "%s%s", m2, v2);
+	if (m2[0] && number(out->dir, "memory.max", &v)) {
 		out->version = "v2";
 		snprintf(out->path, sizeof(out->path), "%s", v2);
+		return;
+	}
+	snprintf(out->dir, sizeof(out->dir), "%s%s", m1, v1);
+	if (m1[0] && number(out->dir, "memory.limit_in_bytes", &v)) {
+		out->version = "v1";
+		snprintf(out->path, sizeof(out->path), "%s", v1);
+		return;
+	}
+	snprintf(
+		out->why, sizeof(out->why),
+		"no memory controller: neither cgroup v2's memory.max nor v1's memory.limit_in_bytes of its cgroup could be read");
+}
+
+void vm_oom_cgroup_read(struct vm_oom_cgroup *out)
+{
+	const char *dir = out->dir;
+	uint64_t v = 0;
+
+	if (!out->version)
+		return;
+	if (!strcmp(out->version, "v2")) {
+		number(dir, "memory.max", &v);
 		out->limited = v != UINT64_MAX;
 		out->limit = out->limited ? v : 0;
 		number(dir, "memory.current", &out->usage);
@@ -190,23 +212,16 @@ void vm_oom_cgroup_read(uint32_t pid, struct vm_oom_cgroup *out)
 		events(dir, "memory.events", out);
 		return;
 	}
-	snprintf(dir, sizeof(dir), "%s%s", m1, v1);
-	if (m1[0] && number(dir, "memory.limit_in_bytes", &v)) {
-		out->version = "v1";
-		snprintf(out->path, sizeof(out->path), "%s", v1);
-		out->limited = v < V1_UNLIMITED;
-		out->limit = out->limited ? v : 0;
-		number(dir, "memory.usage_in_bytes", &out->usage);
-		number(dir, "memory.max_usage_in_bytes", &out->peak);
-		events(dir, "memory.oom_control", out);
-		if (number(dir, "memory.failcnt", &v) &&
-		    out->n_events < VM_OOM_CGROUP_EVENTS) {
-			snprintf(out->events[out->n_events].name,
-				 sizeof(out->events[0].name), "failcnt");
-			out->events[out->n_events++].value = v;
-		}
-		return;
+	number(dir, "memory.limit_in_bytes", &v);
+	out->limited = v < V1_UNLIMITED;
+	out->limit = out->limited ? v : 0;
+	number(dir, "memory.usage_in_bytes", &out->usage);
+	number(dir, "memory.max_usage_in_bytes", &out->peak);
+	events(dir, "memory.oom_control", out);
+	if (number(dir, "memory.failcnt", &v) &&
+	    out->n_events < VM_OOM_CGROUP_EVENTS) {
+		snprintf(out->events[out->n_events].name,
+			 sizeof(out->events[0].name), "failcnt");
+		out->events[out->n_events++].value = v;
 	}
-	snprintf(out->why, sizeof(out->why),
-		 "no memory controller: neither cgroup v2's memory.max nor v1's memory.limit_in_bytes of its cgroup could be read");
 }

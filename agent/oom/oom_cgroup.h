@@ -31,6 +31,7 @@ struct vm_oom_cgroup {
 	} events[VM_OOM_CGROUP_EVENTS];
 	size_t n_events;
 	char why[160];
+	char dir[VM_OOM_CGROUP_PATH_MAX + 256]; /* where its files are */
 };
 
 /*
@@ -51,7 +52,13 @@ void vm_oom_cgroup_parse_events(const char *text, struct vm_oom_cgroup *out);
 void vm_oom_cgroup_parse_mounts(const char *text, char *v2, char *v1,
 				size_t size);
 
-/* pid's memory cgroup, read now into out (version NULL and why when not). */
-void vm_oom_cgroup_read(uint32_t pid, struct vm_oom_cgroup *out);
+/*
+ * pid's memory cgroup, found now into out (version NULL and why when
+ * not): what a victim's /proc says while it lives; its files are read
+ * later, by vm_oom_cgroup_read.
+ */
+void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out);
+/* The limit, usage and events of the cgroup found (nothing when none). */
+void vm_oom_cgroup_read(struct vm_oom_cgroup *out);
 
 #endif

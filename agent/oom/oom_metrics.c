@@ -17,9 +17,10 @@ char *vm_oom_render_metrics(const struct vm_oom_stats *st, size_t *len)
 	vm_prom_one(&p, "vmtools_oom_watching", "gauge",
 		    "Whether the OOM killer's victims are followed.",
 		    st->watching ? 1 : 0);
-	vm_prom_one(&p, "vmtools_oom_victims_total", "counter",
-		    "Victims of the OOM killer seen since the agent started, targets or not.",
-		    st->victims + st->lost);
+	vm_prom_one(
+		&p, "vmtools_oom_victims_total", "counter",
+		"Victims of the OOM killer seen since the agent started, targets or not.",
+		st->victims + st->lost);
 	vm_prom_family(
 		&p, "vmtools_oom_reports_total", "counter",
 		"OOM reports made since the agent started, by where their memory snapshot came from.");

@@ -37,8 +37,9 @@ static struct json_object *snapshot(const struct vm_oom_facts *f)
 	if (!m)
 		return o;
 	add(o, "taken_unix_ms", u64(m->unix_ms));
-	add(o, "age_ms", json_object_new_int64(
-				 (int64_t)f->victim->unix_ms - (int64_t)m->unix_ms));
+	add(o, "age_ms",
+	    json_object_new_int64((int64_t)f->victim->unix_ms -
+				  (int64_t)m->unix_ms));
 	if (!strcmp(f->snapshot_source, VM_OOM_SNAPSHOT_AT_KILL))
 		add(o, "taken_after_ms", u64(f->snapshot_ms));
 	add(o, "contexts_read", u64(m->n_contexts));

@@ -32,9 +32,16 @@
 
 /* The report's fields its summary in GET /oom holds. */
 static const char *const summary_keys[] = {
-	"id",	     "time",	     "unix_ms",	     "pid",
-	"comm",	     "backend_type", "query_id",     "snapshot_source",
-	"heaviest_context", "heaviest_bytes",
+	"id",
+	"time",
+	"unix_ms",
+	"pid",
+	"comm",
+	"backend_type",
+	"query_id",
+	"snapshot_source",
+	"heaviest_context",
+	"heaviest_bytes",
 };
 
 struct report {
@@ -118,8 +125,8 @@ static int describe(const char *json, size_t len, struct report *out)
 				return -ENOMEM;
 			json_object_object_add(sum, summary_keys[i], copy);
 		}
-	out->summary = strdup(json_object_to_json_string_ext(
-		sum, JSON_C_TO_STRING_PLAIN));
+	out->summary = strdup(
+		json_object_to_json_string_ext(sum, JSON_C_TO_STRING_PLAIN));
 	return out->summary ? 0 : -ENOMEM;
 }
 
@@ -226,12 +233,13 @@ static void load(struct vm_oom_store *s, const struct vm_oom_store_config *cfg)
 		} else {
 			report_free(&r);
 			if (cfg->log)
-				cfg->log("oom: passing over %s: %s", names[i],
-					 e2 == -EINVAL ?
-						 "not a report, or not named as its id" :
-					 e2 == -EFBIG ?
-						 "larger than a report can be" :
-						 strerror(-e2));
+				cfg->log(
+					"oom: passing over %s: %s", names[i],
+					e2 == -EINVAL ?
+						"not a report, or not named as its id" :
+					e2 == -EFBIG ?
+						"larger than a report can be" :
+						strerror(-e2));
 		}
 		free(data);
 		free(names[i]);
@@ -260,8 +268,8 @@ int vm_oom_store_open(const struct vm_oom_store_config *cfg,
 				"cannot create the OOM reports' directory %s",
 				cfg->dir);
 		}
-		s->dir_fd = open(cfg->dir, O_RDONLY | O_DIRECTORY |
-						   O_NOFOLLOW | O_CLOEXEC);
+		s->dir_fd = open(cfg->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						   O_CLOEXEC);
 		if (s->dir_fd < 0) {
 			int e = errno;
 
@@ -306,9 +314,10 @@ int vm_oom_store_add(struct vm_oom_store *s, const char *json, size_t len,
 	int e;
 
 	if (len > VM_OOM_REPORT_MAX)
-		return vm_error_set(err, EINVAL,
-				    "an OOM report of %zu bytes is past the bound of %u",
-				    len, VM_OOM_REPORT_MAX);
+		return vm_error_set(
+			err, EINVAL,
+			"an OOM report of %zu bytes is past the bound of %u",
+			len, VM_OOM_REPORT_MAX);
 	e = describe(json, len, &r);
 	if (e == 0 && !(r.json = malloc(len + 1)))
 		e = -ENOMEM;

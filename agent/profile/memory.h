@@ -21,8 +21,8 @@
  * fewest reads that hold the process's memory.  A process gone or
  * unreadable is said in out's notes.  0, or -ENOMEM.
  */
-int vm_memory_snapshot(const struct vm_engine_config *cfg,
-		       const uint32_t *pids, size_t n, bool contexts_only,
-		       struct vm_samples *out, struct vm_error *err);
+int vm_memory_snapshot(const struct vm_engine_config *cfg, const uint32_t *pids,
+		       size_t n, bool contexts_only, struct vm_samples *out,
+		       struct vm_error *err);
 
 #endif

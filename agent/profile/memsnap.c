@@ -46,8 +46,7 @@ static int heavier_first(const void *a, const void *b)
 }
 
 /* The one name of a one-frame sample, or NULL. */
-static const char *pseudo(const struct vm_samples *s,
-			  const struct vm_sample *x)
+static const char *pseudo(const struct vm_samples *s, const struct vm_sample *x)
 {
 	if (x->memctx_type || x->n_user != 1 || x->user_ips[0] >= s->n_names)
 		return NULL;
@@ -92,9 +91,9 @@ int vm_memsnap_from_samples(const struct vm_samples *s, uint32_t pid,
 	}
 	qsort(ctx, n, sizeof(*ctx), heavier_first);
 	out->pid = pid;
-	out->unix_ms = (s->time_nanos ? s->time_nanos :
-					vm_clock_ns(CLOCK_REALTIME)) /
-		       1000000;
+	out->unix_ms =
+		(s->time_nanos ? s->time_nanos : vm_clock_ns(CLOCK_REALTIME)) /
+		1000000;
 	memcpy(out->comm, p->comm, sizeof(out->comm));
 	out->pg_major = p->pg_major;
 	out->pg_minor = p->pg_minor;

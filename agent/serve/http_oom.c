@@ -70,8 +70,7 @@ struct json_object *vm_http_oom_health(struct vm_oom *o)
 	json_object_object_add(h, "watching",
 			       json_object_new_boolean(st.watching));
 	json_object_object_add(h, "error", vm_json_string_or_null(st.why));
-	json_object_object_add(h, "tracefs",
-			       vm_json_string_or_null(st.source));
+	json_object_object_add(h, "tracefs", vm_json_string_or_null(st.source));
 	json_object_object_add(h, "victims",
 			       json_object_new_uint64(st.victims));
 	json_object_object_add(h, "lost", json_object_new_uint64(st.lost));

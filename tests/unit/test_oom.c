@@ -32,11 +32,12 @@ static char *report(uint64_t ms, unsigned pid, const char *type, size_t pad)
 
 	memset(title, 'x', pad);
 	title[pad] = '\0';
-	assert_true(asprintf(&out,
-			     "{\"id\":\"%013llu-%u\",\"unix_ms\":%llu,\"pid\":%u,"
-			     "\"backend_type\":\"%s\",\"title\":\"%s\"}",
-			     (unsigned long long)ms, pid,
-			     (unsigned long long)ms, pid, type, title) > 0);
+	assert_true(
+		asprintf(&out,
+			 "{\"id\":\"%013llu-%u\",\"unix_ms\":%llu,\"pid\":%u,"
+			 "\"backend_type\":\"%s\",\"title\":\"%s\"}",
+			 (unsigned long long)ms, pid, (unsigned long long)ms,
+			 pid, type, title) > 0);
 	free(title);
 	return out;
 }
@@ -116,11 +117,12 @@ static void test_store_bounds(void **state)
 	 * Read back by a new store; a link named like a report, a file of
 	 * another id's name and a leftover temporary file are passed over.
 	 */
-	snprintf(cmd, sizeof(cmd),
-		 "ln -s /etc/passwd '%s/oom-0000000000001-1.json' && "
-		 "echo '{\"id\":\"0000000000002-2\"}' >'%s/oom-0000000000003-3.json' && "
-		 "echo x >'%s/.tmp-oom-0000000000004-4.json'",
-		 path, path, path);
+	snprintf(
+		cmd, sizeof(cmd),
+		"ln -s /etc/passwd '%s/oom-0000000000001-1.json' && "
+		"echo '{\"id\":\"0000000000002-2\"}' >'%s/oom-0000000000003-3.json' && "
+		"echo x >'%s/.tmp-oom-0000000000004-4.json'",
+		path, path, path);
 	assert_int_equal(system(cmd), 0);
 	cfg.log = NULL;
 	assert_int_equal(vm_oom_store_open(&cfg, &s, &err), 0);
@@ -188,9 +190,11 @@ static void test_format(void **state)
 	assert_int_equal(f.pid, 8);
 	assert_int_equal(f.comm_loc, 0);
 	assert_int_equal(f.anon_rss, 0);
-	assert_int_equal(vm_oom_format_parse("\tfield:int common_pid;\toffset:4;\tsize:4;\n",
-					     &f, &err),
-			 -EINVAL);
+	assert_int_equal(
+		vm_oom_format_parse(
+			"\tfield:int common_pid;\toffset:4;\tsize:4;\n", &f,
+			&err),
+		-EINVAL);
 }
 
 static void test_cgroup_parsers(void **state)
@@ -198,8 +202,8 @@ static void test_cgroup_parsers(void **state)
 	char v2[128], v1[128];
 	struct vm_oom_cgroup cg = { 0 };
 
-	vm_oom_cgroup_parse_proc("9:name=systemd:/\n4:memory:/a/b\n0::/u\n",
-				 v2, v1, sizeof(v2));
+	vm_oom_cgroup_parse_proc("9:name=systemd:/\n4:memory:/a/b\n0::/u\n", v2,
+				 v1, sizeof(v2));
 	assert_string_equal(v2, "/u");
 	assert_string_equal(v1, "/a/b");
 	vm_oom_cgroup_parse_proc("5:cpu,memory:/c\n", v2, v1, sizeof(v2));
@@ -212,8 +216,8 @@ static void test_cgroup_parsers(void **state)
 		v2, v1, sizeof(v2));
 	assert_string_equal(v2, "/sys/fs/cgroup/unified");
 	assert_string_equal(v1, "/sys/fs/cgroup/memory");
-	vm_oom_cgroup_parse_events("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n",
-				   &cg);
+	vm_oom_cgroup_parse_events(
+		"oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", &cg);
 	assert_int_equal(cg.n_events, 3);
 	assert_string_equal(cg.events[2].name, "oom_kill");
 	assert_int_equal(cg.events[2].value, 3);
@@ -223,15 +227,22 @@ static void test_report_json(void **state)
 {
 	struct vm_memsnap_context c = { .path = "TopMemoryContext;Big",
 					.bytes = 5 << 20 };
-	struct vm_memsnap m = { .pid = 42, .unix_ms = 900, .query_id = -7ull,
-				.n_contexts = 10, .v = &c, .n = 1 };
+	struct vm_memsnap m = { .pid = 42,
+				.unix_ms = 900,
+				.query_id = -7ull,
+				.n_contexts = 10,
+				.v = &c,
+				.n = 1 };
 	struct vm_oom_victim v = { .pid = 42, .unix_ms = 1000 };
-	struct vm_oom_cgroup cg = { .version = "v1", .limited = true,
+	struct vm_oom_cgroup cg = { .version = "v1",
+				    .limited = true,
 				    .limit = 1 << 20 };
-	struct vm_oom_facts f = { .victim = &v, .comm = "postgres",
+	struct vm_oom_facts f = { .victim = &v,
+				  .comm = "postgres",
 				  .backend_type = "client backend",
 				  .snapshot_source = VM_OOM_SNAPSHOT_KEPT,
-				  .snap = &m, .not_at_kill = "gone",
+				  .snap = &m,
+				  .not_at_kill = "gone",
 				  .cgroup = &cg };
 	size_t len;
 	char *json = vm_oom_report_json(&f, &len);
@@ -239,7 +250,8 @@ static void test_report_json(void **state)
 	assert_non_null(json);
 	assert_non_null(strstr(json, "\"id\":\"0000000001000-42\""));
 	assert_non_null(strstr(json, "\"query_id\":-7"));
-	assert_non_null(strstr(json, "\"heaviest_context\":\"TopMemoryContext;Big\""));
+	assert_non_null(
+		strstr(json, "\"heaviest_context\":\"TopMemoryContext;Big\""));
 	assert_non_null(strstr(json, "\"age_ms\":100"));
 	assert_non_null(strstr(json, "\"limit_bytes\":1048576"));
 	free(json);

@@ -190,9 +190,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	v.time_ns = e->time_ns;
 	/* The wall clock then: now less the time the record waited. */
-	v.unix_ms = (now_real - (now_mono > e->time_ns ?
-					 now_mono - e->time_ns :
-					 0)) /
+	v.unix_ms = (now_real -
+		     (now_mono > e->time_ns ? now_mono - e->time_ns : 0)) /
 		    1000000;
 	v.pid = e->pid;
 	v.uid = e->uid;
@@ -257,8 +256,8 @@ static int attach(struct vm_oom_watch *w, const struct vm_oom_format *f,
 		return vm_error_errno(
 			err, errno,
 			"perf_event_open of the tracepoint oom/mark_victim failed");
-	w->link = bpf_program__attach_perf_event(
-		w->skel->progs.on_mark_victim, w->perf_fd);
+	w->link = bpf_program__attach_perf_event(w->skel->progs.on_mark_victim,
+						 w->perf_fd);
 	if (!w->link)
 		return vm_error_errno(
 			err, errno,
