@@ -5,7 +5,8 @@
  * read back by a new store and never through a link someone else put
  * there; the tracepoint's format (agent/profile/oom_format.c); the
  * cgroup files' parsers (agent/oom/oom_cgroup.c); a report's JSON
- * (agent/oom/oom_report.c).
+ * (agent/oom/oom_report.c); the last memory snapshot kept of each
+ * process, small and bounded (agent/profile/memsnap.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include "agent/oom/oom_cgroup.h"
 #include "agent/oom/oom_report.h"
 #include "agent/oom/oom_store.h"
+#include "agent/profile/memsnap.h"
 #include "agent/profile/oomwatch.h"
 
 /* A report of pid at ms, padded with pad bytes of title. */
@@ -257,6 +259,67 @@ static void test_report_json(void **state)
 	free(json);
 }
 
+/* A memory profile's samples of pid at ms: contexts Top and Top;Big. */
+static void memory_samples(struct vm_samples *s, uint32_t pid, uint64_t ms,
+			   uint64_t big)
+{
+	uint32_t top, name, pseudo;
+	uint64_t ips[2];
+	struct vm_process *p = vm_samples_get_process(s, pid);
+
+	assert_non_null(p);
+	snprintf(p->comm, sizeof(p->comm), "postgres");
+	s->time_nanos = ms * 1000000;
+	assert_int_equal(vm_samples_add_name(s, "TopMemoryContext", &top), 0);
+	assert_int_equal(vm_samples_add_name(s, "Big", &name), 0);
+	assert_int_equal(vm_samples_add_name(s, VM_MEM_FRAME_SHARED, &pseudo),
+			 0);
+	ips[0] = top;
+	assert_int_equal(
+		vm_samples_add(s, pid, pid, "postgres", 1, ips, 1, NULL, 0), 0);
+	s->v[s->n - 1].value = 1000;
+	s->v[s->n - 1].memctx_type = 1;
+	ips[0] = name;
+	ips[1] = top;
+	assert_int_equal(
+		vm_samples_add(s, pid, pid, "postgres", 1, ips, 2, NULL, 0), 0);
+	s->v[s->n - 1].value = big;
+	s->v[s->n - 1].memctx_type = 1;
+	s->v[s->n - 1].query_id = 77;
+	ips[0] = pseudo;
+	assert_int_equal(
+		vm_samples_add(s, pid, pid, "postgres", 1, ips, 1, NULL, 0), 0);
+	s->v[s->n - 1].value = 5;
+}
+
+static void test_keep(void **state)
+{
+	struct vm_memkept *k = vm_memkept_new();
+	struct vm_memsnap m;
+
+	assert_non_null(k);
+	for (uint32_t pid = 1; pid <= VM_MEMSNAP_KEPT_PIDS + 44; pid++) {
+		struct vm_samples s = { 0 };
+
+		memory_samples(&s, pid, 1000 + pid, 2000 + pid);
+		assert_int_equal(vm_oom_keep_snapshot(k, &s), 0);
+		vm_samples_free(&s);
+	}
+	/* Bounded: the oldest went. */
+	assert_int_equal(vm_memkept_count(k), VM_MEMSNAP_KEPT_PIDS);
+	assert_int_equal(vm_memkept_get(k, 44, &m), -ENOENT);
+	assert_int_equal(vm_memkept_get(k, 45, &m), 0);
+	assert_int_equal(m.unix_ms, 1045);
+	assert_int_equal(m.n_contexts, 2);
+	assert_int_equal(m.contexts_bytes, 1000 + 2045);
+	assert_int_equal(m.shared, 5);
+	assert_int_equal(m.query_id, 77);
+	assert_string_equal(m.v[0].path, "TopMemoryContext;Big");
+	assert_int_equal(m.v[0].bytes, 2045);
+	vm_memsnap_free(&m);
+	vm_memkept_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_cgroup_parsers),
 		cmocka_unit_test(test_report_json),
+		cmocka_unit_test(test_keep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
