@@ -16,7 +16,9 @@
 #     the one kept is a # diagnostic;
 # then /healthz counts the reports and names the last, /metrics counts
 # them by backend type, and an agent started again on the same --oom-dir
-# serves the same reports.  The cgroup is removed at the end.
+# serves the same reports.  An agent in a mount namespace without tracefs
+# follows the victims all the same, tracefs mounted in a namespace of its
+# own that nothing else sees.  The cgroup is removed at the end.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -132,3 +134,17 @@ again=$(jget "$T/list-again.json" "' '.join(r['id'] for r in d['reports'])")
 check "an agent started again serves the same reports ($again)" [ " $again" = "$ids" ]
 code=$(curl -s -o "$T/report-again.json" -w '%{http_code}' "$AGENT_URL/oom/${ids##* }")
 check "and the last one whole ($code)" cmp "$T/report-again.json" "$T/report$KILLS.json"
+
+# Without tracefs mounted, in a mount namespace of its own: the agent
+# reads the tracepoint from a tracefs mounted where nobody sees it.
+stop_agent
+cat >"$T/no-tracefs" <<EOS
+#!/bin/sh
+exec unshare -m --propagation private sh -c 'umount /sys/kernel/tracing /sys/kernel/debug/tracing 2>/dev/null; grep -q " tracefs " /proc/self/mounts && exit 9; exec "\$0" "\$@"' "$VMTOOLS_AGENT" "\$@"
+EOS
+chmod +x "$T/no-tracefs"
+VMTOOLS_AGENT=$T/no-tracefs start_agent no-tracefs --no-setup
+curl -s "$AGENT_URL/healthz" >"$T/health-no-tracefs.json"
+h=$(jget "$T/health-no-tracefs.json" "'%s|%s' % (d['oom']['watching'], d['oom']['tracefs'])")
+check "without tracefs mounted, the agent follows the victims through one mounted privately ($h)" \
+	[ "$h" = "True|tracefs mounted privately by the agent" ]
