@@ -169,6 +169,26 @@ static struct json_object *cpu_stacks(struct vm_oom *o, uint32_t pid,
 	return cpu;
 }
 
+/* cg from the /proc/PID/cgroup of pid's kept snapshot (snap, or another). */
+static void cgroup_from_kept(struct vm_oom *o, uint32_t pid,
+			     const struct vm_memsnap *snap,
+			     struct vm_oom_cgroup *cg)
+{
+	struct vm_memsnap kept = { 0 };
+	const char *text = snap->cgroup;
+
+	if (!text &&
+	    vm_memkept_get(o->cfg.engine.ctx ? o->cfg.engine.ctx->memkept :
+					       NULL,
+			   pid, &kept) == 0)
+		text = kept.cgroup;
+	if (text) {
+		vm_oom_cgroup_find_text(text, cg);
+		cg->from_kept = true;
+	}
+	vm_memsnap_free(&kept);
+}
+
 static void on_victim(const struct vm_oom_victim *v, void *arg)
 {
 	struct vm_oom *o = arg;
@@ -228,6 +248,9 @@ static void on_victim(const struct vm_oom_victim *v, void *arg)
 			atomic_fetch_add(&o->none, 1);
 		}
 	}
+	/* It had exited: the cgroup it ran in, as the last snapshot saw it. */
+	if (!vm_oom_cgroup_found(&cg))
+		cgroup_from_kept(o, v->pid, &snap, &cg);
 	f.snap = snap.pid ? &snap : NULL;
 	if (!title && snap.title)
 		title = strdup(snap.title);

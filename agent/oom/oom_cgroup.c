@@ -157,10 +157,8 @@ static void events(const char *dir, const char *name, struct vm_oom_cgroup *out)
 
 void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out)
 {
-	char v2[VM_OOM_CGROUP_PATH_MAX], v1[VM_OOM_CGROUP_PATH_MAX];
-	char m2[256], m1[256], path[64];
+	char path[64];
 	char *buf = malloc(FILE_MAX);
-	uint64_t v;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
@@ -170,8 +168,20 @@ void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out)
 		free(buf);
 		return;
 	}
-	vm_oom_cgroup_parse_proc(buf, v2, v1, sizeof(v2));
-	if (slurp("/proc/self/mountinfo", buf, FILE_MAX) < 0) {
+	vm_oom_cgroup_find_text(buf, out);
+	free(buf);
+}
+
+void vm_oom_cgroup_find_text(const char *text, struct vm_oom_cgroup *out)
+{
+	char v2[VM_OOM_CGROUP_PATH_MAX], v1[VM_OOM_CGROUP_PATH_MAX];
+	char m2[256], m1[256];
+	char *buf = malloc(FILE_MAX);
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	vm_oom_cgroup_parse_proc(text, v2, v1, sizeof(v2));
+	if (!buf || slurp("/proc/self/mountinfo", buf, FILE_MAX) < 0) {
 		snprintf(out->why, sizeof(out->why),
 			 "/proc/self/mountinfo could not be read");
 		free(buf);
@@ -194,6 +204,11 @@ void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out)
 	snprintf(
 		out->why, sizeof(out->why),
 		"no memory controller: neither cgroup v2's memory.max nor v1's memory.limit_in_bytes of its cgroup could be read");
+}
+
+bool vm_oom_cgroup_found(const struct vm_oom_cgroup *cg)
+{
+	return cg->version && strcmp(cg->path, "/") && cg->path[0];
 }
 
 void vm_oom_cgroup_read(struct vm_oom_cgroup *out)

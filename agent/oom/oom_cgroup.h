@@ -32,6 +32,8 @@ struct vm_oom_cgroup {
 	size_t n_events;
 	char why[160];
 	char dir[VM_OOM_CGROUP_PATH_MAX + 256]; /* where its files are */
+	/* Found from the last snapshot kept: the victim had exited. */
+	bool from_kept;
 };
 
 /*
@@ -58,6 +60,10 @@ void vm_oom_cgroup_parse_mounts(const char *text, char *v2, char *v1,
  * later, by vm_oom_cgroup_read.
  */
 void vm_oom_cgroup_find(uint32_t pid, struct vm_oom_cgroup *out);
+/* The same from the text of a /proc/PID/cgroup read earlier. */
+void vm_oom_cgroup_find_text(const char *text, struct vm_oom_cgroup *out);
+/* Found, and not the root: what a process that has exited shows. */
+bool vm_oom_cgroup_found(const struct vm_oom_cgroup *cg);
 /* The limit, usage and events of the cgroup found (nothing when none). */
 void vm_oom_cgroup_read(struct vm_oom_cgroup *out);
 

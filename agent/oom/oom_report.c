@@ -69,6 +69,10 @@ static struct json_object *cgroup(const struct vm_oom_cgroup *cg)
 		return o;
 	}
 	add(o, "path", json_object_new_string(cg->path));
+	add(o, "found",
+	    json_object_new_string(cg->from_kept ?
+					   "as the snapshot kept saw it" :
+					   "at the kill"));
 	add(o, "limit_bytes", cg->limited ? u64(cg->limit) : NULL);
 	add(o, "usage_bytes", u64(cg->usage));
 	add(o, "peak_bytes", u64(cg->peak));

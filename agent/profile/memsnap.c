@@ -8,9 +8,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fdio.h"
+
+/* Bytes of /proc/PID/cgroup kept. */
+#define CGROUP_MAX 4096
 
 /* The path of sample x, root first, cut at VM_MEMSNAP_PATH_MAX. */
 static char *path_of(const struct vm_samples *s, const struct vm_sample *x)
@@ -125,6 +131,7 @@ void vm_memsnap_free(struct vm_memsnap *m)
 		free(m->v[i].path);
 	free(m->v);
 	free(m->title);
+	free(m->cgroup);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -134,9 +141,11 @@ int vm_memsnap_copy(const struct vm_memsnap *from, struct vm_memsnap *to)
 	to->v = NULL;
 	to->n = 0;
 	to->title = from->title ? strdup(from->title) : NULL;
+	to->cgroup = from->cgroup ? strdup(from->cgroup) : NULL;
 	if (from->n)
 		to->v = calloc(from->n, sizeof(*to->v));
-	if ((from->title && !to->title) || (from->n && !to->v)) {
+	if ((from->title && !to->title) || (from->cgroup && !to->cgroup) ||
+	    (from->n && !to->v)) {
 		vm_memsnap_free(to);
 		return -ENOMEM;
 	}
@@ -189,6 +198,27 @@ static struct vm_memsnap *slot_for(struct vm_memkept *k, uint32_t pid)
 	return free_slot ? free_slot : oldest;
 }
 
+/* /proc/PID/cgroup's text, or NULL. */
+static char *read_cgroup(uint32_t pid)
+{
+	char path[64], *buf = malloc(CGROUP_MAX);
+	long long n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	fd = buf ? vm_open_regular(path) : -1;
+	if (fd >= 0) {
+		n = vm_read_all(fd, buf, CGROUP_MAX - 1);
+		close(fd);
+	}
+	if (n <= 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 int vm_oom_keep_snapshot(struct vm_memkept *k, const struct vm_samples *s)
 {
 	if (!k)
@@ -202,6 +232,7 @@ int vm_oom_keep_snapshot(struct vm_memkept *k, const struct vm_samples *s)
 			continue;
 		if (r < 0)
 			return r;
+		m.cgroup = read_cgroup(m.pid);
 		pthread_mutex_lock(&k->lock);
 		to = slot_for(k, m.pid);
 		vm_memsnap_free(to);

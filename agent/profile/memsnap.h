@@ -42,6 +42,11 @@ struct vm_memsnap {
 	uint64_t unix_ms; /* when it was taken */
 	char comm[VM_COMM_LEN];
 	char *title; /* may be NULL */
+	/*
+	 * /proc/PID/cgroup when kept (NULL: not read): a victim that has
+	 * exited shows the root cgroup there, not the one it ran in.
+	 */
+	char *cgroup;
 	unsigned pg_major, pg_minor;
 	uint64_t query_id;
 	uint32_t wait_event; /* wait_event_info */

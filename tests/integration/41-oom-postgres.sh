@@ -3,17 +3,19 @@
 # PostgreSQL 15 cluster whose postmaster runs in a memory cgroup of the
 # test's own (cgroup v2's memory.max where the unified hierarchy has the
 # memory controller, else v1's memory.limit_in_bytes) limited to 256 MiB;
-# a backend asks for 900 MB (repeat('x', 900000000)) after a 2 s sleep,
-# during which pg_stat_activity gives its pid and query id and an
-# on-demand memory profile takes its snapshot (the one kept), and the
-# kernel's OOM killer takes it.  Five times:
+# a backend asks for 900 MB (repeat('x', 900000000)) after counting 20
+# million rows, during which pg_stat_activity gives its pid and query id,
+# an on-demand memory profile takes its snapshot (the one kept) and the
+# continuous profile (1 s windows) its CPU stacks, and the kernel's OOM
+# killer takes it.  Five times:
 #   - GET /oom lists a report of that pid, and GET /oom/ID names its
 #     backend type (client backend) and the query id pg_stat_activity
 #     showed, a memory snapshot taken at the kill or the one kept, with
 #     its heaviest context (at the kill: holding at least 100 MB of the
 #     900 MB asked), and the cgroup's version, limit and oom_kill event;
 #   - how often the snapshot was taken at the kill and how often it was
-#     the one kept is a # diagnostic;
+#     the one kept is a # diagnostic; at least one report has the
+#     backend's CPU stacks from the continuous profile's windows;
 # then /healthz counts the reports and names the last, /metrics counts
 # them by backend type, and an agent started again on the same --oom-dir
 # serves the same reports.  An agent in a mount namespace without tracefs
@@ -28,7 +30,7 @@ skip_unless "OOM reports of PostgreSQL backends" "$(need_root)" "$(need_bpf)" \
 	"$(need_cmd python3 curl findmnt)" "$(pg_reason)" "$(memcg_reason)"
 KILLS=5
 LIMIT=$((256 << 20))
-QUERY="select pg_sleep(2), length(repeat('x', 900000000))"
+QUERY="select (select count(*) from generate_series(1, 20000000)), length(repeat('x', 900000000))"
 
 # jget FILE EXPR: EXPR (Python, over the document d) of the JSON in FILE.
 jget() {
@@ -54,12 +56,12 @@ if ! memcg_make "$LIMIT"; then
 	exit 1
 fi
 memcg_add "$(head -1 "$PGDATA_DIR/postmaster.pid")"
-start_agent agent --no-setup --oom-dir "$T/oom"
+start_agent agent --no-setup --oom-dir "$T/oom" --continuous --continuous-interval 1
 check "/healthz says the OOM killer's victims are followed" \
 	python3 -c 'import json, sys; sys.exit(not json.load(sys.stdin)["oom"]["watching"])' \
 	< <(curl -s "$AGENT_URL/healthz")
 
-at_kill=0 kept=0 ids=
+at_kill=0 kept=0 with_stacks=0 ids=
 for i in $(seq "$KILLS"); do
 	if ! pg_ready; then
 		not_ok "kill $i: PostgreSQL answers again after the last kill"
@@ -69,7 +71,7 @@ for i in $(seq "$KILLS"); do
 	q=$!
 	line=
 	for _ in $(seq 150); do
-		line=$(pg_psql "select pid, query_id, backend_type from pg_stat_activity where query = '${QUERY//\'/\'\'}' and state = 'active'")
+		line=$(pg_psql "select pid, query_id, backend_type from pg_stat_activity where query = '${QUERY//\'/\'\'}' and state = 'active' and query_id is not null")
 		[ -n "$line" ] && break
 		sleep 0.01
 	done
@@ -112,12 +114,17 @@ for i in $(seq "$KILLS"); do
 			[ "$src" = kept ] && [ "${heavy%|*}" != None ] &&
 			[ "$(jget "$T/report$i.json" "d['snapshot']['age_ms'] > 0")" = True ]
 	fi
+	n_stacks=$(jget "$T/report$i.json" "len(d['cpu'].get('stacks', []))")
+	[ "$n_stacks" -gt 0 ] && with_stacks=$((with_stacks + 1))
+	diag <<<"kill $i: $n_stacks CPU stacks, the most sampled $(jget "$T/report$i.json" "(d['cpu'].get('stacks') or [{'frames': d['cpu'].get('why')}])[0]['frames'][-120:]")"
 	cg=$(jget "$T/report$i.json" "'%s|%s|%s' % (d['cgroup']['version'], d['cgroup']['limit_bytes'], d['cgroup']['events'].get('oom_kill', 0) > 0)")
 	check "kill $i: the report gives the cgroup's version, limit and oom_kill event ($cg)" \
 		[ "$cg" = "$MEMCG_VERSION|$LIMIT|True" ]
 done
 echo "# the snapshot was taken at the kill in $at_kill of $KILLS kills, the one kept in $kept"
 n=$(echo $ids | wc -w)
+check "the reports give the backend's last CPU stacks from the continuous profile ($with_stacks of $n)" \
+	[ "$with_stacks" -gt 0 ]
 check "every kill has its report ($n of $KILLS)" [ "$n" = "$KILLS" ]
 
 curl -s "$AGENT_URL/healthz" >"$T/health.json"
