@@ -10,6 +10,12 @@
 
 char *vm_oom_render_metrics(const struct vm_oom_stats *st, size_t *len)
 {
+	const struct {
+		const char *name;
+		uint64_t n;
+	} sources[] = { { "at_kill", st->at_kill },
+			{ "kept", st->kept },
+			{ "none", st->none } };
 	struct vm_prom p;
 
 	if (vm_prom_open(&p))
@@ -24,12 +30,9 @@ char *vm_oom_render_metrics(const struct vm_oom_stats *st, size_t *len)
 	vm_prom_family(
 		&p, "vmtools_oom_reports_total", "counter",
 		"OOM reports made since the agent started, by where their memory snapshot came from.");
-	vm_prom_u64(&p, "vmtools_oom_reports_total", "snapshot", "at_kill",
-		    st->at_kill);
-	vm_prom_u64(&p, "vmtools_oom_reports_total", "snapshot", "kept",
-		    st->kept);
-	vm_prom_u64(&p, "vmtools_oom_reports_total", "snapshot", "none",
-		    st->none);
+	for (size_t i = 0; i < sizeof(sources) / sizeof(*sources); i++)
+		vm_prom_u64(&p, "vmtools_oom_reports_total", "snapshot",
+			    sources[i].name, sources[i].n);
 	vm_prom_family(&p, "vmtools_oom_reports", "gauge",
 		       "OOM reports kept, by the victim's backend type.");
 	for (size_t i = 0; i < st->store.n_types; i++)

@@ -67,21 +67,25 @@ struct json_object *vm_http_oom_health(struct vm_oom *o)
 	struct vm_oom_stats st;
 
 	vm_oom_stats(o, &st);
+	const struct {
+		const char *name;
+		uint64_t v;
+	} counts[] = {
+		{ "victims", st.victims },
+		{ "lost", st.lost },
+		{ "count", st.store.reports },
+		{ "bytes", st.store.bytes },
+		{ "dropped", st.store.dropped },
+		{ "write_errors", st.store.write_errors },
+	};
+
 	json_object_object_add(h, "watching",
 			       json_object_new_boolean(st.watching));
 	json_object_object_add(h, "error", vm_json_string_or_null(st.why));
 	json_object_object_add(h, "tracefs", vm_json_string_or_null(st.source));
-	json_object_object_add(h, "victims",
-			       json_object_new_uint64(st.victims));
-	json_object_object_add(h, "lost", json_object_new_uint64(st.lost));
-	json_object_object_add(h, "count",
-			       json_object_new_uint64(st.store.reports));
-	json_object_object_add(h, "bytes",
-			       json_object_new_uint64(st.store.bytes));
-	json_object_object_add(h, "dropped",
-			       json_object_new_uint64(st.store.dropped));
-	json_object_object_add(h, "write_errors",
-			       json_object_new_uint64(st.store.write_errors));
+	for (size_t i = 0; i < sizeof(counts) / sizeof(*counts); i++)
+		json_object_object_add(h, counts[i].name,
+				       json_object_new_uint64(counts[i].v));
 	json_object_object_add(h, "write_error",
 			       vm_json_string_or_null(st.store.last_error));
 	json_object_object_add(h, "last",

@@ -69,12 +69,7 @@ for i in $(seq "$KILLS"); do
 	fi
 	pg_psql "$QUERY" >"$T/q$i.out" 2>"$T/q$i.err" &
 	q=$!
-	line=
-	for _ in $(seq 150); do
-		line=$(pg_psql "select pid, query_id, backend_type from pg_stat_activity where query = '${QUERY//\'/\'\'}' and state = 'active' and query_id is not null")
-		[ -n "$line" ] && break
-		sleep 0.01
-	done
+	line=$(pg_poll 100 "select pid, query_id, backend_type from pg_stat_activity where query = '${QUERY//\'/\'\'}' and state = 'active' and query_id is not null")
 	IFS='|' read -r pid qid btype <<<"$line"
 	if [ -z "$pid" ] || [ -z "$qid" ]; then
 		not_ok "kill $i: pg_stat_activity shows the backend and its query id ($line)"

@@ -32,6 +32,8 @@
 #                        wait until its backends have left pg_stat_activity
 #   pg_psql SQL          run one statement, print the result unaligned
 #                        (psql's complaints go to stderr, never into it)
+#   pg_poll TRIES SQL    run SQL every 0.05 s until it prints something
+#                        (at most TRIES times); print that
 #   pg_session NAME      a psql session in the background reading
 #                        statements from the FIFO $T/NAME.in (the caller
 #                        opens it for writing), its results in $T/NAME.out,
@@ -126,6 +128,16 @@ pg_stop() {
 }
 
 pg_psql() { pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -A -t -c "$1" postgres; }
+
+pg_poll() {
+	local out= n
+	for ((n = 0; n < $1; n++)); do
+		out=$(pg_psql "$2" 2>/dev/null)
+		[ -n "$out" ] && break
+		sleep 0.05
+	done
+	printf '%s\n' "$out"
+}
 
 pg_session() {
 	mkfifo "$T/$1.in"
