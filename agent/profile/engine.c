@@ -356,8 +356,11 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		vm_samples_free(&samples);
 		return r;
 	}
+	/* A faults sample's count is the period's faults: samples, here. */
 	for (size_t i = 0; i < samples.n; i++)
-		total += samples.v[i].count;
+		total += s->req.kind == VM_KIND_FAULTS && samples.fault_period ?
+				 samples.v[i].count / samples.fault_period :
+				 samples.v[i].count;
 	atomic_store(&s->final_samples, total);
 	atomic_store(&s->collected, true);
 	samples.frequency = s->req.frequency;
