@@ -90,7 +90,8 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	if (!vm_rule_allows(VM_RULE_MIN_BLOCK_US, req->min_block_us,
 			    max_seconds))
 		return broke(brk, VM_RULE_MIN_BLOCK_US, 0, req->min_block_us);
-	if (!vm_rule_allows(VM_RULE_PERIOD, req->period, max_seconds))
+	if (req->kind == VM_KIND_FAULTS &&
+	    !vm_rule_allows(VM_RULE_PERIOD, req->period, max_seconds))
 		return broke(brk, VM_RULE_PERIOD, 0, req->period);
 	return 0;
 }

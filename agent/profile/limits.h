@@ -72,7 +72,7 @@ enum vm_rule {
 	/* off-CPU and wall-clock profiles: only the eBPF profiler */
 	VM_RULE_KIND_PROFILER,
 	VM_RULE_MIN_BLOCK_US, /* VM_MIN_BLOCK_US_MIN..MAX */
-	VM_RULE_PERIOD, /* faults: VM_PERIOD_MIN..MAX */
+	VM_RULE_PERIOD, /* faults: VM_PERIOD_MIN..MAX; not read otherwise */
 };
 
 struct vm_range {
