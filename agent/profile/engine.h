@@ -50,7 +50,7 @@ enum vm_profiler {
 };
 
 struct vm_profile_request {
-	enum vm_profile_kind kind; /* cpu, offcpu or wall */
+	enum vm_profile_kind kind; /* cpu, offcpu, wall, memory or faults */
 	enum vm_profiler profiler;
 	uint32_t frequency; /* Hz; the rules are in limits.h */
 	uint32_t seconds;
@@ -61,13 +61,16 @@ struct vm_profile_request {
 	enum vm_format format;
 	bool gzip;
 	/*
-	 * A continuous session (bpf only): it runs until stopped, and
+	 * A continuous session (bpf only; cpu or faults): it runs until
+	 * stopped, and
 	 * vm_session_seal() hands out one window at a time; seconds is then
 	 * the length of a window, what the backend sizes its maps for.
 	 */
 	bool continuous;
 	/* off-CPU blocks shorter than this are left out (offcpu only) */
 	uint32_t min_block_us;
+	/* faults: one sample every this many page faults */
+	uint32_t period;
 };
 
 /* Fixed when the agent starts; never taken from a request. */
