@@ -36,6 +36,8 @@ struct vm_continuous {
 	struct vm_history *history;
 	struct vm_history_dir *dir;
 	struct vm_push *push;
+	struct vm_history *memory_history; /* NULL: no memory snapshots */
+	struct vm_continuous_memory *memory;
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock; /* stop, wake, the stats below */
@@ -236,6 +238,13 @@ static int open_storage(struct vm_continuous *c, struct vm_error *err)
 	int r;
 
 	r = vm_history_new(&c->cfg.history, &c->history, err);
+	if (r == 0 && c->cfg.memory_every) {
+		struct vm_history_config mc = c->cfg.history;
+
+		mc.kind = VM_KIND_MEMORY;
+		mc.max_bytes /= VM_CONTINUOUS_MEMORY_BYTES_SHARE;
+		r = vm_history_new(&mc, &c->memory_history, err);
+	}
 	if (r < 0 || !c->cfg.history_dir)
 		return r;
 	r = vm_history_dir_open(c->cfg.history_dir, c->cfg.history.max_seconds,
@@ -302,6 +311,18 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 		if (r == 0)
 			load_spool(c);
 	}
+	if (r == 0 && c->memory_history) {
+		struct vm_continuous_memory_config mc = {
+			.every = cfg->memory_every,
+			.comms = cfg->comms,
+			.n_comms = cfg->n_comms,
+			.history = c->memory_history,
+			.push = c->push,
+			.engine = &c->cfg.engine,
+		};
+
+		r = vm_continuous_memory_start(&mc, &c->memory, err);
+	}
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);
 		if (r)
@@ -330,9 +351,12 @@ void vm_continuous_stop(struct vm_continuous *c)
 	pthread_mutex_unlock(&c->lock);
 	if (c->thread_started)
 		pthread_join(c->thread, NULL);
+	/* Before the push it queues to and the history it keeps in. */
+	vm_continuous_memory_stop(c->memory);
 	vm_push_stop(c->push);
 	vm_history_dir_close(c->dir);
 	vm_history_free(c->history);
+	vm_history_free(c->memory_history);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->wake);
 	free(c);
@@ -341,6 +365,11 @@ void vm_continuous_stop(struct vm_continuous *c)
 struct vm_history *vm_continuous_history(struct vm_continuous *c)
 {
 	return c->history;
+}
+
+struct vm_history *vm_continuous_memory_history(struct vm_continuous *c)
+{
+	return c->memory_history;
 }
 
 const struct vm_continuous_config *vm_continuous_config(struct vm_continuous *c)
@@ -365,5 +394,13 @@ void vm_continuous_stats(struct vm_continuous *c,
 	if (c->push) {
 		st->has_push = true;
 		vm_push_stats(c->push, &st->push);
+	}
+	if (c->memory) {
+		uint64_t dropped;
+
+		st->has_memory = true;
+		vm_continuous_memory_stats(c->memory, &st->memory);
+		vm_history_usage(c->memory_history, &st->memory_history_bytes,
+				 &dropped);
 	}
 }

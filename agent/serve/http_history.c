@@ -239,5 +239,19 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 			h, "error", vm_json_string_or_null(st.push.last_error));
 		json_object_object_add(o, "push", h);
 	}
+	if (st.has_memory) {
+		h = json_object_new_object();
+		json_object_object_add(
+			h, "snapshots",
+			json_object_new_int64((int64_t)st.memory.snapshots));
+		json_object_object_add(
+			h, "history_bytes",
+			json_object_new_int64(
+				(int64_t)st.memory_history_bytes));
+		json_object_object_add(
+			h, "error",
+			vm_json_string_or_null(st.memory.last_error));
+		json_object_object_add(o, "memory", h);
+	}
 	return o;
 }

@@ -82,6 +82,10 @@ enum MHD_Result vm_http_pprof_heap(struct vm_http_exchange *x);
 /* The continuous profile's history (http_history.c). */
 enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
+/* The continuous memory snapshots (http_memory_history.c). */
+enum MHD_Result vm_http_get_memory_history(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_memory_snapshot(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_memory_growth(struct vm_http_exchange *x);
 /* The "continuous" of /healthz. */
 struct json_object *vm_http_continuous_health(struct vm_continuous *c);
 /* GET /ui/...: the web UI's files (http_ui.c). */

@@ -12,6 +12,9 @@
  *   GET    /debug/pprof/heap       a memory snapshot, by the same convention
  *   GET    /profile/cpu/history    the continuous profile's windows
  *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
+ *   GET    /profile/memory/history  the continuous memory snapshots, and
+ *          .../profile?at= one of them, .../growth?from=&until= two
+ *          compared
  *   GET    /healthz                disk, kernel, backends, what is running
  *   GET    /metrics                Prometheus text
  *   GET    /ui/...                 the web UI (http_ui.c)
@@ -30,7 +33,7 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /profile/memory/history, GET /profile/memory/history/profile, GET /profile/memory/history/growth, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -101,6 +104,10 @@ static const struct route {
 	{ "GET", "/debug/pprof/heap", vm_http_pprof_heap },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
 	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },
+	{ "GET", "/profile/memory/history", vm_http_get_memory_history },
+	{ "GET", "/profile/memory/history/profile",
+	  vm_http_get_memory_snapshot },
+	{ "GET", "/profile/memory/history/growth", vm_http_get_memory_growth },
 	{ "GET", "/healthz", get_health },
 	{ "GET", "/metrics", get_metrics },
 };
