@@ -85,8 +85,9 @@ enum MHD_Result vm_http_get_memory_history(struct vm_http_exchange *x)
 		json_object_new_int64(vm_continuous_config(c)->memory_every));
 	json_object_object_add(o, "oldest",
 			       idx.n ? time_json(idx.v[0].start_ns) : NULL);
-	json_object_object_add(
-		o, "newest", idx.n ? time_json(idx.v[idx.n - 1].start_ns) : NULL);
+	json_object_object_add(o, "newest",
+			       idx.n ? time_json(idx.v[idx.n - 1].start_ns) :
+				       NULL);
 	json_object_object_add(o, "bytes",
 			       json_object_new_int64((int64_t)idx.bytes));
 	json_object_object_add(o, "dropped_snapshots",
@@ -95,13 +96,12 @@ enum MHD_Result vm_http_get_memory_history(struct vm_http_exchange *x)
 	for (size_t i = 0; i < idx.n; i++) {
 		struct json_object *w = json_object_new_object();
 
-		json_object_object_add(w, "time",
-				       time_json(idx.v[i].start_ns));
+		json_object_object_add(w, "time", time_json(idx.v[i].start_ns));
 		json_object_object_add(
 			w, "walk_ms",
-			json_object_new_int64(
-				(int64_t)((idx.v[i].end_ns - idx.v[i].start_ns) /
-					  1000000)));
+			json_object_new_int64((
+				int64_t)((idx.v[i].end_ns - idx.v[i].start_ns) /
+					 1000000)));
 		json_object_object_add(
 			w, "samples",
 			json_object_new_int64((int64_t)idx.v[i].samples));
@@ -121,9 +121,10 @@ static int time_arg(struct vm_http_exchange *x, const char *name, uint64_t now,
 
 	*out = now;
 	if (!v && required)
-		return vm_error_set(err, EINVAL,
-				    "%s is missing: give a time (RFC 3339, Unix seconds, or relative such as -5m)",
-				    name);
+		return vm_error_set(
+			err, EINVAL,
+			"%s is missing: give a time (RFC 3339, Unix seconds, or relative such as -5m)",
+			name);
 	if (v && vm_history_parse_time(v, now, out, &why) < 0)
 		return vm_error_set(err, EINVAL, "%s: %s", name,
 				    vm_error_str(&why));
@@ -132,8 +133,7 @@ static int time_arg(struct vm_http_exchange *x, const char *name, uint64_t now,
 
 /* format= and archive=; growth takes pprof only. */
 static int format_args(struct vm_http_exchange *x, bool pprof_only,
-		       enum vm_format *format, bool *gzip,
-		       struct vm_error *err)
+		       enum vm_format *format, bool *gzip, struct vm_error *err)
 {
 	const char *f = arg(x, "format"), *archive = arg(x, "archive");
 
@@ -219,8 +219,7 @@ enum MHD_Result vm_http_get_memory_growth(struct vm_http_exchange *x)
 	    format_args(x, true, &ctx.format, &ctx.gzip, &err) < 0)
 		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
 	if (from >= until)
-		return vm_http_reply_error(x, 422,
-					   "from must be before until");
+		return vm_http_reply_error(x, 422, "from must be before until");
 	r = vm_history_growth(h, from, until, encode, &ctx, &err);
 	return reply(x, r, &ctx, &err);
 }
