@@ -35,12 +35,39 @@
 static const char known_paths[] =
 	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /profile/memory/history, GET /profile/memory/history/profile, GET /profile/memory/history/growth, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
 
+/*
+ * The kinds of profile there are (limits.c's one list), for the web UI's
+ * choice of kind: [{"name", "title", "snapshot"}].
+ */
+static struct json_object *kinds_json(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int k = 0; k < VM_KINDS; k++) {
+		struct json_object *o;
+
+		if (!vm_kind_name(k))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(vm_kind_name(k)));
+		json_object_object_add(
+			o, "title", json_object_new_string(vm_kind_title(k)));
+		json_object_object_add(
+			o, "snapshot",
+			json_object_new_boolean(vm_kind_is_snapshot(k)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
 	bool usable;
 	struct json_object *o;
 
 	o = vm_health_json(x->srv->cfg.health, &usable);
+	json_object_object_add(o, "kinds", kinds_json());
 	json_object_object_add(o, "profile",
 			       vm_http_profile_status(x->srv->cfg.service));
 	if (x->srv->cfg.continuous)
