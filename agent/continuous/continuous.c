@@ -59,14 +59,8 @@ static void set_error(struct vm_continuous *c, const char *msg)
 /* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
 static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
 {
-	bool stopping;
-
-	pthread_mutex_lock(&c->lock);
-	while (!c->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
-		vm_cond_wait_until(&c->wake, &c->lock, deadline_ns);
-	stopping = c->stopping;
-	pthread_mutex_unlock(&c->lock);
-	return stopping;
+	return vm_cond_sleep_until(&c->wake, &c->lock, &c->stopping,
+				   deadline_ns);
 }
 
 /* The window as a file in --history-dir and in the push queue. */
@@ -287,6 +281,20 @@ static void load_spool(struct vm_continuous *c)
 	vm_history_dir_names_free(names, n);
 }
 
+/* The memory snapshots, on the targets of the windows. */
+static int start_memory(struct vm_continuous *c, struct vm_error *err)
+{
+	struct vm_continuous_memory_config mc = { 0 };
+
+	mc.every = c->cfg.memory_every;
+	mc.comms = c->cfg.comms;
+	mc.n_comms = c->cfg.n_comms;
+	mc.history = c->memory_history;
+	mc.push = c->push;
+	mc.engine = &c->cfg.engine;
+	return vm_continuous_memory_start(&mc, &c->memory, err);
+}
+
 int vm_continuous_start(const struct vm_continuous_config *cfg,
 			struct vm_continuous **out, struct vm_error *err)
 {
@@ -311,18 +319,8 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 		if (r == 0)
 			load_spool(c);
 	}
-	if (r == 0 && c->memory_history) {
-		struct vm_continuous_memory_config mc = {
-			.every = cfg->memory_every,
-			.comms = cfg->comms,
-			.n_comms = cfg->n_comms,
-			.history = c->memory_history,
-			.push = c->push,
-			.engine = &c->cfg.engine,
-		};
-
-		r = vm_continuous_memory_start(&mc, &c->memory, err);
-	}
+	if (r == 0 && c->memory_history)
+		r = start_memory(c, err);
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);
 		if (r)

@@ -42,10 +42,16 @@ struct vm_continuous_memory {
 	char last_error[256];
 };
 
-static void set_error(struct vm_continuous_memory *m, const char *msg)
+/* A snapshot kept (error NULL), or why one was not. */
+static void count(struct vm_continuous_memory *m, const char *error)
 {
 	pthread_mutex_lock(&m->lock);
-	snprintf(m->last_error, sizeof(m->last_error), "%s", msg);
+	if (error) {
+		snprintf(m->last_error, sizeof(m->last_error), "%s", error);
+	} else {
+		m->snapshots++;
+		m->last_error[0] = '\0';
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -115,31 +121,14 @@ static void take(struct vm_continuous_memory *m)
 	}
 	if (r < 0) {
 		vm_log("continuous: memory snapshot: %s", vm_error_str(&err));
-		set_error(m, vm_error_str(&err));
 	} else {
 		if (m->cfg.push)
 			push_snapshot(m, &w, &y);
 		continuous_memory_taken(m, &samples, &y);
-		pthread_mutex_lock(&m->lock);
-		m->snapshots++;
-		m->last_error[0] = '\0';
-		pthread_mutex_unlock(&m->lock);
 	}
+	count(m, r < 0 ? vm_error_str(&err) : NULL);
 	vm_symbolized_free(&y);
 	vm_samples_free(&samples);
-}
-
-/* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
-static bool wait_until(struct vm_continuous_memory *m, uint64_t deadline_ns)
-{
-	bool stopping;
-
-	pthread_mutex_lock(&m->lock);
-	while (!m->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
-		vm_cond_wait_until(&m->wake, &m->lock, deadline_ns);
-	stopping = m->stopping;
-	pthread_mutex_unlock(&m->lock);
-	return stopping;
 }
 
 static void *memory_thread(void *arg)
@@ -150,7 +139,7 @@ static void *memory_thread(void *arg)
 	uint64_t next = vm_clock_ns(CLOCK_MONOTONIC) + every_ns;
 
 	vm_log("continuous memory snapshots every %u s", m->cfg.every);
-	while (!wait_until(m, next)) {
+	while (!vm_cond_sleep_until(&m->wake, &m->lock, &m->stopping, next)) {
 		take(m);
 		next += every_ns;
 		/* Far behind (suspended, or a slow walk): start afresh. */
@@ -165,34 +154,32 @@ int vm_continuous_memory_start(const struct vm_continuous_memory_config *cfg,
 			       struct vm_error *err)
 {
 	struct vm_continuous_memory *m = calloc(1, sizeof(*m));
-	int r;
+	int r = m ? 0 : ENOMEM;
 
 	*out = NULL;
-	if (!m)
-		return vm_error_set(err, ENOMEM, "out of memory");
-	m->cfg = *cfg;
-	pthread_mutex_init(&m->lock, NULL);
-	vm_cond_init_monotonic(&m->wake);
-	r = pthread_create(&m->thread, NULL, memory_thread, m);
+	if (m) {
+		m->cfg = *cfg;
+		pthread_mutex_init(&m->lock, NULL);
+		vm_cond_init_monotonic(&m->wake);
+		r = pthread_create(&m->thread, NULL, memory_thread, m);
+		m->thread_started = r == 0;
+	}
 	if (r) {
 		vm_continuous_memory_stop(m);
 		return vm_error_errno(
 			err, r,
 			"cannot start the thread of continuous memory snapshots");
 	}
-	m->thread_started = true;
 	*out = m;
 	return 0;
 }
 
+/* Raise stop: a walk under way ends within its deadline, then the loop. */
 void vm_continuous_memory_stop(struct vm_continuous_memory *m)
 {
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->lock);
-	m->stopping = true;
-	pthread_cond_broadcast(&m->wake);
-	pthread_mutex_unlock(&m->lock);
+	vm_cond_raise(&m->wake, &m->lock, &m->stopping);
 	if (m->thread_started)
 		pthread_join(m->thread, NULL);
 	pthread_mutex_destroy(&m->lock);

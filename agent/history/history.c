@@ -999,16 +999,19 @@ static int answer_note(struct merged *m, const char *notes)
 }
 
 /*
- * Under the lock: one more answer may be built (VM_HISTORY_MERGES_MAX),
- * or -EBUSY with a sentence.
+ * Take the lock for one more answer, if one more may be built
+ * (VM_HISTORY_MERGES_MAX); else -EBUSY with a sentence, unlocked.
  */
 static int answer_begin(struct vm_history *h, struct vm_error *err)
 {
-	if (h->merges >= VM_HISTORY_MERGES_MAX)
+	vm_history_lock(h);
+	if (h->merges >= VM_HISTORY_MERGES_MAX) {
+		vm_history_unlock(h);
 		return vm_error_set(
 			err, EBUSY,
 			"%d merged answers are being built already; ask again when one is done",
 			VM_HISTORY_MERGES_MAX);
+	}
 	h->merges++;
 	return 0;
 }
@@ -1066,12 +1069,9 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 	size_t n_used = 0, n_windows = 0;
 	int r;
 
-	vm_history_lock(h);
 	r = answer_begin(h, err);
-	if (r < 0) {
-		vm_history_unlock(h);
+	if (r < 0)
 		return r;
-	}
 	counts = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*counts));
 	objects = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*objects));
 	if (!counts || !objects) {
@@ -1171,12 +1171,9 @@ int vm_history_nearest(struct vm_history *h, uint64_t at_ns,
 	char when[32];
 	int r;
 
-	vm_history_lock(h);
 	r = answer_begin(h, err);
-	if (r < 0) {
-		vm_history_unlock(h);
+	if (r < 0)
 		return r;
-	}
 	if (!h->n_windows) {
 		r = vm_error_set(err, ENOENT, "no snapshot is stored yet");
 		answer_end(h, &m, NULL, NULL, NULL, err);
@@ -1292,12 +1289,9 @@ int vm_history_growth(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 	ssize_t n;
 	int r;
 
-	vm_history_lock(h);
 	r = answer_begin(h, err);
-	if (r < 0) {
-		vm_history_unlock(h);
+	if (r < 0)
 		return r;
-	}
 	a = h->n_windows ? &h->windows[nearest(h, from_ns)] : NULL;
 	b = h->n_windows ? &h->windows[nearest(h, until_ns)] : NULL;
 	if (a)

@@ -33,12 +33,10 @@ static const char *arg(struct vm_http_exchange *x, const char *name)
 					       name);
 }
 
-static struct json_object *time_json(uint64_t ns)
+/* o.key = v: the numbers of the index. */
+static void put(struct json_object *o, const char *key, int64_t v)
 {
-	char buf[32];
-
-	vm_history_format_rfc3339(ns, buf);
-	return json_object_new_string(buf);
+	json_object_object_add(o, key, json_object_new_int64(v));
 }
 
 /*
@@ -65,161 +63,95 @@ static struct vm_history *memory_history(struct vm_http_exchange *x,
 enum MHD_Result vm_http_get_memory_history(struct vm_http_exchange *x)
 {
 	struct vm_continuous *c = x->srv->cfg.continuous;
-	struct json_object *o, *ws;
+	struct vm_history *h = c ? vm_continuous_memory_history(c) : NULL;
+	struct json_object *o, *list;
 	struct vm_history_index idx;
-	struct vm_history *h;
 
-	if (!c || !vm_continuous_memory_history(c)) {
-		o = json_object_new_object();
-		json_object_object_add(o, "continuous",
-				       json_object_new_boolean(false));
-		return vm_http_reply_json(x, 200, o);
-	}
-	h = vm_continuous_memory_history(c);
+	if (!h)
+		return vm_http_reply_json(
+			x, 200, json_tokener_parse("{\"continuous\": false}"));
 	if (vm_history_get_index(h, &idx) < 0)
 		return vm_http_reply_error(x, 500, "out of memory");
 	o = json_object_new_object();
+	list = json_object_new_array();
 	json_object_object_add(o, "continuous", json_object_new_boolean(true));
-	json_object_object_add(
-		o, "every_seconds",
-		json_object_new_int64(vm_continuous_config(c)->memory_every));
-	json_object_object_add(o, "oldest",
-			       idx.n ? time_json(idx.v[0].start_ns) : NULL);
-	json_object_object_add(o, "newest",
-			       idx.n ? time_json(idx.v[idx.n - 1].start_ns) :
-				       NULL);
-	json_object_object_add(o, "bytes",
-			       json_object_new_int64((int64_t)idx.bytes));
-	json_object_object_add(o, "dropped_snapshots",
-			       json_object_new_int64((int64_t)idx.dropped));
-	ws = json_object_new_array();
+	put(o, "every_seconds", vm_continuous_config(c)->memory_every);
+	/* A snapshot begins and ends within its second: its start. */
+	for (int last = 0; last < 2; last++)
+		json_object_object_add(
+			o, last ? "newest" : "oldest",
+			!idx.n ? NULL :
+				 vm_http_time_json(
+					 idx.v[last ? idx.n - 1 : 0].start_ns));
+	put(o, "bytes", (int64_t)idx.bytes);
+	put(o, "dropped_snapshots", (int64_t)idx.dropped);
 	for (size_t i = 0; i < idx.n; i++) {
-		struct json_object *w = json_object_new_object();
+		const struct vm_history_window *w = &idx.v[i];
+		struct json_object *one = json_object_new_object();
 
-		json_object_object_add(w, "time", time_json(idx.v[i].start_ns));
-		json_object_object_add(
-			w, "walk_ms",
-			json_object_new_int64((
-				int64_t)((idx.v[i].end_ns - idx.v[i].start_ns) /
-					 1000000)));
-		json_object_object_add(
-			w, "samples",
-			json_object_new_int64((int64_t)idx.v[i].samples));
-		json_object_array_add(ws, w);
+		json_object_object_add(one, "time",
+				       vm_http_time_json(w->start_ns));
+		put(one, "walk_ms",
+		    (int64_t)((w->end_ns - w->start_ns) / 1000000));
+		put(one, "samples", (int64_t)w->samples);
+		json_object_array_add(list, one);
 	}
-	json_object_object_add(o, "snapshots", ws);
+	json_object_object_add(o, "snapshots", list);
 	free(idx.v);
 	return vm_http_reply_json(x, 200, o);
 }
 
-/* A time parameter, now when absent; its name first in the error. */
-static int time_arg(struct vm_http_exchange *x, const char *name, uint64_t now,
-		    bool required, uint64_t *out, struct vm_error *err)
+/*
+ * The snapshot nearest at= (growth false), or the growth between the
+ * snapshots nearest from= and until= (pprof only: its values are signed).
+ */
+static enum MHD_Result answer(struct vm_http_exchange *x, bool growth)
 {
-	const char *v = arg(x, name);
-	struct vm_error why = { 0 };
+	uint64_t now = vm_clock_ns(CLOCK_REALTIME), from = now, until = now;
+	const char *at = arg(x, growth ? "until" : "at");
+	const char *since = growth ? arg(x, "from") : NULL;
+	struct vm_http_history_answer a = { 0 };
+	struct vm_error err = { 0 };
+	enum MHD_Result refused;
+	struct vm_history *h = memory_history(x, &refused);
+	int r = 0;
 
-	*out = now;
-	if (!v && required)
-		return vm_error_set(
-			err, EINVAL,
-			"%s is missing: give a time (RFC 3339, Unix seconds, or relative such as -5m)",
-			name);
-	if (v && vm_history_parse_time(v, now, out, &why) < 0)
-		return vm_error_set(err, EINVAL, "%s: %s", name,
-				    vm_error_str(&why));
-	return 0;
-}
-
-/* format= and archive=; growth takes pprof only. */
-static int format_args(struct vm_http_exchange *x, bool pprof_only,
-		       enum vm_format *format, bool *gzip, struct vm_error *err)
-{
-	const char *f = arg(x, "format"), *archive = arg(x, "archive");
-
-	*format = VM_FORMAT_PPROF;
-	if (f && vm_format_from_name(f, format) < 0)
-		return vm_error_set(
-			err, EINVAL,
-			"format '%.32s' is not known: use " VM_FORMAT_NAMES, f);
-	if (pprof_only && *format != VM_FORMAT_PPROF)
-		return vm_error_set(
-			err, EINVAL,
+	if (!h)
+		return refused;
+	if (growth && !since)
+		r = vm_error_set(
+			&err, EINVAL,
+			"from is missing: give a time (RFC 3339, Unix seconds, or relative such as -1h)");
+	if (r == 0 && at)
+		r = vm_http_history_time(growth ? "until" : "at", at, now,
+					 &until, &err);
+	if (r == 0 && since)
+		r = vm_http_history_time("from", since, now, &from, &err);
+	if (r == 0)
+		r = vm_http_history_format(x, &a, &err);
+	if (r == 0 && growth && a.format != VM_FORMAT_PPROF)
+		r = vm_error_set(
+			&err, EINVAL,
 			"the growth view is pprof only (its values may be negative): leave format out");
-	if (archive && strcmp(archive, "true") && strcmp(archive, "false"))
-		return vm_error_set(err, EINVAL,
-				    "archive must be true or false");
-	*gzip = archive && !strcmp(archive, "true");
-	return 0;
-}
-
-struct encode_ctx {
-	enum vm_format format;
-	bool gzip;
-	struct vm_encoded out;
-};
-
-static int encode(const struct vm_symbolized *y,
-		  const struct vm_history_window *span, void *arg,
-		  struct vm_error *err)
-{
-	struct encode_ctx *ctx = arg;
-
-	(void)span;
-	return vm_encode_profile(y, ctx->format, ctx->gzip, &ctx->out, err);
-}
-
-static enum MHD_Result reply(struct vm_http_exchange *x, int r,
-			     struct encode_ctx *ctx, struct vm_error *err)
-{
-	if (r == -ENOENT)
-		return vm_http_reply_error(
-			x, 404,
-			"%s; GET /profile/memory/history lists what is kept",
-			vm_error_str(err));
-	if (r == -EBUSY)
-		return vm_http_reply_error(x, 503, "%s", vm_error_str(err));
+	if (r == 0 && growth && from >= until)
+		r = vm_error_set(&err, EINVAL, "from must be before until");
 	if (r < 0)
-		return vm_http_reply_error(x, 500, "%s", vm_error_str(err));
-	return vm_http_reply_data(x, 200, ctx->out.data, ctx->out.len,
-				  ctx->out.content_type, ctx->out.filename);
+		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
+	if (growth)
+		r = vm_history_growth(h, from, until, vm_http_history_encode,
+				      &a, &err);
+	else
+		r = vm_history_nearest(h, until, vm_http_history_encode, &a,
+				       &err);
+	return vm_http_history_reply(x, r, &a, "/profile/memory/history", &err);
 }
 
 enum MHD_Result vm_http_get_memory_snapshot(struct vm_http_exchange *x)
 {
-	uint64_t now = vm_clock_ns(CLOCK_REALTIME), at;
-	struct encode_ctx ctx = { 0 };
-	struct vm_error err = { 0 };
-	enum MHD_Result answer;
-	struct vm_history *h = memory_history(x, &answer);
-	int r;
-
-	if (!h)
-		return answer;
-	if (time_arg(x, "at", now, false, &at, &err) < 0 ||
-	    format_args(x, false, &ctx.format, &ctx.gzip, &err) < 0)
-		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
-	r = vm_history_nearest(h, at, encode, &ctx, &err);
-	return reply(x, r, &ctx, &err);
+	return answer(x, false);
 }
 
 enum MHD_Result vm_http_get_memory_growth(struct vm_http_exchange *x)
 {
-	uint64_t now = vm_clock_ns(CLOCK_REALTIME), from, until;
-	struct encode_ctx ctx = { 0 };
-	struct vm_error err = { 0 };
-	enum MHD_Result answer;
-	struct vm_history *h = memory_history(x, &answer);
-	int r;
-
-	if (!h)
-		return answer;
-	if (time_arg(x, "from", now, true, &from, &err) < 0 ||
-	    time_arg(x, "until", now, false, &until, &err) < 0 ||
-	    format_args(x, true, &ctx.format, &ctx.gzip, &err) < 0)
-		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
-	if (from >= until)
-		return vm_http_reply_error(x, 422, "from must be before until");
-	r = vm_history_growth(h, from, until, encode, &ctx, &err);
-	return reply(x, r, &ctx, &err);
+	return answer(x, true);
 }

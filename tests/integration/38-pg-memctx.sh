@@ -44,10 +44,24 @@ log_heaviest() {
 		sort -n | tail -1 | sed 's/^[0-9]* //'
 }
 
+# log_dump PID OUT: PID's tree as it writes it to the server log
+# (pg_log_backend_memory_contexts), into OUT; prints its Grand total.
+log_dump() {
+	local lines
+	lines=$(wc -l <"$T/pg/server.log")
+	pg_psql "SELECT pg_log_backend_memory_contexts($1)" >/dev/null
+	for _ in $(seq 100); do
+		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$2"
+		grep -q "Grand total:" "$2" && break
+		sleep 0.1
+	done
+	sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$2" | tail -1
+}
+
 # exception_loop R MAJOR: the PL/pgSQL exception-block loop's backend,
 # idle in its transaction, read from outside and by its own log dump.
 exception_loop() {
-	local r=$1 v=$2 pid want got heavy_log heavy_walk lines
+	local r=$1 v=$2 pid want got heavy_log heavy_walk
 	pg_session exc
 	exec 8>"$T/exc.in"
 	cat >&8 <<'SQL'
@@ -71,14 +85,7 @@ SQL
 	for _ in $(seq 1200); do grep -q looped "$T/exc.out" 2>/dev/null && break; sleep 0.1; done
 	pid=$(head -1 "$T/exc.out")
 	"$DUMP" "$pid" "$v" >"$T/exc.walk" 2>&1
-	lines=$(wc -l <"$T/pg/server.log")
-	pg_psql "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
-	for _ in $(seq 100); do
-		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$T/exc.log"
-		grep -q "Grand total:" "$T/exc.log" && break
-		sleep 0.1
-	done
-	want=$(sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$T/exc.log" | tail -1)
+	want=$(log_dump "$pid" "$T/exc.log")
 	got=$(awk '/^walk/ { print $3 }' "$T/exc.walk")
 	heavy_log=$(log_heaviest "$T/exc.log")
 	heavy_walk=$(awk '/^ctx/ { if ($4 + 0 > max) { max = $4 + 0; p = $0 } } END { n = split(p, a, ";"); print a[n] }' "$T/exc.walk")
@@ -113,15 +120,7 @@ for r in 15 16.14 17.2 17.10 18.4; do
 	"$DUMP" "$pid" "$v" >"$T/walk" 2>&1
 	check "PostgreSQL $r: the tree of backend $pid is read whole" \
 		grep -q "^walk .* partial 0 cut 0 0 0 bad 0 " "$T/walk"
-	: >"$T/pg/server.log.mark"
-	lines=$(wc -l <"$T/pg/server.log")
-	pg_psql "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
-	for _ in $(seq 100); do
-		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$T/log"
-		grep -q "Grand total:" "$T/log" && break
-		sleep 0.1
-	done
-	want=$(sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$T/log" | tail -1)
+	want=$(log_dump "$pid" "$T/log")
 	got=$(awk '/^walk/ { print $3 }' "$T/walk")
 	diag <<<"PostgreSQL $r: the walk reads $got bytes in $(awk '/^walk/ { print $5 }' "$T/walk") contexts; the log's Grand total is ${want:-missing}"
 	check "PostgreSQL $r: the walk's total is the log's Grand total within 1% ($got, ${want:-none})" \
