@@ -358,7 +358,8 @@ int vm_session_collect(struct vm_session *s, struct vm_samples *samples,
 	}
 	/* A faults sample's count is the period's faults: samples, here. */
 	for (size_t i = 0; i < samples->n; i++)
-		total += s->req.kind == VM_KIND_FAULTS && samples->fault_period ?
+		total += s->req.kind == VM_KIND_FAULTS &&
+					 samples->fault_period ?
 				 samples->v[i].count / samples->fault_period :
 				 samples->v[i].count;
 	atomic_store(&s->final_samples, total);
