@@ -16,6 +16,13 @@
  * free.  (A buffer per file cost a page fault per 4 KiB read and an munmap
  * per large file.)  Files are opened relative to their directory, which is
  * opened once for all of its files, not by full path each.
+ *
+ * Waking a thread costs a futex call and a context switch, which in a VM
+ * may be a trap to the hypervisor: the writer, when it has caught up with
+ * the readers, is woken once a run of files is read (or a reader is about
+ * to wait for room, or has read all of its files), not at every file; the
+ * readers wait on a condition of their own, signalled only when room is
+ * given back and one of them waits for it.
  */
 #include "imagebuilder/prefetch.h"
 
@@ -31,8 +38,14 @@
 
 #include "common/cleanup.h"
 
+/*
+ * With VM_PREFETCH_MAX_AHEAD >= VM_PREFETCH_MAX_FILE, a file always fits
+ * once every file before it is released, even after a ring tail too short
+ * for it was skipped (see vm_prefetch_fits).
+ */
 #define RING_SIZE ((size_t)VM_PREFETCH_MAX_AHEAD + VM_PREFETCH_MAX_FILE)
-#define HUGE_PAGE (2u << 20)
+/* Files the writer lets the readers get ahead by before it is woken. */
+#define WAKE_RUN 32
 
 #define MAX_READERS 4
 
@@ -40,7 +53,6 @@ struct item {
 	struct vm_node *node;
 	size_t off; /* in the ring */
 	uint64_t end; /* cumulative ring use up to and including this one */
-	char sha256[VM_SHA256_HEX_LEN];
 	struct vm_error *err; /* only when reading failed: items are many */
 	int r;
 	int ready;
@@ -50,12 +62,14 @@ struct vm_prefetch {
 	pthread_t threads[MAX_READERS];
 	int n_threads, stride; /* started, and planned */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t ready; /* the writer waits on it */
+	pthread_cond_t room; /* the readers wait on it */
 	struct item *items;
 	size_t n, taken;
 	uint64_t freed; /* cumulative ring use of the items released */
-	char *ring; /* in `map`, aligned for huge pages */
-	void *map;
+	char *ring;
+	size_t wake_at; /* the item whose reading wakes the waiting writer */
+	int writer_waiting, room_waiters;
 	int stop;
 };
 
@@ -145,8 +159,8 @@ int vm_source_open(const struct vm_node *n, int dfd, const char *name,
  * Read exactly n->size bytes of n->source into buf (with room for them
  * rounded up to 4 KiB, the rest zeroed) and hash them.
  */
-static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
-		     char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+static int read_into(struct dir_cache *d, struct vm_node *n, char *buf,
+		     struct vm_error *err)
 {
 	const char *name;
 	int dfd = dir_for(d, n->source, &name);
@@ -180,7 +194,8 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 			"%s changed (it %s) while the image was being built; rebuild from a stable tree",
 			n->source, got > n->size ? "grew" : "shrank");
 	memset(buf + got, 0, padded(got) - got);
-	vm_sha256_hex(buf, got, hex);
+	/* The writer reads it only after taking the file, under the lock. */
+	vm_sha256_hex(buf, got, n->sha256);
 	return 0;
 }
 
@@ -189,7 +204,7 @@ static void read_item(struct vm_prefetch *p, struct dir_cache *d,
 {
 	struct vm_error err = { 0 };
 
-	it->r = read_into(d, it->node, p->ring + it->off, it->sha256, &err);
+	it->r = read_into(d, it->node, p->ring + it->off, &err);
 	if (it->r < 0) {
 		it->err = malloc(sizeof(*it->err));
 		if (it->err)
@@ -213,8 +228,14 @@ static void *reader(void *arg)
 		int stop;
 
 		pthread_mutex_lock(&p->lock);
-		while (!p->stop && it->end > p->freed + RING_SIZE)
-			pthread_cond_wait(&p->cond, &p->lock);
+		while (!p->stop && it->end > p->freed + RING_SIZE) {
+			/* What the writer has not taken yet may be ready. */
+			if (p->writer_waiting)
+				pthread_cond_signal(&p->ready);
+			p->room_waiters++;
+			pthread_cond_wait(&p->room, &p->lock);
+			p->room_waiters--;
+		}
 		stop = p->stop;
 		pthread_mutex_unlock(&p->lock);
 		if (stop)
@@ -222,7 +243,9 @@ static void *reader(void *arg)
 		read_item(p, &d, it);
 		pthread_mutex_lock(&p->lock);
 		it->ready = 1;
-		pthread_cond_broadcast(&p->cond);
+		if (p->writer_waiting &&
+		    (i >= p->wake_at || i + (size_t)p->stride >= p->n))
+			pthread_cond_signal(&p->ready);
 		pthread_mutex_unlock(&p->lock);
 	}
 	dir_cache_clear(&d);
@@ -259,20 +282,17 @@ static int readers(void)
 
 /*
  * The ring: faulted in by the readers, once, as it is reused round and
- * round; in huge pages where the kernel allows it, a fault per 2 MiB
- * instead of per 4 KiB (each a trap to the hypervisor in a VM).
+ * round.  Not in huge pages: a VM's host backs a fresh 2 MiB page by
+ * faulting in all of it, and a guest that gives free memory back to its
+ * host takes its huge pages from what was given back, so that zeroing them
+ * cost more than all the 4 KiB faults of the same ring.
  */
-static void *map_ring(char **ring)
+static char *map_ring(void)
 {
-	void *map = mmap(NULL, RING_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
+	void *map = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (map == MAP_FAILED)
-		return NULL;
-	*ring = (char *)(((uintptr_t)map + HUGE_PAGE - 1) &
-			 ~(uintptr_t)(HUGE_PAGE - 1));
-	madvise(*ring, RING_SIZE, MADV_HUGEPAGE); /* advice: may be refused */
-	return map;
+	return map == MAP_FAILED ? NULL : map;
 }
 
 int vm_prefetch_start(struct vm_node **nodes, size_t n,
@@ -284,10 +304,10 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (!p)
 		return -ENOMEM;
 	p->items = calloc(n + 1, sizeof(*p->items));
-	p->map = map_ring(&p->ring);
-	if (!p->items || !p->map) {
-		if (p->map)
-			munmap(p->map, RING_SIZE + HUGE_PAGE);
+	p->ring = map_ring();
+	if (!p->items || !p->ring) {
+		if (p->ring)
+			munmap(p->ring, RING_SIZE);
 		free(p->items);
 		free(p);
 		return -ENOMEM;
@@ -297,7 +317,8 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	p->n = n;
 	place(p);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->ready, NULL);
+	pthread_cond_init(&p->room, NULL);
 	p->stride = readers();
 	while (p->n_threads < p->stride) {
 		struct reader_arg *a = malloc(sizeof(*a));
@@ -319,11 +340,14 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 
 void vm_prefetch_release(struct vm_prefetch *p, size_t n)
 {
-	if (!p || !n || n > p->taken)
+	if (!p || !n)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->freed = p->items[n - 1].end;
-	pthread_cond_broadcast(&p->cond);
+	if (n <= p->taken && p->items[n - 1].end > p->freed) {
+		p->freed = p->items[n - 1].end;
+		if (p->room_waiters)
+			pthread_cond_broadcast(&p->room);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -332,16 +356,26 @@ size_t vm_prefetch_taken(const struct vm_prefetch *p)
 	return p->taken;
 }
 
-int vm_prefetch_ready(struct vm_prefetch *p)
+int vm_prefetch_fits(const struct vm_prefetch *p, size_t released)
 {
-	int ready;
+	uint64_t freed = released ? p->items[released - 1].end : 0;
 
-	if (p->taken >= p->n)
-		return 1;
-	pthread_mutex_lock(&p->lock);
-	ready = p->items[p->taken].ready;
-	pthread_mutex_unlock(&p->lock);
-	return ready;
+	return p->taken >= p->n || p->items[p->taken].end <= freed + RING_SIZE;
+}
+
+/*
+ * The file whose reading wakes the writer waiting for the next one: a run
+ * of files later, within half the ring.
+ */
+static size_t wake_point(const struct vm_prefetch *p)
+{
+	size_t i = p->taken;
+	uint64_t limit = p->items[i].end + RING_SIZE / 2;
+
+	while (i + 1 < p->n && i + 1 < p->taken + WAKE_RUN &&
+	       p->items[i + 1].end <= limit)
+		i++;
+	return i;
 }
 
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
@@ -355,14 +389,17 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 				    "internal: files read out of order");
 	it = &p->items[p->taken];
 	pthread_mutex_lock(&p->lock);
-	while (!it->ready)
-		pthread_cond_wait(&p->cond, &p->lock);
+	while (!it->ready) {
+		p->wake_at = wake_point(p);
+		p->writer_waiting = 1;
+		pthread_cond_wait(&p->ready, &p->lock);
+		p->writer_waiting = 0;
+	}
 	p->taken++;
 	pthread_mutex_unlock(&p->lock);
 	if (it->r < 0)
 		return it->err ? vm_error_set(err, it->r, "%s", it->err->msg) :
 				 vm_error_set(err, ENOMEM, "out of memory");
-	memcpy(n->sha256, it->sha256, VM_SHA256_HEX_LEN);
 	*data = p->ring + it->off;
 	return 0;
 }
@@ -373,13 +410,14 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stop = 1;
-	pthread_cond_broadcast(&p->cond);
+	pthread_cond_broadcast(&p->room);
 	pthread_mutex_unlock(&p->lock);
 	for (int t = 0; t < p->n_threads; t++)
 		pthread_join(p->threads[t], NULL);
 	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
-	munmap(p->map, RING_SIZE + HUGE_PAGE);
+	pthread_cond_destroy(&p->ready);
+	pthread_cond_destroy(&p->room);
+	munmap(p->ring, RING_SIZE);
 	for (size_t i = 0; i < p->n; i++)
 		free(p->items[i].err);
 	free(p->items);

@@ -36,22 +36,26 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 /*
  * The content of the next node, which must be `n`: *data (size rounded up
  * to 4 KiB with zeros, 4 KiB aligned), valid until vm_prefetch_release or
- * the stop; and n->sha256 set.  The errors are those of reading the file
- * (vanished, changed, ...).
+ * the stop; and n->sha256 set (by a reader thread, before it is taken).
+ * The errors are those of reading the file (vanished, changed, ...).
  */
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 		     const char **data, struct vm_error *err);
 
-/* Whether the next take has its file read already (will not wait). */
-int vm_prefetch_ready(struct vm_prefetch *p);
+/*
+ * Whether the next take's file has room to be read in once the first
+ * `released` files taken are released: if not, waiting for it would wait
+ * for the caller, who must hand over what it holds first.
+ */
+int vm_prefetch_fits(const struct vm_prefetch *p, size_t released);
 
 /* How many files were taken so far. */
 size_t vm_prefetch_taken(const struct vm_prefetch *p);
 
 /*
  * The first n files taken are written: their memory may be read into
- * again.  The readers wait for this once they are a buffer's worth ahead,
- * so a caller holding taken data must release it before waiting on a take.
+ * again.  The readers wait for this once they are a buffer's worth ahead
+ * (see vm_prefetch_fits).  Any thread may call it.
  */
 void vm_prefetch_release(struct vm_prefetch *p, size_t n);
 
