@@ -121,8 +121,8 @@ int vm_dw_open(struct vm_datawrite *dw, const char *path, size_t block_size,
 		return vm_error_errno(err, errno, "cannot open %s", path);
 	/* Untouched until used: memory costs only where data is copied. */
 	for (int i = 0; i < VM_DW_BATCHES; i++) {
-		dw->batches[i].copy =
-			aligned_alloc(ALIGN, (size_t)VM_DW_BLOCKS * block_size);
+		dw->batches[i].copy = aligned_alloc(
+			ALIGN, (size_t)VM_DW_COPY_BLOCKS * block_size);
 		if (!dw->batches[i].copy) {
 			vm_dw_close(dw);
 			return vm_error_set(err, ENOMEM, "out of memory");
@@ -218,7 +218,8 @@ int vm_dw_write(struct vm_datawrite *dw, uint64_t pblk, size_t count,
 	kept = kept && !((uintptr_t)buf % ALIGN);
 	while (r == 0 && count) {
 		struct vm_dw_batch *b = &dw->batches[dw->filling];
-		size_t room = VM_DW_BLOCKS - (kept ? b->blocks : b->copied);
+		size_t room = kept ? VM_DW_BLOCKS - b->blocks :
+				     VM_DW_COPY_BLOCKS - b->copied;
 
 		if (VM_DW_BLOCKS - b->blocks < room)
 			room = VM_DW_BLOCKS - b->blocks;

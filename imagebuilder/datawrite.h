@@ -15,6 +15,8 @@
 #include "common/error.h"
 
 #define VM_DW_BLOCKS 512u /* at most 2 MiB in one write */
+/* Of which copied (not kept by the caller): each block is a page fault. */
+#define VM_DW_COPY_BLOCKS 128u
 #define VM_DW_IOV 1024 /* UIO_MAXIOV */
 #define VM_DW_BATCHES 4 /* gathered or being written at once */
 
@@ -24,7 +26,7 @@ struct vm_dw_batch {
 	size_t blocks;
 	struct iovec iov[VM_DW_IOV];
 	int n_iov;
-	char *copy; /* VM_DW_BLOCKS blocks for data that is not kept */
+	char *copy; /* VM_DW_COPY_BLOCKS blocks for data that is not kept */
 	size_t copied; /* blocks of it in use */
 	size_t mark; /* the caller's mark when it was handed over */
 };

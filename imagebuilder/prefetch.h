@@ -11,10 +11,14 @@
 
 #include "imagebuilder/tree.h"
 
-/* Files larger than this (and sparse ones) are streamed by the writer. */
-#define VM_PREFETCH_MAX_FILE (8u << 20)
+/*
+ * Files larger than this (and sparse ones) are streamed by the writer: a
+ * kernel tree has a handful (the kernel, perf, the largest module), and a
+ * larger ring would cost a page fault for each 4 KiB of it.
+ */
+#define VM_PREFETCH_MAX_FILE (4u << 20)
 /* Bytes read ahead at most. */
-#define VM_PREFETCH_MAX_AHEAD (8u << 20)
+#define VM_PREFETCH_MAX_AHEAD (4u << 20)
 
 struct vm_prefetch;
 

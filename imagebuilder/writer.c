@@ -46,7 +46,9 @@
 #include "imagebuilder/prefetch.h"
 #include "imagebuilder/wbio.h"
 
-#define IO_CHUNK (1u << 20)
+/* What the writer reads at once of a file it streams: a page fault each
+ * 4 KiB, once. */
+#define IO_CHUNK (256u << 10)
 #define MAX_INLINE_EXTENTS 4
 #define MAX_EXTENT_LEN 32768u /* EXT_INIT_MAX_LEN */
 
