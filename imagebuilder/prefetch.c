@@ -131,10 +131,12 @@ static void dir_cache_clear(struct dir_cache *d)
 }
 
 int vm_source_open(const struct vm_node *n, int dfd, const char *name,
-		   struct vm_error *err)
+		   int check, struct vm_error *err)
 {
-	_cleanup_close_ int fd =
-		openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: a fifo put in the file's place reads as empty. */
+	_cleanup_close_ int fd = openat(dfd, name,
+					O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+						O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 
 	if (fd < 0 && errno == ENOENT)
@@ -144,6 +146,8 @@ int vm_source_open(const struct vm_node *n, int dfd, const char *name,
 			n->source);
 	if (fd < 0)
 		return vm_error_errno(err, errno, "cannot open %s", n->source);
+	if (!check)
+		return TAKE_FD(fd);
 	if (fstat(fd, &st) < 0)
 		return vm_error_errno(err, errno, "cannot stat %s", n->source);
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != n->size)
@@ -164,7 +168,8 @@ static int read_into(struct dir_cache *d, struct vm_node *n, char *buf,
 {
 	const char *name;
 	int dfd = dir_for(d, n->source, &name);
-	_cleanup_close_ int fd = vm_source_open(n, dfd, name, err);
+	/* The read below finds a change of size, or of type. */
+	_cleanup_close_ int fd = vm_source_open(n, dfd, name, 0, err);
 	size_t got = 0;
 	char extra;
 

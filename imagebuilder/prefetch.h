@@ -23,12 +23,14 @@
 struct vm_prefetch;
 
 /*
- * Open n->source (`name` relative to dfd) for reading, checking it is
- * still the regular file of n->size bytes the walk saw: the fd, or a
- * negative errno with err saying what changed.
+ * Open n->source (`name` relative to dfd) for reading: the fd, or a
+ * negative errno with err saying what changed.  With `check`, also check
+ * it is still the regular file of n->size bytes the walk saw; a caller
+ * that asks for a byte more than that and refuses a short read needs no
+ * check, and saves a system call per file.
  */
 int vm_source_open(const struct vm_node *n, int dfd, const char *name,
-		   struct vm_error *err);
+		   int check, struct vm_error *err);
 
 /* Whether the writer should take n's content from the prefetcher. */
 int vm_prefetch_wanted(const struct vm_node *n);

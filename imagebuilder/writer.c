@@ -655,7 +655,8 @@ static int read_chunk(struct writer *w, int fd, const struct vm_node *n,
 static int write_read(struct writer *w, struct vm_node *n,
 		      const struct extents *ex, const char *path)
 {
-	_cleanup_close_ int fd = vm_source_open(n, AT_FDCWD, n->source, w->err);
+	_cleanup_close_ int fd =
+		vm_source_open(n, AT_FDCWD, n->source, 1, w->err);
 	struct vm_sha256 *h;
 	uint64_t pos = 0;
 	int r = 0;

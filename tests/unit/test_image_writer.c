@@ -2,7 +2,8 @@
 /*
  * test_image_writer.c - unit tests of imagebuilder/writer.c on a small
  * tree: the image opens with libext2fs, and a file that vanishes or
- * changes size between the walk and the write is an error naming it,
+ * changes size, or becomes a fifo, between the walk and the write is an
+ * error naming it (not a wait for the fifo's writer),
  * whether the files are read inline or by the read-ahead thread; a tree
  * that goes round the read-ahead ring many times, with files of every
  * awkward size, gives the same image bytes either way.
@@ -165,6 +166,31 @@ static void test_changed_file_read_ahead(void **state)
 	check_changed(*state, 1);
 }
 
+static void to_fifo(struct fixture *f)
+{
+	unlink(f->file);
+	assert_int_equal(mkfifo(f->file, 0644), 0);
+}
+
+/* A fifo in the file's place is refused, not waited on for a writer. */
+static void check_fifo(struct fixture *f, int ahead)
+{
+	struct vm_error err = { 0 };
+
+	assert_int_equal(write_image(f, to_fifo, ahead, &err), -EAGAIN);
+	assert_non_null(strstr(err.msg, "data.txt changed"));
+}
+
+static void test_fifo_in_place(void **state)
+{
+	check_fifo(*state, 0);
+}
+
+static void test_fifo_in_place_read_ahead(void **state)
+{
+	check_fifo(*state, 1);
+}
+
 /* Byte i of file k: different in every file and every block. */
 static char pattern(size_t k, size_t i)
 {
@@ -292,6 +318,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_changed_file_read_ahead,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_ahead_wraps_the_ring,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_in_place, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_in_place_read_ahead,
 						setup, teardown),
 	};
 
