@@ -168,6 +168,16 @@ static int hand_over(struct vm_datawrite *dw, size_t mark, struct vm_error *err)
 	return failure(dw, err);
 }
 
+int vm_dw_idle(struct vm_datawrite *dw)
+{
+	int idle;
+
+	pthread_mutex_lock(&dw->lock);
+	idle = !dw->queued;
+	pthread_mutex_unlock(&dw->lock);
+	return idle;
+}
+
 int vm_dw_flush(struct vm_datawrite *dw, struct vm_error *err)
 {
 	return hand_over(dw, dw->mark, err);

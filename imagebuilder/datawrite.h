@@ -69,6 +69,9 @@ int vm_dw_open(struct vm_datawrite *dw, const char *path, size_t block_size,
 int vm_dw_write(struct vm_datawrite *dw, uint64_t pblk, size_t count,
 		const char *buf, int kept, struct vm_error *err);
 
+/* Whether the writing thread has nothing to write: the device idles. */
+int vm_dw_idle(struct vm_datawrite *dw);
+
 /* Hand over what is gathered to be written, without waiting for it. */
 int vm_dw_flush(struct vm_datawrite *dw, struct vm_error *err);
 

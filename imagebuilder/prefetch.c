@@ -361,6 +361,18 @@ size_t vm_prefetch_taken(const struct vm_prefetch *p)
 	return p->taken;
 }
 
+int vm_prefetch_ready(struct vm_prefetch *p)
+{
+	int ready;
+
+	if (p->taken >= p->n)
+		return 1;
+	pthread_mutex_lock(&p->lock);
+	ready = p->items[p->taken].ready;
+	pthread_mutex_unlock(&p->lock);
+	return ready;
+}
+
 int vm_prefetch_fits(const struct vm_prefetch *p, size_t released)
 {
 	uint64_t freed = released ? p->items[released - 1].end : 0;

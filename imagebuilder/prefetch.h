@@ -48,6 +48,9 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 		     const char **data, struct vm_error *err);
 
+/* Whether the next take has its file read already (will not wait). */
+int vm_prefetch_ready(struct vm_prefetch *p);
+
 /*
  * Whether the next take's file has room to be read in once the first
  * `released` files taken are released: if not, waiting for it would wait

@@ -606,10 +606,12 @@ static int write_prefetched(struct writer *w, struct vm_node *n,
 
 	/*
 	 * The file may need ring room that only what dw gathered gives
-	 * back: hand that over before waiting for the readers.  (Otherwise
-	 * it keeps gathering, into fewer and larger writes.)
+	 * back: hand that over before waiting for the readers; and so when
+	 * the device has nothing to do while we wait.  (Otherwise it keeps
+	 * gathering, into fewer and larger writes.)
 	 */
-	if (!vm_prefetch_fits(w->pf, w->dw.handed_mark)) {
+	if (!vm_prefetch_fits(w->pf, w->dw.handed_mark) ||
+	    (!vm_prefetch_ready(w->pf) && vm_dw_idle(&w->dw))) {
 		r = vm_dw_flush(&w->dw, w->err);
 		if (r < 0)
 			return r;
