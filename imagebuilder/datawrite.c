@@ -101,7 +101,7 @@ static void *writing(void *arg)
 			__atomic_store_n(&dw->failed, 1, __ATOMIC_RELEASE);
 		}
 		batch_reset(b);
-		dw->queued--;
+		__atomic_sub_fetch(&dw->queued, 1, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&dw->cond);
 	}
 	pthread_mutex_unlock(&dw->lock);
@@ -159,7 +159,7 @@ static int hand_over(struct vm_datawrite *dw, size_t mark, struct vm_error *err)
 	dw->batches[dw->filling].mark = mark;
 	dw->handed_mark = mark;
 	dw->filling = (dw->filling + 1) % VM_DW_BATCHES;
-	dw->queued++;
+	__atomic_add_fetch(&dw->queued, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&dw->cond);
 	/* The next batch to gather must be written and free. */
 	while (dw->queued >= VM_DW_BATCHES)
@@ -170,12 +170,7 @@ static int hand_over(struct vm_datawrite *dw, size_t mark, struct vm_error *err)
 
 int vm_dw_idle(struct vm_datawrite *dw)
 {
-	int idle;
-
-	pthread_mutex_lock(&dw->lock);
-	idle = !dw->queued;
-	pthread_mutex_unlock(&dw->lock);
-	return idle;
+	return !__atomic_load_n(&dw->queued, __ATOMIC_ACQUIRE);
 }
 
 int vm_dw_flush(struct vm_datawrite *dw, struct vm_error *err)

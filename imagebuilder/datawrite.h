@@ -36,7 +36,9 @@ struct vm_datawrite {
 	size_t block_size;
 	struct vm_dw_batch batches[VM_DW_BATCHES];
 	int filling; /* the batch being gathered */
-	int queued; /* handed over, not yet written: those before `filling` */
+	/* Handed over, not yet written: those before `filling`.  Changed
+	 * under the lock, atomically: vm_dw_idle reads it without. */
+	int queued;
 	/*
 	 * Set by the caller between writes: `written` is told it once all
 	 * the data given before it was set is written.

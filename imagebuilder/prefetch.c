@@ -22,7 +22,10 @@
  * the readers, is woken once a run of files is read (or a reader is about
  * to wait for room, or has read all of its files), not at every file; the
  * readers wait on a condition of their own, signalled only when room is
- * given back and one of them waits for it.
+ * given back and one of them waits for it.  A file already read, and room
+ * already given back, are seen without the lock (`ready`, `freed`, `taken`
+ * and `stop` are read and written atomically), so that a thread takes it
+ * once a file, not once for each question.
  */
 #include "imagebuilder/prefetch.h"
 
@@ -55,7 +58,7 @@ struct item {
 	uint64_t end; /* cumulative ring use up to and including this one */
 	struct vm_error *err; /* only when reading failed: items are many */
 	int r;
-	int ready;
+	int ready; /* atomic: set, with release, once r, err and the data are */
 };
 
 struct vm_prefetch {
@@ -65,8 +68,9 @@ struct vm_prefetch {
 	pthread_cond_t ready; /* the writer waits on it */
 	pthread_cond_t room; /* the readers wait on it */
 	struct item *items;
-	size_t n, taken;
-	uint64_t freed; /* cumulative ring use of the items released */
+	size_t n;
+	size_t taken; /* atomic: written by the writer only */
+	uint64_t freed; /* atomic: cumulative ring use of the items released */
 	char *ring;
 	size_t wake_at; /* the item whose reading wakes the waiting writer */
 	int writer_waiting, room_waiters;
@@ -217,6 +221,13 @@ static void read_item(struct vm_prefetch *p, struct dir_cache *d,
 	}
 }
 
+/* Whether the ring room of `it` is free: what it overwrites is released. */
+static int has_room(struct vm_prefetch *p, const struct item *it)
+{
+	return it->end <=
+	       __atomic_load_n(&p->freed, __ATOMIC_ACQUIRE) + RING_SIZE;
+}
+
 /*
  * Every reader takes every n_threads-th item.  An item's place in the ring
  * is fixed in advance; it is read once the items it overwrites are
@@ -230,24 +241,24 @@ static void *reader(void *arg)
 
 	for (size_t i = (size_t)a->index; i < p->n; i += (size_t)p->stride) {
 		struct item *it = &p->items[i];
-		int stop;
 
-		pthread_mutex_lock(&p->lock);
-		while (!p->stop && it->end > p->freed + RING_SIZE) {
-			/* What the writer has not taken yet may be ready. */
-			if (p->writer_waiting)
-				pthread_cond_signal(&p->ready);
-			p->room_waiters++;
-			pthread_cond_wait(&p->room, &p->lock);
-			p->room_waiters--;
+		if (!has_room(p, it)) {
+			pthread_mutex_lock(&p->lock);
+			while (!p->stop && !has_room(p, it)) {
+				/* What the writer has not taken may be ready. */
+				if (p->writer_waiting)
+					pthread_cond_signal(&p->ready);
+				p->room_waiters++;
+				pthread_cond_wait(&p->room, &p->lock);
+				p->room_waiters--;
+			}
+			pthread_mutex_unlock(&p->lock);
 		}
-		stop = p->stop;
-		pthread_mutex_unlock(&p->lock);
-		if (stop)
+		if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
 			break;
 		read_item(p, &d, it);
 		pthread_mutex_lock(&p->lock);
-		it->ready = 1;
+		__atomic_store_n(&it->ready, 1, __ATOMIC_RELEASE);
 		if (p->writer_waiting &&
 		    (i >= p->wake_at || i + (size_t)p->stride >= p->n))
 			pthread_cond_signal(&p->ready);
@@ -348,8 +359,10 @@ void vm_prefetch_release(struct vm_prefetch *p, size_t n)
 	if (!p || !n)
 		return;
 	pthread_mutex_lock(&p->lock);
-	if (n <= p->taken && p->items[n - 1].end > p->freed) {
-		p->freed = p->items[n - 1].end;
+	if (n <= __atomic_load_n(&p->taken, __ATOMIC_ACQUIRE) &&
+	    p->items[n - 1].end > p->freed) {
+		__atomic_store_n(&p->freed, p->items[n - 1].end,
+				 __ATOMIC_RELEASE);
 		if (p->room_waiters)
 			pthread_cond_broadcast(&p->room);
 	}
@@ -363,14 +376,8 @@ size_t vm_prefetch_taken(const struct vm_prefetch *p)
 
 int vm_prefetch_ready(struct vm_prefetch *p)
 {
-	int ready;
-
-	if (p->taken >= p->n)
-		return 1;
-	pthread_mutex_lock(&p->lock);
-	ready = p->items[p->taken].ready;
-	pthread_mutex_unlock(&p->lock);
-	return ready;
+	return p->taken >= p->n ||
+	       __atomic_load_n(&p->items[p->taken].ready, __ATOMIC_ACQUIRE);
 }
 
 int vm_prefetch_fits(const struct vm_prefetch *p, size_t released)
@@ -405,15 +412,17 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 		return vm_error_set(err, EINVAL,
 				    "internal: files read out of order");
 	it = &p->items[p->taken];
-	pthread_mutex_lock(&p->lock);
-	while (!it->ready) {
-		p->wake_at = wake_point(p);
-		p->writer_waiting = 1;
-		pthread_cond_wait(&p->ready, &p->lock);
-		p->writer_waiting = 0;
+	if (!__atomic_load_n(&it->ready, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&p->lock);
+		while (!__atomic_load_n(&it->ready, __ATOMIC_ACQUIRE)) {
+			p->wake_at = wake_point(p);
+			p->writer_waiting = 1;
+			pthread_cond_wait(&p->ready, &p->lock);
+			p->writer_waiting = 0;
+		}
+		pthread_mutex_unlock(&p->lock);
 	}
-	p->taken++;
-	pthread_mutex_unlock(&p->lock);
+	__atomic_store_n(&p->taken, p->taken + 1, __ATOMIC_RELEASE);
 	if (it->r < 0)
 		return it->err ? vm_error_set(err, it->r, "%s", it->err->msg) :
 				 vm_error_set(err, ENOMEM, "out of memory");
@@ -426,7 +435,7 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->room);
 	pthread_mutex_unlock(&p->lock);
 	for (int t = 0; t < p->n_threads; t++)
