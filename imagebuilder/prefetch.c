@@ -203,7 +203,7 @@ static int read_into(struct dir_cache *d, struct vm_node *n, char *buf,
 			"%s changed (it %s) while the image was being built; rebuild from a stable tree",
 			n->source, got > n->size ? "grew" : "shrank");
 	memset(buf + got, 0, padded(got) - got);
-	/* The writer reads it only after taking the file, under the lock. */
+	/* The writer reads it only once it sees the file ready (acquire). */
 	vm_sha256_hex(buf, got, n->sha256);
 	return 0;
 }
