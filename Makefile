@@ -95,6 +95,11 @@ ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 # able to install the packages before anything asks pkg-config about them.
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
+# A cross root's headers are the target system's, as /usr/include is the
+# host's: their warnings are not ours (libbpf's unused helper pointers).
+ifneq ($(CROSS_ROOT),)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(patsubst -I%,-isystem %,$$(call pkg,--cflags,$(ALL_PKGS))))$(PKG_CFLAGS)
+endif
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
 # The agent opens libmicrohttpd (serve), libcrypto (setup, serve),
 # libdebuginfod (with --debuginfod-url; it brings libcurl) and libcurl

@@ -22,30 +22,28 @@ if ! eval "$(bash "$SRC/tests/lib/cross-root.sh" 2>"$T/cross.err")" ||
 	skip "the arm64 build of vmtools-image" "cannot fetch the arm64 packages: $(tail -n 1 "$T/cross.err" "$T/fetch.err" 2>/dev/null | grep -v '^==' | tail -n 1)"
 	exit 0
 fi
-LOADER=/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1
 B=$BUILD/arm64
 UNITS=(test_unwind_steps test_unwind test_unwind_arm64 test_elf test_symbolize)
 t0=$(date +%s%N)
 check "make ARCH=arm64 CROSS_ROOT=... builds both binaries and the unit tests into their own build folder" \
 	make -s -C "$SRC" -j2 ARCH=arm64 BUILD="$B" CROSS_ROOT="$CROSS_ROOT" \
-	"$B/vmtools-image" "$B/vmtools-agent" "${UNITS[@]/#/$B/tests/}"
+	"$B/vmtools-image" "$B/vmtools-agent" "${UNITS[@]/#/$B/tests/}" "$B/programs/arm64-frames"
 diag <<<"the arm64 build took $((($(date +%s%N) - t0) / 1000000)) ms"
 for f in vmtools-image vmtools-agent "${UNITS[@]/#/tests/}"; do
 	check "file says $f is an arm64 program" \
 		bash -c "file -b '$B/$f' | grep -q 'ARM aarch64'"
 done
-for o in profile offcpu; do
-	check "the BPF program $o.bpf.o reads arm64's registers (struct user_pt_regs)" \
-		bash -c "bpftool btf dump file '$B/bpf/$o.bpf.o' | grep -q \"STRUCT 'user_pt_regs'\""
-done
-# An arm64 program, its loader and libraries those of the cross root and
-# toolchain, never the host's.
-LIBS="$CROSS_ROOT/usr/lib/aarch64-linux-gnu:$CROSS_ROOT/lib/aarch64-linux-gnu:/usr/aarch64-linux-gnu/lib"
+check "the CPU profiler's BPF program reads arm64's registers (struct user_pt_regs)" \
+	bash -c "bpftool btf dump file '$B/bpf/profile.bpf.o' | grep -q \"STRUCT 'user_pt_regs'\""
+# An arm64 program, its loader and libraries those of the cross toolchain
+# (-L: the loader it names is found there, and the program is its own
+# /proc/self/exe) and of the cross root, never the host's.
+LIBS="$CROSS_ROOT/usr/lib/aarch64-linux-gnu:$CROSS_ROOT/lib/aarch64-linux-gnu"
 run_arm64() {
-	qemu-aarch64 "$LOADER" --library-path "$LIBS" "$@"
+	qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH="$LIBS" "$@"
 }
 arm64() { run_arm64 "$B/vmtools-image" "$@"; }
-export LOADER LIBS
+export LIBS
 export -f run_arm64
 check "vmtools-image runs under qemu-aarch64 (--help)" bash -c "run_arm64 '$B/vmtools-image' --help | grep -q '^Usage: vmtools-image'"
 check "vmtools-agent runs under qemu-aarch64 (--help)" bash -c "run_arm64 '$B/vmtools-agent' --help | grep -q '^Usage: vmtools-agent'"
@@ -64,7 +62,7 @@ st=$?
 check "a config that is not there: status 2 and a sentence naming it (status $st)" \
 	bash -c "test $st = 2 && grep -q '$T/no-such-config' '$T/kmissing.out'"
 for u in "${UNITS[@]}"; do
-	(cd "$T" && CMOCKA_MESSAGE_OUTPUT=TAP run_arm64 "$B/tests/$u") >"$T/$u.out" 2>&1
+	(cd "$T" && BUILD=$B CMOCKA_MESSAGE_OUTPUT=TAP run_arm64 "$B/tests/$u") >"$T/$u.out" 2>&1
 	st=$?
 	check "the arm64 $u passes under qemu-aarch64 (status $st)" \
 		bash -c "test $st = 0 && ! grep -q '^not ok' '$T/$u.out'"

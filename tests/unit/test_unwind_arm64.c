@@ -234,16 +234,21 @@ static void frame_pointer_walk_stripped(void **state)
 	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 1);
 }
 
-/* arm64's packing: ra_off beside fp_off, the CFA's offset in eighths. */
+/*
+ * arm64's packing: ra_off beside fp_off, the CFA's offset in eighths; the
+ * slots of a frame record at the bottom of a large frame counted from
+ * sp, not the CFA; what fits neither way is no rule.
+ */
 static void rules_packed_whole(void **state)
 {
 	static const int32_t cfa_offs[] = {
 		-UNWIND_CFA_OFF_MAX - 8, -8, 0, 16, 8208, UNWIND_CFA_OFF_MAX
 	};
-	static const int32_t offs[] = { -1024, -16, -8, 0, 8, 1016 };
+	static const int32_t offs[] = { -1016, -16, -8, 0, 8, 1016 };
+	struct unwind_row r;
 
 	(void)state;
-	assert_int_equal(UNWIND_CFA_OFF_MAX, 32760);
+	assert_int_equal(UNWIND_CFA_OFF_MAX, 16376);
 	for (uint32_t cfa = UNWIND_NONE; cfa <= UNWIND_SIGNAL; cfa++)
 		for (size_t i = 0; i < sizeof(cfa_offs) / sizeof(*cfa_offs);
 		     i++)
@@ -252,17 +257,27 @@ static void rules_packed_whole(void **state)
 				int32_t fp = offs[j],
 					ra = offs[sizeof(offs) / sizeof(*offs) -
 						  1 - j];
-				struct unwind_row r = {
-					.rule = unwind_rule(cfa, cfa_offs[i],
-							    fp, ra),
-				};
 
+				r.rule = unwind_rule(cfa, cfa_offs[i], fp, ra);
 				assert_int_equal(unwind_row_cfa(&r), cfa);
 				assert_int_equal(unwind_row_cfa_off(&r),
 						 cfa_offs[i]);
 				assert_int_equal(unwind_row_fp_off(&r), fp);
 				assert_int_equal(unwind_row_ra_off(&r), ra);
 			}
+	/* stp x29, x30, [sp] under a 2,304-byte frame: from sp. */
+	r.rule = unwind_rule(UNWIND_SP, 2304, -2304, -2296);
+	assert_int_equal(unwind_row_cfa(&r), UNWIND_SP);
+	assert_int_equal(unwind_row_fp_off(&r), -2304);
+	assert_int_equal(unwind_row_ra_off(&r), -2296);
+	/* The return address still in x30, fp saved far: from sp too. */
+	r.rule = unwind_rule(UNWIND_SP, 4096, -4096, 0);
+	assert_int_equal(unwind_row_fp_off(&r), -4096);
+	assert_int_equal(unwind_row_ra_off(&r), 0);
+	/* Slots far from both, a CFA past 16 KiB, an odd offset: no rule. */
+	assert_int_equal(unwind_rule(UNWIND_SP, 4096, -2048, -8), 0);
+	assert_int_equal(unwind_rule(UNWIND_SP, 16384, -16, -8), 0);
+	assert_int_equal(unwind_rule(UNWIND_SP, 20, -16, -8), 0);
 }
 
 /* Where the arm64 test program is: $BUILD/programs, or beside the tests. */
