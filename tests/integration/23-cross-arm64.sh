@@ -8,7 +8,9 @@
 # --help and checks the arm64 kernel's config; the unit tests that need
 # no BPF (the unwinder's, with its arm64 rules, and the symbolizer's)
 # pass.  The BPF programs are compiled for arm64's registers: the
-# perf_event program's context is arm64's struct user_pt_regs.
+# perf_event program's context is arm64's struct user_pt_regs.  The query
+# id's offset in PostgreSQL 15's status entry is checked against the
+# arm64 server headers.
 . "$(dirname "$0")/../lib/tap.sh"
 
 for c in aarch64-linux-gnu-gcc qemu-aarch64; do
@@ -65,9 +67,28 @@ for u in "${UNITS[@]}"; do
 	(cd "$T" && BUILD=$B CMOCKA_MESSAGE_OUTPUT=TAP run_arm64 "$B/tests/$u") >"$T/$u.out" 2>&1
 	st=$?
 	check "the arm64 $u passes under qemu-aarch64 (status $st)" \
-		bash -c "test $st = 0 && ! grep -q '^not ok' '$T/$u.out'"
+		bash -c "test $st = 0 && ! grep '^not ok' '$T/$u.out' | grep -qv '# SKIP'"
 	[ "$st" = 0 ] || diag "$T/$u.out"
 done
+# PostgreSQL 15's status entry on arm64: its server headers
+# (postgresql-server-dev-15:arm64, unpacked, never installed) compiled by
+# the arm64 compiler against the query id's offset in the agent's table.
+. "$SRC/tests/lib/apt-download.sh"
+pgdev=$VMTOOLS_CACHE/pg-server-dev-15-arm64
+if [ ! -e "$pgdev/.done" ]; then
+	rm -rf "$pgdev" && mkdir -p "$pgdev/debs"
+	apt_download "$pgdev/debs" postgresql-server-dev-15:arm64 2>"$T/pgdev.err" &&
+		dpkg -x "$pgdev"/debs/*.deb "$pgdev/root" && touch "$pgdev/.done"
+fi
+if [ -e "$pgdev/.done" ] && make -s -C "$SRC" "$BUILD/programs/pgwait-dump" >/dev/null 2>&1; then
+	off=$("$BUILD/programs/pgwait-dump" 15 | awk '$1 == "query_id_offset" { print $2 }')
+	check "PostgreSQL 15's query id is at $off in an arm64 build's status entry, as the agent's table says" \
+		aarch64-linux-gnu-gcc -std=gnu11 -DPG_QUERY_ID_OFFSET="$off" \
+		-I"$pgdev/root/usr/include/postgresql/15/server" -c -o "$T/pg-status-offset.o" \
+		"$SRC/tests/programs/pg-status-offset.c"
+else
+	skip "PostgreSQL 15's query id offset on arm64" "cannot fetch postgresql-server-dev-15:arm64 ($(tail -n 1 "$T/pgdev.err" 2>/dev/null))"
+fi
 args=(build --root "$KERNEL_ROOT" --sysroot "$KERNEL_SYSROOT" --source-date-epoch 1700000000)
 t0=$(date +%s%N)
 arm64 "${args[@]}" --output "$T/by-arm64.img" >"$T/arm64.out" 2>&1
