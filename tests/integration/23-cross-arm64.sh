@@ -10,7 +10,9 @@
 # pass.  The BPF programs are compiled for arm64's registers: the
 # perf_event program's context is arm64's struct user_pt_regs.  The query
 # id's offset in PostgreSQL 15's status entry is checked against the
-# arm64 server headers.
+# arm64 server headers.  `make deb ARCH=arm64` makes both packages for
+# arm64: their files those of amd64's packages, their binaries arm64's,
+# their Depends from the arm64 libraries, lintian clean.
 . "$(dirname "$0")/../lib/tap.sh"
 
 for c in aarch64-linux-gnu-gcc qemu-aarch64; do
@@ -97,3 +99,38 @@ diag <<<"the arm64 build under qemu-aarch64 took $((($(date +%s%N) - t0) / 10000
 check "the arm64 vmtools-image packs the arm64 kernel's image (status $st)" test "$st" = 0
 "$VMTOOLS_IMAGE" "${args[@]}" --output "$T/by-amd64.img" >/dev/null 2>&1
 check "into the same bytes as the amd64 vmtools-image (cmp)" cmp "$T/by-arm64.img" "$T/by-amd64.img"
+
+# The arm64 packages beside amd64's, built from this checkout (speedscope's
+# tarball handed over when the amd64 build has it, checked when fetched).
+if [ -n "$(need_cmd dpkg-buildpackage dh lintian git)" ] || [ ! -e "$SRC/.git" ]; then
+	skip "make deb ARCH=arm64" "needs dpkg-buildpackage, debhelper, lintian and a git checkout"
+	exit 0
+fi
+for b in "$B" "$T/amd64"; do
+	mkdir -p "$b/npm"
+	[ ! -e "$BUILD/npm/speedscope-1.25.0.tgz" ] || cp "$BUILD/npm/speedscope-1.25.0.tgz" "$b/npm/"
+done
+check "make deb ARCH=arm64 builds both arm64 packages" \
+	make -s -C "$SRC" deb ARCH=arm64 BUILD="$B" CROSS_ROOT="$CROSS_ROOT"
+check "make deb builds amd64's, to compare" make -s -C "$SRC" deb BUILD="$T/amd64"
+for p in vmtools-agent vmtools-image; do
+	arm=$(ls "$B"/deb/${p}_*_arm64.deb 2>/dev/null)
+	amd=$(ls "$T"/amd64/deb/${p}_*_amd64.deb 2>/dev/null)
+	check "$p's arm64 package is for arm64" \
+		test "$(dpkg-deb -f "$arm" Architecture 2>/dev/null)" = arm64
+	check "$p's arm64 package holds the files amd64's does" \
+		diff <(dpkg-deb -c "$arm" | awk '{ print $1, $6 }') <(dpkg-deb -c "$amd" | awk '{ print $1, $6 }')
+	rm -rf "$T/x" && dpkg-deb -x "$arm" "$T/x"
+	bin=$(find "$T/x/usr/bin" "$T/x/usr/sbin" -type f 2>/dev/null | head -n 1)
+	check "$p's arm64 package's binary is an arm64 program" \
+		bash -c "file -b '$bin' | grep -q 'ARM aarch64'"
+	# The same packages depended on (an arm64 library's is its own
+	# package, of the same name as amd64's).
+	names() { dpkg-deb -f "$1" Depends | tr ',' '\n' | awk '{ print $1 }' | sort; }
+	check "$p's arm64 Depends names the packages amd64's does ($(names "$arm" | tr '\n' ' '))" \
+		diff <(names "$arm") <(names "$amd")
+	lintian "$arm" >"$T/lintian.$p" 2>&1
+	check "lintian finds nothing in $p's arm64 package" \
+		bash -c "! grep -E '^[EWI]: ' '$T/lintian.$p'"
+	grep -E '^[EWI]: ' "$T/lintian.$p" | diag
+done
