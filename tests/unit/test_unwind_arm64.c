@@ -148,6 +148,7 @@ static void link_register_only_innermost(void **state)
 	assert_int_equal(unwind_walk_step(&w, &saved, NULL), 0);
 	assert_int_equal(w.r.pc, 0x400500);
 	assert_int_equal(w.r.lr, 0); /* the caller's x30 is not known */
+	w.r.lr = 0x400200; /* and were one left there, not believed */
 	assert_int_equal(unwind_walk_step(&w, &in_lr, NULL), 1);
 	assert_true(w.cut);
 
