@@ -14,7 +14,9 @@
  * innermost; a return address signed by pointer authentication, stripped
  * (from a frame record, a row, the link register, a frame-pointer walk);
  * the kernel's signal frame, after which the interrupted frame may take
- * its return address from the saved x30; a row's rules packed and read
+ * its return address from the saved x30; after a frame-pointer step, no
+ * row that counts from the sp it could only bound; after a frame-pointer step, no
+ * row that counts from the sp it could only bound; a row's rules packed and read
  * back at the ends of their ranges.  Last, the table builder
  * (agent/unwind/unwind_table.c) reads the call frame information of an
  * arm64 program built with pointer authentication
@@ -236,6 +238,35 @@ static void frame_pointer_walk_stripped(void **state)
 }
 
 /*
+ * After a frame record, the caller's sp is only known to be at least
+ * x29 + 16: a row counting from sp cuts the walk (it would read the
+ * wrong slot), one counting from x29 goes on.
+ */
+static void sp_unknown_after_frame_record(void **state)
+{
+	struct unwind_row by_sp = row_of(UNWIND_SP, 48, -48, -40);
+	struct unwind_row by_x29 = row_of(UNWIND_FP, 16, -16, -8);
+	struct unwind_walk w;
+
+	(void)state;
+	stack[4] = at(12);
+	stack[5] = 0x401000;
+	stack[12] = at(20);
+	stack[13] = 0x401100;
+	unwind_walk_begin(&w, 0x400100, at(2), at(4), 0);
+	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 0);
+	assert_int_equal(unwind_walk_step(&w, &by_sp, NULL), 1);
+	assert_true(w.cut);
+
+	unwind_walk_begin(&w, 0x400100, at(2), at(4), 0);
+	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 0);
+	assert_int_equal(unwind_walk_step(&w, &by_x29, NULL), 0);
+	assert_int_equal(w.r.pc, 0x401100);
+	assert_int_equal(w.r.sp, at(14));
+	assert_false(w.cut);
+}
+
+/*
  * arm64's packing: ra_off beside fp_off, the CFA's offset in eighths; the
  * slots of a frame record at the bottom of a large frame counted from
  * sp, not the CFA; what fits neither way is no rule.
@@ -375,6 +406,8 @@ int main(void)
 		cmocka_unit_test_setup(return_address_where_saved, clear_stack),
 		cmocka_unit_test_setup(signal_frame_then_leaf, clear_stack),
 		cmocka_unit_test_setup(frame_pointer_walk_stripped,
+				       clear_stack),
+		cmocka_unit_test_setup(sp_unknown_after_frame_record,
 				       clear_stack),
 		cmocka_unit_test(rules_packed_whole),
 		cmocka_unit_test(table_of_arm64_program),
