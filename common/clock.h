@@ -8,6 +8,7 @@
 #define VMTOOLS_COMMON_CLOCK_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -27,5 +28,13 @@ void vm_cond_init_monotonic(pthread_cond_t *c);
  */
 int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
 		       uint64_t deadline_ns);
+
+/*
+ * A thread's stoppable sleep: wait on c, taking m (not held by the
+ * caller), until the deadline has come or *stop, which m guards, is set;
+ * *stop's value at the end.
+ */
+bool vm_cond_sleep_until(pthread_cond_t *c, pthread_mutex_t *m,
+			 const bool *stop, uint64_t deadline_ns);
 
 #endif

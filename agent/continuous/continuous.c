@@ -57,14 +57,8 @@ static void set_error(struct vm_continuous *c, const char *msg)
 /* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
 static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
 {
-	bool stopping;
-
-	pthread_mutex_lock(&c->lock);
-	while (!c->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
-		vm_cond_wait_until(&c->wake, &c->lock, deadline_ns);
-	stopping = c->stopping;
-	pthread_mutex_unlock(&c->lock);
-	return stopping;
+	return vm_cond_sleep_until(&c->wake, &c->lock, &c->stopping,
+				   deadline_ns);
 }
 
 /* The window as a file in --history-dir and in the push queue. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -233,6 +234,39 @@ static struct json_object *unwind_json(struct vm_binaries *binaries,
 	return o;
 }
 
+/* What the warmer has built before any profile asked (warm.h). */
+static struct json_object *warm_json(struct vm_warm *warm)
+{
+	struct json_object *o = json_object_new_object();
+	struct vm_warm_stats st;
+	char when[32] = "";
+	struct tm tm;
+	time_t t;
+
+	json_object_object_add(o, "enabled",
+			       json_object_new_boolean(warm != NULL));
+	if (!warm)
+		return o;
+	vm_warm_stats(warm, &st);
+	add_u64(o, "passes", st.passes);
+	add_u64(o, "processes", st.processes);
+	add_u64(o, "binaries", st.binaries);
+	add_u64(o, "tables", st.tables);
+	if (st.passes) {
+		t = (time_t)(st.last_pass_ms / 1000);
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_object_add(o, "last_pass",
+				       json_object_new_string(when));
+		add_u64(o, "last_pass_unix_ms", st.last_pass_ms);
+		add_u64(o, "last_pass_took_ms", st.last_pass_took_ms);
+	}
+	if (st.error[0])
+		json_object_object_add(o, "error",
+				       json_object_new_string(st.error));
+	return o;
+}
+
 /* Reads of targets' files that did not finish in time (iopool.h). */
 static struct json_object *target_files_json(struct vm_iopool *iopool)
 {
@@ -314,6 +348,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 			       symbols_json(cfg->ctx->binaries));
 	json_object_object_add(root, "unwind",
 			       unwind_json(cfg->ctx->binaries, &bpf));
+	json_object_object_add(root, "warm", warm_json(cfg->warm));
 	json_object_object_add(root, "target_files",
 			       target_files_json(cfg->ctx->iopool));
 	return root;
