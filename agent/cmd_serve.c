@@ -616,6 +616,12 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	 * gone before the continuous profile or a request loads theirs.
 	 */
 	vm_engine_backend_status(sv->ctx, VM_PROFILER_BPF, &learned);
+	/*
+	 * Then its programs, loaded and verified once: a kernel that
+	 * refuses the unwinder is said from the start, and no profile tries
+	 * it again.
+	 */
+	vm_engine_backend_prepare(sv->ctx, VM_PROFILER_BPF);
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	/* Tests lower perf.data's bound (bytes); no user needs to. */

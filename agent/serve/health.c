@@ -86,6 +86,32 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 }
 
 /*
+ * The probe's answer, and whether the programs were loaded at start and
+ * what the kernel said of them then (bpf's status).
+ */
+static struct json_object *bpf_json(int r, const struct vm_error *err,
+				    const struct vm_backend_status *bpf)
+{
+	struct json_object *o = probe_json(r, err);
+	struct json_object *p = json_object_new_object();
+
+	json_object_object_add(
+		p, "loaded_at_start",
+		json_object_new_boolean(bpf->programs_prepared &&
+					!bpf->programs_error[0]));
+	if (bpf->programs_prepared)
+		json_object_object_add(
+			p, "load_ms",
+			json_object_new_int64((int64_t)bpf->programs_load_ms));
+	if (bpf->programs_error[0])
+		json_object_object_add(
+			p, "error",
+			json_object_new_string(bpf->programs_error));
+	json_object_object_add(o, "programs", p);
+	return o;
+}
+
+/*
  * Which PostgreSQL versions get wait_event and query_id labels, and why
  * the last profile of another version went without (bpf's status).
  */
@@ -338,9 +364,9 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 								"unusable"));
 	json_object_object_add(root, "disk", disk);
 	json_object_object_add(root, "kernel", kernel);
-	json_object_object_add(root, "bpf", probe_json(rb, &berr));
-	json_object_object_add(root, "perf", perf);
 	vm_engine_backend_status(cfg->ctx, VM_PROFILER_BPF, &bpf);
+	json_object_object_add(root, "bpf", bpf_json(rb, &berr, &bpf));
+	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json(&bpf));
 	json_object_object_add(root, "debuginfod",
 			       debuginfod_json(cfg->ctx->debuginfod));

@@ -4,7 +4,8 @@
 # asks (/healthz's unwind builds > 0 with no profile taken), the first
 # profile then finds them (hits, no builds), a binary exec'd later is
 # warmed within a few rescans, and --no-warm builds nothing before a
-# profile.
+# profile.  And the BPF programs are loaded and verified once at start:
+# /healthz says so before any profile.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -30,6 +31,9 @@ check "PostgreSQL's tables are built before any profile (unwind.builds > 0)" \
 	test "${builds:-0}" -gt 0
 check "and its symbols are read (symbols.binaries > 0)" \
 	test "$(agent_health symbols.binaries)" -gt 0
+echo "# the BPF programs loaded at start in $(agent_health bpf.programs.load_ms) ms"
+check "the BPF programs were loaded and verified at start, before any profile" \
+	test "$(agent_health bpf.programs.loaded_at_start)" = True
 
 st=$(agent_post profile/cpu \
 	'{"profiler": {"BccProfile": null}, "sampling_frequency": 99, "timeout_seconds": 2, "archive": false}' \

@@ -21,6 +21,7 @@ void *vm_bpf_kept_new(void)
 	}
 	vm_bpf_calibration_init(&k->regs);
 	vm_pg_labels_note_init(&k->pg_note);
+	pthread_mutex_init(&k->prepare_lock, NULL);
 	return k;
 }
 
@@ -33,6 +34,7 @@ void vm_bpf_kept_free(void *kept)
 	vm_bpf_unwind_store_free(k->store);
 	vm_bpf_calibration_destroy(&k->regs);
 	vm_pg_labels_note_destroy(&k->pg_note);
+	pthread_mutex_destroy(&k->prepare_lock);
 	free(k);
 }
 
@@ -74,4 +76,10 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 			      sizeof(out->unwind_refused));
 	vm_pg_labels_note(&k->pg_note, out->pg_labels_note,
 			  sizeof(out->pg_labels_note));
+	pthread_mutex_lock(&k->prepare_lock);
+	out->programs_prepared = k->prepared;
+	out->programs_load_ms = k->prepare_ms;
+	snprintf(out->programs_error, sizeof(out->programs_error), "%s",
+		 k->prepare_error);
+	pthread_mutex_unlock(&k->prepare_lock);
 }

@@ -11,6 +11,9 @@
 #ifndef VMTOOLS_AGENT_BPF_KEPT_H
 #define VMTOOLS_AGENT_BPF_KEPT_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "agent/profile/bpf/bpf_calibrate.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_unwind.h"
@@ -26,6 +29,20 @@ struct vm_bpf_kept {
 	struct vm_bpf_calibration regs;
 	/* Why the last PostgreSQL of an unknown version got no labels. */
 	struct vm_pg_labels_note pg_note;
+	/*
+	 * The kernel's verifier refused the programs with the unwinder
+	 * (store's refusal says why): later sessions load them without it
+	 * at once, instead of being refused again.  Read and set atomically.
+	 */
+	bool unwinder_refused;
+	/*
+	 * The programs were loaded once before any profile (prepare): how
+	 * long it took, and why the kernel refused them ("" if it did not).
+	 */
+	bool prepared;
+	uint64_t prepare_ms;
+	char prepare_error[320];
+	pthread_mutex_t prepare_lock;
 };
 
 /* The backend's operations (backend.h): NULL when out of memory. */
