@@ -17,7 +17,7 @@
 
 	var $ = function (id) { return document.getElementById(id); };
 	var blobURL = null;
-	var names = { cpu: 'CPU', offcpu: 'Off-CPU', wall: 'Wall-clock', memory: 'Memory' };
+	var names = { cpu: 'CPU', offcpu: 'Off-CPU', wall: 'Wall-clock', memory: 'Memory', faults: 'Faults' };
 
 	function say(text, isError) {
 		$('status').textContent = text;
@@ -75,8 +75,10 @@
 		var kind = $('kind').value;
 		var seconds = +$('seconds').value;
 		var frequency = +$('frequency').value;
-		// A memory snapshot is taken at once: seconds and Hz mean nothing.
+		// A memory snapshot is taken at once: seconds and Hz mean nothing;
+		// faults are sampled by count (the agent's default period), not Hz.
 		var title = names[kind] + (kind === 'memory' ? ' snapshot, ' :
+			kind === 'faults' ? ' profile, ' + seconds + ' s, ' :
 			' profile, ' + seconds + ' s at ' + frequency + ' Hz, ') +
 			new Date().toISOString().slice(0, 19) + 'Z';
 		var button = $('profile-button');

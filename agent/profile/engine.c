@@ -112,16 +112,24 @@ static int refuse(const struct vm_profile_request *req,
 	case VM_RULE_KIND:
 		return vm_error_set(
 			err, EINVAL,
-			"profile kind is not valid: use cpu, offcpu or wall");
+			"profile kind is not valid: use cpu, offcpu, wall, memory or faults");
 	case VM_RULE_KIND_PROFILER:
-		return vm_error_set(err, EINVAL, "%s " VM_KIND_PROFILER_RULE,
-				    vm_kind_name(req->kind));
+		return vm_error_set(err, EINVAL, "%s %s",
+				    vm_kind_name(req->kind),
+				    vm_kind_profiler_rule(req->kind));
 	case VM_RULE_MIN_BLOCK_US:
 		return vm_error_set(err, EINVAL,
 				    "minimum block time %" PRId64
 				    " µs is out of range: use %" PRId64
 				    " to %" PRId64,
 				    b->value, r.min, r.max);
+	case VM_RULE_PERIOD:
+		return vm_error_set(
+			err, EINVAL,
+			"faults period %" PRId64
+			" is out of range: sample one fault in %" PRId64
+			" to %" PRId64,
+			b->value, r.min, r.max);
 	default:
 		return vm_error_set(
 			err, EINVAL,
@@ -348,8 +356,11 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		vm_samples_free(&samples);
 		return r;
 	}
+	/* A faults sample's count is the period's faults: samples, here. */
 	for (size_t i = 0; i < samples.n; i++)
-		total += samples.v[i].count;
+		total += s->req.kind == VM_KIND_FAULTS && samples.fault_period ?
+				 samples.v[i].count / samples.fault_period :
+				 samples.v[i].count;
 	atomic_store(&s->final_samples, total);
 	atomic_store(&s->collected, true);
 	samples.frequency = s->req.frequency;

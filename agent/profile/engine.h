@@ -52,7 +52,7 @@ enum vm_profiler {
 };
 
 struct vm_profile_request {
-	enum vm_profile_kind kind; /* cpu, offcpu or wall */
+	enum vm_profile_kind kind; /* cpu, offcpu, wall, memory or faults */
 	enum vm_profiler profiler;
 	uint32_t frequency; /* Hz; the rules are in limits.h */
 	uint32_t seconds;
@@ -70,6 +70,8 @@ struct vm_profile_request {
 	bool continuous;
 	/* off-CPU blocks shorter than this are left out (offcpu only) */
 	uint32_t min_block_us;
+	/* faults: one sample every this many page faults */
+	uint32_t period;
 };
 
 /* Fixed when the agent starts; never taken from a request. */

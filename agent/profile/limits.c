@@ -34,6 +34,8 @@ struct vm_range vm_rule_range(enum vm_rule rule, uint32_t max_seconds)
 	case VM_RULE_MIN_BLOCK_US:
 		return (struct vm_range){ VM_MIN_BLOCK_US_MIN,
 					  VM_MIN_BLOCK_US_MAX };
+	case VM_RULE_PERIOD:
+		return (struct vm_range){ VM_PERIOD_MIN, VM_PERIOD_MAX };
 	default:
 		return (struct vm_range){ 0, 0 };
 	}
@@ -88,15 +90,24 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	if (!vm_rule_allows(VM_RULE_MIN_BLOCK_US, req->min_block_us,
 			    max_seconds))
 		return broke(brk, VM_RULE_MIN_BLOCK_US, 0, req->min_block_us);
+	if (req->kind == VM_KIND_FAULTS &&
+	    !vm_rule_allows(VM_RULE_PERIOD, req->period, max_seconds))
+		return broke(brk, VM_RULE_PERIOD, 0, req->period);
 	return 0;
 }
 
 static const char *const kind_names[] = {
-	[VM_KIND_CPU] = "cpu",
-	[VM_KIND_OFFCPU] = "offcpu",
-	[VM_KIND_WALL] = "wall",
-	[VM_KIND_MEMORY] = "memory",
+	[VM_KIND_CPU] = "cpu",	     [VM_KIND_OFFCPU] = "offcpu",
+	[VM_KIND_WALL] = "wall",     [VM_KIND_MEMORY] = "memory",
+	[VM_KIND_FAULTS] = "faults",
 };
+
+const char *vm_kind_profiler_rule(enum vm_profile_kind kind)
+{
+	if (kind == VM_KIND_FAULTS)
+		return "profiles are taken by the eBPF profiler only (it tells each fault's mapping from the address while the process lives; perf's records would need their own reader)";
+	return "profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)";
+}
 
 const char *vm_kind_name(enum vm_profile_kind kind)
 {
@@ -124,4 +135,5 @@ void vm_request_defaults(struct vm_profile_request *req)
 	req->format = VM_FORMAT_PPROF;
 	req->kind = VM_KIND_CPU;
 	req->min_block_us = VM_MIN_BLOCK_US_DEFAULT;
+	req->period = VM_PERIOD_DEFAULT;
 }

@@ -6,8 +6,9 @@
  *   POST   /profile/cpu            take a profile (JSON body)
  *   GET    /profile/cpu            what is running
  *   DELETE /profile/cpu            stop it; its POST gets what was collected
- *   ...    /profile/offcpu, /profile/wall, /profile/memory: the same for
- *          off-CPU and wall-clock profiles and memory snapshots
+ *   ...    /profile/offcpu, /profile/wall, /profile/memory,
+ *          /profile/faults: the same for off-CPU and wall-clock profiles,
+ *          memory snapshots and page faults
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention (?seconds=N)
  *   GET    /debug/pprof/heap       a memory snapshot, by the same convention
  *   GET    /profile/cpu/history    the continuous profile's windows
@@ -30,7 +31,7 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall, /profile/memory and /profile/faults, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -97,6 +98,9 @@ static const struct route {
 	{ "POST", "/profile/memory", vm_http_post_profile },
 	{ "GET", "/profile/memory", vm_http_get_profile },
 	{ "DELETE", "/profile/memory", vm_http_delete_profile },
+	{ "POST", "/profile/faults", vm_http_post_profile },
+	{ "GET", "/profile/faults", vm_http_get_profile },
+	{ "DELETE", "/profile/faults", vm_http_delete_profile },
 	{ "GET", "/debug/pprof/profile", vm_http_pprof_profile },
 	{ "GET", "/debug/pprof/heap", vm_http_pprof_heap },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
