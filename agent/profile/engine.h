@@ -215,6 +215,8 @@ struct vm_backend_status {
 	 */
 	bool programs_prepared;
 	uint64_t programs_load_ms;
+	/* Their preallocated maps kept between profiles, and lent again. */
+	uint64_t programs_maps_kept, programs_maps_reused;
 	char programs_error[320];
 	/*
 	 * The kernel refused the programs with the unwinder (its verifier's

@@ -103,6 +103,12 @@ static struct json_object *bpf_json(int r, const struct vm_error *err,
 		json_object_object_add(
 			p, "load_ms",
 			json_object_new_int64((int64_t)bpf->programs_load_ms));
+	json_object_object_add(
+		p, "maps_kept",
+		json_object_new_int64((int64_t)bpf->programs_maps_kept));
+	json_object_object_add(
+		p, "maps_reused",
+		json_object_new_int64((int64_t)bpf->programs_maps_reused));
 	if (bpf->programs_error[0])
 		json_object_object_add(
 			p, "error",

@@ -5,7 +5,8 @@
 # profile then finds them (hits, no builds), a binary exec'd later is
 # warmed within a few rescans, and --no-warm builds nothing before a
 # profile.  And the BPF programs are loaded and verified once at start:
-# /healthz says so before any profile.
+# /healthz says so before any profile, and the first profile borrows the
+# preallocated maps that load made.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -44,6 +45,9 @@ check "the first profile builds no table (unwind.builds unchanged)" \
 	test "$(agent_health unwind.builds)" = "$builds"
 check "the first profile finds the tables built (unwind.hits grew)" \
 	test "$(agent_health unwind.hits)" -gt "$hits"
+echo "# maps kept $(agent_health bpf.programs.maps_kept), lent $(agent_health bpf.programs.maps_reused)"
+check "the first profile borrows the maps the load at start made (bpf.programs.maps_reused > 0)" \
+	test "$(agent_health bpf.programs.maps_reused)" -gt 0
 
 # A binary that appears after the agent started: a copy of the burner is
 # another file (another inode), with a table of its own.

@@ -176,6 +176,8 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r = 0;
 
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_lend(&st->kept->maps, st->objs[i]);
 	if (st->skel)
 		r = profile_bpf__load(st->skel);
 	if (!r && st->off)
@@ -198,6 +200,8 @@ static int load_without_unwinding(struct bpf_state *st,
 				  const struct vm_profile_request *req,
 				  size_t n_online, struct vm_error *err)
 {
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	st->skel = NULL;
@@ -395,6 +399,9 @@ static void bpf_destroy(void *state)
 	detach(st);
 	if (st->releaser_started)
 		pthread_join(st->releaser, NULL);
+	/* Every program detached: their maps are no one's now. */
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	ring_buffer__free(st->rb);
 	free(st->tp_links);
 	for (size_t i = 0; i < MAX_OBJS; i++)

@@ -22,6 +22,7 @@ void *vm_bpf_kept_new(void)
 	vm_bpf_calibration_init(&k->regs);
 	vm_pg_labels_note_init(&k->pg_note);
 	pthread_mutex_init(&k->prepare_lock, NULL);
+	vm_bpf_map_pool_init(&k->maps);
 	return k;
 }
 
@@ -35,6 +36,7 @@ void vm_bpf_kept_free(void *kept)
 	vm_bpf_calibration_destroy(&k->regs);
 	vm_pg_labels_note_destroy(&k->pg_note);
 	pthread_mutex_destroy(&k->prepare_lock);
+	vm_bpf_map_pool_destroy(&k->maps);
 	free(k);
 }
 
@@ -79,6 +81,8 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 	pthread_mutex_lock(&k->prepare_lock);
 	out->programs_prepared = k->prepared;
 	out->programs_load_ms = k->prepare_ms;
+	vm_bpf_map_pool_stats(&k->maps, &out->programs_maps_kept,
+			      &out->programs_maps_reused);
 	snprintf(out->programs_error, sizeof(out->programs_error), "%s",
 		 k->prepare_error);
 	pthread_mutex_unlock(&k->prepare_lock);

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "agent/profile/bpf/bpf_calibrate.h"
+#include "agent/profile/bpf/bpf_map_pool.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/profile/engine.h"
@@ -29,6 +30,8 @@ struct vm_bpf_kept {
 	struct vm_bpf_calibration regs;
 	/* Why the last PostgreSQL of an unknown version got no labels. */
 	struct vm_pg_labels_note pg_note;
+	/* The programs' preallocated maps, kept between profiles. */
+	struct vm_bpf_map_pool maps;
 	/*
 	 * The kernel's verifier refused the programs with the unwinder
 	 * (store's refusal says why): later sessions load them without it
