@@ -45,6 +45,7 @@ void vm_bpf_kept_release(void *kept)
 	struct vm_bpf_kept *k = kept;
 
 	vm_bpf_unwind_release(k->store);
+	vm_bpf_map_pool_let_go(&k->maps);
 }
 
 /*

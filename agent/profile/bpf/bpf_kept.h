@@ -51,7 +51,10 @@ struct vm_bpf_kept {
 /* The backend's operations (backend.h): NULL when out of memory. */
 void *vm_bpf_kept_new(void);
 void vm_bpf_kept_free(void *kept);
-/* The store emptied when no profile uses it (the agent stopping). */
+/*
+ * The store emptied and the kept maps closed when no profile uses them
+ * (the agent stopping).
+ */
 void vm_bpf_kept_release(void *kept);
 /* What /healthz says of the backend, as struct vm_backend_status. */
 void vm_bpf_kept_status(void *kept, struct vm_backend_status *out);

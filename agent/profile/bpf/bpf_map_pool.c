@@ -25,7 +25,7 @@
  * is read from where its last reader left it.
  */
 static const char *const pooled[] = {
-	"target_comms", "target_pids", "children",    "seen",
+	"target_comms", "target_pids", "children", "seen",
 	"pg_procs",	"pg_children", "blocked",
 };
 
@@ -41,6 +41,21 @@ void vm_bpf_map_pool_destroy(struct vm_bpf_map_pool *p)
 		close(p->v[i].fd);
 	free(p->v);
 	pthread_mutex_destroy(&p->lock);
+}
+
+void vm_bpf_map_pool_let_go(struct vm_bpf_map_pool *p)
+{
+	size_t kept = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->v[i].lent)
+			p->v[kept++] = p->v[i];
+		else
+			close(p->v[i].fd);
+	}
+	p->n = kept;
+	pthread_mutex_unlock(&p->lock);
 }
 
 static void shape_of(const struct bpf_map *m, struct vm_bpf_pooled *s)
@@ -89,7 +104,8 @@ void vm_bpf_map_pool_lend(struct vm_bpf_map_pool *p, struct bpf_object *obj)
 {
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < sizeof(pooled) / sizeof(*pooled); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, pooled[i]);
+		struct bpf_map *m =
+			bpf_object__find_map_by_name(obj, pooled[i]);
 		struct vm_bpf_pooled want;
 
 		if (!m)
@@ -115,9 +131,8 @@ void vm_bpf_map_pool_lend(struct vm_bpf_map_pool *p, struct bpf_object *obj)
 }
 
 /* The kept map of the shape s and the kernel id id, or NULL. */
-static struct vm_bpf_pooled *lent_one(struct vm_bpf_map_pool *p,
-				      const struct vm_bpf_pooled *s,
-				      uint32_t id)
+static struct vm_bpf_pooled *
+lent_one(struct vm_bpf_map_pool *p, const struct vm_bpf_pooled *s, uint32_t id)
 {
 	for (size_t j = 0; j < p->n; j++)
 		if (p->v[j].lent && same_shape(&p->v[j], s) &&
@@ -196,7 +211,8 @@ void vm_bpf_map_pool_take_back(struct vm_bpf_map_pool *p,
 {
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < sizeof(pooled) / sizeof(*pooled); i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(obj, pooled[i]);
+		struct bpf_map *m =
+			bpf_object__find_map_by_name(obj, pooled[i]);
 
 		if (m)
 			take_back_one(p, m);

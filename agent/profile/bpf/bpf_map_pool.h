@@ -50,6 +50,8 @@ struct vm_bpf_map_pool {
 void vm_bpf_map_pool_init(struct vm_bpf_map_pool *p);
 /* Every kept map closed. */
 void vm_bpf_map_pool_destroy(struct vm_bpf_map_pool *p);
+/* Every kept map no session holds closed (no profile runs). */
+void vm_bpf_map_pool_let_go(struct vm_bpf_map_pool *p);
 
 /*
  * Before obj is loaded: each of its pooled maps given a kept map of its
