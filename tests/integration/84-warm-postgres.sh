@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/89-warm-postgres.sh - the warmer of `serve`: a real
+# tests/integration/84-warm-postgres.sh - the warmer of `serve`: a real
 # PostgreSQL 15's unwind tables and symbols are built before any profile
 # asks (/healthz's unwind builds > 0 with no profile taken), the first
 # profile then finds them (hits, no builds), a binary exec'd later is
