@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * warm.c - the warmer of warm.h: a low-priority thread that builds the
- * target binaries' unwind tables and symbols before a profile asks.
+ * warm.c - the warmer of warm.h: a thread that builds the target
+ * binaries' unwind tables (on workers at nice 19) and reads their symbols
+ * before a profile asks.
  *
  * A pass lists the targets (agent/samples/proc_scan.c) and reads the
  * mappings of those the last pass did not list; a process whose
@@ -23,9 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/sysmacros.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,7 +38,7 @@
 #include "common/cleanup.h"
 #include "common/clock.h"
 
-/* The lowest priority a thread may give itself without privileges. */
+/* The lowest priority a thread may give itself: the tables' builders'. */
 #define WARM_NICE 19
 /* How often a warmer waiting for a request looks again. */
 #define WARM_BUSY_MS 100
@@ -52,7 +51,7 @@ struct warm_file {
 struct vm_warm {
 	struct vm_warm_config cfg;
 	const char *default_comm;
-	struct vm_iopool *pool; /* the warmer's own: its workers at its nice */
+	struct vm_iopool *pool; /* the warmer's own: its workers at nice 19 */
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock; /* stop, stats */
@@ -200,10 +199,15 @@ static void warm_process(struct vm_warm *w, uint32_t pid)
 		w->stats.processes++;
 		pthread_mutex_unlock(&w->lock);
 		warm_tables(w, p);
-		/* Symbols after, the cache's lock taken file by file. */
+		/*
+		 * Symbols after, as a profile reads them: on the context's
+		 * pool, at the agent's priority, the symbol cache's lock
+		 * taken file by file.  A profile waits for that lock, so the
+		 * read it waits for must not be one at nice 19 on a busy
+		 * machine.
+		 */
 		if (!wait_idle(w))
-			vm_symbolize_warm_process(w->cfg.ctx->symbols, w->pool,
-						  p);
+			vm_symbolize_prefetch_process(w->cfg.ctx->symbols, p);
 	}
 	vm_proc_files_free(&files);
 	vm_samples_free(&s);
@@ -260,11 +264,6 @@ static void *warm_main(void *arg)
 	struct vm_warm *w = arg;
 	uint64_t interval = (uint64_t)w->cfg.interval_ms * 1000000;
 
-	/*
-	 * Nice is a thread's own on Linux, and threads it makes inherit it:
-	 * the pool's workers, made by the jobs this thread queues, too.
-	 */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WARM_NICE);
 	do
 		pass(w);
 	while (!sleep_until(w, vm_clock_ns(CLOCK_MONOTONIC) + interval));
@@ -288,7 +287,7 @@ int vm_warm_start(const struct vm_warm_config *cfg, struct vm_warm **out,
 	w->default_comm = VM_DEFAULT_COMM;
 	pthread_mutex_init(&w->lock, NULL);
 	vm_cond_init_monotonic(&w->wake);
-	w->pool = vm_iopool_new();
+	w->pool = vm_iopool_new_nice(WARM_NICE);
 	if (!w->pool) {
 		vm_warm_stop(w);
 		return vm_error_set(err, ENOMEM, "out of memory");

@@ -4,20 +4,23 @@
  * profile asks for them (warm.c), so that the first profile of a `serve`
  * costs what the hundredth does.
  *
- * One thread, at the lowest priority a thread may give itself (nice 19),
- * looks at the targets `serve` profiles by default (its --comm names)
- * when it starts and again every interval: a target it has not seen
- * before (a new backend, a process that exec'd a target's binary) has
- * its mappings read, and each file none of them mapped before gets its
- * unwind table (agent/unwind/unwind_cache.h) and its symbols
- * (agent/symbolize/symcache.h) kept in the agent's home of binaries,
- * one file at a time.  The files are opened the way a profile opens them
- * (through /proc/PID/map_files, or /proc/PID/root, by the I/O pool), on
- * workers of a pool of the warmer's own, which its thread makes and so
- * run at its priority: a request's reads never wait behind them, nor run
- * at their priority.  While an on-demand profile runs, the warmer waits
- * for it to end before the next file: it never races a request for the
- * symbol cache's lock, and what the request built is not built twice.
+ * One thread looks at the targets `serve` profiles by default (its
+ * --comm names) when it starts and again every interval: a target it has
+ * not seen before (a new backend, a process that exec'd a target's
+ * binary) has its mappings read, and each file none of them mapped
+ * before gets its unwind table (agent/unwind/unwind_cache.h) and its
+ * symbols (agent/symbolize/symcache.h) kept in the agent's home of
+ * binaries, one file at a time.  The files are opened the way a profile
+ * opens them (through /proc/PID/map_files, or /proc/PID/root, by the I/O
+ * pool).  The tables, the bulk of the work and read under no lock, are
+ * built on workers of a pool of the warmer's own at nice 19, the lowest
+ * priority a thread may give itself: a request never waits behind them.
+ * The symbols are read as a profile reads them, on the context's pool at
+ * the agent's priority, because a profile waits for the symbol cache's
+ * lock while they are: one file's read at nice 19 on a busy machine
+ * would hold it for seconds.  While an on-demand profile runs, the
+ * warmer waits for it to end before the next file, and what that profile
+ * built is not built again.
  */
 #ifndef VMTOOLS_AGENT_WARM_H
 #define VMTOOLS_AGENT_WARM_H

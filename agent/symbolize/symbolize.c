@@ -1001,12 +1001,6 @@ static bool same_file(const struct vm_mapping *a, const struct vm_mapping *b)
 void vm_symbolize_prefetch_process(struct vm_symcache *sc,
 				   const struct vm_process *p)
 {
-	vm_symbolize_warm_process(sc, NULL, p);
-}
-
-void vm_symbolize_warm_process(struct vm_symcache *sc, struct vm_iopool *pool,
-			       const struct vm_process *p)
-{
 	const struct vm_symfile *sf;
 	char root[64];
 
@@ -1024,7 +1018,7 @@ void vm_symbolize_warm_process(struct vm_symcache *sc, struct vm_iopool *pool,
 		 */
 		if (i && same_file(m, &p->maps[i - 1]))
 			continue;
-		vm_symcache_lock_on(sc, pool);
+		vm_symcache_lock(sc);
 		/*
 		 * A file the cache holds (every new backend maps the same
 		 * ones) is left for symbolizing to check, as it does each

@@ -96,12 +96,6 @@ const char *vm_symbolized_intern(struct vm_symbolized *y, const char *str);
 void vm_symbolize_prefetch_kernel(struct vm_symcache *sc);
 void vm_symbolize_prefetch_process(struct vm_symcache *sc,
 				   const struct vm_process *p);
-/*
- * The same with the files read on pool's workers (NULL: the cache's),
- * the lock taken and let go file by file: a background reader's.
- */
-void vm_symbolize_warm_process(struct vm_symcache *sc, struct vm_iopool *pool,
-			       const struct vm_process *p);
 
 /*
  * vm_kallsyms_addrs() on the running kernel's table sc keeps (read only

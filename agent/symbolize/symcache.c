@@ -63,8 +63,6 @@ struct vm_symcache {
 	struct vm_debuginfod *debuginfod; /* NULL: no lookups */
 	struct vm_iopool *iopool;
 	bool own_iopool; /* made for it, freed with it */
-	/* Where the lock holder's reads go instead (vm_symcache_lock_on). */
-	struct vm_iopool *run_iopool;
 	char debug_dir[PATH_MAX];
 	char tools_dir[PATH_MAX]; /* the tools disk's mountpoint, or "" */
 	struct vm_symfile vdso;
@@ -177,13 +175,7 @@ static void merge_found(struct vm_symcache *sc);
 
 void vm_symcache_lock(struct vm_symcache *sc)
 {
-	vm_symcache_lock_on(sc, NULL);
-}
-
-void vm_symcache_lock_on(struct vm_symcache *sc, struct vm_iopool *pool)
-{
 	pthread_mutex_lock(&sc->lock);
-	sc->run_iopool = pool;
 	merge_found(sc);
 }
 
@@ -192,7 +184,6 @@ void vm_symcache_unlock(struct vm_symcache *sc)
 	for (size_t i = 0; i < sc->n_held; i++)
 		vm_binaries_put(sc->home, sc->held[i]);
 	sc->n_held = 0;
-	sc->run_iopool = NULL;
 	pthread_mutex_unlock(&sc->lock);
 }
 
@@ -507,7 +498,7 @@ static struct read_job *read_job_new(struct vm_symcache *sc,
 	j->open_path = strdup(open_path);
 	j->path = path ? strdup(path) : NULL;
 	j->sc = sc;
-	j->iopool = sc->run_iopool ? sc->run_iopool : sc->iopool;
+	j->iopool = sc->iopool;
 	snprintf(j->debug_dir, sizeof(j->debug_dir), "%s", sc->debug_dir);
 	snprintf(j->tools_dir, sizeof(j->tools_dir), "%s", sc->tools_dir);
 	if (!j->open_path || (path && !j->path)) {

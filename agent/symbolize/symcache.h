@@ -89,12 +89,6 @@ struct vm_symcache *vm_symcache_new(struct vm_binaries *home,
 void vm_symcache_free(struct vm_symcache *sc);
 
 void vm_symcache_lock(struct vm_symcache *sc);
-/*
- * The lock, with the files this holder reads until it unlocks read on
- * pool instead of the cache's (NULL: the cache's): a background reader
- * whose workers run at a lower priority (agent/serve/warm.h) keeps them.
- */
-void vm_symcache_lock_on(struct vm_symcache *sc, struct vm_iopool *pool);
 void vm_symcache_unlock(struct vm_symcache *sc);
 
 /*
