@@ -84,5 +84,5 @@ print("| agent CPU, all threads, from start until the warmer settled (%.0f s) | 
 print("| agent VmRSS then | %.1f MiB | %.1f MiB | %+.1f MiB |" % (med(w, 1) / 1024, med(c, 1) / 1024, (med(w, 1) - med(c, 1)) / 1024))
 print("| agent CPU over the next %s s (a rescan every 5 s) | %.3f%% of one CPU | %.3f%% | %+.3f%% |" % (idle, med(w, 2), med(c, 2), med(w, 2) - med(c, 2)))
 print("| unwind tables kept before any profile | %.0f | %.0f | |" % (med(w, 3), med(c, 3)))
-print("| the warmer's last pass took (wall, at nice 19) | %.0f ms | | |" % med(w, 4))
+print("| the warmer's last pass took (wall) | %.0f ms | | |" % med(w, 4))
 PY
