@@ -235,11 +235,12 @@ int vm_session_start(const struct vm_profile_request *req,
 
 	s->ops = req->kind == VM_KIND_MEMORY ? &vm_memory_backend :
 					       backend_of(req->profiler);
-	if (req->continuous && req->kind != VM_KIND_CPU) {
+	if (req->continuous && req->kind != VM_KIND_CPU &&
+	    req->kind != VM_KIND_FAULTS) {
 		vm_session_free(s);
 		return vm_error_set(
 			err, EINVAL,
-			"only CPU profiles run continuously, not %s ones",
+			"only CPU and faults profiles run continuously, not %s ones",
 			vm_kind_name(req->kind));
 	}
 	if (req->continuous && !s->ops->seal) {
@@ -415,6 +416,7 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 		return r;
 	}
 	samples->frequency = s->req.frequency;
+	samples->kind = s->req.kind;
 	samples->time_nanos = s->window_real_ns;
 	samples->duration_nanos = end_mono - s->window_mono_ns;
 	s->window_mono_ns = end_mono;

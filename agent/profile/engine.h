@@ -63,7 +63,8 @@ struct vm_profile_request {
 	enum vm_format format;
 	bool gzip;
 	/*
-	 * A continuous session (bpf only): it runs until stopped, and
+	 * A continuous session (bpf only; cpu or faults): it runs until
+	 * stopped, and
 	 * vm_session_seal() hands out one window at a time; seconds is then
 	 * the length of a window, what the backend sizes its maps for.
 	 */

@@ -620,12 +620,15 @@ static void test_pprof_faults(void **state)
 	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
 	p = perftools__profiles__profile__unpack(NULL, len, buf);
 	assert_non_null(p);
-	assert_string_equal(str(p, p->sample_type[0]->type), "fault_space");
-	assert_string_equal(str(p, p->sample_type[0]->unit), "bytes");
-	assert_string_equal(str(p, p->sample_type[1]->type), "faults");
-	assert_string_equal(str(p, p->sample_type[1]->unit), "count");
-	assert_string_equal(str(p, p->default_sample_type), "fault_space");
-	assert_string_equal(str(p, p->period_type->type), "fault_space");
+	/* Bytes first, as a heap profile's, then faults. */
+	const char *const want[] = { "fault_space", "bytes", "faults",
+				     "count" };
+	int64_t got[] = { p->sample_type[0]->type, p->sample_type[0]->unit,
+			  p->sample_type[1]->type, p->sample_type[1]->unit };
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(str(p, got[i]), want[i]);
+	assert_int_equal(p->default_sample_type, got[0]);
+	assert_int_equal(p->period_type->type, got[0]);
 	assert_int_equal(p->period, 64 * 4096);
 	assert_int_equal(p->sample[1]->value[0], 2 * 64 * 4096);
 	assert_int_equal(p->sample[1]->value[1], 128);

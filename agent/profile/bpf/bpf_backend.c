@@ -532,7 +532,7 @@ static int bpf_collect(void *state, struct vm_samples *out,
 			return r;
 	}
 	if (st->req.kind == VM_KIND_FAULTS) {
-		r = vm_bpf_faults_collect(st, err);
+		r = vm_bpf_faults_finish(st, &st->samples, err);
 		if (r < 0)
 			return r;
 	}

@@ -124,7 +124,7 @@ int vm_bpf_cpu_attach(struct bpf_state *st, const int *cpus, size_t n_online,
  */
 void vm_bpf_cut_window(struct bpf_state *st)
 {
-	/* A continuous session is a CPU profile: the window is its sink's. */
+	/* A continuous session is a CPU (or faults) profile: its sink's. */
 	struct vm_stack_counts *cpu =
 		&st->sinks[vm_bpf_obj_index(st, st->skel->obj)].counts;
 	uint64_t n;
@@ -248,6 +248,8 @@ int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err)
 	out->unwound_by_frame_pointer = stat_window(st, PROFILE_STAT_FRAMES_FP);
 	out->unwind_cut = stat_window(st, PROFILE_STAT_WALKS_CUT);
 	vm_bpf_tell_cut(st);
+	if (r == 0 && st->req.kind == VM_KIND_FAULTS)
+		r = vm_bpf_faults_finish(st, out, err);
 	vm_stack_counts_free(&cut);
 	return r;
 }

@@ -7,8 +7,9 @@
  * (agent/samples/fault_maps.h), while the mapping most likely still
  * exists, and counts the record with that kind in place of the address,
  * so faults of one stack into one kind of mapping are one sample.  At the
- * end each sample's records become faults (times the period) and bytes
- * (times the page size).
+ * end of a profile, or of a continuous session's window, each sample's
+ * records become faults (times the period) and bytes (times the page
+ * size).
  */
 #include "agent/profile/bpf/bpf_int.h"
 
@@ -37,9 +38,9 @@ int vm_bpf_faults_on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int vm_bpf_faults_collect(struct bpf_state *st, struct vm_error *err)
+int vm_bpf_faults_finish(const struct bpf_state *st, struct vm_samples *s,
+			 struct vm_error *err)
 {
-	struct vm_samples *s = &st->samples;
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t unmapped = 0;
 

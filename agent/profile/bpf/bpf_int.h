@@ -206,8 +206,12 @@ int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err);
  * object's struct record_sink): each counted with its mapping's kind.
  */
 int vm_bpf_faults_on_record(void *ctx, void *data, size_t size);
-/* The counted faults into st->samples: faults and bytes, the period. */
-int vm_bpf_faults_collect(struct bpf_state *st, struct vm_error *err);
+/*
+ * The faults counted into s (the profile's, or a window's): each sample's
+ * faults and bytes, the period and page size, said in its notes.
+ */
+int vm_bpf_faults_finish(const struct bpf_state *st, struct vm_samples *s,
+			 struct vm_error *err);
 
 /* bpf_offcpu.c */
 
