@@ -81,9 +81,8 @@ static void test_pool(void **state)
 	/* The next is lent the very maps, empty. */
 	b = loaded(&p, 128);
 	assert_int_equal(id_of(b->maps.seen), first);
-	assert_int_not_equal(bpf_map_get_next_key(bpf_map__fd(b->maps.seen),
-						  NULL, &pid),
-			     0);
+	assert_int_not_equal(
+		bpf_map_get_next_key(bpf_map__fd(b->maps.seen), NULL, &pid), 0);
 	assert_int_equal(errno, ENOENT);
 	vm_bpf_map_pool_stats(&p, &kept, &reused);
 	assert_int_equal(reused, kept);
