@@ -654,11 +654,11 @@ static int start_warm(const struct serve_options *o, struct server *sv,
 		      struct vm_error *err)
 {
 	struct vm_warm_config wc = {
+		.busy = service_busy,
+		.busy_arg = sv->svc,
 		.ctx = sv->ctx,
 		.comms = o->comms,
 		.n_comms = o->n_comms,
-		.busy = service_busy,
-		.busy_arg = sv->svc,
 	};
 	int r;
 

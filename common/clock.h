@@ -37,4 +37,7 @@ int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
 bool vm_cond_sleep_until(pthread_cond_t *c, pthread_mutex_t *m,
 			 const bool *stop, uint64_t deadline_ns);
 
+/* Set *stop under m and wake every sleeper on c: the other side of it. */
+void vm_cond_raise(pthread_cond_t *c, pthread_mutex_t *m, bool *stop);
+
 #endif

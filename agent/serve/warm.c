@@ -277,21 +277,19 @@ int vm_warm_start(const struct vm_warm_config *cfg, struct vm_warm **out,
 	int r;
 
 	*out = NULL;
-	if (!w)
+	/* Its workers, at nice 19, made by the jobs the thread queues. */
+	if (w)
+		w->pool = vm_iopool_new_nice(WARM_NICE);
+	if (!w || !w->pool) {
+		free(w);
 		return vm_error_set(err, ENOMEM, "out of memory");
+	}
 	w->cfg = *cfg;
-	if (!w->cfg.interval_ms)
-		w->cfg.interval_ms = VM_WARM_INTERVAL_MS;
-	if (!w->cfg.proc_root)
-		w->cfg.proc_root = "/proc";
+	w->cfg.interval_ms = cfg->interval_ms ?: VM_WARM_INTERVAL_MS;
+	w->cfg.proc_root = cfg->proc_root ?: "/proc";
 	w->default_comm = VM_DEFAULT_COMM;
 	pthread_mutex_init(&w->lock, NULL);
 	vm_cond_init_monotonic(&w->wake);
-	w->pool = vm_iopool_new_nice(WARM_NICE);
-	if (!w->pool) {
-		vm_warm_stop(w);
-		return vm_error_set(err, ENOMEM, "out of memory");
-	}
 	r = pthread_create(&w->thread, NULL, warm_main, w);
 	if (r) {
 		vm_warm_stop(w);
@@ -308,13 +306,9 @@ void vm_warm_stop(struct vm_warm *w)
 {
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
-	w->stop = true;
-	pthread_cond_broadcast(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+	vm_cond_raise(&w->wake, &w->lock, &w->stop);
 	/* A read waited for ends at once; a stuck one stays the pool's. */
-	if (w->pool)
-		vm_iopool_shutdown(w->pool);
+	vm_iopool_shutdown(w->pool);
 	if (w->started)
 		pthread_join(w->thread, NULL);
 	vm_iopool_free(w->pool);
