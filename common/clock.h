@@ -30,14 +30,12 @@ int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
 		       uint64_t deadline_ns);
 
 /*
- * A thread's stoppable sleep: wait on c, taking m (not held by the
- * caller), until the deadline has come or *stop, which m guards, is set;
- * *stop's value at the end.
+ * A thread that works on a beat: sleep on c (m not held) until *stop is
+ * raised (vm_cond_raise) or the deadline has come; whether it was raised.
  */
 bool vm_cond_sleep_until(pthread_cond_t *c, pthread_mutex_t *m,
 			 const bool *stop, uint64_t deadline_ns);
-
-/* Set *stop under m and wake every sleeper on c: the other side of it. */
+/* Raise *stop under m and wake every thread sleeping on c. */
 void vm_cond_raise(pthread_cond_t *c, pthread_mutex_t *m, bool *stop);
 
 #endif

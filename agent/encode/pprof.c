@@ -589,6 +589,12 @@ static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 				clamp_i64(st->sample->value) :
 				vm_sat_mul_i64(clamp_i64(st->sample->count),
 					       period);
+		/* A growth view: what was given back is negative. */
+		if (y->samples->signed_values) {
+			ps->value[kt->value_first] = (int64_t)st->sample->count;
+			ps->value[!kt->value_first] =
+				(int64_t)st->sample->value;
+		}
 		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
 				&p->label_ptrs[MAX_LABELS * i], ps);
 		if (r < 0)

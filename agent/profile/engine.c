@@ -338,41 +338,58 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 		st->samples = s->ops->samples_so_far(s->state);
 }
 
+int vm_session_collect(struct vm_session *s, struct vm_samples *samples,
+		       struct vm_symbolized *y, struct vm_error *err)
+{
+	uint64_t total = 0, end_ns;
+	int r;
+
+	memset(samples, 0, sizeof(*samples));
+	memset(y, 0, sizeof(*y));
+	if (s->finished)
+		return vm_error_set(err, EINVAL,
+				    "this profile was already finished");
+	s->finished = true;
+	r = s->ops->collect(s->state, samples, err);
+	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	if (r < 0) {
+		vm_samples_free(samples);
+		return r;
+	}
+	/* A faults sample's count is the period's faults: samples, here. */
+	for (size_t i = 0; i < samples->n; i++)
+		total += s->req.kind == VM_KIND_FAULTS &&
+					 samples->fault_period ?
+				 samples->v[i].count / samples->fault_period :
+				 samples->v[i].count;
+	atomic_store(&s->final_samples, total);
+	atomic_store(&s->collected, true);
+	samples->frequency = s->req.frequency;
+	samples->kind = s->req.kind;
+	if (!samples->time_nanos)
+		samples->time_nanos = s->start_real_ns;
+	if (!samples->duration_nanos)
+		samples->duration_nanos = end_ns - s->start_mono_ns;
+	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, samples, y,
+			 err);
+	if (r < 0)
+		memset(y, 0, sizeof(*y));
+	return r;
+}
+
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err)
 {
-	struct vm_samples samples = { 0 };
+	struct vm_samples samples;
 	struct vm_symbolized y;
-	uint64_t total = 0, end_ns;
+	uint64_t total;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (s->finished)
 		return vm_error_set(err, EINVAL,
 				    "this profile was already finished");
-	s->finished = true;
-	r = s->ops->collect(s->state, &samples, err);
-	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
-	if (r < 0) {
-		vm_samples_free(&samples);
-		return r;
-	}
-	/* A faults sample's count is the period's faults: samples, here. */
-	for (size_t i = 0; i < samples.n; i++)
-		total += s->req.kind == VM_KIND_FAULTS && samples.fault_period ?
-				 samples.v[i].count / samples.fault_period :
-				 samples.v[i].count;
-	atomic_store(&s->final_samples, total);
-	atomic_store(&s->collected, true);
-	samples.frequency = s->req.frequency;
-	samples.kind = s->req.kind;
-	if (!samples.time_nanos)
-		samples.time_nanos = s->start_real_ns;
-	if (!samples.duration_nanos)
-		samples.duration_nanos = end_ns - s->start_mono_ns;
-
-	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, &samples, &y,
-			 err);
+	r = vm_session_collect(s, &samples, &y, err);
 	if (r == 0) {
 		struct vm_encoded enc;
 
@@ -385,7 +402,10 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 			out->content_type = enc.content_type;
 			out->filename = enc.filename;
 		}
+	} else if (!atomic_load(&s->collected)) {
+		return r;
 	}
+	total = atomic_load(&s->final_samples);
 	out->samples = total;
 	out->lost = samples.lost_stacks + samples.lost_samples;
 	out->unwound_by_table = samples.unwound_by_table;

@@ -96,12 +96,6 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	return 0;
 }
 
-static const char *const kind_names[] = {
-	[VM_KIND_CPU] = "cpu",	     [VM_KIND_OFFCPU] = "offcpu",
-	[VM_KIND_WALL] = "wall",     [VM_KIND_MEMORY] = "memory",
-	[VM_KIND_FAULTS] = "faults",
-};
-
 const char *vm_kind_profiler_rule(enum vm_profile_kind kind)
 {
 	if (kind == VM_KIND_FAULTS)
@@ -109,17 +103,57 @@ const char *vm_kind_profiler_rule(enum vm_profile_kind kind)
 	return "profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)";
 }
 
+/*
+ * Every kind, the one list: its name in the API and on the command line,
+ * what the web UI offers it as (GET /healthz's "kinds"), and whether it
+ * is a snapshot, taken at once (seconds and frequency mean nothing).
+ */
+static const struct kind_info {
+	const char *name, *title;
+	bool snapshot;
+} kinds[] = {
+	[VM_KIND_CPU] = { "cpu", "CPU (on-CPU samples)", false },
+	[VM_KIND_OFFCPU] = { "offcpu", "Off-CPU (time blocked)", false },
+	[VM_KIND_WALL] = { "wall", "Wall clock (running + blocked)", false },
+	[VM_KIND_MEMORY] = { "memory", "Memory (where it is now: a snapshot)",
+			     true },
+	[VM_KIND_FAULTS] = { "faults",
+			     "Page faults (which code made memory grow)",
+			     false },
+};
+
+static const struct kind_info *kind_info(enum vm_profile_kind kind)
+{
+	if ((unsigned)kind >= sizeof(kinds) / sizeof(kinds[0]))
+		return NULL;
+	return &kinds[kind];
+}
+
 const char *vm_kind_name(enum vm_profile_kind kind)
 {
-	if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
-		return NULL;
-	return kind_names[kind];
+	const struct kind_info *k = kind_info(kind);
+
+	return k ? k->name : NULL;
+}
+
+const char *vm_kind_title(enum vm_profile_kind kind)
+{
+	const struct kind_info *k = kind_info(kind);
+
+	return k && k->title ? k->title : vm_kind_name(kind);
+}
+
+bool vm_kind_is_snapshot(enum vm_profile_kind kind)
+{
+	const struct kind_info *k = kind_info(kind);
+
+	return k && k->snapshot;
 }
 
 int vm_kind_parse(const char *name, enum vm_profile_kind *kind)
 {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
-		if (name && !strcmp(name, kind_names[i])) {
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (name && kinds[i].name && !strcmp(name, kinds[i].name)) {
 			*kind = (enum vm_profile_kind)i;
 			return 0;
 		}

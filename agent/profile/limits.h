@@ -109,6 +109,10 @@ const char *vm_kind_profiler_rule(enum vm_profile_kind kind);
  * NULL if unknown.
  */
 const char *vm_kind_name(enum vm_profile_kind kind);
+/* What the web UI offers it as; its name when it has no title. */
+const char *vm_kind_title(enum vm_profile_kind kind);
+/* Whether it is a snapshot, taken at once (memory), not a window. */
+bool vm_kind_is_snapshot(enum vm_profile_kind kind);
 
 /* The kind named name (as vm_kind_name says it); -EINVAL when none. */
 int vm_kind_parse(const char *name, enum vm_profile_kind *kind);

@@ -177,6 +177,12 @@ struct vm_samples {
 	 */
 	char **names;
 	size_t n_names, cap_names;
+	/*
+	 * A difference of two memory snapshots (the history's growth view):
+	 * each sample's count and value are int64_t stored as uint64_t, a
+	 * negative one being memory given back.
+	 */
+	bool signed_values;
 	/* More lines for the profile's comments, each ending in '\n'. */
 	char *notes;
 	size_t notes_len;
