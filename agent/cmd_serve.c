@@ -29,6 +29,7 @@
 #include "agent/serve/http.h"
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
+#include "agent/serve/warm.h"
 #include "agent/setup/setup.h"
 #include "agent/symbolize/debuginfod.h"
 #include "common/log.h"
@@ -52,6 +53,7 @@ struct serve_options {
 	const char *perf;
 	const char *ui_dir;
 	bool no_setup;
+	bool no_warm;
 	bool verify;
 	bool allow_kernel_mismatch;
 	const char *comms[VM_MAX_TARGETS];
@@ -104,6 +106,9 @@ static void usage(FILE *out)
 		"  --label L               label of the tools disk (default %s)\n"
 		"  --mountpoint DIR        where to mount it (default %s)\n"
 		"  --no-setup              do not mount the disk or link the tools\n"
+		"  --no-warm               do not build the targets' unwind tables\n"
+		"                          and symbols in the background, before a\n"
+		"                          profile asks for them\n"
 		"  --perf PATH             the perf the Perf backend runs (default:\n"
 		"                          the tools disk's, else perf on PATH)\n"
 		"  --ui-dir DIR            serve the web UI at /ui/ from DIR (default:\n"
@@ -156,6 +161,7 @@ enum {
 	OPT_LABEL,
 	OPT_MOUNTPOINT,
 	OPT_NO_SETUP,
+	OPT_NO_WARM,
 	OPT_TOKEN,
 	OPT_COMM,
 	OPT_MAX_SECONDS,
@@ -284,6 +290,9 @@ static int on_option(int c, char *arg, void *ctx)
 	case OPT_NO_SETUP:
 		o->no_setup = true;
 		break;
+	case OPT_NO_WARM:
+		o->no_warm = true;
+		break;
 	case OPT_TOKEN:
 		o->token_file = arg;
 		break;
@@ -362,6 +371,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "mountpoint", required_argument, NULL, OPT_MOUNTPOINT },
 		{ "no-setup", no_argument, NULL, OPT_NO_SETUP },
+		{ "no-warm", no_argument, NULL, OPT_NO_WARM },
 		{ "auth-token-file", required_argument, NULL, OPT_TOKEN },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
@@ -524,6 +534,7 @@ struct server {
 	struct utsname uts;
 	char host[256];
 	struct vm_continuous *cont; /* NULL without --continuous */
+	struct vm_warm *warm; /* NULL with --no-warm */
 	struct vm_agent_ctx *ctx; /* what sessions share (context.h) */
 };
 
@@ -617,6 +628,12 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	 * gone before the continuous profile or a request loads theirs.
 	 */
 	vm_engine_backend_status(sv->ctx, VM_PROFILER_BPF, &learned);
+	/*
+	 * Then its programs, loaded and verified once: a kernel that
+	 * refuses the unwinder is said from the start, and no profile tries
+	 * it again.
+	 */
+	vm_engine_backend_prepare(sv->ctx, VM_PROFILER_BPF);
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	/* Tests lower perf.data's bound (bytes); no user needs to. */
@@ -630,6 +647,43 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	if (r < 0)
 		return r;
 	sv->hcfg.service = sv->svc;
+	return 0;
+}
+
+static bool service_busy(void *arg)
+{
+	struct vm_service_status st;
+
+	vm_service_status(arg, &st);
+	return st.phase != VM_SERVICE_IDLE;
+}
+
+/*
+ * The targets' unwind tables and symbols built in the background from
+ * now on, so that the first profile finds them (warm.h).
+ */
+static int start_warm(const struct serve_options *o, struct server *sv,
+		      struct vm_error *err)
+{
+	struct vm_warm_config wc = {
+		.busy = service_busy,
+		.busy_arg = sv->svc,
+		.ctx = sv->ctx,
+		.comms = o->comms,
+		.n_comms = o->n_comms,
+	};
+	int r;
+
+	if (o->no_warm)
+		return 0;
+	/* Tests look again sooner; no user needs to. */
+	if (getenv("VMTOOLS_WARM_INTERVAL_MS"))
+		wc.interval_ms =
+			(unsigned)atoi(getenv("VMTOOLS_WARM_INTERVAL_MS"));
+	r = vm_warm_start(&wc, &sv->warm, err);
+	if (r < 0)
+		return r;
+	sv->health.warm = sv->warm;
 	return 0;
 }
 
@@ -758,6 +812,8 @@ static int wait_for_signal(const sigset_t *sigs)
 static void close_server(struct server *sv, unsigned drain_ms)
 {
 	vm_http_stop(sv->srv, drain_ms);
+	/* Before the service it asks and the context it fills. */
+	vm_warm_stop(sv->warm);
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	vm_engine_release(sv->ctx);
@@ -797,6 +853,8 @@ static int serve(const struct serve_options *o)
 		goto fail;
 	block_signals(&sigs);
 	if (start_service(o, &sv, &err) < 0)
+		goto fail;
+	if (start_warm(o, &sv, &err) < 0)
 		goto fail;
 	if (start_continuous(o, &sv, &err) < 0)
 		goto fail;

@@ -30,16 +30,10 @@ reason=$(need_root)
 [ -z "$reason" ] && reason=$(need_cmd curl strace python3)
 [ -z "$reason" ] || { echo "bench/memory.sh: cannot run: $reason" >&2; exit 1; }
 pg_start >/dev/null || exit 1
-pg_psql "ALTER SYSTEM SET max_connections = 150" >/dev/null
-pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -w -t 60 -l "$T/pg/server.log" restart >/dev/null || exit 1
 
 # sessions: 100 idle psql sessions and the deep one, each kept open on
 # its FIFO until the script ends.
-for i in $(seq 100); do
-	pg_session "idle$i"
-	exec {fd}>"$T/idle$i.in"
-	echo "SELECT 1;" >&"$fd"
-done
+pg_idle_sessions 100 || exit 1
 pg_session deep
 exec {deep_fd}>"$T/deep.in"
 python3 -c "

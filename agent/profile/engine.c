@@ -465,6 +465,17 @@ void vm_engine_release(struct vm_agent_ctx *ctx)
 	}
 }
 
+void vm_engine_backend_prepare(struct vm_agent_ctx *ctx, enum vm_profiler p)
+{
+	const struct vm_backend_ops *ops = backend_of(p);
+	void *kept;
+	bool own;
+
+	if (!ctx || !ops->prepare || kept_of(ctx, p, &kept, &own) < 0)
+		return;
+	ops->prepare(kept);
+}
+
 void vm_engine_backend_status(struct vm_agent_ctx *ctx, enum vm_profiler p,
 			      struct vm_backend_status *out)
 {

@@ -19,6 +19,8 @@
  *   vm_engine_release()  when no session runs (the agent stopping): what
  *                        backends keep in a context from one profile
  *                        for the next
+ *   vm_engine_backend_prepare()  what a backend can learn before any
+ *                        profile, learned once in a context (serve's start)
  *   vm_engine_backend_status()  what a backend has learned in a context
  *                        since the agent started, for /healthz
  *
@@ -218,6 +220,16 @@ struct vm_backend_status {
 	uint64_t unwind_procs_skipped;
 	char unwind_procs_last_skipped[256];
 	/*
+	 * The programs were loaded and verified before any profile (the
+	 * backend's prepare), how long that took, and, when the kernel
+	 * refused them even without the unwinder, why ("" if it did not).
+	 */
+	bool programs_prepared;
+	uint64_t programs_load_ms;
+	/* Their preallocated maps kept between profiles, and lent again. */
+	uint64_t programs_maps_kept, programs_maps_reused;
+	char programs_error[320];
+	/*
 	 * The kernel refused the programs with the unwinder (its verifier's
 	 * last words; "" if never): stacks are walked by frame pointer.
 	 */
@@ -228,6 +240,13 @@ struct vm_backend_status {
 	 */
 	char pg_labels_note[256];
 };
+
+/*
+ * Backend p's prepare operation (backend.h) on its kept state in ctx:
+ * what it can learn of the kernel before any profile (nothing without a
+ * context).
+ */
+void vm_engine_backend_prepare(struct vm_agent_ctx *ctx, enum vm_profiler p);
 
 /*
  * What backend p has learned so far in ctx (its status operation,

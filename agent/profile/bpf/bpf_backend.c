@@ -44,6 +44,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/profile/limits.h"
 #include "common/cleanup.h"
 #include "common/clock.h"
 
@@ -175,6 +176,8 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r = 0;
 
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_lend(&st->kept->maps, st->objs[i]);
 	if (st->skel)
 		r = profile_bpf__load(st->skel);
 	if (!r && st->off)
@@ -197,6 +200,8 @@ static int load_without_unwinding(struct bpf_state *st,
 				  const struct vm_profile_request *req,
 				  size_t n_online, struct vm_error *err)
 {
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	st->skel = NULL;
@@ -212,6 +217,10 @@ static int load_without_unwinding(struct bpf_state *st,
 	st->unwinding = false;
 	vm_bpf_unwind_refused(st->kept->store,
 			      verifier_msg[0] ? verifier_msg : libbpf_msg);
+	/* The verifier's word stands for this kernel; a lack of memory not. */
+	if (verifier_msg[0])
+		__atomic_store_n(&st->kept->unwinder_refused, true,
+				 __ATOMIC_RELAXED);
 	libbpf_msg[0] = '\0';
 	if (open_skeleton(st, req, n_online, err) < 0)
 		return -1;
@@ -390,6 +399,9 @@ static void bpf_destroy(void *state)
 	detach(st);
 	if (st->releaser_started)
 		pthread_join(st->releaser, NULL);
+	/* Every program detached: their maps are no one's now. */
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	ring_buffer__free(st->rb);
 	free(st->tp_links);
 	for (size_t i = 0; i < MAX_OBJS; i++)
@@ -553,6 +565,57 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	return 0;
 }
 
+/*
+ * Both programs loaded and verified once, as a wall-clock profile of
+ * the default frequency and length of the default target loads them,
+ * then let go: a kernel that refuses the unwinder says so in /healthz
+ * from the start, and no session is refused it again (bpf_kept.h).
+ */
+static void bpf_prepare(void *kept)
+{
+	static const struct vm_engine_config no_cfg = { 0 };
+	struct vm_profile_request req = {
+		.kind = VM_KIND_WALL,
+		.frequency = VM_FREQUENCY_DEFAULT,
+		.seconds = VM_SECONDS_DEFAULT,
+		.comms = { VM_DEFAULT_COMM },
+		.n_comms = 1,
+	};
+	uint64_t t0 = vm_clock_ns(CLOCK_MONOTONIC);
+	struct vm_bpf_kept *k = kept;
+	_cleanup_free_ int *cpus = NULL;
+	struct vm_error err = { 0 };
+	struct bpf_state *st;
+	size_t n_online = 0;
+	void *state = NULL;
+	int r;
+
+	pthread_mutex_lock(&k->prepare_lock);
+	if (k->prepared)
+		goto out;
+	libbpf_set_print(libbpf_print);
+	libbpf_msg[0] = '\0';
+	verifier_msg[0] = '\0';
+	r = vm_bpf_new_state(&req, &no_cfg, kept, NULL, &state, &err);
+	st = state;
+	if (r >= 0)
+		r = online_cpus(&cpus, &n_online, &err);
+	if (r >= 0)
+		r = open_skeleton(st, &req, n_online, &err);
+	if (r >= 0)
+		r = load_skeleton(st, &err);
+	if (r < 0 && st && st->unwinding)
+		r = load_without_unwinding(st, &req, n_online, &err);
+	bpf_destroy(st);
+	k->prepared = true;
+	k->prepare_ms = (vm_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	if (r < 0)
+		snprintf(k->prepare_error, sizeof(k->prepare_error), "%s",
+			 vm_error_str(&err));
+out:
+	pthread_mutex_unlock(&k->prepare_lock);
+}
+
 const struct vm_backend_ops vm_bpf_backend = {
 	.name = "bpf",
 	.kept_new = vm_bpf_kept_new,
@@ -564,4 +627,5 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.destroy = bpf_destroy,
 	.release = vm_bpf_kept_release,
 	.status = vm_bpf_kept_status,
+	.prepare = bpf_prepare,
 };

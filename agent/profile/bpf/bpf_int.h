@@ -14,7 +14,8 @@
  * beside the libraries they use: bpf_stack_counts.c (counting records),
  * bpf_blocks.c (joining blocks), bpf_preblocked.c, bpf_pg.c,
  * bpf_sizing.c, bpf_unwind.c (unwind tables) and bpf_calibrate.c, and
- * what the backend keeps for the agent's life (bpf_kept.c).
+ * what the backend keeps for the agent's life (bpf_kept.c, with the maps
+ * lent from one profile to the next: bpf_map_pool.c).
  */
 #ifndef VMTOOLS_AGENT_BPF_INT_H
 #define VMTOOLS_AGENT_BPF_INT_H
