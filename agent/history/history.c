@@ -825,7 +825,9 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 			};
 		r = vm_history_stack(h, &l, in, st->n_frames, count, objects);
 	}
-	if (r == 0 && y->samples && y->samples->notes &&
+	/* A snapshot's comment says what its walks cut: kept with it. */
+	if (r == 0 && h->cfg.kind == VM_KIND_MEMORY && y->samples &&
+	    y->samples->notes &&
 	    !(h->pending_notes = strdup(y->samples->notes)))
 		r = -ENOMEM;
 	if (r == 0)

@@ -195,8 +195,11 @@ for r in 15 16.14 17.2 17.10 18.4; do
 		pg_stop
 		continue
 	fi
+	walks=200
+	[ "$r" = 17.10 ] && walks=1000
+	# Long enough for every walk (pg_bench_stop ends it after them).
 	pg_bench_init 1
-	pg_bench_bg 60 -c 1 -n
+	pg_bench_bg $((walks / 2)) -c 1 -n
 	bpid=""
 	for _ in $(seq 300); do
 		bpid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' AND state <> 'idle'" | head -1)
@@ -204,8 +207,6 @@ for r in 15 16.14 17.2 17.10 18.4; do
 		sleep 0.1
 	done
 	check "PostgreSQL $r: a pgbench backend is busy (${bpid:-none})" test -n "$bpid"
-	walks=200
-	[ "$r" = 17.10 ] && walks=1000
 	ended=0 partial=0 failed=0
 	started=$(date +%s%N)
 	for _ in $(seq "$walks"); do
