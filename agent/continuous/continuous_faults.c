@@ -187,7 +187,8 @@ void vm_continuous_faults_free(struct vm_continuous_faults *f)
 	free(f);
 }
 
-struct vm_history *vm_continuous_faults_history_of(struct vm_continuous_faults *f)
+struct vm_history *
+vm_continuous_faults_history_of(struct vm_continuous_faults *f)
 {
 	return f ? f->history : NULL;
 }

@@ -59,7 +59,8 @@ void vm_continuous_faults_beat(struct vm_continuous_faults *f);
 void vm_continuous_faults_end(struct vm_continuous_faults *f);
 void vm_continuous_faults_free(struct vm_continuous_faults *f);
 
-struct vm_history *vm_continuous_faults_history_of(struct vm_continuous_faults *f);
+struct vm_history *
+vm_continuous_faults_history_of(struct vm_continuous_faults *f);
 void vm_continuous_faults_stats(struct vm_continuous_faults *f,
 				struct vm_continuous_faults_stats *st);
 

@@ -152,4 +152,6 @@ check "/metrics counts the faults windows and their history" \
 		grep -qE '^vmtools_continuous_faults_sampling 1' '$T/m.txt' &&
 		grep -qE '^vmtools_faults_history_bytes [1-9]' '$T/m.txt' &&
 		grep -qE '^vmtools_faults_history_dropped_windows_total 0' '$T/m.txt'"
+ticks=$(awk '{ print $14 + $15 }' /proc/"$AGENT_PID"/stat)
+diag <<<"the agent's CPU time, CPU and faults windows, pushes and the test's queries: $((ticks * 1000 / $(getconf CLK_TCK))) ms over $(($(date +%s) - started)) s"
 check "SIGTERM: the agent stops" stop_agent
