@@ -25,7 +25,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/encode/encode.h"
 #include "agent/samples/sample.h"
 #include "agent/symbolize/symbolize.h"
 #include "common/log.h"
@@ -35,17 +34,16 @@ struct vm_continuous_faults {
 	struct vm_history *history;
 	struct vm_session *session; /* NULL until it starts */
 	bool told; /* that it cannot start, once */
-	pthread_mutex_t lock; /* the stats below */
-	bool sampling; /* session is set: read by other threads */
-	uint64_t windows;
-	char last_error[256];
+	pthread_mutex_t lock; /* st */
+	/* What other threads read: sampling (session is set), windows, error */
+	struct vm_continuous_faults_stats st;
 };
 
 static void set_error(struct vm_continuous_faults *f, const char *msg)
 {
 	pthread_mutex_lock(&f->lock);
-	f->sampling = f->session != NULL;
-	snprintf(f->last_error, sizeof(f->last_error), "%s", msg);
+	f->st.sampling = f->session != NULL;
+	snprintf(f->st.last_error, sizeof(f->st.last_error), "%s", msg);
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -105,30 +103,13 @@ static void start(struct vm_continuous_faults *f)
 	       f->cfg.period);
 }
 
-/* The window as the push sends it: a gzipped pprof. */
-static void push_window(struct vm_continuous_faults *f,
-			const struct vm_history_window *w,
-			const struct vm_symbolized *y)
-{
-	struct vm_error err = { 0 };
-	struct vm_encoded gz = { 0 };
-
-	if (vm_encode_profile(y, VM_FORMAT_PPROF, true, &gz, &err) < 0) {
-		vm_log("continuous: cannot encode a faults window: %s",
-		       vm_error_str(&err));
-		return;
-	}
-	vm_push_enqueue(f->cfg.push, w->start_ns, w->end_ns, gz.data, gz.len,
-			false);
-	free(gz.data);
-}
-
 static void seal(struct vm_continuous_faults *f)
 {
 	struct vm_samples s;
 	struct vm_symbolized y;
 	struct vm_history_window w = { 0 };
 	struct vm_error err = { 0 };
+	bool kept;
 
 	if (vm_session_seal(f->session, &s, &y, &err) < 0) {
 		vm_log("continuous: cannot seal a faults window: %s",
@@ -141,15 +122,15 @@ static void seal(struct vm_continuous_faults *f)
 	/* A faults window's samples are its faults (the period's each). */
 	for (size_t i = 0; i < s.n; i++)
 		w.samples += s.v[i].count;
-	if (vm_history_add(f->history, &w, &y, &err) < 0) {
+	kept = vm_history_add(f->history, &w, &y, &err) == 0;
+	if (kept)
+		vm_push_enqueue_profile(f->cfg.push, w.start_ns, w.end_ns, &y,
+					"a faults window");
+	else
 		vm_log("continuous: %s", vm_error_str(&err));
-	} else {
-		if (f->cfg.push)
-			push_window(f, &w, &y);
-		pthread_mutex_lock(&f->lock);
-		f->windows++;
-		pthread_mutex_unlock(&f->lock);
-	}
+	pthread_mutex_lock(&f->lock);
+	f->st.windows += kept;
+	pthread_mutex_unlock(&f->lock);
 	vm_symbolized_free(&y);
 	vm_samples_free(&s);
 }
@@ -173,7 +154,7 @@ void vm_continuous_faults_end(struct vm_continuous_faults *f)
 	vm_session_free(f->session);
 	f->session = NULL;
 	pthread_mutex_lock(&f->lock);
-	f->sampling = false;
+	f->st.sampling = false;
 	pthread_mutex_unlock(&f->lock);
 }
 
@@ -196,11 +177,8 @@ vm_continuous_faults_history_of(struct vm_continuous_faults *f)
 void vm_continuous_faults_stats(struct vm_continuous_faults *f,
 				struct vm_continuous_faults_stats *st)
 {
-	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&f->lock);
-	st->sampling = f->sampling;
-	st->windows = f->windows;
-	snprintf(st->last_error, sizeof(st->last_error), "%s", f->last_error);
+	*st = f->st;
 	pthread_mutex_unlock(&f->lock);
 	vm_history_usage(f->history, &st->history_bytes, &st->history_dropped);
 }

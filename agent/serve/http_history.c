@@ -270,20 +270,21 @@ static struct json_object *memory_health(const struct vm_continuous_stats *st)
 /* The faults windows' part of the continuous profile's health. */
 static struct json_object *faults_health(const struct vm_continuous_stats *st)
 {
+	const struct vm_continuous_faults_stats *f = &st->faults;
 	struct json_object *o = json_object_new_object();
-	const int64_t counts[] = { (int64_t)st->faults.windows,
-				   (int64_t)st->faults.history_bytes,
-				   (int64_t)st->faults.history_dropped };
-	const char *const names[] = { "windows", "history_bytes",
-				      "dropped_windows" };
 
 	json_object_object_add(o, "sampling",
-			       json_object_new_boolean(st->faults.sampling));
-	for (size_t i = 0; i < 3; i++)
-		json_object_object_add(o, names[i],
-				       json_object_new_int64(counts[i]));
+			       json_object_new_boolean(f->sampling));
+	json_object_object_add(o, "windows",
+			       json_object_new_int64((int64_t)f->windows));
+	json_object_object_add(
+		o, "history_bytes",
+		json_object_new_int64((int64_t)f->history_bytes));
+	json_object_object_add(
+		o, "dropped_windows",
+		json_object_new_int64((int64_t)f->history_dropped));
 	json_object_object_add(o, "error",
-			       vm_json_string_or_null(st->faults.last_error));
+			       vm_json_string_or_null(f->last_error));
 	return o;
 }
 

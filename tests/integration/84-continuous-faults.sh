@@ -36,19 +36,17 @@ RX=$T/rx
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", (b > 0 ? a * 100 / b : 0) }'; }
 
 # --- 1. options, and the routes when faults windows are off -----------------
-check_fails_with() {
-	local want=$1 st
-	shift
-	"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 "$@" >"$T/opt.out" 2>&1
-	st=$?
-	check "serve $*: exit 2 saying $want" \
-		bash -c "[ $st = 2 ] && grep -q -- '$want' '$T/opt.out'"
-}
-check_fails_with "go with --continuous" --continuous-faults
-check_fails_with "whole number from 1 to 1000000" --continuous \
-	--continuous-faults --continuous-faults-period 0
-check_fails_with "goes with --continuous-faults" --continuous \
-	--continuous-faults-period 16
+# Each line: what the refusal says, then the options refused (exit 2).
+while IFS='|' read -r want opts; do
+	# shellcheck disable=SC2086 # the options are words
+	"$VMTOOLS_AGENT" serve --no-setup --listen 127.0.0.1:0 $opts >"$T/opt.out" 2>&1
+	check "serve $opts: exit 2 saying $want" \
+		bash -c "[ $? = 2 ] && grep -q -- '$want' '$T/opt.out'"
+done <<'EOF'
+go with --continuous|--continuous-faults
+whole number from 1 to 1000000|--continuous --continuous-faults --continuous-faults-period 0
+goes with --continuous-faults|--continuous --continuous-faults-period 16
+EOF
 
 start_agent off --no-setup --comm "$COMM" --continuous --continuous-interval 2
 check "without --continuous-faults, GET /profile/faults/history says continuous false" \
