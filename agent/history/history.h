@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * history.h - the windows of continuous profiling kept in memory, compact,
- * for GET /profile/cpu/history and its merged profiles (history.c).
+ * for GET /profile/cpu/history and its merged profiles (history.c), and
+ * of the faults windows and memory snapshots beside them.
  *
  * A window is a list of (stack, count) pairs.  Stacks, their frames, the
  * mappings and every string are interned once for the whole history, so an
