@@ -17,7 +17,8 @@
 #     fault_mapping=anonymous on at least 90% of the bytes;
 #   - the CPU windows are unchanged: the CPU index has the contract's
 #     fields, its windows follow each other, its merge is a CPU profile
-#     (samples/count, cpu/nanoseconds) without fault labels;
+#     (samples/count, cpu/nanoseconds) without fault labels; an on-demand
+#     faults profile of 64 MiB touched beside the faults windows is whole;
 #   - the stand-in files faults windows as faults:fault_space:bytes and
 #     CPU windows as process_cpu, each accepted (200);
 #   - /healthz and /metrics count the faults windows.
@@ -129,6 +130,15 @@ curl -s -o "$T/cpu.pb" "$AGENT_URL/profile/cpu/history/profile?from=-1h"
 go tool pprof -raw "$T/cpu.pb" >"$T/cpu.raw" 2>/dev/null
 check "the CPU windows merged are a CPU profile (samples/count, cpu/nanoseconds) without fault labels" \
 	bash -c "grep -q '^samples/count *cpu/nanoseconds' '$T/cpu.raw' && ! grep -q fault_mapping '$T/cpu.raw'"
+
+# An on-demand faults profile beside the faults windows: its own events.
+(sleep 1 && exec "$TOUCH" --comm "$COMM" --mib 64 --hold 2 >/dev/null) &
+code=$(agent_post profile/faults '{"timeout_seconds": 4, "format": "folded"}' "$T/od.folded")
+wait $!
+od_total=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$T/od.folded")
+od_under=$(awk '/;touch_memory( |;)/ { s += $NF } END { printf "%.0f\n", s }' "$T/od.folded")
+check "an on-demand POST /profile/faults beside them: 200, at least 60 MiB, 90% under touch_memory ($code, $od_under of $od_total)" \
+	bash -c "[ $code = 200 ] && [ ${od_total:-0} -ge $((60 << 20)) ] && [ $(share "$od_under" "$od_total") -ge 90 ]"
 
 # --- 4. the push, /healthz, /metrics -------------------------------------------
 for _ in $(seq 100); do
