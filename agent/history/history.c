@@ -1143,7 +1143,12 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 	free(counts);
 	free(objects);
 	counts = objects = NULL;
-	if (build_merged(h, out, n_used, false, &m) < 0) {
+	if (build_merged(h, out, n_used, false, &m) < 0 ||
+	    (h->cfg.kind == VM_KIND_FAULTS &&
+	     vm_samples_note(
+		     &m.samples,
+		     "vmtools: faults windows merged: one sample every %u page faults; bytes are faults x %u-byte pages",
+		     h->cfg.fault_period, h->cfg.page_size) < 0)) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}

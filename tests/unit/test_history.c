@@ -1047,6 +1047,7 @@ struct faults_seen {
 	size_t stacks;
 	uint32_t period, page;
 	uint64_t count[VM_FAULT_MAPPINGS], value[VM_FAULT_MAPPINGS];
+	bool noted; /* the comment says the period */
 };
 
 static int look_faults(const struct vm_symbolized *y,
@@ -1062,6 +1063,8 @@ static int look_faults(const struct vm_symbolized *y,
 	f->stacks = y->n_stacks;
 	f->period = y->samples->fault_period;
 	f->page = y->samples->page_size;
+	f->noted = y->samples->notes &&
+		   strstr(y->samples->notes, "every 64 page faults");
 	for (size_t i = 0; i < y->n_stacks; i++) {
 		const struct vm_sample *v = y->stacks[i].sample;
 
@@ -1075,7 +1078,8 @@ static int look_faults(const struct vm_symbolized *y,
 /*
  * Faults windows: one stack's faults into anonymous and file mappings stay
  * two samples; merged, each keeps its kind, its faults added and its bytes
- * faults x the page size; the answer says the period and page size.
+ * faults x the page size; the answer says the period and page size, in
+ * its fields and its comment.
  */
 static void test_faults_windows(void **state)
 {
@@ -1113,6 +1117,7 @@ static void test_faults_windows(void **state)
 	assert_int_equal(seen.stacks, 2);
 	assert_int_equal(seen.period, 64);
 	assert_int_equal(seen.page, 4096);
+	assert_true(seen.noted);
 	assert_int_equal(seen.count[VM_FAULT_ANONYMOUS], 256);
 	assert_int_equal(seen.count[VM_FAULT_FILE], 256);
 	assert_int_equal(seen.value[VM_FAULT_ANONYMOUS], 256 * 4096);
