@@ -70,6 +70,8 @@ struct serve_options {
 	uint32_t cont_interval;
 	uint32_t memory_every;
 	bool memory_every_set;
+	bool faults; /* --continuous-faults */
+	uint32_t faults_period;
 	uint32_t history_seconds;
 	uint32_t history_max_bytes;
 	const char *history_dir;
@@ -133,6 +135,10 @@ static void usage(FILE *out)
 		"  --memory-every S        a memory snapshot every S seconds, kept\n"
 		"                          and pushed beside the windows (default %d;\n"
 		"                          0: none; GET /profile/memory/history)\n"
+		"  --continuous-faults     also keep and push a faults window beside\n"
+		"                          each CPU window (GET /profile/faults/history)\n"
+		"  --continuous-faults-period N  one sample every N page faults\n"
+		"                          (default %d)\n"
 		"  --history-seconds N     keep windows this long (default %d)\n"
 		"  --history-max-bytes N   at most this much memory, and disk (default\n"
 		"                          %u)\n"
@@ -150,8 +156,9 @@ static void usage(FILE *out)
 		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_CLIENT,
 		VM_HTTP_IDLE_TIMEOUT, VM_HTTP_REQUEST_TIMEOUT,
 		VM_CONTINUOUS_DEFAULT_FREQUENCY, VM_CONTINUOUS_DEFAULT_INTERVAL,
-		VM_CONTINUOUS_DEFAULT_MEMORY_EVERY, VM_HISTORY_DEFAULT_SECONDS,
-		VM_HISTORY_DEFAULT_BYTES, VM_PUSH_DEFAULT_NAME);
+		VM_CONTINUOUS_DEFAULT_MEMORY_EVERY, VM_PERIOD_DEFAULT,
+		VM_HISTORY_DEFAULT_SECONDS, VM_HISTORY_DEFAULT_BYTES,
+		VM_PUSH_DEFAULT_NAME);
 }
 
 #define WHO "vmtools-agent serve"
@@ -179,6 +186,8 @@ enum {
 	OPT_CONT_FREQUENCY,
 	OPT_CONT_INTERVAL,
 	OPT_MEMORY_EVERY,
+	OPT_FAULTS,
+	OPT_FAULTS_PERIOD,
 	OPT_HISTORY_SECONDS,
 	OPT_HISTORY_BYTES,
 	OPT_HISTORY_DIR,
@@ -221,6 +230,13 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 		o->memory_every_set = true;
 		return vm_subcommand_number(WHO, "--memory-every", arg, 0,
 					    86400, &o->memory_every);
+	case OPT_FAULTS:
+		o->faults = true;
+		return 0;
+	case OPT_FAULTS_PERIOD:
+		return vm_subcommand_number(WHO, "--continuous-faults-period",
+					    arg, VM_PERIOD_MIN, VM_PERIOD_MAX,
+					    &o->faults_period);
 	case OPT_HISTORY_SECONDS:
 		return vm_subcommand_number(WHO, "--history-seconds", arg, 1,
 					    7 * 86400, &o->history_seconds);
@@ -394,6 +410,9 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "continuous-interval", required_argument, NULL,
 		  OPT_CONT_INTERVAL },
 		{ "memory-every", required_argument, NULL, OPT_MEMORY_EVERY },
+		{ "continuous-faults", no_argument, NULL, OPT_FAULTS },
+		{ "continuous-faults-period", required_argument, NULL,
+		  OPT_FAULTS_PERIOD },
 		{ "history-seconds", required_argument, NULL,
 		  OPT_HISTORY_SECONDS },
 		{ "history-max-bytes", required_argument, NULL,
@@ -415,9 +434,14 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 	if (r == 0 && !o->continuous &&
 	    (o->history_dir || o->push_url || o->cont_frequency ||
 	     o->cont_interval || o->memory_every_set || o->history_seconds ||
-	     o->history_max_bytes)) {
+	     o->history_max_bytes || o->faults)) {
 		fprintf(stderr, WHO
 			": the history and push options go with --continuous; add it\n");
+		return -EINVAL;
+	}
+	if (r == 0 && o->faults_period && !o->faults) {
+		fprintf(stderr, WHO
+			": --continuous-faults-period goes with --continuous-faults; add it\n");
 		return -EINVAL;
 	}
 	if (r == 0 && !o->push_url &&
@@ -750,6 +774,9 @@ static int start_continuous(const struct serve_options *o, struct server *sv,
 		.frequency = o->cont_frequency,
 		.interval = o->cont_interval,
 		.memory_every = o->memory_every,
+		.faults_period = !o->faults	  ? 0 :
+				 o->faults_period ? o->faults_period :
+						    VM_PERIOD_DEFAULT,
 		.comms = o->comms,
 		.n_comms = o->n_comms,
 		.history = { .max_seconds = o->history_seconds,

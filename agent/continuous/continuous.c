@@ -38,6 +38,7 @@ struct vm_continuous {
 	struct vm_push *push;
 	struct vm_history *memory_history; /* NULL: no memory snapshots */
 	struct vm_continuous_memory *memory;
+	struct vm_continuous_faults *faults; /* NULL: no faults windows */
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock; /* stop, wake, the stats below */
@@ -210,8 +211,11 @@ static void *continuous_thread(void *arg)
 	pthread_mutex_unlock(&c->lock);
 
 	next = vm_clock_ns(CLOCK_MONOTONIC) + interval_ns;
+	/* Its session starts beside the CPU one, its windows sealed with them. */
+	vm_continuous_faults_beat(c->faults);
 	while (!wait_until(c, next)) {
 		seal(c, s);
+		vm_continuous_faults_beat(c->faults);
 		next += interval_ns;
 		/* Far behind (the machine was suspended): start afresh. */
 		if (vm_clock_ns(CLOCK_MONOTONIC) > next)
@@ -219,6 +223,7 @@ static void *continuous_thread(void *arg)
 	}
 	/* What was sampled since the last window is kept too. */
 	seal(c, s);
+	vm_continuous_faults_end(c->faults);
 	vm_session_stop(s);
 	vm_session_free(s);
 	pthread_mutex_lock(&c->lock);
@@ -295,6 +300,21 @@ static int start_memory(struct vm_continuous *c, struct vm_error *err)
 	return vm_continuous_memory_start(&mc, &c->memory, err);
 }
 
+/* The faults windows, on the targets of the CPU windows. */
+static int open_faults(struct vm_continuous *c, struct vm_error *err)
+{
+	struct vm_continuous_faults_config fc = {
+		.period = c->cfg.faults_period,
+		.comms = c->cfg.comms,
+		.n_comms = c->cfg.n_comms,
+		.history = c->cfg.history,
+		.push = c->push,
+		.engine = &c->cfg.engine,
+	};
+
+	return vm_continuous_faults_new(&fc, &c->faults, err);
+}
+
 int vm_continuous_start(const struct vm_continuous_config *cfg,
 			struct vm_continuous **out, struct vm_error *err)
 {
@@ -321,6 +341,8 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 	}
 	if (r == 0 && c->memory_history)
 		r = start_memory(c, err);
+	if (r == 0 && cfg->faults_period)
+		r = open_faults(c, err);
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);
 		if (r)
@@ -351,6 +373,7 @@ void vm_continuous_stop(struct vm_continuous *c)
 		pthread_join(c->thread, NULL);
 	/* Before the push it queues to and the history it keeps in. */
 	vm_continuous_memory_stop(c->memory);
+	vm_continuous_faults_free(c->faults);
 	vm_push_stop(c->push);
 	vm_history_dir_close(c->dir);
 	vm_history_free(c->history);
@@ -363,6 +386,11 @@ void vm_continuous_stop(struct vm_continuous *c)
 struct vm_history *vm_continuous_history(struct vm_continuous *c)
 {
 	return c->history;
+}
+
+struct vm_history *vm_continuous_faults_history(struct vm_continuous *c)
+{
+	return vm_continuous_faults_history_of(c->faults);
 }
 
 struct vm_history *vm_continuous_memory_history(struct vm_continuous *c)
@@ -392,6 +420,10 @@ void vm_continuous_stats(struct vm_continuous *c,
 	if (c->push) {
 		st->has_push = true;
 		vm_push_stats(c->push, &st->push);
+	}
+	if (c->faults) {
+		st->has_faults = true;
+		vm_continuous_faults_stats(c->faults, &st->faults);
 	}
 	if (c->memory) {
 		uint64_t dropped;

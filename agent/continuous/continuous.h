@@ -6,7 +6,9 @@
  * window every interval into the history (agent/history/), its directory
  * and the push queue (push.h); beside it, a memory snapshot every
  * memory_every seconds (continuous_memory.h) into a history of its own
- * and the push queue.
+ * and the push queue; with faults_period, a faults window sealed with
+ * each CPU window (continuous_faults.h) into a history of its own and the
+ * push queue.
  *
  * Nothing here is HTTP; the HTTP layer reads the history and the stats.
  */
@@ -20,6 +22,7 @@
 #include "agent/history/history.h"
 #include "agent/history/history_dir.h"
 #include "agent/profile/engine.h"
+#include "agent/continuous/continuous_faults.h"
 #include "agent/continuous/continuous_memory.h"
 #include "agent/continuous/push.h"
 #include "common/error.h"
@@ -31,6 +34,7 @@ struct vm_continuous_config {
 	uint32_t frequency; /* Hz */
 	uint32_t interval; /* seconds per window */
 	uint32_t memory_every; /* seconds between memory snapshots, 0: none */
+	uint32_t faults_period; /* faults per sample of faults windows, 0: none */
 	const char *const *comms; /* targets, as the service's defaults */
 	size_t n_comms;
 	struct vm_history_config history;
@@ -52,6 +56,8 @@ struct vm_continuous_stats {
 	bool has_memory; /* memory snapshots are taken */
 	struct vm_continuous_memory_stats memory;
 	uint64_t memory_history_bytes;
+	bool has_faults; /* faults windows are kept */
+	struct vm_continuous_faults_stats faults;
 };
 
 struct vm_continuous;
@@ -69,6 +75,8 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 void vm_continuous_stop(struct vm_continuous *c);
 
 struct vm_history *vm_continuous_history(struct vm_continuous *c);
+/* The faults windows' history; NULL when faults_period is 0. */
+struct vm_history *vm_continuous_faults_history(struct vm_continuous *c);
 /* The memory snapshots' history; NULL when memory_every is 0. */
 struct vm_history *vm_continuous_memory_history(struct vm_continuous *c);
 const struct vm_continuous_config *

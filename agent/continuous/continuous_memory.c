@@ -25,7 +25,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/encode/encode.h"
 #include "agent/samples/sample.h"
 #include "agent/symbolize/symbolize.h"
 #include "common/clock.h"
@@ -72,24 +71,6 @@ static void continuous_memory_taken(struct vm_continuous_memory *m,
 	(void)y;
 }
 
-/* The snapshot as the push sends it: a gzipped pprof. */
-static void push_snapshot(struct vm_continuous_memory *m,
-			  const struct vm_history_window *w,
-			  const struct vm_symbolized *y)
-{
-	struct vm_error err = { 0 };
-	struct vm_encoded gz = { 0 };
-
-	if (vm_encode_profile(y, VM_FORMAT_PPROF, true, &gz, &err) < 0) {
-		vm_log("continuous: cannot encode a memory snapshot: %s",
-		       vm_error_str(&err));
-		return;
-	}
-	vm_push_enqueue(m->cfg.push, w->start_ns, w->end_ns, gz.data, gz.len,
-			false);
-	free(gz.data);
-}
-
 static void take(struct vm_continuous_memory *m)
 {
 	struct vm_profile_request req = {
@@ -123,7 +104,9 @@ static void take(struct vm_continuous_memory *m)
 		vm_log("continuous: memory snapshot: %s", vm_error_str(&err));
 	} else {
 		if (m->cfg.push)
-			push_snapshot(m, &w, &y);
+			vm_push_enqueue_profile(m->cfg.push, w.start_ns,
+						w.end_ns, &y,
+						"a memory snapshot");
 		continuous_memory_taken(m, &samples, &y);
 	}
 	count(m, r < 0 ? vm_error_str(&err) : NULL);

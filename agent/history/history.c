@@ -72,6 +72,7 @@ struct hstack {
 	uint32_t comm, backend, wait_event; /* string id + 1, 0: none */
 	uint32_t ident, ctype; /* a memory context's, string id + 1 */
 	uint64_t query_id; /* PostgreSQL's, 0: none */
+	uint8_t fault_mapping; /* a faults window's, 0: none */
 	uint32_t n;
 	uint32_t frames[]; /* frame ids, leaf first */
 };
@@ -185,6 +186,7 @@ static int cmp_stack(const void *a, const void *b)
 	CMP(x->ident, y->ident);
 	CMP(x->ctype, y->ctype);
 	CMP(x->query_id, y->query_id);
+	CMP(x->fault_mapping, y->fault_mapping);
 	CMP(x->n, y->n);
 	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
 }
@@ -218,7 +220,8 @@ static unsigned long hash_stack(const void *k)
 				  ((uint64_t)x->comm << 32) | x->backend,
 				  ((uint64_t)x->wait_event << 32) | x->n);
 
-	h = vm_memo_hash(h, x->query_id, ((uint64_t)x->ident << 32) | x->ctype);
+	h = vm_memo_hash(h, x->query_id ^ x->fault_mapping,
+			 ((uint64_t)x->ident << 32) | x->ctype);
 	for (uint32_t i = 0; i < x->n; i += 2)
 		h = vm_memo_hash(h, x->frames[i],
 				 i + 1 < x->n ? x->frames[i + 1] : 0);
@@ -548,6 +551,7 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	key->ident = (uint32_t)ci;
 	key->ctype = (uint32_t)ct;
 	key->query_id = l->query_id;
+	key->fault_mapping = l->fault_mapping;
 	key->n = (uint32_t)n_frames;
 	for (size_t i = 0; i < n_frames; i++) {
 		int64_t m = cached_mapping(h, frames[i].mapping);
@@ -799,6 +803,7 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 			.query_id = st->sample->query_id,
 			.context_ident = st->context_ident,
 			.context_type = st->context_type,
+			.fault_mapping = st->sample->fault_mapping,
 		};
 		/* A snapshot's bytes are what is kept of it; its contexts too. */
 		bool memory = h->cfg.kind == VM_KIND_MEMORY;
@@ -953,6 +958,10 @@ static int build_merged(struct vm_history *h, const struct out_entry *out,
 		return -ENOMEM;
 	m->y.samples = &m->samples;
 	m->samples.kind = h->cfg.kind;
+	if (h->cfg.kind == VM_KIND_FAULTS) {
+		m->samples.fault_period = h->cfg.fault_period;
+		m->samples.page_size = h->cfg.page_size;
+	}
 	for (size_t k = 0; k < n; k++) {
 		const struct hstack *s = t->stacks[out[k].stack];
 		struct vm_sample *v = &m->samples.v[k];
@@ -962,6 +971,7 @@ static int build_merged(struct vm_history *h, const struct out_entry *out,
 		v->tid = s->tid;
 		v->count = out[k].count;
 		v->value = out[k].value;
+		v->fault_mapping = s->fault_mapping;
 		v->query_id = path_only ? 0 : s->query_id;
 		snprintf(v->comm, sizeof(v->comm), "%s",
 			 s->comm ? string_of(t, s->comm) : "");
@@ -1124,12 +1134,21 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 		} else {
 			out[n_used].count = counts[sid];
 		}
+		/* A faults window keeps its faults: its bytes are pages. */
+		if (h->cfg.kind == VM_KIND_FAULTS)
+			out[n_used].value =
+				vm_sat_mul_u64(counts[sid], h->cfg.page_size);
 		n_used++;
 	}
 	free(counts);
 	free(objects);
 	counts = objects = NULL;
-	if (build_merged(h, out, n_used, false, &m) < 0) {
+	if (build_merged(h, out, n_used, false, &m) < 0 ||
+	    (h->cfg.kind == VM_KIND_FAULTS &&
+	     vm_samples_note(
+		     &m.samples,
+		     "vmtools: faults windows merged: one sample every %u page faults; bytes are faults x %u-byte pages",
+		     h->cfg.fault_period, h->cfg.page_size) < 0)) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}

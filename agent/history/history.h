@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * history.h - the windows of continuous profiling kept in memory, compact,
- * for GET /profile/cpu/history and its merged profiles (history.c).
+ * for GET /profile/cpu/history and its merged profiles (history.c), and
+ * of the faults windows and memory snapshots beside them.
  *
  * A window is a list of (stack, count) pairs.  Stacks, their frames, the
  * mappings and every string are interned once for the whole history, so an
@@ -37,9 +38,13 @@ struct vm_history_config {
 	 * What its windows are: CPU windows (VM_KIND_CPU), or memory
 	 * snapshots (VM_KIND_MEMORY), each kept with its bytes and contexts
 	 * per stack and its comment, answered one at a time
-	 * (vm_history_nearest) or two compared (vm_history_growth).
+	 * (vm_history_nearest) or two compared (vm_history_growth), or
+	 * faults windows (VM_KIND_FAULTS), merged as CPU windows are, each
+	 * stack kept with its faults and the kind of mapping they were in.
 	 */
 	enum vm_profile_kind kind;
+	/* Faults windows: one sample every fault_period faults of a page. */
+	uint32_t fault_period, page_size;
 };
 
 /* One window as the index shows it; times are Unix nanoseconds. */

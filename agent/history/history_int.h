@@ -41,6 +41,8 @@ struct vm_history_labels {
 	uint64_t query_id;
 	/* A memory snapshot's context: its ident and type (AllocSet, ...) */
 	const char *context_ident, *context_type;
+	/* A faults window's: its mapping's kind (enum vm_fault_mapping) */
+	uint8_t fault_mapping;
 };
 
 void vm_history_lock(struct vm_history *h);

@@ -6,6 +6,8 @@
  *   GET /profile/cpu/history           the index of the windows kept
  *   GET /profile/cpu/history/profile   ?from=&until=[&format=][&archive=]
  *                                      the windows of a span, merged
+ *   GET /profile/faults/history        the same of the faults windows
+ *   GET /profile/faults/history/profile  (--continuous-faults)
  *
  * Times come as RFC 3339, Unix seconds or relative to now
  * (history_time.h); the merged profile is encoded by the engine's one
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent/history/history.h"
 #include "agent/history/history_time.h"
@@ -33,26 +36,35 @@ struct json_object *vm_http_time_json(uint64_t ns)
 	return json_object_new_string(buf);
 }
 
-enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
+/*
+ * The index of h, the CPU windows' or (faults) the faults windows':
+ * a faults window counts faults and their bytes where a CPU window
+ * counts samples.
+ */
+static enum MHD_Result history_index(struct vm_http_exchange *x,
+				     struct vm_history *h, bool faults)
 {
 	struct vm_continuous *c = x->srv->cfg.continuous;
 	struct json_object *o = json_object_new_object(), *ws;
 	const struct vm_continuous_config *cfg;
 	struct vm_history_index idx;
+	long page = sysconf(_SC_PAGESIZE);
 
-	if (!c) {
+	if (!c || !h) {
 		json_object_object_add(o, "continuous",
 				       json_object_new_boolean(false));
 		return vm_http_reply_json(x, 200, o);
 	}
-	if (vm_history_get_index(vm_continuous_history(c), &idx) < 0) {
+	if (vm_history_get_index(h, &idx) < 0) {
 		json_object_put(o);
 		return vm_http_reply_error(x, 500, "out of memory");
 	}
 	cfg = vm_continuous_config(c);
 	json_object_object_add(o, "continuous", json_object_new_boolean(true));
-	json_object_object_add(o, "frequency",
-			       json_object_new_int64(cfg->frequency));
+	json_object_object_add(
+		o, faults ? "period" : "frequency",
+		json_object_new_int64(faults ? cfg->faults_period :
+					       cfg->frequency));
 	json_object_object_add(o, "interval_seconds",
 			       json_object_new_int64(cfg->interval));
 	json_object_object_add(o, "oldest",
@@ -74,8 +86,14 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 		json_object_object_add(w, "end",
 				       vm_http_time_json(idx.v[i].end_ns));
 		json_object_object_add(
-			w, "samples",
+			w, faults ? "faults" : "samples",
 			json_object_new_int64((int64_t)idx.v[i].samples));
+		if (faults)
+			json_object_object_add(
+				w, "bytes",
+				json_object_new_int64(
+					(int64_t)idx.v[i].samples *
+					(page > 0 ? page : 4096)));
 		json_object_object_add(
 			w, "lost",
 			json_object_new_int64((int64_t)idx.v[i].lost));
@@ -178,9 +196,26 @@ enum MHD_Result vm_http_history_reply(struct vm_http_exchange *x, int r,
 				  a->out.content_type, a->out.filename);
 }
 
-enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
+enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 {
 	struct vm_continuous *c = x->srv->cfg.continuous;
+
+	return history_index(x, c ? vm_continuous_history(c) : NULL, false);
+}
+
+enum MHD_Result vm_http_get_faults_history(struct vm_http_exchange *x)
+{
+	struct vm_continuous *c = x->srv->cfg.continuous;
+
+	return history_index(x, c ? vm_continuous_faults_history(c) : NULL,
+			     true);
+}
+
+/* The windows of h between from= and until=, merged. */
+static enum MHD_Result history_profile(struct vm_http_exchange *x, bool faults)
+{
+	struct vm_continuous *c = x->srv->cfg.continuous;
+	struct vm_history *h = NULL;
 	struct history_query q;
 	struct vm_http_history_answer a = { 0 };
 	struct vm_error err = { 0 };
@@ -190,12 +225,30 @@ enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
 		return vm_http_reply_error(
 			x, 404,
 			"continuous profiling is off: start the agent with serve --continuous");
+	h = faults ? vm_continuous_faults_history(c) : vm_continuous_history(c);
+	if (!h)
+		return vm_http_reply_error(
+			x, 404,
+			"continuous faults windows are off: start the agent with serve --continuous --continuous-faults");
 	if (parse_query(x, vm_continuous_config(c)->interval, &q, &err) < 0 ||
 	    vm_http_history_format(x, &a, &err) < 0)
 		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
-	r = vm_history_merge(vm_continuous_history(c), q.from_ns, q.until_ns,
-			     vm_http_history_encode, &a, &err);
-	return vm_http_history_reply(x, r, &a, "/profile/cpu/history", &err);
+	r = vm_history_merge(h, q.from_ns, q.until_ns, vm_http_history_encode,
+			     &a, &err);
+	return vm_http_history_reply(x, r, &a,
+				     faults ? "/profile/faults/history" :
+					      "/profile/cpu/history",
+				     &err);
+}
+
+enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
+{
+	return history_profile(x, false);
+}
+
+enum MHD_Result vm_http_get_faults_history_profile(struct vm_http_exchange *x)
+{
+	return history_profile(x, true);
 }
 
 /* The memory snapshots' part of the continuous profile's health. */
@@ -211,6 +264,27 @@ static struct json_object *memory_health(const struct vm_continuous_stats *st)
 				       json_object_new_int64(counts[i]));
 	json_object_object_add(o, "error",
 			       vm_json_string_or_null(st->memory.last_error));
+	return o;
+}
+
+/* The faults windows' part of the continuous profile's health. */
+static struct json_object *faults_health(const struct vm_continuous_stats *st)
+{
+	const struct vm_continuous_faults_stats *f = &st->faults;
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "sampling",
+			       json_object_new_boolean(f->sampling));
+	json_object_object_add(o, "windows",
+			       json_object_new_int64((int64_t)f->windows));
+	json_object_object_add(
+		o, "history_bytes",
+		json_object_new_int64((int64_t)f->history_bytes));
+	json_object_object_add(
+		o, "dropped_windows",
+		json_object_new_int64((int64_t)f->history_dropped));
+	json_object_object_add(o, "error",
+			       vm_json_string_or_null(f->last_error));
 	return o;
 }
 
@@ -266,5 +340,7 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 	}
 	if (st.has_memory)
 		json_object_object_add(o, "memory", memory_health(&st));
+	if (st.has_faults)
+		json_object_object_add(o, "faults", faults_health(&st));
 	return o;
 }

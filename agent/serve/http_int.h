@@ -84,6 +84,9 @@ enum MHD_Result vm_http_pprof_heap(struct vm_http_exchange *x);
 /* The continuous profile's history (http_history.c). */
 enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
+/* The same of the faults windows (--continuous-faults). */
+enum MHD_Result vm_http_get_faults_history(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_faults_history_profile(struct vm_http_exchange *x);
 /*
  * What the history routes share (http_history.c): a time parameter read
  * (its name first in the error), format= and archive= read into an

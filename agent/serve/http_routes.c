@@ -13,6 +13,8 @@
  *   GET    /debug/pprof/heap       a memory snapshot, by the same convention
  *   GET    /profile/cpu/history    the continuous profile's windows
  *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
+ *   GET    /profile/faults/history  the faults windows, and merged
+ *          (http_history.c)
  *   GET    /profile/memory/history  the continuous memory snapshots, and
  *          .../profile?at= one of them, .../growth?from=&until= two
  *          compared
@@ -34,7 +36,7 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall, /profile/memory and /profile/faults, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /profile/memory/history, GET /profile/memory/history/profile, GET /profile/memory/history/growth, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall, /profile/memory and /profile/faults, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /profile/faults/history, GET /profile/faults/history/profile, GET /profile/memory/history, GET /profile/memory/history/profile, GET /profile/memory/history/growth, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
 
 /*
  * The kinds of profile there are (limits.c's one list), for the web UI's
@@ -135,6 +137,9 @@ static const struct route {
 	{ "GET", "/debug/pprof/heap", vm_http_pprof_heap },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
 	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },
+	{ "GET", "/profile/faults/history", vm_http_get_faults_history },
+	{ "GET", "/profile/faults/history/profile",
+	  vm_http_get_faults_history_profile },
 	{ "GET", "/profile/memory/history", vm_http_get_memory_history },
 	{ "GET", "/profile/memory/history/profile",
 	  vm_http_get_memory_snapshot },

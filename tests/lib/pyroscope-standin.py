@@ -16,7 +16,8 @@
 #   series' profile type as Pyroscope's pprof ingestion does
 #   (pkg/og/convert/pprof, metricName): "wall" first, then a type holding
 #   "cpu" (or "samples", shown as cpu) is process_cpu, one holding
-#   "alloc_" or "inuse_" is memory.  A memory profile must follow the Go
+#   "alloc_" or "inuse_" is memory, else the last sample type's name (a
+#   faults profile's, fault_space then faults, is "faults").  A memory profile must follow the Go
 #   heap convention Pyroscope's memory profile types are made of
 #   (memory:inuse_space:bytes, memory:inuse_objects:count, and alloc_
 #   alike): *_space in bytes, *_objects in count; an optional
@@ -56,7 +57,8 @@ PPROF_PROTO = os.environ.get(
 
 
 def sample_types(profile):
-    """[(type, unit)] of a pprof, the default one first; None if unreadable."""
+    """[(type, unit)] of a pprof in its order, and its default's index;
+    (None, 0) if unreadable."""
     try:
         if profile[:2] == b"\x1f\x8b":
             profile = gzip.decompress(profile)
@@ -65,7 +67,7 @@ def sample_types(profile):
              "--decode=perftools.profiles.Profile", os.path.basename(PPROF_PROTO)],
             input=profile, capture_output=True, check=True, timeout=30).stdout.decode()
     except (OSError, EOFError, subprocess.SubprocessError, UnicodeDecodeError):
-        return None
+        return None, 0
     # protoc's text format escapes bytes as C does (\303, \n, \").
     strings = [codecs.escape_decode(m.encode())[0].decode("utf-8", "replace")
                for m in re.findall(r'^string_table: "(.*)"$', text, re.M)]
@@ -73,16 +75,15 @@ def sample_types(profile):
     dflt = re.search(r'^default_sample_type: (\d+)$', text, re.M)
     try:
         out = [(strings[int(t or 0)], strings[int(u or 0)]) for t, u in types]
-        if dflt:
-            d = strings[int(dflt.group(1))]
-            out.sort(key=lambda tu: tu[0] != d)
+        d = strings[int(dflt.group(1))] if dflt else None
     except IndexError:
-        return None
-    return out
+        return None, 0
+    return out, next((i for i, (t, _) in enumerate(out) if t == d), 0)
 
 
 def profile_name(types):
-    """The __name__ Pyroscope gives a pprof of these sample types."""
+    """The __name__ Pyroscope gives a pprof of these sample types (in
+    the profile's order: without wall, cpu, alloc_ or inuse_, the last)."""
     if any(t == "wall" for t, _ in types):
         return "wall"
     for t, _ in types:
@@ -178,10 +179,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return self.answer(422, "sample_type_config is not JSON", rec)
         if not profile:
             return self.answer(400, "no multipart field profile", rec)
-        types = sample_types(profile)
+        types, dflt = sample_types(profile)
         if not types:
             return self.answer(422, "the profile is not a pprof with sample types", rec)
-        rec["profile_type"] = "%s:%s:%s" % (profile_name(types), types[0][0], types[0][1])
+        rec["profile_type"] = "%s:%s:%s" % (profile_name(types), types[dflt][0], types[dflt][1])
         if profile_name(types) == "memory" and memory_problem(types, config):
             return self.answer(422, memory_problem(types, config), rec)
         m = mode()

@@ -5,7 +5,8 @@
  * pprof read back (history_pprof.c) equal to what went in, hostile bytes
  * refused, PostgreSQL's wait_event and query_id labels kept through all
  * of these, memory snapshots answered one (the nearest a time) or two
- * compared (growth per context path, signed, whatever the labels), the query times and file names (history_time.c), and the
+ * compared (growth per context path, signed, whatever the labels), faults
+ * windows merged with each stack's kind of mapping kept, the query times and file names (history_time.c), and the
  * directory (history_dir.c): atomic files, reload, pruning, a symbolic
  * link never followed.
  *
@@ -38,6 +39,7 @@
 #include "agent/history/history.h"
 #include "agent/history/history_dir.h"
 #include "agent/history/history_time.h"
+#include "agent/samples/fault_maps.h"
 #include "common/clock.h"
 
 #define NS 1000000000ULL
@@ -139,7 +141,9 @@ static int look(const struct vm_symbolized *y,
 
 static void test_merge(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history *h;
 	struct vm_error err = { 0 };
 	struct seen s;
@@ -209,7 +213,9 @@ static void test_merge(void **state)
 
 static void test_bounds(void **state)
 {
-	struct vm_history_config cfg = { 60, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 60,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_index idx;
 	struct vm_history *h;
 	struct vm_error err = { 0 };
@@ -288,7 +294,9 @@ static int encode_gz(const struct vm_symbolized *y,
 
 static void test_pprof_roundtrip(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
 	/* As a file name says: to the second. */
@@ -338,7 +346,9 @@ static void test_pprof_roundtrip(void **state)
  */
 static void test_huge_counts(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 20 * NS };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
@@ -425,7 +435,9 @@ static void test_labels(void **state)
 {
 	const char *want = "LWLock:WALWrite/-4242424242424242=%d;-/77=%d;"
 			   "LWLock:WALWrite/0=%d;";
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
@@ -574,7 +586,9 @@ static void log_nothing(const char *fmt, ...)
 static void test_dir(void **state)
 {
 	char tmpl[] = "/tmp/test_history.XXXXXX", path[256], name[64];
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_dir *d;
 	struct vm_history_dir_status st;
 	struct vm_history *h;
@@ -771,7 +785,9 @@ static int nested(const struct vm_symbolized *y,
  */
 static void test_merge_unlocked(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_error err = { 0 };
 	struct nest n = { 0 };
 
@@ -797,7 +813,9 @@ static void test_merge_unlocked(void **state)
  */
 static void test_decode_bound(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
 	size_t n = VM_HISTORY_MAX_UNPACKED - 16, gz_len;
 	uint8_t *raw = malloc(n);
@@ -829,7 +847,9 @@ static void test_decode_bound(void **state)
 static void test_future_window(void **state)
 {
 	char tmpl[] = "/tmp/test_history.XXXXXX", path[256];
-	struct vm_history_config cfg = { 30, 32 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 30,
+					 .max_bytes = 32 << 20,
+					 .kind = VM_KIND_CPU };
 	uint64_t now = vm_clock_ns(CLOCK_REALTIME) / NS * NS;
 	uint64_t year = 365ULL * 86400 * NS;
 	struct vm_history_dir *d;
@@ -1022,11 +1042,96 @@ static void test_memory_snapshots(void **state)
 	vm_history_free(h);
 }
 
+/* What a merged faults answer holds, per fault_mapping of main's stack. */
+struct faults_seen {
+	size_t stacks;
+	uint32_t period, page;
+	uint64_t count[VM_FAULT_MAPPINGS], value[VM_FAULT_MAPPINGS];
+	bool noted; /* the comment says the period */
+};
+
+static int look_faults(const struct vm_symbolized *y,
+		       const struct vm_history_window *span, void *ctx,
+		       struct vm_error *err)
+{
+	struct faults_seen *f = ctx;
+
+	(void)span;
+	(void)err;
+	memset(f, 0, sizeof(*f));
+	assert_int_equal(y->samples->kind, VM_KIND_FAULTS);
+	f->stacks = y->n_stacks;
+	f->period = y->samples->fault_period;
+	f->page = y->samples->page_size;
+	f->noted = y->samples->notes &&
+		   strstr(y->samples->notes, "every 64 page faults");
+	for (size_t i = 0; i < y->n_stacks; i++) {
+		const struct vm_sample *v = y->stacks[i].sample;
+
+		assert_true(v->fault_mapping < VM_FAULT_MAPPINGS);
+		f->count[v->fault_mapping] += v->count;
+		f->value[v->fault_mapping] += v->value;
+	}
+	return 0;
+}
+
+/*
+ * Faults windows: one stack's faults into anonymous and file mappings stay
+ * two samples; merged, each keeps its kind, its faults added and its bytes
+ * faults x the page size; the answer says the period and page size, in
+ * its fields and its comment.
+ */
+static void test_faults_windows(void **state)
+{
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 1 << 20,
+					 .kind = VM_KIND_FAULTS,
+					 .fault_period = 64,
+					 .page_size = 4096 };
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	struct faults_seen seen;
+
+	(void)state;
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	for (uint64_t k = 0; k < 2; k++) {
+		struct vm_history_window w = { .start_ns = T0 + 2 * k * NS,
+					       .end_ns =
+						       T0 + (2 * k + 2) * NS };
+		struct fake f;
+
+		/* Stack 1 as stack 0, the same thread: main alone. */
+		fake_window(&f, 2, 128, 100);
+		f.v[1].tid = f.v[0].tid;
+		f.st[1].backend_type = NULL;
+		f.st[1].frames = f.fr[0];
+		f.st[1].n_frames = 1;
+		f.v[0].fault_mapping = VM_FAULT_ANONYMOUS;
+		f.v[1].fault_mapping = VM_FAULT_FILE;
+		f.v[0].value = f.v[1].value = 128 * 4096;
+		assert_int_equal(vm_history_add(h, &w, &f.y, &err), 0);
+	}
+	assert_int_equal(vm_history_merge(h, T0, T0 + 4 * NS, look_faults,
+					  &seen, &err),
+			 0);
+	assert_int_equal(seen.stacks, 2);
+	assert_int_equal(seen.period, 64);
+	assert_int_equal(seen.page, 4096);
+	assert_true(seen.noted);
+	assert_int_equal(seen.count[VM_FAULT_ANONYMOUS], 256);
+	assert_int_equal(seen.count[VM_FAULT_FILE], 256);
+	assert_int_equal(seen.value[VM_FAULT_ANONYMOUS], 256 * 4096);
+	assert_int_equal(seen.value[VM_FAULT_FILE], 256 * 4096);
+	assert_int_equal(seen.count[VM_FAULT_NONE], 0);
+	vm_history_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_memory_snapshots),
+		cmocka_unit_test(test_faults_windows),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pprof_roundtrip),
 		cmocka_unit_test(test_huge_counts),
