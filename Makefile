@@ -33,12 +33,13 @@ DESTDIR ?=
 
 # `make ARCH=arm64` on an amd64 host (or ARCH=x86 on an arm64 one) builds
 # for that architecture with Debian's cross compiler (gcc-<triplet>) and its
-# multiarch libraries (<pkg>-dev:<arch>), into build/<arch>.  So far only
-# vmtools-image (make ARCH=arm64 build/arm64/vmtools-image): the agent's
-# BPF programs wait for arm64's unwinder rules (bpf/unwind.h).  Debian 12's
-# libext2fs-dev of two architectures cannot be installed at once: with
-# CROSS_ROOT=DIR the arm64 ones are read from where tests/lib/cross-root.sh
-# unpacked them.
+# multiarch libraries (<pkg>-dev:<arch>), into build/<arch>: both
+# binaries, the BPF programs (compiled for that architecture's registers,
+# bpf/unwind.h) and the unit tests.  Debian 12's libext2fs-dev of two
+# architectures cannot be installed at once: with CROSS_ROOT=DIR the
+# arm64 ones are read from where tests/lib/cross-root.sh unpacked them.
+# The BPF programs take the target's UAPI headers (asm/ptrace.h) from the
+# cross toolchain's (linux-libc-dev-<arch>-cross).
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH ?= $(HOST_ARCH)
 TRIPLET_x86 := x86_64-linux-gnu
@@ -56,6 +57,7 @@ ifeq ($(origin AR),default)
 AR := $(CROSS_TRIPLET)-ar
 endif
 MULTIARCH := $(CROSS_TRIPLET)
+BPF_ARCH_INCLUDE := /usr/$(CROSS_TRIPLET)/include
 # The -dev packages of ARCH unpacked into CROSS_ROOT (tests/lib/cross-root.sh),
 # where they cannot be installed beside the host's; else installed.
 ifneq ($(CROSS_ROOT),)
@@ -66,6 +68,13 @@ LDFLAGS += -Wl,-rpath-link,$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET):$(CROSS_ROOT)/
 else
 PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
 endif
+# A program built for ARCH runs here through qemu-user (the man pages
+# are made by running the binaries), its loader and C library the cross
+# toolchain's, its other libraries the cross root's.
+QEMU_x86 := qemu-x86_64
+QEMU_arm64 := qemu-aarch64
+TARGET_RUN := $(QEMU_$(ARCH)) -L /usr/$(CROSS_TRIPLET) \
+	$(if $(CROSS_ROOT),-E LD_LIBRARY_PATH=$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET):$(CROSS_ROOT)/lib/$(CROSS_TRIPLET))
 endif
 BUILD ?= build
 
@@ -81,21 +90,23 @@ PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 FUZZ_SECONDS ?= 10
 
 MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
+BPF_ARCH_INCLUDE ?= /usr/include/$(MULTIARCH)
 
 COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
 AGENT_PKGS := libbpf libelf libdw libmicrohttpd libdebuginfod libcurl libprotobuf-c zlib libdeflate liblzma blkid jansson $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
-# A cross root holds the image builder's packages only (cross-root.sh).
-ifneq ($(CROSS_ROOT),)
-ALL_PKGS := $(sort $(IMAGE_PKGS))
-endif
 
 # pkg-config runs once, and only when a rule needs it: `make check` must be
 # able to install the packages before anything asks pkg-config about them.
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
+# A cross root's headers are the target system's, as /usr/include is the
+# host's: their warnings are not ours (libbpf's unused helper pointers).
+ifneq ($(CROSS_ROOT),)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(patsubst -I%,-isystem %,$$(call pkg,--cflags,$(ALL_PKGS))))$(PKG_CFLAGS)
+endif
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
 # The agent opens libmicrohttpd (serve), libcrypto (setup, serve),
 # libdebuginfod (with --debuginfod-url; it brings libcurl) and libcurl
@@ -130,7 +141,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c \
-	tests/programs/nofpdl.c,\
+	tests/programs/nofpdl.c tests/programs/arm64-offsets.c \
+	tests/programs/arm64-frames.c tests/programs/pg-status-offset.c,\
 	$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
@@ -155,7 +167,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
 	$(BUILD)/programs/pgwait-ask.so $(BUILD)/programs/libnofp.so \
-	$(BUILD)/programs/libnofpdl.so
+	$(BUILD)/programs/libnofpdl.so $(BUILD)/programs/arm64-frames
 
 .PHONY: ui man deb all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
@@ -199,7 +211,7 @@ $(FLAME_JS_H): agent/encode/flame.js
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-		-I/usr/include/$(MULTIARCH) -I. -c $< -o $@
+		-I$(BPF_ARCH_INCLUDE) -I. -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
@@ -279,6 +291,13 @@ $(BUILD)/programs/unwind-build: $(call obj,tests/programs/unwind-build.c) $(AGEN
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# An arm64 program whose unwind rules tests/unit/test_unwind_arm64.c
+# reads on any host: arm64's compiler, with pointer authentication.
+$(BUILD)/programs/arm64-frames: tests/programs/arm64-frames.c
+	@mkdir -p $(@D)
+	$(LAUNCHER_CC_aarch64) -std=gnu11 $(WARNINGS) -O2 -g -mbranch-protection=standard \
+		-o $@ $<
+
 # Preloaded into a PostgreSQL server executable to ask it its wait events.
 $(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
 	@mkdir -p $(@D)
@@ -296,6 +315,14 @@ $(BUILD)/launcher/vmtools-launch-%: imagebuilder/launcher/launcher.c
 	@mkdir -p $(@D)
 	$(LAUNCHER_CC_$*) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
 $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHERS)
+# bpf/unwind_arm64.h's numbers checked against the arm64 UAPI headers at
+# compile time, by the same compiler (tests/programs/arm64-offsets.c), on
+# every build: the agent's own objects wait for it.
+ARM64_OFFSETS := $(BUILD)/launcher/arm64-offsets.o
+$(ARM64_OFFSETS): tests/programs/arm64-offsets.c bpf/unwind_arm64.h
+	@mkdir -p $(@D)
+	$(LAUNCHER_CC_aarch64) -std=gnu11 $(WARNINGS) -I. -c -o $@ $<
+$(AGENT_LIB): | $(ARM64_OFFSETS)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += \
 	-DVMTOOLS_LAUNCHER_X86_64='"$(BUILD)/launcher/vmtools-launch-x86_64"' \
 	-DVMTOOLS_LAUNCHER_AARCH64='"$(BUILD)/launcher/vmtools-launch-aarch64"'
@@ -358,27 +385,35 @@ IMAGE_COMMANDS := build verify inspect
 AGENT_COMMANDS := serve setup profile check-kernel
 UNITS := $(patsubst systemd/%.in,$(BUILD)/systemd/%,$(wildcard systemd/*.service.in))
 
+# What help2man runs: the binary, or for another architecture a script of
+# the same name that runs it under TARGET_RUN.
+$(BUILD)/run/%: $(BUILD)/%
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s "$$@"\n' '$(TARGET_RUN)' '$(abspath $<)' >$@
+	chmod +x $@
+run_bin = $(if $(TARGET_RUN),$(BUILD)/run/$(1),$(BUILD)/$(1))
+
 # man_commands BIN COMMAND...: an h2m section per command, its --help as is.
 man_commands = for c in $(2); do \
 	printf '[%s]\n.nf\n' "COMMAND $$(echo $$c | tr a-z A-Z)"; \
 	$(1) $$c --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'; \
 	printf '.fi\n'; done
 
-$(BUILD)/man/vmtools-image.1: $(IMAGE_BIN) man/vmtools-image.h2m
+$(BUILD)/man/vmtools-image.1: $(call run_bin,vmtools-image) man/vmtools-image.h2m
 	@mkdir -p $(@D)
-	{ cat man/vmtools-image.h2m; $(call man_commands,$(IMAGE_BIN),$(IMAGE_COMMANDS)); } >$@.h2m
+	{ cat man/vmtools-image.h2m; $(call man_commands,$<,$(IMAGE_COMMANDS)); } >$@.h2m
 	help2man --no-info --section=1 --source='vmtools $(VERSION)' \
 		--name='pack a kernel'"'"'s modules, headers and perf into an ext4 image' \
-		--include=$@.h2m --output=$@.tmp $(IMAGE_BIN)
+		--include=$@.h2m --output=$@.tmp $<
 	mv $@.tmp $@
 
-$(BUILD)/man/vmtools-agent.8: $(AGENT_BIN) man/vmtools-agent.h2m
+$(BUILD)/man/vmtools-agent.8: $(call run_bin,vmtools-agent) man/vmtools-agent.h2m
 	@mkdir -p $(@D)
 	{ sed -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' man/vmtools-agent.h2m; \
-	  $(call man_commands,$(AGENT_BIN),$(AGENT_COMMANDS)); } >$@.h2m
+	  $(call man_commands,$<,$(AGENT_COMMANDS)); } >$@.h2m
 	help2man --no-info --section=8 --source='vmtools $(VERSION)' \
 		--name='profile the PostgreSQL of a guest on demand' \
-		--include=$@.h2m --output=$@.tmp $(AGENT_BIN)
+		--include=$@.h2m --output=$@.tmp $<
 	mv $@.tmp $@
 
 man: $(MAN_PAGES)
@@ -396,13 +431,19 @@ $(BUILD)/systemd/%: systemd/%.in
 # SOURCE_DATE_EPOCH (default: debian/changelog's date) give the same bytes.
 DEB_DIR := $(BUILD)/deb
 DEB_SRC := $(DEB_DIR)/vmtools-$(VERSION)
+# Another architecture's packages: dpkg-buildpackage -a, its build
+# dependencies (arm64 -dev packages) not installed but in CROSS_ROOT
+# (debian/rules reads it from the environment).
+DEB_ARCH_x86 := amd64
+DEB_ARCH_arm64 := arm64
+DEB_CROSS := $(if $(CROSS_TRIPLET),-a$(DEB_ARCH_$(ARCH)) -d)
 
 deb: $(SPEEDSCOPE_TGZ)
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	git ls-files -z | xargs -0 cp -a --parents -t $(DEB_SRC)
-	cd $(DEB_SRC) && SPEEDSCOPE_TGZ=$(abspath $(SPEEDSCOPE_TGZ)) \
-		dpkg-buildpackage -b -us -uc -j$${DEB_JOBS:-2} >../build.log 2>&1 || \
+	cd $(DEB_SRC) && SPEEDSCOPE_TGZ=$(abspath $(SPEEDSCOPE_TGZ)) CROSS_ROOT=$(CROSS_ROOT) \
+		dpkg-buildpackage -b $(DEB_CROSS) -us -uc -j$${DEB_JOBS:-2} >../build.log 2>&1 || \
 		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed (log: $(DEB_DIR)/build.log)" >&2; exit 1; }
 	rm -rf $(DEB_SRC)
 	@ls -l $(DEB_DIR)/*.deb

@@ -30,6 +30,7 @@
 #include "agent/serve/http.h"
 #include "agent/serve/request.h"
 #include "agent/serve/service.h"
+#include "agent/serve/warm.h"
 #include "agent/setup/setup.h"
 #include "agent/symbolize/debuginfod.h"
 #include "common/log.h"
@@ -53,6 +54,7 @@ struct serve_options {
 	const char *perf;
 	const char *ui_dir;
 	bool no_setup;
+	bool no_warm;
 	bool verify;
 	bool allow_kernel_mismatch;
 	const char *comms[VM_MAX_TARGETS];
@@ -67,6 +69,10 @@ struct serve_options {
 	bool continuous;
 	uint32_t cont_frequency;
 	uint32_t cont_interval;
+	uint32_t memory_every;
+	bool memory_every_set;
+	bool faults; /* --continuous-faults */
+	uint32_t faults_period;
 	uint32_t history_seconds;
 	uint32_t history_max_bytes;
 	const char *history_dir;
@@ -104,6 +110,9 @@ static void usage(FILE *out)
 		"  --label L               label of the tools disk (default %s)\n"
 		"  --mountpoint DIR        where to mount it (default %s)\n"
 		"  --no-setup              do not mount the disk or link the tools\n"
+		"  --no-warm               do not build the targets' unwind tables\n"
+		"                          and symbols in the background, before a\n"
+		"                          profile asks for them\n"
 		"  --perf PATH             the perf the Perf backend runs (default:\n"
 		"                          the tools disk's, else perf on PATH)\n"
 		"  --ui-dir DIR            serve the web UI at /ui/ from DIR (default:\n"
@@ -128,6 +137,13 @@ static void usage(FILE *out)
 		"                          eBPF profiler, one window per interval\n"
 		"  --continuous-frequency HZ  (default %d)\n"
 		"  --continuous-interval S    seconds per window (default %d)\n"
+		"  --memory-every S        a memory snapshot every S seconds, kept\n"
+		"                          and pushed beside the windows (default %d;\n"
+		"                          0: none; GET /profile/memory/history)\n"
+		"  --continuous-faults     also keep and push a faults window beside\n"
+		"                          each CPU window (GET /profile/faults/history)\n"
+		"  --continuous-faults-period N  one sample every N page faults\n"
+		"                          (default %d)\n"
 		"  --history-seconds N     keep windows this long (default %d)\n"
 		"  --history-max-bytes N   at most this much memory, and disk (default\n"
 		"                          %u)\n"
@@ -145,6 +161,7 @@ static void usage(FILE *out)
 		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_CLIENT,
 		VM_HTTP_IDLE_TIMEOUT, VM_HTTP_REQUEST_TIMEOUT,
 		VM_CONTINUOUS_DEFAULT_FREQUENCY, VM_CONTINUOUS_DEFAULT_INTERVAL,
+		VM_CONTINUOUS_DEFAULT_MEMORY_EVERY, VM_PERIOD_DEFAULT,
 		VM_HISTORY_DEFAULT_SECONDS, VM_HISTORY_DEFAULT_BYTES,
 		VM_PUSH_DEFAULT_NAME);
 }
@@ -156,6 +173,7 @@ enum {
 	OPT_LABEL,
 	OPT_MOUNTPOINT,
 	OPT_NO_SETUP,
+	OPT_NO_WARM,
 	OPT_TOKEN,
 	OPT_COMM,
 	OPT_MAX_SECONDS,
@@ -172,6 +190,9 @@ enum {
 	OPT_CONTINUOUS,
 	OPT_CONT_FREQUENCY,
 	OPT_CONT_INTERVAL,
+	OPT_MEMORY_EVERY,
+	OPT_FAULTS,
+	OPT_FAULTS_PERIOD,
 	OPT_HISTORY_SECONDS,
 	OPT_HISTORY_BYTES,
 	OPT_HISTORY_DIR,
@@ -211,6 +232,17 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_CONT_INTERVAL:
 		return vm_subcommand_number(WHO, "--continuous-interval", arg,
 					    1, 300, &o->cont_interval);
+	case OPT_MEMORY_EVERY:
+		o->memory_every_set = true;
+		return vm_subcommand_number(WHO, "--memory-every", arg, 0,
+					    86400, &o->memory_every);
+	case OPT_FAULTS:
+		o->faults = true;
+		return 0;
+	case OPT_FAULTS_PERIOD:
+		return vm_subcommand_number(WHO, "--continuous-faults-period",
+					    arg, VM_PERIOD_MIN, VM_PERIOD_MAX,
+					    &o->faults_period);
 	case OPT_HISTORY_SECONDS:
 		return vm_subcommand_number(WHO, "--history-seconds", arg, 1,
 					    7 * 86400, &o->history_seconds);
@@ -279,6 +311,9 @@ static int on_option(int c, char *arg, void *ctx)
 		break;
 	case OPT_NO_SETUP:
 		o->no_setup = true;
+		break;
+	case OPT_NO_WARM:
+		o->no_warm = true;
 		break;
 	case OPT_TOKEN:
 		o->token_file = arg;
@@ -361,6 +396,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		{ "label", required_argument, NULL, OPT_LABEL },
 		{ "mountpoint", required_argument, NULL, OPT_MOUNTPOINT },
 		{ "no-setup", no_argument, NULL, OPT_NO_SETUP },
+		{ "no-warm", no_argument, NULL, OPT_NO_WARM },
 		{ "auth-token-file", required_argument, NULL, OPT_TOKEN },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "max-seconds", required_argument, NULL, OPT_MAX_SECONDS },
@@ -382,6 +418,10 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		  OPT_CONT_FREQUENCY },
 		{ "continuous-interval", required_argument, NULL,
 		  OPT_CONT_INTERVAL },
+		{ "memory-every", required_argument, NULL, OPT_MEMORY_EVERY },
+		{ "continuous-faults", no_argument, NULL, OPT_FAULTS },
+		{ "continuous-faults-period", required_argument, NULL,
+		  OPT_FAULTS_PERIOD },
 		{ "history-seconds", required_argument, NULL,
 		  OPT_HISTORY_SECONDS },
 		{ "history-max-bytes", required_argument, NULL,
@@ -403,9 +443,15 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 
 	if (r == 0 && !o->continuous &&
 	    (o->history_dir || o->push_url || o->cont_frequency ||
-	     o->cont_interval || o->history_seconds || o->history_max_bytes)) {
+	     o->cont_interval || o->memory_every_set || o->history_seconds ||
+	     o->history_max_bytes || o->faults)) {
 		fprintf(stderr, WHO
 			": the history and push options go with --continuous; add it\n");
+		return -EINVAL;
+	}
+	if (r == 0 && o->faults_period && !o->faults) {
+		fprintf(stderr, WHO
+			": --continuous-faults-period goes with --continuous-faults; add it\n");
 		return -EINVAL;
 	}
 	if (r == 0 && !o->push_url &&
@@ -524,6 +570,7 @@ struct server {
 	struct vm_continuous *cont; /* NULL without --continuous */
 	struct vm_oom *oom; /* NULL before it starts */
 	char *oom_dir; /* beside --history-dir, when not given */
+	struct vm_warm *warm; /* NULL with --no-warm */
 	struct vm_agent_ctx *ctx; /* what sessions share (context.h) */
 };
 
@@ -617,6 +664,12 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	 * gone before the continuous profile or a request loads theirs.
 	 */
 	vm_engine_backend_status(sv->ctx, VM_PROFILER_BPF, &learned);
+	/*
+	 * Then its programs, loaded and verified once: a kernel that
+	 * refuses the unwinder is said from the start, and no profile tries
+	 * it again.
+	 */
+	vm_engine_backend_prepare(sv->ctx, VM_PROFILER_BPF);
 	sv->scfg.engine.perf_path = sv->perf_path;
 	sv->scfg.engine.ctx = sv->ctx;
 	/* Tests lower perf.data's bound (bytes); no user needs to. */
@@ -630,6 +683,43 @@ static int start_service(const struct serve_options *o, struct server *sv,
 	if (r < 0)
 		return r;
 	sv->hcfg.service = sv->svc;
+	return 0;
+}
+
+static bool service_busy(void *arg)
+{
+	struct vm_service_status st;
+
+	vm_service_status(arg, &st);
+	return st.phase != VM_SERVICE_IDLE;
+}
+
+/*
+ * The targets' unwind tables and symbols built in the background from
+ * now on, so that the first profile finds them (warm.h).
+ */
+static int start_warm(const struct serve_options *o, struct server *sv,
+		      struct vm_error *err)
+{
+	struct vm_warm_config wc = {
+		.busy = service_busy,
+		.busy_arg = sv->svc,
+		.ctx = sv->ctx,
+		.comms = o->comms,
+		.n_comms = o->n_comms,
+	};
+	int r;
+
+	if (o->no_warm)
+		return 0;
+	/* Tests look again sooner; no user needs to. */
+	if (getenv("VMTOOLS_WARM_INTERVAL_MS"))
+		wc.interval_ms =
+			(unsigned)atoi(getenv("VMTOOLS_WARM_INTERVAL_MS"));
+	r = vm_warm_start(&wc, &sv->warm, err);
+	if (r < 0)
+		return r;
+	sv->health.warm = sv->warm;
 	return 0;
 }
 
@@ -695,6 +785,10 @@ static int start_continuous(const struct serve_options *o, struct server *sv,
 	struct vm_continuous_config cc = {
 		.frequency = o->cont_frequency,
 		.interval = o->cont_interval,
+		.memory_every = o->memory_every,
+		.faults_period = !o->faults	  ? 0 :
+				 o->faults_period ? o->faults_period :
+						    VM_PERIOD_DEFAULT,
 		.comms = o->comms,
 		.n_comms = o->n_comms,
 		.history = { .max_seconds = o->history_seconds,
@@ -794,6 +888,8 @@ static void close_server(struct server *sv, unsigned drain_ms)
 	/* It reads the history: first. */
 	vm_oom_stop(sv->oom);
 	free(sv->oom_dir);
+	/* Before the service it asks and the context it fills. */
+	vm_warm_stop(sv->warm);
 	vm_continuous_stop(sv->cont);
 	vm_service_free(sv->svc);
 	vm_engine_release(sv->ctx);
@@ -834,6 +930,8 @@ static int serve(const struct serve_options *o)
 	block_signals(&sigs);
 	if (start_service(o, &sv, &err) < 0)
 		goto fail;
+	if (start_warm(o, &sv, &err) < 0)
+		goto fail;
 	if (start_continuous(o, &sv, &err) < 0)
 		goto fail;
 	if (start_oom(o, &sv, &err) < 0)
@@ -869,6 +967,8 @@ int cmd_serve(int argc, char **argv)
 		o.cont_frequency = VM_CONTINUOUS_DEFAULT_FREQUENCY;
 	if (!o.cont_interval)
 		o.cont_interval = VM_CONTINUOUS_DEFAULT_INTERVAL;
+	if (!o.memory_every_set)
+		o.memory_every = VM_CONTINUOUS_DEFAULT_MEMORY_EVERY;
 	if (!o.history_seconds)
 		o.history_seconds = VM_HISTORY_DEFAULT_SECONDS;
 	if (!o.history_max_bytes)

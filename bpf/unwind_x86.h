@@ -11,19 +11,31 @@
 #ifndef VMTOOLS_BPF_UNWIND_X86_H
 #define VMTOOLS_BPF_UNWIND_X86_H
 
+#define UNWIND_ARCH_NAME "x86-64"
+
 /* DWARF's numbers of rbp, rsp and the return address column (rip). */
 #define UNWIND_DWARF_FP 6
 #define UNWIND_DWARF_SP 7
 #define UNWIND_DWARF_RA 16
 
-/* `call` pushed the return address: it is at CFA - 8, in every frame. */
+/*
+ * `call` pushed the return address: it is at CFA - 8, in every frame, so
+ * a row spends no bits on it (bpf/unwind.h), and there is no link
+ * register; CFA offsets are any number of bytes; a return address is
+ * the whole word.
+ */
 #define UNWIND_RA_OFF (-8)
+#define UNWIND_RA_BITS 0
+#define UNWIND_CFA_SCALE 1
+#define UNWIND_PC_MASK (~0ull)
 
 /*
  * A frame set up by `push %rbp; mov %rsp,%rbp`: at fp the caller's fp, at
  * fp + 8 the return address, the caller's sp just above them.
  */
 #define UNWIND_FP_FRAME 16
+/* So the caller's sp is exactly fp + 16. */
+#define UNWIND_FP_SP_EXACT 1
 
 /*
  * The interrupted registers in the kernel's rt_sigframe, from the stack
@@ -56,6 +68,7 @@
 #define UNWIND_CTX_SP(regs) ((regs)->rsp)
 #define UNWIND_CTX_FP(regs) ((regs)->rbp)
 #define UNWIND_CTX_MODE(regs) ((regs)->cs)
+#define UNWIND_CTX_LR(regs) 0
 
 /* perf's numbers of the sampled user registers (enum perf_event_x86_regs). */
 #define UNWIND_PERF_REG_FP 6 /* PERF_REG_X86_BP */

@@ -2,7 +2,8 @@
 /*
  * continuous_metrics.c - what GET /metrics adds with --continuous, in the
  * Prometheus text format (prom.h): windows sealed, the history's size and the
- * windows it dropped (in memory, on disk), and the push outcomes.  Pure:
+ * windows it dropped (in memory, on disk), and the push outcomes; the
+ * memory snapshots and the faults windows when they are on.  Pure:
  * it renders a struct vm_continuous_stats.
  */
 #include "agent/continuous/continuous.h"
@@ -51,6 +52,29 @@ char *vm_continuous_render_metrics(const struct vm_continuous_stats *st,
 				    st->push.outcomes[o]);
 		vm_prom_one(&p, "vmtools_push_queued", "gauge",
 			    "Windows waiting to be pushed.", st->push.queued);
+	}
+	if (st->has_memory)
+		vm_prom_one(&p, "vmtools_continuous_memory_snapshots_total",
+			    "counter",
+			    "Memory snapshots of the continuous profile kept.",
+			    st->memory.snapshots);
+	if (st->has_faults) {
+		vm_prom_one(&p, "vmtools_continuous_faults_sampling", "gauge",
+			    "Whether the continuous faults windows sample now.",
+			    st->faults.sampling ? 1 : 0);
+		vm_prom_one(&p, "vmtools_continuous_faults_windows_total",
+			    "counter",
+			    "Faults windows of the continuous profile kept.",
+			    st->faults.windows);
+		vm_prom_one(
+			&p, "vmtools_faults_history_bytes", "gauge",
+			"What the history of faults windows takes in memory.",
+			st->faults.history_bytes);
+		vm_prom_one(
+			&p, "vmtools_faults_history_dropped_windows_total",
+			"counter",
+			"Faults windows dropped from the history for age or room.",
+			st->faults.history_dropped);
 	}
 	return vm_prom_close(&p, len);
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "agent/continuous/curl.h"
+#include "agent/encode/encode.h"
 #include "common/array.h"
 #include "common/clock.h"
 #include "common/log.h"
@@ -188,6 +189,23 @@ void vm_push_enqueue(struct vm_push *p, uint64_t start_ns, uint64_t end_ns,
 	pthread_cond_signal(&p->wake);
 out:
 	pthread_mutex_unlock(&p->lock);
+}
+
+void vm_push_enqueue_profile(struct vm_push *p, uint64_t start_ns,
+			     uint64_t end_ns, const struct vm_symbolized *y,
+			     const char *what)
+{
+	struct vm_encoded gz = { 0 };
+	struct vm_error err = { 0 };
+
+	if (!p)
+		return;
+	if (vm_encode_profile(y, VM_FORMAT_PPROF, true, &gz, &err) == 0)
+		vm_push_enqueue(p, start_ns, end_ns, gz.data, gz.len, false);
+	else
+		vm_log("continuous: cannot encode %s: %s", what,
+		       vm_error_str(&err));
+	free(gz.data);
 }
 
 static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c,

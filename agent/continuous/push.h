@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/symbolize/symbolize.h"
 #include "common/error.h"
 
 #define VM_PUSH_DEFAULT_NAME "postgres"
@@ -82,6 +83,15 @@ int vm_push_start(const struct vm_push_config *cfg, struct vm_push **out,
  */
 void vm_push_enqueue(struct vm_push *p, uint64_t start_ns, uint64_t end_ns,
 		     const void *data, size_t len, bool spooled);
+/*
+ * Queue a profile kept in memory only (a memory snapshot, a faults
+ * window): y encoded once as a gzipped pprof; what, "a memory snapshot",
+ * names it in the log line when it cannot be encoded.  p NULL (no
+ * push): nothing.
+ */
+void vm_push_enqueue_profile(struct vm_push *p, uint64_t start_ns,
+			     uint64_t end_ns, const struct vm_symbolized *y,
+			     const char *what);
 void vm_push_stats(struct vm_push *p, struct vm_push_stats *st);
 /* Stop at once (a transfer under way is aborted); the spool stays. */
 void vm_push_stop(struct vm_push *p);

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,6 +42,7 @@ struct vm_iopool {
 	bool closing;
 	/* Its owner and each worker: the last to let go frees it. */
 	unsigned refs;
+	int nice; /* each worker's, set as it starts; 0: the agent's */
 	struct {
 		uint64_t dev;
 		unsigned jobs; /* stuck on it */
@@ -52,10 +55,16 @@ struct vm_iopool {
 
 struct vm_iopool *vm_iopool_new(void)
 {
+	return vm_iopool_new_nice(0);
+}
+
+struct vm_iopool *vm_iopool_new_nice(int nice)
+{
 	struct vm_iopool *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
+	p->nice = nice;
 	pthread_mutex_init(&p->lock, NULL);
 	vm_cond_init_monotonic(&p->done);
 	pthread_cond_init(&p->work, NULL);
@@ -139,6 +148,10 @@ static bool owner_full(struct vm_iopool *p, const struct vm_iopool_job *job)
 static void *worker(void *arg)
 {
 	struct vm_iopool *p = arg;
+
+	/* Nice is a thread's own on Linux. */
+	if (p->nice)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), p->nice);
 
 	pthread_mutex_lock(&p->lock);
 	for (;;) {

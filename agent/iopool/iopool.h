@@ -62,6 +62,12 @@ struct vm_iopool;
  * or a test; NULL when out of memory.
  */
 struct vm_iopool *vm_iopool_new(void);
+/*
+ * A pool whose workers give themselves nice (setpriority) as they start:
+ * a background reader's, whose reads yield to everyone else's; NULL when
+ * out of memory.
+ */
+struct vm_iopool *vm_iopool_new_nice(int nice);
 
 /*
  * Every wait on p ends at once (as vm_iopool_shutdown), and p is let go:

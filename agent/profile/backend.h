@@ -85,6 +85,13 @@ struct vm_backend_ops {
 	 * nothing to say).  engine.h says what each field means.
 	 */
 	void (*status)(void *kept, struct vm_backend_status *out);
+	/*
+	 * What can be learned of the kernel before any profile, learned
+	 * into kept now, once (NULL: nothing): a long-running agent calls
+	 * it at start, so that what the kernel refuses is in its status
+	 * from then on, not found out by the first profile.
+	 */
+	void (*prepare)(void *kept);
 };
 
 extern const struct vm_backend_ops vm_bpf_backend;

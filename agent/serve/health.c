@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -81,6 +82,38 @@ static struct json_object *probe_json(int r, const struct vm_error *err)
 	if (r < 0)
 		json_object_object_add(
 			o, "error", json_object_new_string(vm_error_str(err)));
+	return o;
+}
+
+/*
+ * The probe's answer, and whether the programs were loaded at start and
+ * what the kernel said of them then (bpf's status).
+ */
+static struct json_object *bpf_json(int r, const struct vm_error *err,
+				    const struct vm_backend_status *bpf)
+{
+	struct json_object *o = probe_json(r, err);
+	struct json_object *p = json_object_new_object();
+
+	json_object_object_add(
+		p, "loaded_at_start",
+		json_object_new_boolean(bpf->programs_prepared &&
+					!bpf->programs_error[0]));
+	if (bpf->programs_prepared)
+		json_object_object_add(
+			p, "load_ms",
+			json_object_new_int64((int64_t)bpf->programs_load_ms));
+	json_object_object_add(
+		p, "maps_kept",
+		json_object_new_int64((int64_t)bpf->programs_maps_kept));
+	json_object_object_add(
+		p, "maps_reused",
+		json_object_new_int64((int64_t)bpf->programs_maps_reused));
+	if (bpf->programs_error[0])
+		json_object_object_add(
+			p, "error",
+			json_object_new_string(bpf->programs_error));
+	json_object_object_add(o, "programs", p);
 	return o;
 }
 
@@ -233,6 +266,39 @@ static struct json_object *unwind_json(struct vm_binaries *binaries,
 	return o;
 }
 
+/* What the warmer has built before any profile asked (warm.h). */
+static struct json_object *warm_json(struct vm_warm *warm)
+{
+	struct json_object *o = json_object_new_object();
+	struct vm_warm_stats st;
+	char when[32] = "";
+	struct tm tm;
+	time_t t;
+
+	json_object_object_add(o, "enabled",
+			       json_object_new_boolean(warm != NULL));
+	if (!warm)
+		return o;
+	vm_warm_stats(warm, &st);
+	add_u64(o, "passes", st.passes);
+	add_u64(o, "processes", st.processes);
+	add_u64(o, "binaries", st.binaries);
+	add_u64(o, "tables", st.tables);
+	if (st.passes) {
+		t = (time_t)(st.last_pass_ms / 1000);
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		json_object_object_add(o, "last_pass",
+				       json_object_new_string(when));
+		add_u64(o, "last_pass_unix_ms", st.last_pass_ms);
+		add_u64(o, "last_pass_took_ms", st.last_pass_took_ms);
+	}
+	if (st.error[0])
+		json_object_object_add(o, "error",
+				       json_object_new_string(st.error));
+	return o;
+}
+
 /* Reads of targets' files that did not finish in time (iopool.h). */
 static struct json_object *target_files_json(struct vm_iopool *iopool)
 {
@@ -304,9 +370,9 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 								"unusable"));
 	json_object_object_add(root, "disk", disk);
 	json_object_object_add(root, "kernel", kernel);
-	json_object_object_add(root, "bpf", probe_json(rb, &berr));
-	json_object_object_add(root, "perf", perf);
 	vm_engine_backend_status(cfg->ctx, VM_PROFILER_BPF, &bpf);
+	json_object_object_add(root, "bpf", bpf_json(rb, &berr, &bpf));
+	json_object_object_add(root, "perf", perf);
 	json_object_object_add(root, "postgresql", postgresql_json(&bpf));
 	json_object_object_add(root, "debuginfod",
 			       debuginfod_json(cfg->ctx->debuginfod));
@@ -314,6 +380,7 @@ struct json_object *vm_health_json(const struct vm_health_config *cfg,
 			       symbols_json(cfg->ctx->binaries));
 	json_object_object_add(root, "unwind",
 			       unwind_json(cfg->ctx->binaries, &bpf));
+	json_object_object_add(root, "warm", warm_json(cfg->warm));
 	json_object_object_add(root, "target_files",
 			       target_files_json(cfg->ctx->iopool));
 	return root;

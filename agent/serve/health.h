@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "agent/profile/context.h"
+#include "agent/serve/warm.h"
 #include "common/error.h"
 
 struct vm_health_config {
@@ -35,6 +36,8 @@ struct vm_health_config {
 	 * files, the reads of the targets' files, what the backends learned.
 	 */
 	struct vm_agent_ctx *ctx;
+	/* What warms the targets' binaries; NULL: --no-warm. */
+	struct vm_warm *warm;
 };
 
 /* Whether this process can load a perf_event BPF program and sample. */

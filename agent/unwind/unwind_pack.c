@@ -15,6 +15,8 @@ uint32_t vm_unwind_rule(const struct vm_unwind_row *row)
 {
 	uint32_t cfa;
 
+	if (row->signal)
+		return unwind_rule(UNWIND_SIGNAL, 0, 0, UNWIND_RA_DEFAULT);
 	switch (row->cfa) {
 	case VM_UNWIND_SP:
 		cfa = UNWIND_SP;
@@ -26,19 +28,13 @@ uint32_t vm_unwind_rule(const struct vm_unwind_row *row)
 		cfa = UNWIND_PLT;
 		break;
 	case VM_UNWIND_OUTERMOST:
-		cfa = UNWIND_OUTERMOST;
-		break;
+		return unwind_rule(UNWIND_OUTERMOST, 0, 0, UNWIND_RA_DEFAULT);
 	default:
-		cfa = UNWIND_NONE;
+		return unwind_rule(UNWIND_NONE, 0, 0, UNWIND_RA_DEFAULT);
 	}
-	if (row->signal)
-		return unwind_rule(UNWIND_SIGNAL, 0, 0);
-	if (row->cfa_off < -UNWIND_CFA_OFF_MAX - 1 ||
-	    row->cfa_off > UNWIND_CFA_OFF_MAX ||
-	    row->fp_off < -UNWIND_FP_OFF_MAX - 8 ||
-	    row->fp_off > UNWIND_FP_OFF_MAX || row->fp_off % 8)
-		return unwind_rule(UNWIND_NONE, 0, 0);
-	return unwind_rule(cfa, (int32_t)row->cfa_off, (int32_t)row->fp_off);
+	/* 0, UNWIND_NONE's, where the offsets do not fit. */
+	return unwind_rule(cfa, (int32_t)row->cfa_off, (int32_t)row->fp_off,
+			   (int32_t)row->ra_off);
 }
 
 size_t vm_unwind_pack_size(const struct vm_unwind_table *t, uint32_t *shift,
@@ -75,8 +71,9 @@ static void write_index(const struct vm_unwind_table *t,
 			off = rows[i].addr - start;
 		index[k].addr = (uint32_t)i | (uint32_t)off
 						      << UNWIND_COUNT_BITS;
-		index[k].rule = i ? rows[i - 1].rule :
-				    unwind_rule(UNWIND_NONE, 0, 0);
+		index[k].rule =
+			i ? rows[i - 1].rule :
+			    unwind_rule(UNWIND_NONE, 0, 0, UNWIND_RA_DEFAULT);
 	}
 }
 

@@ -29,6 +29,20 @@
 #                         "run_time_ns run_cnt" it adds over 3 s to $T/NAME,
 #                         and call $BPF_RUN_HOOK NAME (when set) while it is
 #                         still loaded
+#   cpu_cgroup            a cgroup made for the benchmark (removed at its
+#                         end) that counts CPU time: cpuacct's (cgroup v1,
+#                         ns) or cgroup v2's (us); CPU_CGROUP empty when
+#                         none can be made here
+#   cpu_cgroup_enter PID  move PID, all its threads, into it (nothing
+#                         without one)
+#   cpu_cgroup_wrap PROG  prints the path of a program that enters the
+#                         cgroup and runs PROG with its arguments: its CPU
+#                         counted from its start (PROG itself without one)
+#   cpu_cgroup_ns PID     the CPU time (user + sys, ns) the cgroup's
+#                         processes used so far, every thread's, those
+#                         ended included (a session's threads end with
+#                         it); without a cgroup, PID's from /proc/PID/stat
+#                         (clock ticks, 10 ms)
 #   stack_cost_build      build bench/lib/stack-cost.bpf.c and its loader
 #                         into $T/stack-cost.bpf.o and $T/stack-cost (the
 #                         off-CPU benchmarks' floor); 1 saying why when it
@@ -128,4 +142,39 @@ bpf_run_time() {
 	echo "$((${b% *} - ${a% *})) $((${b#* } - ${a#* }))" >>"$T/$1"
 	[ -z "${BPF_RUN_HOOK:-}" ] || "$BPF_RUN_HOOK" "$1"
 	wait "$pid"
+}
+
+cpu_cgroup() {
+	local d
+	CPU_CGROUP=
+	for d in /sys/fs/cgroup/cpuacct /sys/fs/cgroup; do
+		if { [ -f "$d/cpuacct.usage" ] || [ -f "$d/cgroup.controllers" ]; } &&
+			mkdir "$d/vmtools-bench-$$" 2>/dev/null; then
+			CPU_CGROUP=$d/vmtools-bench-$$
+			at_exit "for i in \$(seq 50); do rmdir $CPU_CGROUP && break; sleep 0.1; done"
+			return 0
+		fi
+	done
+}
+
+cpu_cgroup_enter() {
+	[ -z "$CPU_CGROUP" ] || echo "$1" >"$CPU_CGROUP/cgroup.procs"
+}
+
+cpu_cgroup_wrap() {
+	[ -n "$CPU_CGROUP" ] || { echo "$1"; return; }
+	printf '#!/bin/sh\necho $$ >%s/cgroup.procs\nexec %s "$@"\n' \
+		"$CPU_CGROUP" "$1" >"$T/in-cgroup"
+	chmod 755 "$T/in-cgroup"
+	echo "$T/in-cgroup"
+}
+
+cpu_cgroup_ns() {
+	if [ -f "$CPU_CGROUP/cpuacct.usage" ]; then
+		cat "$CPU_CGROUP/cpuacct.usage"
+	elif [ -n "$CPU_CGROUP" ]; then
+		awk '/^usage_usec/ { print $2 * 1000 }' "$CPU_CGROUP/cpu.stat"
+	else
+		awk -v hz="$(getconf CLK_TCK)" '{ printf "%d\n", ($14 + $15) * 1e9 / hz }' "/proc/$1/stat"
+	fi
 }

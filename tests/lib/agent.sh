@@ -23,6 +23,11 @@
 #                    FORMAT for more than the status code
 #   agent_running KIND  wait up to 4 s for GET /profile/KIND to say a
 #                    profile is running; fails when none does
+#   agent_health FIELD  one field of GET /healthz, dotted (unwind.builds);
+#                    empty when there is none
+#   agent_warmed     wait up to 60 s for the warmer to have looked at the
+#                    targets three times, the last two finding nothing new
+#                    (/healthz's warm.binaries unchanged); fails otherwise
 #
 # Use VMTOOLS_AGENT=PATH start_agent ... for another build of the agent;
 # AGENT_URL=URL agent_post ... for an agent started otherwise (in a VM).
@@ -75,6 +80,27 @@ agent_running() {
 	for _ in $(seq 200); do
 		curl -s "$AGENT_URL/profile/$1" | grep -q '"state": *"running"' && return 0
 		sleep 0.02
+	done
+	return 1
+}
+
+agent_health() {
+	curl -s "$AGENT_URL/healthz" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    d = d.get(k) if isinstance(d, dict) else None
+print("" if d is None else d)' "$1"
+}
+
+agent_warmed() {
+	local n p last=-1 i
+	for ((i = 0; i < 600; i++)); do
+		n=$(agent_health warm.binaries)
+		p=$(agent_health warm.passes)
+		[ -n "$n" ] && [ "$n" = "$last" ] && [ "${p:-0}" -ge 3 ] && return 0
+		[ -n "$n" ] && [ "${p:-0}" -ge 1 ] && last=$n
+		sleep 0.1
 	done
 	return 1
 }

@@ -38,6 +38,10 @@
 #                        statements from the FIFO $T/NAME.in (the caller
 #                        opens it for writing), its results in $T/NAME.out,
 #                        its complaints in $T/NAME.err
+#   pg_idle_sessions N   the server restarted to take N + 50 connections,
+#                        then N idle client backends: sessions idle1 to
+#                        idleN, each after one statement, kept open until
+#                        the script ends
 #
 # pgbench is the server's own, else Debian's 15 (the server builds of
 # tests/pg-versions carry none; its -i and -S work against 16 to 18).
@@ -144,6 +148,17 @@ pg_session() {
 	chmod 666 "$T/$1.in"
 	pg_as psql -h "$PGHOST" -p "$PGPORT" -U postgres -X -q -At postgres \
 		<"$T/$1.in" >"$T/$1.out" 2>"$T/$1.err" &
+}
+
+pg_idle_sessions() {
+	local i fd
+	pg_psql "ALTER SYSTEM SET max_connections = $(($1 + 50))" >/dev/null
+	pg_as "$PG_BIN/pg_ctl" -D "$PGDATA_DIR" -w -t 60 -l "$T/pg/server.log" restart >/dev/null || return 1
+	for i in $(seq "$1"); do
+		pg_session "idle$i"
+		exec {fd}>"$T/idle$i.in"
+		echo "SELECT 1;" >&"$fd"
+	done
 }
 
 pg_bench_init() {

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <sys/auxv.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -214,8 +215,14 @@ __attribute__((noinline)) static void capture(void)
 {
 	struct vm_unwind_regs r;
 
+#if defined(__aarch64__)
+	__asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp), "=r"(r.lr));
+#else
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
+	r.lr = 0;
+#endif
 	captured = r;
 	copy_stack(r.sp);
 }
@@ -294,7 +301,7 @@ static void walk_bpf(const struct vm_unwind_regs *from, struct walked *out)
 	static struct stack_record rec;
 	struct unwind_state w;
 
-	unwind_begin(&w, from->pc, from->sp, from->fp);
+	unwind_begin(&w, from->pc, from->sp, from->fp, from->lr);
 	for (int i = 0; i < STACK_MAX_DEPTH; i++) {
 		out->sps[w.n] = w.walk.r.sp;
 		if (unwind_frame(&w, &rec, &proc))
@@ -363,6 +370,16 @@ static void real_stacks_equal(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct walked w;
 
+		/*
+		 * arm64's signal trampoline is the vDSO's (with its unwind
+		 * table); under qemu-user there is none.
+		 */
+		if (cases[i].run == in_signal_handler && UNWIND_RA_BITS &&
+		    !getauxval(AT_SYSINFO_EHDR)) {
+			print_message("%s: no vDSO, passed over\n",
+				      cases[i].name);
+			continue;
+		}
 		cases[i].run();
 		walk_both(&captured, &w);
 		print_message("%s: %zu frames, %llu by table, %llu by frame "

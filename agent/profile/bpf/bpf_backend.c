@@ -2,7 +2,8 @@
 /*
  * bpf_backend.c - the eBPF backend: for a CPU profile, loads
  * bpf/profile.bpf.c through its skeleton, opens a CPU-clock perf event on
- * every online CPU and attaches the sampling program to each; for an
+ * every online CPU and attaches the sampling program to each (for a
+ * faults profile, its page-fault program to a page-fault event); for an
  * off-CPU profile, loads bpf/offcpu.bpf.c and attaches it to the
  * sched_switch raw tracepoint; for a wall-clock profile, both.  Each
  * object follows forks and execs with raw tracepoints of its own.  Both
@@ -43,6 +44,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/profile/limits.h"
 #include "common/cleanup.h"
 #include "common/clock.h"
 
@@ -150,7 +152,7 @@ static int open_skeleton(struct bpf_state *st,
 		if (r < 0)
 			return r;
 	}
-	if (req->kind != VM_KIND_CPU) {
+	if (req->kind == VM_KIND_OFFCPU || req->kind == VM_KIND_WALL) {
 		r = vm_bpf_offcpu_open(st, req, n_online, &sz, err);
 		if (r < 0)
 			return r;
@@ -174,6 +176,8 @@ static int load_skeleton(struct bpf_state *st, struct vm_error *err)
 {
 	int r = 0;
 
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_lend(&st->kept->maps, st->objs[i]);
 	if (st->skel)
 		r = profile_bpf__load(st->skel);
 	if (!r && st->off)
@@ -196,6 +200,8 @@ static int load_without_unwinding(struct bpf_state *st,
 				  const struct vm_profile_request *req,
 				  size_t n_online, struct vm_error *err)
 {
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	profile_bpf__destroy(st->skel);
 	offcpu_bpf__destroy(st->off);
 	st->skel = NULL;
@@ -211,6 +217,10 @@ static int load_without_unwinding(struct bpf_state *st,
 	st->unwinding = false;
 	vm_bpf_unwind_refused(st->kept->store,
 			      verifier_msg[0] ? verifier_msg : libbpf_msg);
+	/* The verifier's word stands for this kernel; a lack of memory not. */
+	if (verifier_msg[0])
+		__atomic_store_n(&st->kept->unwinder_refused, true,
+				 __ATOMIC_RELAXED);
 	libbpf_msg[0] = '\0';
 	if (open_skeleton(st, req, n_online, err) < 0)
 		return -1;
@@ -242,8 +252,15 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->rb = ring_buffer__new(vm_bpf_map_fd(st->objs[0], "events"),
 				  vm_bpf_on_event, st, NULL);
 	for (size_t i = 0; st->rb && i < st->n_objs; i++) {
-		/* The off-CPU program's records are blocks' starts and ends. */
+		/*
+		 * The off-CPU program's records are blocks' starts and ends;
+		 * a fault's has an address to tell the mapping of.
+		 */
 		bool off = st->off && st->objs[i] == st->off->obj;
+		ring_buffer_sample_fn fn = off ? vm_bpf_offcpu_on_record :
+					   st->req.kind == VM_KIND_FAULTS ?
+						 vm_bpf_faults_on_record :
+						 on_record;
 
 		if ((i > 0 &&
 		     ring_buffer__add(st->rb,
@@ -251,8 +268,7 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 				      vm_bpf_on_event, st)) ||
 		    ring_buffer__add(
 			    st->rb, vm_bpf_map_fd(st->objs[i], "stack_records"),
-			    off ? vm_bpf_offcpu_on_record : on_record,
-			    off ? (void *)st : &st->sinks[i]))
+			    fn, off ? (void *)st : &st->sinks[i]))
 			return vm_error_errno(
 				err, errno,
 				"cannot set up the BPF event ring buffer");
@@ -383,6 +399,9 @@ static void bpf_destroy(void *state)
 	detach(st);
 	if (st->releaser_started)
 		pthread_join(st->releaser, NULL);
+	/* Every program detached: their maps are no one's now. */
+	for (size_t i = 0; i < st->n_objs; i++)
+		vm_bpf_map_pool_take_back(&st->kept->maps, st->objs[i]);
 	ring_buffer__free(st->rb);
 	free(st->tp_links);
 	for (size_t i = 0; i < MAX_OBJS; i++)
@@ -402,6 +421,7 @@ static void bpf_destroy(void *state)
 		close(st->seal_fd);
 	pthread_cond_destroy(&st->sealed_cond);
 	vm_proc_files_free(&st->files);
+	vm_fault_maps_free(&st->fault_maps);
 	free(st->forks);
 	free(st->execed);
 	free(st->threads);
@@ -466,7 +486,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	r = attach_tracepoints(st, err);
 	if (r < 0)
 		return r;
-	r = vm_bpf_cpu_attach(st, cpus, n_online, req->frequency, err);
+	r = vm_bpf_cpu_attach(st, cpus, n_online, err);
 	if (r < 0)
 		return r;
 	st->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
@@ -511,6 +531,11 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		if (r < 0)
 			return r;
 	}
+	if (st->req.kind == VM_KIND_FAULTS) {
+		r = vm_bpf_faults_finish(st, &st->samples, err);
+		if (r < 0)
+			return r;
+	}
 
 	/* Never more than the ring buffers or the counts' bounds lost. */
 	st->samples.lost_samples =
@@ -540,6 +565,57 @@ static int bpf_collect(void *state, struct vm_samples *out,
 	return 0;
 }
 
+/*
+ * Both programs loaded and verified once, as a wall-clock profile of
+ * the default frequency and length of the default target loads them,
+ * then let go: a kernel that refuses the unwinder says so in /healthz
+ * from the start, and no session is refused it again (bpf_kept.h).
+ */
+static void bpf_prepare(void *kept)
+{
+	static const struct vm_engine_config no_cfg = { 0 };
+	struct vm_profile_request req = {
+		.kind = VM_KIND_WALL,
+		.frequency = VM_FREQUENCY_DEFAULT,
+		.seconds = VM_SECONDS_DEFAULT,
+		.comms = { VM_DEFAULT_COMM },
+		.n_comms = 1,
+	};
+	uint64_t t0 = vm_clock_ns(CLOCK_MONOTONIC);
+	struct vm_bpf_kept *k = kept;
+	_cleanup_free_ int *cpus = NULL;
+	struct vm_error err = { 0 };
+	struct bpf_state *st;
+	size_t n_online = 0;
+	void *state = NULL;
+	int r;
+
+	pthread_mutex_lock(&k->prepare_lock);
+	if (k->prepared)
+		goto out;
+	libbpf_set_print(libbpf_print);
+	libbpf_msg[0] = '\0';
+	verifier_msg[0] = '\0';
+	r = vm_bpf_new_state(&req, &no_cfg, kept, NULL, &state, &err);
+	st = state;
+	if (r >= 0)
+		r = online_cpus(&cpus, &n_online, &err);
+	if (r >= 0)
+		r = open_skeleton(st, &req, n_online, &err);
+	if (r >= 0)
+		r = load_skeleton(st, &err);
+	if (r < 0 && st && st->unwinding)
+		r = load_without_unwinding(st, &req, n_online, &err);
+	bpf_destroy(st);
+	k->prepared = true;
+	k->prepare_ms = (vm_clock_ns(CLOCK_MONOTONIC) - t0) / 1000000;
+	if (r < 0)
+		snprintf(k->prepare_error, sizeof(k->prepare_error), "%s",
+			 vm_error_str(&err));
+out:
+	pthread_mutex_unlock(&k->prepare_lock);
+}
+
 const struct vm_backend_ops vm_bpf_backend = {
 	.name = "bpf",
 	.kept_new = vm_bpf_kept_new,
@@ -551,4 +627,5 @@ const struct vm_backend_ops vm_bpf_backend = {
 	.destroy = bpf_destroy,
 	.release = vm_bpf_kept_release,
 	.status = vm_bpf_kept_status,
+	.prepare = bpf_prepare,
 };

@@ -21,6 +21,8 @@ void *vm_bpf_kept_new(void)
 	}
 	vm_bpf_calibration_init(&k->regs);
 	vm_pg_labels_note_init(&k->pg_note);
+	pthread_mutex_init(&k->prepare_lock, NULL);
+	vm_bpf_map_pool_init(&k->maps);
 	return k;
 }
 
@@ -33,6 +35,8 @@ void vm_bpf_kept_free(void *kept)
 	vm_bpf_unwind_store_free(k->store);
 	vm_bpf_calibration_destroy(&k->regs);
 	vm_pg_labels_note_destroy(&k->pg_note);
+	pthread_mutex_destroy(&k->prepare_lock);
+	vm_bpf_map_pool_destroy(&k->maps);
 	free(k);
 }
 
@@ -41,6 +45,7 @@ void vm_bpf_kept_release(void *kept)
 	struct vm_bpf_kept *k = kept;
 
 	vm_bpf_unwind_release(k->store);
+	vm_bpf_map_pool_let_go(&k->maps);
 }
 
 /*
@@ -74,4 +79,12 @@ void vm_bpf_kept_status(void *kept, struct vm_backend_status *out)
 			      sizeof(out->unwind_refused));
 	vm_pg_labels_note(&k->pg_note, out->pg_labels_note,
 			  sizeof(out->pg_labels_note));
+	pthread_mutex_lock(&k->prepare_lock);
+	out->programs_prepared = k->prepared;
+	out->programs_load_ms = k->prepare_ms;
+	vm_bpf_map_pool_stats(&k->maps, &out->programs_maps_kept,
+			      &out->programs_maps_reused);
+	snprintf(out->programs_error, sizeof(out->programs_error), "%s",
+		 k->prepare_error);
+	pthread_mutex_unlock(&k->prepare_lock);
 }

@@ -11,7 +11,11 @@
 #ifndef VMTOOLS_AGENT_BPF_KEPT_H
 #define VMTOOLS_AGENT_BPF_KEPT_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include "agent/profile/bpf/bpf_calibrate.h"
+#include "agent/profile/bpf/bpf_map_pool.h"
 #include "agent/profile/bpf/bpf_pg.h"
 #include "agent/profile/bpf/bpf_unwind.h"
 #include "agent/profile/engine.h"
@@ -26,12 +30,31 @@ struct vm_bpf_kept {
 	struct vm_bpf_calibration regs;
 	/* Why the last PostgreSQL of an unknown version got no labels. */
 	struct vm_pg_labels_note pg_note;
+	/* The programs' preallocated maps, kept between profiles. */
+	struct vm_bpf_map_pool maps;
+	/*
+	 * The kernel's verifier refused the programs with the unwinder
+	 * (store's refusal says why): later sessions load them without it
+	 * at once, instead of being refused again.  Read and set atomically.
+	 */
+	bool unwinder_refused;
+	/*
+	 * The programs were loaded once before any profile (prepare): how
+	 * long it took, and why the kernel refused them ("" if it did not).
+	 */
+	bool prepared;
+	uint64_t prepare_ms;
+	char prepare_error[320];
+	pthread_mutex_t prepare_lock;
 };
 
 /* The backend's operations (backend.h): NULL when out of memory. */
 void *vm_bpf_kept_new(void);
 void vm_bpf_kept_free(void *kept);
-/* The store emptied when no profile uses it (the agent stopping). */
+/*
+ * The store emptied and the kept maps closed when no profile uses them
+ * (the agent stopping).
+ */
 void vm_bpf_kept_release(void *kept);
 /* What /healthz says of the backend, as struct vm_backend_status. */
 void vm_bpf_kept_status(void *kept, struct vm_backend_status *out);
