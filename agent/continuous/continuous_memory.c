@@ -11,8 +11,9 @@
  * milliseconds of this thread per target and never blocks on a stuck
  * mount.  The snapshot goes into the history, then, encoded once as a
  * gzipped pprof, into the push queue (Pyroscope files it as a memory
- * profile by its sample types, inuse_space and inuse_objects), then to
- * continuous_memory_taken(), the one place a snapshot is handed on.
+ * profile by its sample types, inuse_space and inuse_objects); the
+ * memory backend keeps the last one of each process for OOM reports
+ * (agent/profile/memsnap.h), as it does for every snapshot.
  * Snapshots are kept in memory only: --history-dir keeps CPU windows.
  */
 #include "agent/continuous/continuous_memory.h"
@@ -54,23 +55,6 @@ static void count(struct vm_continuous_memory *m, const char *error)
 	pthread_mutex_unlock(&m->lock);
 }
 
-/*
- * A snapshot was taken and kept: the one place it is handed on.
- *
- * HOOK (OOM reports): call vm_oom_keep_snapshot() here, once it exists,
- * with the snapshot (s: per-process samples, y: them symbolized, both
- * valid during this call only), so that an OOM report has the victim's
- * last snapshot and its age.  Nothing else is to be done here.
- */
-static void continuous_memory_taken(struct vm_continuous_memory *m,
-				    const struct vm_samples *s,
-				    const struct vm_symbolized *y)
-{
-	(void)m;
-	(void)s;
-	(void)y;
-}
-
 static void take(struct vm_continuous_memory *m)
 {
 	struct vm_profile_request req = {
@@ -102,12 +86,9 @@ static void take(struct vm_continuous_memory *m)
 	}
 	if (r < 0) {
 		vm_log("continuous: memory snapshot: %s", vm_error_str(&err));
-	} else {
-		if (m->cfg.push)
-			vm_push_enqueue_profile(m->cfg.push, w.start_ns,
-						w.end_ns, &y,
-						"a memory snapshot");
-		continuous_memory_taken(m, &samples, &y);
+	} else if (m->cfg.push) {
+		vm_push_enqueue_profile(m->cfg.push, w.start_ns, w.end_ns, &y,
+					"a memory snapshot");
 	}
 	count(m, r < 0 ? vm_error_str(&err) : NULL);
 	vm_symbolized_free(&y);
