@@ -28,12 +28,8 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-60}
 
 bench_prepare
-reason=$(need_cmd bpftool curl)
-[ -z "$reason" ] || { echo "bench/continuous.sh: cannot run: $reason" >&2; exit 1; }
-
-old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-sysctl -qw kernel.bpf_stats_enabled=1
-at_exit "sysctl -qw kernel.bpf_stats_enabled=$old_stats"
+[ -z "$(need_cmd curl)" ] || { echo "bench/continuous.sh: cannot run: needs curl" >&2; exit 1; }
+bpf_stats_on
 
 # bpf_ns PID: run time of the BPF programs PID holds (their ids from the
 # fdinfo of its program and link descriptors), in nanoseconds.

@@ -22,11 +22,7 @@
 # usage: BUILD=build bash bench/faults.sh   (ROUNDS=5 TPS_ROUNDS=3)
 . "$(dirname "$0")/lib/measure.sh"
 bench_prepare
-[ -z "$(need_cmd bpftool)" ] || { echo "bench/faults.sh: cannot run: needs bpftool" >&2; exit 1; }
-
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
-at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
-sysctl -q kernel.bpf_stats_enabled=1
+bpf_stats_on
 
 echo "SELECT count(*) FROM (SELECT aid FROM pgbench_accounts WHERE aid <= 50000 ORDER BY abalance DESC, bid, aid DESC OFFSET 1) s;" >"$T/sort.sql"
 chmod 644 "$T/sort.sql"

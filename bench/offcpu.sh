@@ -34,11 +34,7 @@
 # usage: BUILD=build bash bench/offcpu.sh   (ROUNDS=5 TPS_ROUNDS=3)
 . "$(dirname "$0")/lib/measure.sh"
 bench_prepare
-[ -z "$(need_cmd bpftool)" ] || { echo "bench/offcpu.sh: cannot run: needs bpftool" >&2; exit 1; }
-
-STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
-at_exit "sysctl -q kernel.bpf_stats_enabled=$STATS_WAS"
-sysctl -q kernel.bpf_stats_enabled=1
+bpf_stats_on
 
 BCC=""
 NO_BCC="not run: $(bcc_command offcputime-bpfcc -u -f 12 2>&1 >/dev/null | sed 's/.*: //')"

@@ -22,6 +22,9 @@
 #                         for bcc's kprobe blacklist, the host is not
 #                         modified); prints nothing and says why on stderr
 #                         when it cannot
+#   bpf_stats_on          exit 1 saying why when bpftool is missing; else
+#                         kernel.bpf_stats_enabled=1 until the script ends
+#                         (then put back as it was)
 #   prog_stats PROG       "run_time_ns run_cnt" of the BPF programs bpftool
 #                         names PROG, summed (kernel.bpf_stats_enabled=1)
 #   bpf_run_time NAME PROG CMD  run CMD (a profile of 8 s once loaded) in
@@ -114,6 +117,12 @@ stack_cost_build() {
 		tail -n 5 "$T/stack-cost.err" >&2
 		return 1
 	fi
+}
+
+bpf_stats_on() {
+	[ -z "$(need_cmd bpftool)" ] || { echo "bench/$(basename "$0"): cannot run: needs bpftool" >&2; exit 1; }
+	at_exit "sysctl -q kernel.bpf_stats_enabled=$(sysctl -n kernel.bpf_stats_enabled)"
+	sysctl -q kernel.bpf_stats_enabled=1
 }
 
 prog_stats() {
