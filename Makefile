@@ -33,12 +33,13 @@ DESTDIR ?=
 
 # `make ARCH=arm64` on an amd64 host (or ARCH=x86 on an arm64 one) builds
 # for that architecture with Debian's cross compiler (gcc-<triplet>) and its
-# multiarch libraries (<pkg>-dev:<arch>), into build/<arch>.  So far only
-# vmtools-image (make ARCH=arm64 build/arm64/vmtools-image): the agent's
-# BPF programs wait for arm64's unwinder rules (bpf/unwind.h).  Debian 12's
-# libext2fs-dev of two architectures cannot be installed at once: with
-# CROSS_ROOT=DIR the arm64 ones are read from where tests/lib/cross-root.sh
-# unpacked them.
+# multiarch libraries (<pkg>-dev:<arch>), into build/<arch>: both
+# binaries, the BPF programs (compiled for that architecture's registers,
+# bpf/unwind.h) and the unit tests.  Debian 12's libext2fs-dev of two
+# architectures cannot be installed at once: with CROSS_ROOT=DIR the
+# arm64 ones are read from where tests/lib/cross-root.sh unpacked them.
+# The BPF programs take the target's UAPI headers (asm/ptrace.h) from the
+# cross toolchain's (linux-libc-dev-<arch>-cross).
 HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 ARCH ?= $(HOST_ARCH)
 TRIPLET_x86 := x86_64-linux-gnu
@@ -56,6 +57,7 @@ ifeq ($(origin AR),default)
 AR := $(CROSS_TRIPLET)-ar
 endif
 MULTIARCH := $(CROSS_TRIPLET)
+BPF_ARCH_INCLUDE := /usr/$(CROSS_TRIPLET)/include
 # The -dev packages of ARCH unpacked into CROSS_ROOT (tests/lib/cross-root.sh),
 # where they cannot be installed beside the host's; else installed.
 ifneq ($(CROSS_ROOT),)
@@ -81,16 +83,13 @@ PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 FUZZ_SECONDS ?= 10
 
 MULTIARCH ?= $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
+BPF_ARCH_INCLUDE ?= /usr/include/$(MULTIARCH)
 
 COMMON_PKGS := json-c libcrypto zlib
 IMAGE_PKGS := ext2fs com_err libelf $(COMMON_PKGS)
 AGENT_PKGS := libbpf libelf libdw libmicrohttpd libdebuginfod libcurl libprotobuf-c zlib libdeflate liblzma blkid jansson $(COMMON_PKGS)
 TEST_PKGS := cmocka
 ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
-# A cross root holds the image builder's packages only (cross-root.sh).
-ifneq ($(CROSS_ROOT),)
-ALL_PKGS := $(sort $(IMAGE_PKGS))
-endif
 
 # pkg-config runs once, and only when a rule needs it: `make check` must be
 # able to install the packages before anything asks pkg-config about them.
@@ -130,7 +129,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c \
-	tests/programs/nofpdl.c,\
+	tests/programs/nofpdl.c tests/programs/arm64-offsets.c \
+	tests/programs/arm64-frames.c,\
 	$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
@@ -155,7 +155,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-bin/%,$(FUZZ_SRCS))
 PROGRAM_BINS := $(patsubst tests/programs/%.c,$(BUILD)/programs/%,$(PROGRAM_SRCS)) \
 	$(BUILD)/programs/pgwait-ask.so $(BUILD)/programs/libnofp.so \
-	$(BUILD)/programs/libnofpdl.so
+	$(BUILD)/programs/libnofpdl.so $(BUILD)/programs/arm64-frames
 
 .PHONY: ui man deb all check check-asan check-fuzz check-unit check-integration check-vm \
 	deps tests install uninstall clean format format-check demo demo-stop bench
@@ -199,7 +199,7 @@ $(FLAME_JS_H): agent/encode/flame.js
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) \
-		-I/usr/include/$(MULTIARCH) -I. -c $< -o $@
+		-I$(BPF_ARCH_INCLUDE) -I. -c $< -o $@
 
 $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
@@ -279,6 +279,13 @@ $(BUILD)/programs/unwind-build: $(call obj,tests/programs/unwind-build.c) $(AGEN
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
 
+# An arm64 program whose unwind rules tests/unit/test_unwind_arm64.c
+# reads on any host: arm64's compiler, with pointer authentication.
+$(BUILD)/programs/arm64-frames: tests/programs/arm64-frames.c
+	@mkdir -p $(@D)
+	$(LAUNCHER_CC_aarch64) -std=gnu11 $(WARNINGS) -O2 -g -mbranch-protection=standard \
+		-o $@ $<
+
 # Preloaded into a PostgreSQL server executable to ask it its wait events.
 $(BUILD)/programs/pgwait-ask.so: tests/programs/pgwait-ask.c
 	@mkdir -p $(@D)
@@ -296,6 +303,14 @@ $(BUILD)/launcher/vmtools-launch-%: imagebuilder/launcher/launcher.c
 	@mkdir -p $(@D)
 	$(LAUNCHER_CC_$*) -std=gnu11 $(WARNINGS) -Os -static -s -D_GNU_SOURCE -o $@ $<
 $(call obj,imagebuilder/launcher_blob.c): $(LAUNCHERS)
+# bpf/unwind_arm64.h's numbers checked against the arm64 UAPI headers at
+# compile time, by the same compiler (tests/programs/arm64-offsets.c), on
+# every build: the agent's own objects wait for it.
+ARM64_OFFSETS := $(BUILD)/launcher/arm64-offsets.o
+$(ARM64_OFFSETS): tests/programs/arm64-offsets.c bpf/unwind_arm64.h
+	@mkdir -p $(@D)
+	$(LAUNCHER_CC_aarch64) -std=gnu11 $(WARNINGS) -I. -c -o $@ $<
+$(AGENT_LIB): | $(ARM64_OFFSETS)
 $(call obj,imagebuilder/launcher_blob.c): ALL_CFLAGS += \
 	-DVMTOOLS_LAUNCHER_X86_64='"$(BUILD)/launcher/vmtools-launch-x86_64"' \
 	-DVMTOOLS_LAUNCHER_AARCH64='"$(BUILD)/launcher/vmtools-launch-aarch64"'

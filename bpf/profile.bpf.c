@@ -41,6 +41,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	start.pc = UNWIND_CTX_PC(&ctx->regs);
 	start.sp = UNWIND_CTX_SP(&ctx->regs);
 	start.fp = UNWIND_CTX_FP(&ctx->regs);
+	start.lr = UNWIND_CTX_LR(&ctx->regs);
 	stacks_capture(ctx, r, &start);
 	pg_labels(pid, &r->wait_event, &r->query_id);
 	r->sched_state = 0;

@@ -63,7 +63,7 @@ struct {
 
 /* Where a walk starts. */
 struct unwind_start {
-	__u64 pc, sp, fp;
+	__u64 pc, sp, fp, lr; /* lr: arm64's link register, else 0 */
 	bool user; /* these are user registers; else find them */
 };
 
@@ -87,13 +87,23 @@ static __always_inline bool unwind_saved_regs(struct unwind_start *s)
 	    !stack)
 		return false;
 	regs = stack + regs_thread_size - UNWIND_PT_REGS_SIZE;
-	/* The pc, the mode and the sp: one read; the fp: another. */
+	/*
+	 * The pc, the mode and the sp: one read; the fp: another on x86-64,
+	 * the same on arm64, with the lr.
+	 */
 	if (bpf_probe_read_kernel(run, sizeof(run),
 				  (void *)(regs + UNWIND_PT_REGS_RUN)) ||
-	    !UNWIND_USER_MODE(run[UNWIND_PT_REGS_RUN_MODE]) ||
-	    bpf_probe_read_kernel(&s->fp, 8,
+	    !UNWIND_USER_MODE(run[UNWIND_PT_REGS_RUN_MODE]))
+		return false;
+#ifdef UNWIND_PT_REGS_RUN_FP
+	s->fp = run[UNWIND_PT_REGS_RUN_FP];
+	s->lr = run[UNWIND_PT_REGS_RUN_LR];
+#else
+	if (bpf_probe_read_kernel(&s->fp, 8,
 				  (void *)(regs + UNWIND_PT_REGS_FP)))
 		return false;
+	s->lr = 0;
+#endif
 	s->pc = run[UNWIND_PT_REGS_RUN_PC];
 	s->sp = run[UNWIND_PT_REGS_RUN_SP];
 	return true;
@@ -133,7 +143,7 @@ static __always_inline long unwind_user(const struct unwind_start *start,
 	w = bpf_map_lookup_elem(&unwind_scratch, &zero);
 	if (!proc || !w || (!s.user && !unwind_saved_regs(&s)))
 		return -1;
-	unwind_begin(w, s.pc, s.sp, s.fp);
+	unwind_begin(w, s.pc, s.sp, s.fp, s.lr);
 	for (int i = 0; i < STACK_MAX_DEPTH; i++)
 		if (unwind_frame(w, r, proc))
 			break;

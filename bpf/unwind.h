@@ -26,9 +26,13 @@
  * span less than 4 GiB), and its rules are packed in 32 bits (the
  * unwind_row_* functions below read them): the kind of CFA rule in bits
  * 0-2, where fp was saved in bits 3-10 (eighths of its offset from the
- * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), the CFA's offset in
- * bits 11-31 (signed: within 1 MiB).  A rule that does not fit is left to
- * the frame pointer (UNWIND_NONE).  A mapping's `bias` turns a pc into
+ * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), on an architecture
+ * whose return address is not always at one place (UNWIND_RA_BITS 8:
+ * arm64) where it was saved in the next 8 bits (the same way; 0: still
+ * in the link register), and the CFA's offset in the bits left, in units
+ * of UNWIND_CFA_SCALE (signed: x86-64's 21 bits of bytes, within 1 MiB;
+ * arm64's 13 bits of 8 bytes, within 32 KiB).  A rule that does not fit
+ * is left to the frame pointer (UNWIND_NONE).  A mapping's `bias` turns a pc into
  * the offset: row address = pc - bias.
  *
  * What is the architecture's (its registers, signal frame, pt_regs) is
@@ -40,10 +44,19 @@
 
 #include <linux/types.h>
 
-#if defined(__TARGET_ARCH_x86) || (!defined(__bpf__) && defined(__x86_64__))
+/*
+ * The BPF programs are built for one architecture (-D__TARGET_ARCH_x);
+ * user space is its compiler's.  A unit test may ask for arm64's rules on
+ * any host (VMTOOLS_UNWIND_ARM64), to walk synthetic arm64 frames.
+ */
+#if defined(VMTOOLS_UNWIND_ARM64) || defined(__TARGET_ARCH_arm64) || \
+	(!defined(__bpf__) && !defined(__TARGET_ARCH_x86) &&         \
+	 defined(__aarch64__))
+#include "bpf/unwind_arm64.h"
+#elif defined(__TARGET_ARCH_x86) || (!defined(__bpf__) && defined(__x86_64__))
 #include "bpf/unwind_x86.h"
 #else
-#error "The unwinder knows x86-64 only: another architecture needs its registers, signal frame and pt_regs in a bpf/unwind_<arch>.h like bpf/unwind_x86.h, chosen here."
+#error "The unwinder knows x86-64 and arm64: another architecture needs its registers, signal frame and pt_regs in a bpf/unwind_<arch>.h like bpf/unwind_x86.h, chosen here."
 #endif
 
 /* An index entry's count of rows and offset of its page's first row. */
@@ -72,7 +85,15 @@ struct unwind_row {
 
 _Static_assert(sizeof(struct unwind_row) == 8, "a row is 8 bytes");
 
-#define UNWIND_CFA_OFF_MAX ((1 << 20) - 1)
+#define UNWIND_CFA_SHIFT (11 + UNWIND_RA_BITS)
+/* The ra_off of a row with no rules (UNWIND_NONE, UNWIND_SIGNAL). */
+#if UNWIND_RA_BITS
+#define UNWIND_RA_DEFAULT 0
+#else
+#define UNWIND_RA_DEFAULT UNWIND_RA_OFF
+#endif
+#define UNWIND_CFA_OFF_MAX \
+	(((1 << (31 - UNWIND_CFA_SHIFT)) - 1) * UNWIND_CFA_SCALE)
 #define UNWIND_FP_OFF_MAX 1016
 
 static inline __u32 unwind_row_cfa(const struct unwind_row *r)
@@ -82,7 +103,7 @@ static inline __u32 unwind_row_cfa(const struct unwind_row *r)
 
 static inline __s32 unwind_row_cfa_off(const struct unwind_row *r)
 {
-	return (__s32)r->rule >> 11;
+	return ((__s32)r->rule >> UNWIND_CFA_SHIFT) * UNWIND_CFA_SCALE;
 }
 
 static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
@@ -90,11 +111,31 @@ static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
 	return (__s32)(__s8)(r->rule >> 3) * 8;
 }
 
-/* The rule of a row; the offsets must be in range (fp_off a multiple of 8). */
-static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 fp_off)
+/* Where the return address was saved from the CFA; 0: in the link register. */
+static inline __s32 unwind_row_ra_off(const struct unwind_row *r)
 {
-	return (cfa & 7) | ((__u32)(__u8)(__s8)(fp_off / 8) << 3) |
-	       ((__u32)cfa_off << 11);
+#if UNWIND_RA_BITS
+	return (__s32)(__s8)(r->rule >> 11) * 8;
+#else
+	return UNWIND_RA_OFF;
+#endif
+}
+
+/*
+ * The rule of a row; the offsets must be in range (fp_off and ra_off
+ * multiples of 8, cfa_off of UNWIND_CFA_SCALE; ra_off UNWIND_RA_OFF where
+ * a row has no bits for it).
+ */
+static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 fp_off,
+				__s32 ra_off)
+{
+	__u32 rule = (cfa & 7) | ((__u32)(__u8)(__s8)(fp_off / 8) << 3) |
+		     ((__u32)(cfa_off / UNWIND_CFA_SCALE) << UNWIND_CFA_SHIFT);
+
+#if UNWIND_RA_BITS
+	rule |= (__u32)(__u8)(__s8)(ra_off / 8) << 11;
+#endif
+	return rule;
 }
 
 struct unwind_map {

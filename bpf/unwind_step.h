@@ -5,9 +5,13 @@
  * the agent (agent/unwind/unwind.c).  From a frame's registers and the
  * row that holds its pc (bpf/unwind.h's packing; NULL when none does),
  * its caller's: by the row's rule (the CFA, the stack pointer before the
- * call, from sp or fp; the return address just below it; fp where it was
- * saved, or unchanged), by the signal frame __restore_rt returns
- * through, or by the frame pointer where no row holds the pc.
+ * call, from sp or fp; the return address where it was saved -- on
+ * x86-64 just below the CFA -- or, on arm64, still in the link register
+ * where only the innermost frame or one a signal interrupted may have it;
+ * fp where it was saved, or unchanged), by the signal frame the signal
+ * trampoline returns through, or by the frame pointer where no row holds
+ * the pc.  A return address loses what is not address in it
+ * (UNWIND_PC_MASK: arm64's pointer authentication code).
  *
  * The includer reads the stack: it defines, before including this file,
  *   bool unwind_read_stack(void *ctx, void *dst, __u32 size, __u64 addr)
@@ -43,9 +47,13 @@
  */
 #define UNWIND_STACK_MAX (64ull << 20)
 
-/* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
+/*
+ * The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp;
+ * bpf/unwind_arm64.h: pc, sp, x29) and its link register (arm64's x30;
+ * 0 where there is none, or its value is not known).
+ */
 struct unwind_regs {
-	__u64 pc, sp, fp;
+	__u64 pc, sp, fp, lr;
 };
 
 /* A walk so far: the registers of the frame it is at, and how it went. */
@@ -54,7 +62,11 @@ struct unwind_walk {
 	__u64 base; /* the sp of the first frame, or of a signal's */
 	__u32 by_table; /* callers found by a row */
 	__u32 by_fp; /* by the frame pointer, where no row holds the pc */
-	__u8 exact; /* r.pc is not a return address */
+	/*
+	 * r.pc is not a return address: the innermost frame's, or the one a
+	 * signal interrupted, whose r.lr is its link register.
+	 */
+	__u8 exact;
 	__u8 outermost; /* ended at the outermost frame */
 	/*
 	 * Ended early: a read that failed, no progress, off the stack, a
@@ -64,11 +76,12 @@ struct unwind_walk {
 };
 
 static __always_inline void unwind_walk_begin(struct unwind_walk *w, __u64 pc,
-					      __u64 sp, __u64 fp)
+					      __u64 sp, __u64 fp, __u64 lr)
 {
 	w->r.pc = pc;
 	w->r.sp = sp;
 	w->r.fp = fp;
+	w->r.lr = lr;
 	w->base = sp;
 	w->by_table = w->by_fp = 0;
 	w->exact = 1; /* the innermost pc */
@@ -95,13 +108,16 @@ static __always_inline bool unwind_by_fp(struct unwind_regs *r, void *ctx)
 		return false;
 	r->sp = r->fp + UNWIND_FP_FRAME;
 	r->fp = frame[0];
-	r->pc = frame[1];
+	r->pc = frame[1] & UNWIND_PC_MASK;
+	r->lr = 0;
 	return true;
 }
 
 /*
- * __restore_rt: the interrupted registers, in the signal frame the kernel
- * put at the stack pointer, read at once from the fp's to the pc's.
+ * The signal trampoline (x86-64's __restore_rt, arm64's
+ * __kernel_rt_sigreturn): the interrupted registers, in the signal frame
+ * the kernel put at the stack pointer, read at once from the fp's to the
+ * pc's.
  */
 static __always_inline bool unwind_by_signal(struct unwind_regs *r, void *ctx)
 {
@@ -112,15 +128,28 @@ static __always_inline bool unwind_by_signal(struct unwind_regs *r, void *ctx)
 	r->fp = g[0];
 	r->sp = g[(UNWIND_SIGNAL_SP - UNWIND_SIGNAL_FP) / 8];
 	r->pc = g[(UNWIND_SIGNAL_PC - UNWIND_SIGNAL_FP) / 8];
+#ifdef UNWIND_SIGNAL_LR
+	r->lr = g[(UNWIND_SIGNAL_LR - UNWIND_SIGNAL_FP) / 8];
+#else
+	r->lr = 0;
+#endif
 	return true;
 }
 
-/* 1: a caller; 0: the outermost frame; -1: cut. */
-static __always_inline int
-unwind_by_row(struct unwind_regs *r, const struct unwind_row *row, void *ctx)
+/*
+ * 1: a caller; UNWIND_BY_LR: a caller, whose return address was in the
+ * link register; 0: the outermost frame; -1: cut.  exact: r is the
+ * innermost frame, or one a signal interrupted (its lr is live).
+ */
+#define UNWIND_BY_LR 2
+
+static __always_inline int unwind_by_row(struct unwind_regs *r,
+					 const struct unwind_row *row,
+					 void *ctx, bool exact)
 {
 	__s64 cfa_off = unwind_row_cfa_off(row);
 	__s64 fp_off = unwind_row_fp_off(row);
+	__s64 ra_off = unwind_row_ra_off(row);
 	__u64 cfa, ra, fp = r->fp;
 
 	switch (unwind_row_cfa(row)) {
@@ -136,8 +165,24 @@ unwind_by_row(struct unwind_regs *r, const struct unwind_row *row, void *ctx)
 	default:
 		return 0;
 	}
-	if (cfa <= r->sp)
+	/*
+	 * The return address still in the link register (arm64, before a
+	 * function saves it): only the innermost frame's, or an interrupted
+	 * one's, is; any other frame's lr was lost to the call it made.  Such
+	 * a frame may have no stack of its own (a leaf: CFA = sp).
+	 */
+	if (cfa < r->sp || (cfa == r->sp && ra_off))
 		return -1;
+	if (!ra_off) {
+		if (!exact || !r->lr ||
+		    (fp_off && !unwind_read_stack(ctx, &fp, 8, cfa + fp_off)))
+			return -1;
+		r->pc = r->lr & UNWIND_PC_MASK;
+		r->sp = cfa;
+		r->fp = fp;
+		r->lr = 0;
+		return UNWIND_BY_LR;
+	}
 	/*
 	 * Past `pop %rbp` in an epilogue the row still says where fp was
 	 * saved (GCC emits no restore), now below the stack pointer: fp holds
@@ -145,23 +190,27 @@ unwind_by_row(struct unwind_regs *r, const struct unwind_row *row, void *ctx)
 	 * pointer up) has no such slot.
 	 */
 	if (fp_off && cfa + fp_off < r->sp) {
-		if (!unwind_read_stack(ctx, &ra, 8, cfa + UNWIND_RA_OFF))
+		if (!unwind_read_stack(ctx, &ra, 8, cfa + ra_off))
 			return -1;
-	} else if (fp_off == UNWIND_RA_OFF - 8) {
-		/* The usual prologue: fp just below the return address. */
+	} else if (fp_off && fp_off == ra_off - 8) {
+		/*
+		 * The usual prologue: fp just below the return address (x86-64's
+		 * push %rbp, arm64's frame record).
+		 */
 		__u64 pair[2];
 
 		if (!unwind_read_stack(ctx, pair, sizeof(pair), cfa + fp_off))
 			return -1;
 		fp = pair[0];
 		ra = pair[1];
-	} else if (!unwind_read_stack(ctx, &ra, 8, cfa + UNWIND_RA_OFF) ||
+	} else if (!unwind_read_stack(ctx, &ra, 8, cfa + ra_off) ||
 		   (fp_off && !unwind_read_stack(ctx, &fp, 8, cfa + fp_off))) {
 		return -1;
 	}
-	r->pc = ra;
+	r->pc = ra & UNWIND_PC_MASK;
 	r->sp = cfa;
 	r->fp = fp;
+	r->lr = 0; /* the caller's, overwritten by the call */
 	return 1;
 }
 
@@ -174,6 +223,7 @@ static __always_inline int
 unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
 {
 	__u64 sp = w->r.sp;
+	bool exact = w->exact;
 	int s;
 
 	w->exact = 0;
@@ -181,7 +231,7 @@ unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
 		s = unwind_by_signal(&w->r, ctx) ? 1 : -1;
 		w->exact = 1;
 	} else if (row && unwind_row_cfa(row) != UNWIND_NONE) {
-		s = unwind_by_row(&w->r, row, ctx);
+		s = unwind_by_row(&w->r, row, ctx, exact);
 		w->by_table += s > 0;
 	} else {
 		s = unwind_by_fp(&w->r, ctx) ? 1 : -1;
@@ -189,13 +239,15 @@ unwind_walk_step(struct unwind_walk *w, const struct unwind_row *row, void *ctx)
 	}
 	/*
 	 * A caller's frame is above its callee's (else it loops), on the
-	 * same stack; a signal's interrupted frame may be on another.
+	 * same stack; a signal's interrupted frame may be on another.  A
+	 * leaf's caller found in the link register may share its sp: once,
+	 * as the link register is taken only from an exact frame.
 	 */
 	if (w->exact)
 		w->base = w->r.sp;
-	if (s < 0 ||
-	    (s > 0 && !w->exact &&
-	     (w->r.sp <= sp || w->r.sp - w->base > UNWIND_STACK_MAX))) {
+	if (s < 0 || (s > 0 && !w->exact &&
+		      (w->r.sp < sp || (w->r.sp == sp && s != UNWIND_BY_LR) ||
+		       w->r.sp - w->base > UNWIND_STACK_MAX))) {
 		w->cut = 1;
 		return 1;
 	}

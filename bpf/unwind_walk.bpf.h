@@ -59,9 +59,9 @@ struct unwind_state {
 
 /* A walk from these registers, with no frame taken. */
 static __always_inline void unwind_begin(struct unwind_state *w, __u64 pc,
-					 __u64 sp, __u64 fp)
+					 __u64 sp, __u64 fp, __u64 lr)
 {
-	unwind_walk_begin(&w->walk, pc, sp, fp);
+	unwind_walk_begin(&w->walk, pc, sp, fp, lr);
 	w->n = w->map = 0;
 	w->map2 = UNWIND_MAX_MAPS; /* none yet */
 	w->unknown = 0;

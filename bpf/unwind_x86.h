@@ -11,13 +11,23 @@
 #ifndef VMTOOLS_BPF_UNWIND_X86_H
 #define VMTOOLS_BPF_UNWIND_X86_H
 
+#define UNWIND_ARCH_NAME "x86-64"
+
 /* DWARF's numbers of rbp, rsp and the return address column (rip). */
 #define UNWIND_DWARF_FP 6
 #define UNWIND_DWARF_SP 7
 #define UNWIND_DWARF_RA 16
 
-/* `call` pushed the return address: it is at CFA - 8, in every frame. */
+/*
+ * `call` pushed the return address: it is at CFA - 8, in every frame, so
+ * a row spends no bits on it (bpf/unwind.h), and there is no link
+ * register; CFA offsets are any number of bytes; a return address is
+ * the whole word.
+ */
 #define UNWIND_RA_OFF (-8)
+#define UNWIND_RA_BITS 0
+#define UNWIND_CFA_SCALE 1
+#define UNWIND_PC_MASK (~0ull)
 
 /*
  * A frame set up by `push %rbp; mov %rsp,%rbp`: at fp the caller's fp, at
@@ -56,6 +66,7 @@
 #define UNWIND_CTX_SP(regs) ((regs)->rsp)
 #define UNWIND_CTX_FP(regs) ((regs)->rbp)
 #define UNWIND_CTX_MODE(regs) ((regs)->cs)
+#define UNWIND_CTX_LR(regs) 0
 
 /* perf's numbers of the sampled user registers (enum perf_event_x86_regs). */
 #define UNWIND_PERF_REG_FP 6 /* PERF_REG_X86_BP */

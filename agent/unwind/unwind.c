@@ -45,7 +45,7 @@ size_t vm_unwind_stack(const struct vm_unwind_regs *regs,
 	struct unwind_walk w;
 	size_t n = 0;
 
-	unwind_walk_begin(&w, regs->pc, regs->sp, regs->fp);
+	unwind_walk_begin(&w, regs->pc, regs->sp, regs->fp, regs->lr);
 	while (n < max) {
 		const struct vm_unwind_table *t;
 		const struct vm_unwind_row *row = NULL;

@@ -25,9 +25,13 @@
 
 #include "agent/unwind/unwind_table.h"
 
-/* The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp). */
+/*
+ * The architecture's pc, sp and fp (bpf/unwind_x86.h: rip, rsp, rbp;
+ * bpf/unwind_arm64.h: pc, sp, x29), and its link register (arm64's x30;
+ * 0: none, or not known).
+ */
 struct vm_unwind_regs {
-	uint64_t pc, sp, fp;
+	uint64_t pc, sp, fp, lr;
 };
 
 /*

@@ -12,9 +12,12 @@
  * program from its start, so a function's rows are bounded and the
  * build's CPU time is checked as it goes (unwind_table.h).  libdw gives
  * each rule as a DWARF expression; the few shapes
- * compilers emit are recognised here, over the registers bpf/unwind.h
- * names for the architecture, and anything else is a VM_UNWIND_NONE
- * row, counted.
+ * compilers emit are recognised here, over the registers of the file's
+ * architecture (struct arch_regs), and anything else is a VM_UNWIND_NONE
+ * row, counted.  arm64's pointer authentication adds a rule
+ * (DW_CFA_AARCH64_negate_ra_state: the return address is signed from
+ * here on), which libdw reads and passes over: the walk strips the
+ * code from every return address whatever the state.
  */
 #include "agent/unwind/unwind_table.h"
 
@@ -31,6 +34,36 @@
 #include "bpf/unwind.h"
 #include "common/array.h"
 #include "common/search.h"
+
+/*
+ * DWARF's numbers of the frame pointer, the stack pointer and the return
+ * address column, by the file's architecture; a link register holds the
+ * return address until the function saves it (arm64's x30).
+ */
+struct arch_regs {
+	unsigned fp, sp, ra;
+	bool link_register;
+};
+
+static const struct arch_regs x86_64_regs = { 6, 7, 16, false };
+static const struct arch_regs aarch64_regs = { 29, 31, 30, true };
+
+/* The registers of e's architecture; NULL for another, said in err. */
+static const struct arch_regs *arch_regs_of(Elf *e, const char *what,
+					    struct vm_error *err)
+{
+	GElf_Ehdr eh;
+
+	if (gelf_getehdr(e, &eh) && eh.e_machine == EM_X86_64)
+		return &x86_64_regs;
+	if (gelf_getehdr(e, &eh) && eh.e_machine == EM_AARCH64)
+		return &aarch64_regs;
+	vm_error_set(
+		err, EINVAL,
+		"%s is of an architecture whose unwind rules are not known here (x86-64 and arm64 are)",
+		what);
+	return NULL;
+}
 
 /* reg + off from a CFA rule of one operation; false for another shape. */
 static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
@@ -53,17 +86,19 @@ static bool breg(const Dwarf_Op *op, unsigned *reg, int64_t *off)
  * the 16 (on another architecture no rule has this shape):
  *   breg7 8; breg16 0; lit15; and; litN; ge; lit3; shl; plus
  */
-static bool plt_rule(const Dwarf_Op *o, size_t n, int32_t *threshold)
+static bool plt_rule(const struct arch_regs *a, const Dwarf_Op *o, size_t n,
+		     int32_t *threshold)
 {
 	int64_t off;
 	unsigned reg;
 
-	if (n != 9 || !breg(&o[0], &reg, &off) || reg != UNWIND_DWARF_SP ||
-	    off != 8 || !breg(&o[1], &reg, &off) || reg != UNWIND_DWARF_RA ||
-	    off != 0 || o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
-	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 ||
-	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 ||
-	    o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+	if (a->link_register || n != 9 || !breg(&o[0], &reg, &off) ||
+	    reg != a->sp || off != 8 || !breg(&o[1], &reg, &off) ||
+	    reg != a->ra || off != 0 || o[2].atom != DW_OP_lit15 ||
+	    o[3].atom != DW_OP_and || o[4].atom < DW_OP_lit0 ||
+	    o[4].atom > DW_OP_lit15 || o[5].atom != DW_OP_ge ||
+	    o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl ||
+	    o[8].atom != DW_OP_plus)
 		return false;
 	*threshold = o[4].atom - DW_OP_lit0;
 	return true;
@@ -82,9 +117,27 @@ static bool saved_at(const Dwarf_Op *o, size_t n, int32_t *off)
 	return true;
 }
 
+/*
+ * Where the return address is: saved at CFA + *off, or (*off 0, on an
+ * architecture with a link register) still there, its rule "same value".
+ * false for another rule.
+ */
+static bool ra_rule(const struct arch_regs *a, const Dwarf_Op *ops, size_t n,
+		    int32_t *off)
+{
+	if (n == 0 && !ops && a->link_register) {
+		*off = 0;
+		return true;
+	}
+	if (!saved_at(ops, n, off) || *off == 0)
+		return false;
+	/* x86-64's `call` puts it at CFA - 8, and its rows assume so. */
+	return a->link_register || *off == -8;
+}
+
 /* The row libdw's frame describes, from addr on. */
-static void row_of(Dwarf_Frame *f, uint64_t addr, bool signal,
-		   struct vm_unwind_row *row, size_t *unsupported)
+static void row_of(const struct arch_regs *a, Dwarf_Frame *f, uint64_t addr,
+		   bool signal, struct vm_unwind_row *row, size_t *unsupported)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t n;
@@ -92,27 +145,27 @@ static void row_of(Dwarf_Frame *f, uint64_t addr, bool signal,
 	unsigned reg;
 
 	*row = (struct vm_unwind_row){ .addr = addr, .signal = signal };
-	if (dwarf_frame_register(f, UNWIND_DWARF_RA, mem, &ops, &n) < 0)
+	if (dwarf_frame_register(f, (int)a->ra, mem, &ops, &n) < 0)
 		goto unsupported;
 	if (n == 0 && ops) {
 		row->cfa = VM_UNWIND_OUTERMOST; /* undefined: no caller */
 		return;
 	}
-	if (!saved_at(ops, n, &row->cfa_off) || row->cfa_off != UNWIND_RA_OFF)
+	if (!ra_rule(a, ops, n, &row->ra_off))
 		goto unsupported;
 	if (dwarf_frame_cfa(f, &ops, &n) < 0 || n == 0)
 		goto unsupported;
 	if (n == 1 && breg(&ops[0], &reg, &off) &&
-	    (reg == UNWIND_DWARF_SP || reg == UNWIND_DWARF_FP) &&
-	    off >= INT32_MIN && off <= INT32_MAX) {
-		row->cfa = reg == UNWIND_DWARF_SP ? VM_UNWIND_SP : VM_UNWIND_FP;
+	    (reg == a->sp || reg == a->fp) && off >= INT32_MIN &&
+	    off <= INT32_MAX) {
+		row->cfa = reg == a->sp ? VM_UNWIND_SP : VM_UNWIND_FP;
 		row->cfa_off = (int32_t)off;
-	} else if (plt_rule(ops, n, &row->cfa_off)) {
+	} else if (plt_rule(a, ops, n, &row->cfa_off)) {
 		row->cfa = VM_UNWIND_PLT;
 	} else {
 		goto unsupported;
 	}
-	if (dwarf_frame_register(f, UNWIND_DWARF_FP, mem, &ops, &n) == 0 && n &&
+	if (dwarf_frame_register(f, (int)a->fp, mem, &ops, &n) == 0 && n &&
 	    !saved_at(ops, n, &row->fp_off))
 		row->fp_off = 0; /* another rule: taken as unchanged */
 	return;
@@ -132,7 +185,8 @@ static bool same_rules(const struct vm_unwind_row *a,
 		       const struct vm_unwind_row *b)
 {
 	return a->cfa == b->cfa && a->cfa_off == b->cfa_off &&
-	       a->fp_off == b->fp_off && a->signal == b->signal;
+	       a->fp_off == b->fp_off && a->ra_off == b->ra_off &&
+	       a->signal == b->signal;
 }
 
 /* Append row unless it says what the last one does. */
@@ -180,7 +234,8 @@ static bool past_budget(struct cpu_budget *b)
  * The rows of the function starting at start, up to limit, at most
  * VM_UNWIND_MAX_FUNCTION_ROWS of them; -ETIME past the budget.
  */
-static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
+static int walk_function(const struct arch_regs *a, Dwarf_CFI *cfi,
+			 uint64_t start, uint64_t limit,
 			 struct vm_unwind_table *t, struct cpu_budget *budget)
 {
 	uint64_t addr = start;
@@ -207,7 +262,7 @@ static int walk_function(Dwarf_CFI *cfi, uint64_t start, uint64_t limit,
 			free(f);
 			break;
 		}
-		row_of(f, addr, signal, &row, &t->unsupported);
+		row_of(a, f, addr, signal, &row, &t->unsupported);
 		free(f);
 		r = add_row(t, &row);
 		addr = to;
@@ -254,6 +309,7 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 {
 	unsigned cpu_ms = t->cpu_ms ? t->cpu_ms : VM_UNWIND_BUILD_CPU_MS;
 	struct cpu_budget budget = { .deadline_ms = thread_cpu_ms() + cpu_ms };
+	const struct arch_regs *a;
 	uint64_t *starts = NULL;
 	Dwarf_CFI *cfi;
 	size_t n = 0;
@@ -261,6 +317,9 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 
 	if (elf_kind(e) != ELF_K_ELF)
 		return vm_error_set(err, EINVAL, "%s is not an ELF file", what);
+	a = arch_regs_of(e, what, err);
+	if (!a)
+		return -EINVAL;
 	read_segments(e, t);
 	r = vm_ehframe_starts_of_elf(e, &starts, &n);
 	if (r == -ENOMEM)
@@ -278,7 +337,7 @@ static int build(Elf *e, struct vm_unwind_table *t, const char *what,
 				    what, dwarf_errmsg(-1));
 	}
 	for (size_t i = 0; i < n && r >= 0; i++)
-		r = walk_function(cfi, starts[i],
+		r = walk_function(a, cfi, starts[i],
 				  i + 1 < n ? starts[i + 1] : UINT64_MAX, t,
 				  &budget);
 	dwarf_cfi_end(cfi);

@@ -12,9 +12,14 @@
  * our own.  Each row says, from its address until the next row's, where
  * the canonical frame address (CFA, the stack pointer before the call)
  * is: the stack pointer or the frame pointer plus an offset, or the one
- * expression PLT stubs use; the return address is at CFA + UNWIND_RA_OFF
- * (bpf/unwind_x86.h; a row that says otherwise is not kept) and the caller's frame
- * pointer saved at CFA + an offset or left alone.  Rows whose rules
+ * expression x86-64's PLT stubs use; the return address saved at CFA + an
+ * offset (on x86-64 always CFA - 8: a row that says otherwise is not
+ * kept) or, on arm64, still in the link register; and the caller's frame
+ * pointer saved at CFA + an offset or left alone.  The registers are
+ * those of the file's architecture (x86-64 or arm64: its ELF header
+ * says; any other is refused), so that a test reads an arm64 binary's
+ * rules on an amd64 host; the BPF programs and the walk take the rows of
+ * their own architecture only (unwind_pack.h).  Rows whose rules
  * cannot be followed this way say so (VM_UNWIND_NONE): an unwinder falls
  * back to the frame pointer there.
  *
@@ -68,6 +73,11 @@ struct vm_unwind_row {
 	uint64_t addr;
 	int32_t cfa_off;
 	int32_t fp_off; /* fp saved at CFA + fp_off; 0: not saved here */
+	/*
+	 * The return address saved at CFA + ra_off; 0: not saved, still in
+	 * the link register (arm64).
+	 */
+	int32_t ra_off;
 	uint8_t cfa; /* enum vm_unwind_cfa */
 	bool signal; /* the frame a signal handler returns through */
 };
@@ -93,7 +103,8 @@ struct vm_unwind_table {
 /*
  * The table of the ELF file open on fd (it stays open): its .eh_frame
  * (or .debug_frame).  0; -ENOENT when it has no call frame information;
- * -EINVAL for a file libdw cannot read; -E2BIG past VM_UNWIND_MAX_ROWS;
+ * -EINVAL for a file libdw cannot read, or of another architecture than
+ * x86-64 and arm64; -E2BIG past VM_UNWIND_MAX_ROWS;
  * -ETIME past its CPU time bound (t->cpu_ms); -ENOMEM; with a sentence
  * naming what in err.
  */

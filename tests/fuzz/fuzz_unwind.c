@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		for (size_t i = 0; i < t.n; i++) {
 			struct vm_unwind_regs r = { t.rows[i].addr, 0x10000,
-						    0x10000 + size / 2 };
+						    0x10000 + size / 2, 0 };
 
 			if (vm_unwind_lookup(&t, t.rows[i].addr) != &t.rows[i])
 				abort();

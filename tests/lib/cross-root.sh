@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# tests/lib/cross-root.sh - the arm64 development packages vmtools-image
-# links against, unpacked with dpkg -x into a cross root under
-# $VMTOOLS_CACHE (cached): Debian 12's libext2fs-dev of two architectures
-# cannot be installed at once, so `make ARCH=arm64 CROSS_ROOT=DIR` reads
-# the arm64 headers and libraries from there instead (the Makefile).  The
-# C library comes from the cross toolchain (gcc-aarch64-linux-gnu), not
-# from here.  Prints CROSS_ROOT=DIR.
+# tests/lib/cross-root.sh - the arm64 development packages vmtools-image,
+# vmtools-agent and the unit tests link against, unpacked with dpkg -x
+# into a cross root under $VMTOOLS_CACHE (cached, one root per list of
+# packages): Debian 12's libext2fs-dev of two architectures cannot be
+# installed at once, so `make ARCH=arm64 CROSS_ROOT=DIR` reads the arm64
+# headers and libraries from there instead (the Makefile).  The C library
+# comes from the cross toolchain (gcc-aarch64-linux-gnu), not from here.
+# Prints CROSS_ROOT=DIR.
 # Use: eval "$(bash tests/lib/cross-root.sh)"
 set -euo pipefail
 . "$(dirname "$0")/apt-download.sh"
 CACHE=${VMTOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmtools}
-dir=$CACHE/cross-arm64
+# The -dev packages of the Makefile's IMAGE_PKGS, AGENT_PKGS and TEST_PKGS.
+DEV_PKGS=(
+	libext2fs-dev comerr-dev libelf-dev libjson-c-dev libssl-dev zlib1g-dev
+	libbpf-dev libdw-dev libmicrohttpd-dev libdebuginfod-dev
+	libcurl4-openssl-dev libprotobuf-c-dev libdeflate-dev liblzma-dev
+	libblkid-dev libjansson-dev libcmocka-dev
+)
+dir=$CACHE/cross-arm64-$(printf '%s\n' "${DEV_PKGS[@]}" | sha256sum | cut -c1-12)
 if [ ! -e "$dir/.done" ]; then
 	rm -rf "$dir"
 	mkdir -p "$dir/debs" "$dir/root"
 	pkgs=$(apt-cache depends --recurse --no-recommends --no-suggests \
 		--no-conflicts --no-breaks --no-replaces --no-enhances \
-		libext2fs-dev:arm64 comerr-dev:arm64 libelf-dev:arm64 \
-		libjson-c-dev:arm64 libssl-dev:arm64 zlib1g-dev:arm64 |
+		"${DEV_PKGS[@]/%/:arm64}" |
 		grep -E '^[a-z0-9][^ ]*:arm64$' |
 		grep -vE '^(libc6|libc6-dev|libc-dev-bin|linux-libc-dev|libcrypt-dev|libnsl-dev|libtirpc-dev|rpcsvc-proto|gcc-12-base):' |
 		sort -u)
@@ -27,6 +34,12 @@ if [ ! -e "$dir/.done" ]; then
 		{ echo "cross-root.sh: cannot download the arm64 development packages (apt-get download)" >&2; exit 1; }
 	for d in "$dir"/debs/*.deb; do
 		dpkg -x "$d" "$dir/root"
+	done
+	# A library's development link names the file where it is installed
+	# (libz.so -> /lib/aarch64-linux-gnu/libz.so.1.2.13): pointed inside
+	# the root, else the linker finds nothing there, or the static archive.
+	find "$dir/root" -type l -lname '/*' | while read -r l; do
+		ln -sfnr "$dir/root$(readlink "$l")" "$l"
 	done
 	touch "$dir/.done"
 fi

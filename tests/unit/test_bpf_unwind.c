@@ -170,10 +170,15 @@ static bool find_as_program(int rows_fd, const struct unwind_map *m,
 /* A row's rules come back as packed, at the ends of their ranges. */
 static void rules_packed_whole(void **state)
 {
-	static const int32_t cfa_offs[] = {
-		-UNWIND_CFA_OFF_MAX - 1, -8, 0, 8, 16, 11, 4104,
-		UNWIND_CFA_OFF_MAX
-	};
+	static const int32_t cfa_offs[] = { -UNWIND_CFA_OFF_MAX -
+						    UNWIND_CFA_SCALE,
+					    -8,
+					    0,
+					    8,
+					    16,
+					    11 * UNWIND_CFA_SCALE,
+					    4104,
+					    UNWIND_CFA_OFF_MAX };
 	static const int32_t fp_offs[] = { -1024, -16, -8,
 					   0,	  8,   UNWIND_FP_OFF_MAX };
 
@@ -183,10 +188,13 @@ static void rules_packed_whole(void **state)
 		     i++)
 			for (size_t j = 0;
 			     j < sizeof(fp_offs) / sizeof(*fp_offs); j++) {
+				/* Where a row has bits for it, ra_off too. */
+				int32_t ra = UNWIND_RA_BITS ? -fp_offs[j] - 8 :
+							      UNWIND_RA_OFF;
 				struct unwind_row r = {
 					.addr = 1,
 					.rule = unwind_rule(cfa, cfa_offs[i],
-							    fp_offs[j]),
+							    fp_offs[j], ra),
 				};
 
 				assert_int_equal(unwind_row_cfa(&r), cfa);
@@ -194,6 +202,7 @@ static void rules_packed_whole(void **state)
 						 cfa_offs[i]);
 				assert_int_equal(unwind_row_fp_off(&r),
 						 fp_offs[j]);
+				assert_int_equal(unwind_row_ra_off(&r), ra);
 			}
 }
 

@@ -145,8 +145,14 @@ __attribute__((noinline)) static void walk_here(void)
 {
 	struct vm_unwind_regs r;
 
+#if defined(__aarch64__)
+	__asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp), "=r"(r.lr));
+#else
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
+	r.lr = 0;
+#endif
 	memset(&counts, 0, sizeof(counts));
 	n_ips = vm_unwind_stack(&r, find, read_self, NULL, ips, NULL, 512,
 				&counts);
@@ -386,10 +392,11 @@ static void test_epilogue(void **state)
 		{ .addr = 0x1000,
 		  .cfa = VM_UNWIND_SP,
 		  .cfa_off = 8,
-		  .fp_off = -24 },
+		  .fp_off = -24,
+		  .ra_off = -8 },
 		{ .addr = 0x2000, .cfa = VM_UNWIND_NONE },
 	};
-	struct vm_unwind_regs r = { 0x1050, copy_sp, 0x7ffd0100 };
+	struct vm_unwind_regs r = { 0x1050, copy_sp, 0x7ffd0100, 0 };
 	struct vm_unwind_counts c = { 0 };
 	uint64_t out[4];
 	size_t n;

@@ -214,8 +214,14 @@ __attribute__((noinline)) static void capture(void)
 {
 	struct vm_unwind_regs r;
 
+#if defined(__aarch64__)
+	__asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"
+			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp), "=r"(r.lr));
+#else
 	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 			 : "=r"(r.pc), "=r"(r.sp), "=r"(r.fp));
+	r.lr = 0;
+#endif
 	captured = r;
 	copy_stack(r.sp);
 }
@@ -294,7 +300,7 @@ static void walk_bpf(const struct vm_unwind_regs *from, struct walked *out)
 	static struct stack_record rec;
 	struct unwind_state w;
 
-	unwind_begin(&w, from->pc, from->sp, from->fp);
+	unwind_begin(&w, from->pc, from->sp, from->fp, from->lr);
 	for (int i = 0; i < STACK_MAX_DEPTH; i++) {
 		out->sps[w.n] = w.walk.r.sp;
 		if (unwind_frame(&w, &rec, &proc))

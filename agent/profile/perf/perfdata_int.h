@@ -96,7 +96,8 @@ struct pd_sample {
 	 * a kernel thread) and a copy of the user stack from sp up.
 	 */
 	bool has_regs;
-	uint64_t user_ip, user_sp, user_bp;
+	/* user_lr: arm64's link register; 0 elsewhere. */
+	uint64_t user_ip, user_sp, user_bp, user_lr;
 	const uint8_t *stack; /* stack_size bytes, unaligned; NULL: none */
 	uint64_t stack_size;
 };

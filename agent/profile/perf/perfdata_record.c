@@ -179,6 +179,10 @@ int pd_decode_sample(const struct pd_layout *l, const uint8_t *rec, size_t size,
 				user_reg(rec + off, mask, UNWIND_PERF_REG_SP);
 			s->user_ip =
 				user_reg(rec + off, mask, UNWIND_PERF_REG_PC);
+#ifdef UNWIND_PERF_REG_LR
+			s->user_lr =
+				user_reg(rec + off, mask, UNWIND_PERF_REG_LR);
+#endif
 			s->has_regs = reg_present(mask, UNWIND_PERF_REG_SP) &&
 				      reg_present(mask, UNWIND_PERF_REG_PC);
 			off += 8 * nregs;

@@ -125,7 +125,8 @@ size_t pd_unwind_user(struct pd_unwinder *u, uint32_t pid,
 		      const struct pd_sample *s, uint64_t *ips, size_t max)
 {
 	struct walk w = { u, pid, maps, n_maps, s };
-	struct vm_unwind_regs r = { s->user_ip, s->user_sp, s->user_bp };
+	struct vm_unwind_regs r = { s->user_ip, s->user_sp, s->user_bp,
+				    s->user_lr };
 
 	if (!s->has_regs || !s->stack)
 		return 0;
