@@ -470,7 +470,9 @@ DEMO_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
 demo:
 	@BUILD=$(HOST_BUILD) bash ci/install-deps.sh
 	@$(MAKE) --no-print-directory ARCH=$(HOST_ARCH) BUILD=$(HOST_BUILD) all
-	@if [ -n "$(CROSS_TRIPLET)" ]; then $(MAKE) --no-print-directory $(BUILD)/vmtools-agent || \
+	@if [ -n "$(CROSS_TRIPLET)" ]; then root="$(CROSS_ROOT)"; \
+		[ -n "$$root" ] || root=$$(bash tests/lib/cross-root.sh | sed -n 's/^CROSS_ROOT=//p'); \
+		$(MAKE) --no-print-directory CROSS_ROOT="$$root" $(BUILD)/vmtools-agent || \
 		echo "make demo: the $(ARCH) agent does not build (above); the guest boots without it" >&2; fi
 	@BUILD=$(HOST_BUILD) VM_ARCH=$(DEMO_ARCH) VMTOOLS_AGENT_ARM64=$(abspath $(BUILD))/vmtools-agent \
 		bash tools/demo.sh
