@@ -68,6 +68,13 @@ LDFLAGS += -Wl,-rpath-link,$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET):$(CROSS_ROOT)/
 else
 PKG_CONFIG ?= env PKG_CONFIG_LIBDIR=/usr/lib/$(CROSS_TRIPLET)/pkgconfig:/usr/share/pkgconfig pkg-config
 endif
+# A program built for ARCH runs here through qemu-user (the man pages
+# are made by running the binaries), its loader and C library the cross
+# toolchain's, its other libraries the cross root's.
+QEMU_x86 := qemu-x86_64
+QEMU_arm64 := qemu-aarch64
+TARGET_RUN := $(QEMU_$(ARCH)) -L /usr/$(CROSS_TRIPLET) \
+	$(if $(CROSS_ROOT),-E LD_LIBRARY_PATH=$(CROSS_ROOT)/usr/lib/$(CROSS_TRIPLET):$(CROSS_ROOT)/lib/$(CROSS_TRIPLET))
 endif
 BUILD ?= build
 
@@ -95,6 +102,11 @@ ALL_PKGS := $(sort $(IMAGE_PKGS) $(AGENT_PKGS) $(TEST_PKGS))
 # able to install the packages before anything asks pkg-config about them.
 pkg = $(shell $(PKG_CONFIG) $(1) $(2) || echo __pkg-config-failed__)
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(call pkg,--cflags,$(ALL_PKGS)))$(PKG_CFLAGS)
+# A cross root's headers are the target system's, as /usr/include is the
+# host's: their warnings are not ours (libbpf's unused helper pointers).
+ifneq ($(CROSS_ROOT),)
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(patsubst -I%,-isystem %,$$(call pkg,--cflags,$(ALL_PKGS))))$(PKG_CFLAGS)
+endif
 IMAGE_LIBS = $(eval IMAGE_LIBS := $$(call pkg,--libs,$(IMAGE_PKGS)))$(IMAGE_LIBS)
 # The agent opens libmicrohttpd (serve), libcrypto (setup, serve),
 # libdebuginfod (with --debuginfod-url; it brings libcurl) and libcurl
@@ -130,7 +142,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 PROGRAM_SRCS := $(filter-out tests/programs/pgwait-ask.c tests/programs/nofplib.c \
 	tests/programs/nofpdl.c tests/programs/arm64-offsets.c \
-	tests/programs/arm64-frames.c,\
+	tests/programs/arm64-frames.c tests/programs/pg-status-offset.c,\
 	$(wildcard tests/programs/*.c))
 # Seeds that are build outputs (ELF files) are made by a script per target.
 FUZZ_SEED_GENS := $(wildcard tests/fuzz/seeds/fuzz_*.sh)
@@ -373,27 +385,35 @@ IMAGE_COMMANDS := build verify inspect
 AGENT_COMMANDS := serve setup profile check-kernel
 UNITS := $(patsubst systemd/%.in,$(BUILD)/systemd/%,$(wildcard systemd/*.service.in))
 
+# What help2man runs: the binary, or for another architecture a script of
+# the same name that runs it under TARGET_RUN.
+$(BUILD)/run/%: $(BUILD)/%
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec %s %s "$$@"\n' '$(TARGET_RUN)' '$(abspath $<)' >$@
+	chmod +x $@
+run_bin = $(if $(TARGET_RUN),$(BUILD)/run/$(1),$(BUILD)/$(1))
+
 # man_commands BIN COMMAND...: an h2m section per command, its --help as is.
 man_commands = for c in $(2); do \
 	printf '[%s]\n.nf\n' "COMMAND $$(echo $$c | tr a-z A-Z)"; \
 	$(1) $$c --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'; \
 	printf '.fi\n'; done
 
-$(BUILD)/man/vmtools-image.1: $(IMAGE_BIN) man/vmtools-image.h2m
+$(BUILD)/man/vmtools-image.1: $(call run_bin,vmtools-image) man/vmtools-image.h2m
 	@mkdir -p $(@D)
-	{ cat man/vmtools-image.h2m; $(call man_commands,$(IMAGE_BIN),$(IMAGE_COMMANDS)); } >$@.h2m
+	{ cat man/vmtools-image.h2m; $(call man_commands,$<,$(IMAGE_COMMANDS)); } >$@.h2m
 	help2man --no-info --section=1 --source='vmtools $(VERSION)' \
 		--name='pack a kernel'"'"'s modules, headers and perf into an ext4 image' \
-		--include=$@.h2m --output=$@.tmp $(IMAGE_BIN)
+		--include=$@.h2m --output=$@.tmp $<
 	mv $@.tmp $@
 
-$(BUILD)/man/vmtools-agent.8: $(AGENT_BIN) man/vmtools-agent.h2m
+$(BUILD)/man/vmtools-agent.8: $(call run_bin,vmtools-agent) man/vmtools-agent.h2m
 	@mkdir -p $(@D)
 	{ sed -e 's|@DATADIR@|$(DATADIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' man/vmtools-agent.h2m; \
-	  $(call man_commands,$(AGENT_BIN),$(AGENT_COMMANDS)); } >$@.h2m
+	  $(call man_commands,$<,$(AGENT_COMMANDS)); } >$@.h2m
 	help2man --no-info --section=8 --source='vmtools $(VERSION)' \
 		--name='profile the PostgreSQL of a guest on demand' \
-		--include=$@.h2m --output=$@.tmp $(AGENT_BIN)
+		--include=$@.h2m --output=$@.tmp $<
 	mv $@.tmp $@
 
 man: $(MAN_PAGES)
@@ -411,13 +431,19 @@ $(BUILD)/systemd/%: systemd/%.in
 # SOURCE_DATE_EPOCH (default: debian/changelog's date) give the same bytes.
 DEB_DIR := $(BUILD)/deb
 DEB_SRC := $(DEB_DIR)/vmtools-$(VERSION)
+# Another architecture's packages: dpkg-buildpackage -a, its build
+# dependencies (arm64 -dev packages) not installed but in CROSS_ROOT
+# (debian/rules reads it from the environment).
+DEB_ARCH_x86 := amd64
+DEB_ARCH_arm64 := arm64
+DEB_CROSS := $(if $(CROSS_TRIPLET),-a$(DEB_ARCH_$(ARCH)) -d)
 
 deb: $(SPEEDSCOPE_TGZ)
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_SRC)
 	git ls-files -z | xargs -0 cp -a --parents -t $(DEB_SRC)
-	cd $(DEB_SRC) && SPEEDSCOPE_TGZ=$(abspath $(SPEEDSCOPE_TGZ)) \
-		dpkg-buildpackage -b -us -uc -j$${DEB_JOBS:-2} >../build.log 2>&1 || \
+	cd $(DEB_SRC) && SPEEDSCOPE_TGZ=$(abspath $(SPEEDSCOPE_TGZ)) CROSS_ROOT=$(CROSS_ROOT) \
+		dpkg-buildpackage -b $(DEB_CROSS) -us -uc -j$${DEB_JOBS:-2} >../build.log 2>&1 || \
 		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed (log: $(DEB_DIR)/build.log)" >&2; exit 1; }
 	rm -rf $(DEB_SRC)
 	@ls -l $(DEB_DIR)/*.deb

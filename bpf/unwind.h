@@ -26,13 +26,12 @@
  * span less than 4 GiB), and its rules are packed in 32 bits (the
  * unwind_row_* functions below read them): the kind of CFA rule in bits
  * 0-2, where fp was saved in bits 3-10 (eighths of its offset from the
- * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), on an architecture
- * whose return address is not always at one place (UNWIND_RA_BITS 8:
- * arm64) where it was saved in the next 8 bits (the same way; 0: still
- * in the link register), and the CFA's offset in the bits left, in units
- * of UNWIND_CFA_SCALE (signed: x86-64's 21 bits of bytes, within 1 MiB;
- * arm64's 13 bits of 8 bytes, within 32 KiB).  A rule that does not fit
- * is left to the frame pointer (UNWIND_NONE).  A mapping's `bias` turns a pc into
+ * CFA, signed: -1,024 to 1,016 bytes; 0: not saved), and the CFA's
+ * offset in the bits left (x86-64: 21 bits, within 1 MiB).  arm64's
+ * return address is not always at one place: its rows say where, and
+ * may count both offsets from sp or x29 instead (the layout is beside
+ * unwind_rule() below).  A rule that does not fit is left to the frame
+ * pointer (UNWIND_NONE: a rule whose kind bits are 0).  A mapping's `bias` turns a pc into
  * the offset: row address = pc - bias.
  *
  * What is the architecture's (its registers, signal frame, pt_regs) is
@@ -42,6 +41,7 @@
 #ifndef VMTOOLS_BPF_UNWIND_H
 #define VMTOOLS_BPF_UNWIND_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 
 /*
@@ -85,15 +85,6 @@ struct unwind_row {
 
 _Static_assert(sizeof(struct unwind_row) == 8, "a row is 8 bytes");
 
-#define UNWIND_CFA_SHIFT (11 + UNWIND_RA_BITS)
-/* The ra_off of a row with no rules (UNWIND_NONE, UNWIND_SIGNAL). */
-#if UNWIND_RA_BITS
-#define UNWIND_RA_DEFAULT 0
-#else
-#define UNWIND_RA_DEFAULT UNWIND_RA_OFF
-#endif
-#define UNWIND_CFA_OFF_MAX \
-	(((1 << (31 - UNWIND_CFA_SHIFT)) - 1) * UNWIND_CFA_SCALE)
 #define UNWIND_FP_OFF_MAX 1016
 
 static inline __u32 unwind_row_cfa(const struct unwind_row *r)
@@ -101,9 +92,98 @@ static inline __u32 unwind_row_cfa(const struct unwind_row *r)
 	return r->rule & 7;
 }
 
+#if UNWIND_RA_BITS
+/*
+ * arm64's rows: bits 3-10 where fp was saved, bits 11-18 where the
+ * return address was (eighths, signed; -128: not saved, the link
+ * register's), bit 19 whether those are from the CFA (0) or from the
+ * register the CFA is computed from, sp or x29 (1: a frame record at the
+ * bottom of a large frame, x29 at CFA - 2304, is at sp + 0), the CFA's
+ * offset in eighths in bits 20-31 (signed: within 16 KiB).
+ */
+#define UNWIND_CFA_SHIFT 20
+#define UNWIND_FROM_BASE (1u << 19)
+#define UNWIND_SLOT_NONE (-128)
+#define UNWIND_RA_DEFAULT 0
+#define UNWIND_CFA_OFF_MAX (((1 << 11) - 1) * UNWIND_CFA_SCALE)
+
 static inline __s32 unwind_row_cfa_off(const struct unwind_row *r)
 {
 	return ((__s32)r->rule >> UNWIND_CFA_SHIFT) * UNWIND_CFA_SCALE;
+}
+
+/* A slot's offset from the CFA; 0: not saved. */
+static inline __s32 unwind_row_slot(const struct unwind_row *r, unsigned shift)
+{
+	__s32 v = (__s8)(r->rule >> shift);
+
+	if (v == UNWIND_SLOT_NONE)
+		return 0;
+	return r->rule & UNWIND_FROM_BASE ? v * 8 - unwind_row_cfa_off(r) :
+					    v * 8;
+}
+
+static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
+{
+	return unwind_row_slot(r, 3);
+}
+
+/* Where the return address was saved from the CFA; 0: in the link register. */
+static inline __s32 unwind_row_ra_off(const struct unwind_row *r)
+{
+	return unwind_row_slot(r, 11);
+}
+
+/* An offset (0: not saved) as a slot's 8 bits, from base; false: it does not fit. */
+static inline bool unwind_slot_bits(__s32 off, __s32 base, __u32 *bits)
+{
+	if (!off) {
+		*bits = (__u8)UNWIND_SLOT_NONE;
+		return true;
+	}
+	off += base;
+	if (off % 8 || off < -UNWIND_FP_OFF_MAX || off > UNWIND_FP_OFF_MAX)
+		return false;
+	*bits = (__u8)(__s8)(off / 8);
+	return true;
+}
+
+/*
+ * The rule of a row, 0 when its offsets do not fit (UNWIND_NONE's):
+ * the slots from the CFA where both fit so, else from the CFA's register.
+ */
+static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 fp_off,
+				__s32 ra_off)
+{
+	__u32 from = 0, fp, ra;
+
+	if (cfa_off % UNWIND_CFA_SCALE || cfa_off > UNWIND_CFA_OFF_MAX ||
+	    cfa_off < -UNWIND_CFA_OFF_MAX - UNWIND_CFA_SCALE)
+		return 0;
+	if (!unwind_slot_bits(fp_off, 0, &fp) ||
+	    !unwind_slot_bits(ra_off, 0, &ra)) {
+		from = UNWIND_FROM_BASE;
+		if (!unwind_slot_bits(fp_off, cfa_off, &fp) ||
+		    !unwind_slot_bits(ra_off, cfa_off, &ra))
+			return 0;
+	}
+	return (cfa & 7) | fp << 3 | ra << 11 | from |
+	       (__u32)(cfa_off / UNWIND_CFA_SCALE) << UNWIND_CFA_SHIFT;
+}
+#else
+/*
+ * x86-64's rows: bits 3-10 where fp was saved (eighths of its offset
+ * from the CFA, signed; 0: not saved), the CFA's offset in bits 11-31
+ * (signed bytes: within 1 MiB); the return address is at
+ * UNWIND_RA_OFF.
+ */
+#define UNWIND_CFA_SHIFT 11
+#define UNWIND_RA_DEFAULT UNWIND_RA_OFF
+#define UNWIND_CFA_OFF_MAX ((1 << 20) - 1)
+
+static inline __s32 unwind_row_cfa_off(const struct unwind_row *r)
+{
+	return (__s32)r->rule >> UNWIND_CFA_SHIFT;
 }
 
 static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
@@ -111,32 +191,27 @@ static inline __s32 unwind_row_fp_off(const struct unwind_row *r)
 	return (__s32)(__s8)(r->rule >> 3) * 8;
 }
 
-/* Where the return address was saved from the CFA; 0: in the link register. */
 static inline __s32 unwind_row_ra_off(const struct unwind_row *r)
 {
-#if UNWIND_RA_BITS
-	return (__s32)(__s8)(r->rule >> 11) * 8;
-#else
 	return UNWIND_RA_OFF;
-#endif
 }
 
 /*
- * The rule of a row; the offsets must be in range (fp_off and ra_off
- * multiples of 8, cfa_off of UNWIND_CFA_SCALE; ra_off UNWIND_RA_OFF where
- * a row has no bits for it).
+ * The rule of a row, 0 when its offsets do not fit (UNWIND_NONE's):
+ * fp_off a multiple of 8 within -1,024 to 1,016, the return address at
+ * UNWIND_RA_OFF.
  */
 static inline __u32 unwind_rule(__u32 cfa, __s32 cfa_off, __s32 fp_off,
 				__s32 ra_off)
 {
-	__u32 rule = (cfa & 7) | ((__u32)(__u8)(__s8)(fp_off / 8) << 3) |
-		     ((__u32)(cfa_off / UNWIND_CFA_SCALE) << UNWIND_CFA_SHIFT);
-
-#if UNWIND_RA_BITS
-	rule |= (__u32)(__u8)(__s8)(ra_off / 8) << 11;
-#endif
-	return rule;
+	if (cfa_off < -UNWIND_CFA_OFF_MAX - 1 || cfa_off > UNWIND_CFA_OFF_MAX ||
+	    fp_off < -UNWIND_FP_OFF_MAX - 8 || fp_off > UNWIND_FP_OFF_MAX ||
+	    fp_off % 8 || ra_off != UNWIND_RA_OFF)
+		return 0;
+	return (cfa & 7) | ((__u32)(__u8)(__s8)(fp_off / 8) << 3) |
+	       ((__u32)cfa_off << UNWIND_CFA_SHIFT);
 }
+#endif
 
 struct unwind_map {
 	__u64 start, end; /* run-time addresses */

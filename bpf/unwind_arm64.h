@@ -42,9 +42,11 @@
  * pointed to by x29): at fp the caller's fp, at fp + 8 the return
  * address.  The caller's sp is at least fp + 16 (the record is at the
  * bottom of its frame when a function has locals above it): taken as
- * such, it still moves up the stack.
+ * such, it still moves up the stack, but a caller whose row counts from
+ * sp cannot be stepped from it (the walk is cut there, not misread).
  */
 #define UNWIND_FP_FRAME 16
+#define UNWIND_FP_SP_EXACT 0
 
 /*
  * The interrupted registers in the kernel's rt_sigframe, from the stack

@@ -54,6 +54,11 @@
  */
 struct unwind_regs {
 	__u64 pc, sp, fp, lr;
+	/*
+	 * sp is only a lower bound (found by a frame record on arm64,
+	 * UNWIND_FP_SP_EXACT 0): a row that counts from it cuts the walk.
+	 */
+	__u64 sp_inexact;
 };
 
 /* A walk so far: the registers of the frame it is at, and how it went. */
@@ -82,6 +87,7 @@ static __always_inline void unwind_walk_begin(struct unwind_walk *w, __u64 pc,
 	w->r.sp = sp;
 	w->r.fp = fp;
 	w->r.lr = lr;
+	w->r.sp_inexact = 0;
 	w->base = sp;
 	w->by_table = w->by_fp = 0;
 	w->exact = 1; /* the innermost pc */
@@ -110,6 +116,7 @@ static __always_inline bool unwind_by_fp(struct unwind_regs *r, void *ctx)
 	r->fp = frame[0];
 	r->pc = frame[1] & UNWIND_PC_MASK;
 	r->lr = 0;
+	r->sp_inexact = !UNWIND_FP_SP_EXACT;
 	return true;
 }
 
@@ -133,6 +140,7 @@ static __always_inline bool unwind_by_signal(struct unwind_regs *r, void *ctx)
 #else
 	r->lr = 0;
 #endif
+	r->sp_inexact = 0;
 	return true;
 }
 
@@ -154,6 +162,8 @@ static __always_inline int unwind_by_row(struct unwind_regs *r,
 
 	switch (unwind_row_cfa(row)) {
 	case UNWIND_SP:
+		if (r->sp_inexact)
+			return -1;
 		cfa = r->sp + cfa_off;
 		break;
 	case UNWIND_FP:
@@ -181,6 +191,7 @@ static __always_inline int unwind_by_row(struct unwind_regs *r,
 		r->sp = cfa;
 		r->fp = fp;
 		r->lr = 0;
+		r->sp_inexact = 0;
 		return UNWIND_BY_LR;
 	}
 	/*
@@ -211,6 +222,7 @@ static __always_inline int unwind_by_row(struct unwind_regs *r,
 	r->sp = cfa;
 	r->fp = fp;
 	r->lr = 0; /* the caller's, overwritten by the call */
+	r->sp_inexact = 0;
 	return 1;
 }
 

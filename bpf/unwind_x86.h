@@ -34,6 +34,8 @@
  * fp + 8 the return address, the caller's sp just above them.
  */
 #define UNWIND_FP_FRAME 16
+/* So the caller's sp is exactly fp + 16. */
+#define UNWIND_FP_SP_EXACT 1
 
 /*
  * The interrupted registers in the kernel's rt_sigframe, from the stack

@@ -54,8 +54,16 @@ const char *vm_memctx_type_name(enum vm_memctx_type t)
 	return (unsigned)t < VM_MEMCTX_TYPES ? names[t] : "unknown";
 }
 
-/* x86-64's and arm64's user space ends below 2^47 with 4-level tables. */
+/*
+ * Where user space ends: below 2^47 on x86-64 (4-level tables), 2^48 on
+ * arm64 (48-bit addresses with 4 KiB pages: its libraries and stacks are
+ * mapped just below 2^48).
+ */
+#if defined(__aarch64__)
+#define USER_END ((uint64_t)1 << 48)
+#else
 #define USER_END ((uint64_t)1 << 47)
+#endif
 #define PAGE 4096u
 /* More than any process could have malloc'd: a node saying so is not one. */
 #define MAX_ALLOCATED USER_END

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * elf.c - reading one ELF file with libelf for the symbolizer: function
- * symbols (.symtab, .dynsym, and .gnu_debugdata's .symtab), PT_LOAD
- * segments, the GNU build id and the .gnu_debuglink (see elf.h).
+ * symbols (.symtab, .dynsym, and .gnu_debugdata's .symtab; no other
+ * kind, so arm64's mapping symbols $x and $d never name a frame), PLT
+ * stubs' names (elf_plt.c), PT_LOAD segments, the GNU build id and the
+ * .gnu_debuglink (see elf.h).
  *
  * Everything is bounds-checked by libelf (gelf_getsym, elf_strptr return
  * NULL past the end); we add checks of our own where libelf trusts the file
@@ -10,6 +12,7 @@
  */
 #include "agent/symbolize/elf.h"
 
+#include "agent/symbolize/elf_plt.h"
 #include "agent/unwind/ehframe.h"
 #include "common/array.h"
 #include "common/search.h"
@@ -111,6 +114,13 @@ static void sort_symbols(struct vm_elf_info *info)
 		info->syms[out++] = info->syms[i];
 	}
 	info->n_syms = out;
+}
+
+/* A PLT stub's name, as elf_plt.c gives it. */
+static int add_plt_symbol(void *arg, uint64_t addr, uint64_t size,
+			  const char *name)
+{
+	return add_symbol(arg, addr, size, name, false);
 }
 
 static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
@@ -241,6 +251,7 @@ static int too_big(const struct vm_elf_info *info, const char *what,
 static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 		    bool nested, struct vm_error *err)
 {
+	struct vm_elf_plt plt = { 0 };
 	Elf_Scn *scn = NULL;
 	size_t shstrndx, nph = 0;
 	int r;
@@ -285,6 +296,7 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
+		vm_elf_plt_section(&plt, scn, &sh, name);
 		r = 0;
 		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
 			r = read_symtab(e, scn, &sh, info);
@@ -303,6 +315,11 @@ static int read_elf(Elf *e, struct vm_elf_info *info, const char *what,
 		if (r)
 			return vm_error_set(err, ENOMEM, "out of memory");
 	}
+	r = nested ? 0 : vm_elf_plt_symbols(e, &plt, add_plt_symbol, info);
+	if (r == -EFBIG)
+		return too_big(info, what, err);
+	if (r)
+		return vm_error_set(err, ENOMEM, "out of memory");
 	sort_symbols(info);
 	return 0;
 }

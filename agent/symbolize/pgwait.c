@@ -28,6 +28,15 @@ const struct vm_pg_layout *vm_pg_layout_at(size_t i)
 	return i < sizeof(layouts) / sizeof(layouts[0]) ? layouts[i] : NULL;
 }
 
+uint32_t vm_pg_query_id_offset(const struct vm_pg_layout *l)
+{
+#if defined(__aarch64__)
+	if (!l->query_id_arm64)
+		return 0;
+#endif
+	return l->query_id_offset;
+}
+
 const char *vm_pg_known_versions(void)
 {
 	return "15, 16, 17 and 18";

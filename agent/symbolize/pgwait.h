@@ -15,6 +15,7 @@
 #ifndef VMTOOLS_AGENT_PGWAIT_H
 #define VMTOOLS_AGENT_PGWAIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,8 +54,15 @@ struct vm_pg_layout {
 	/* What older minor releases name otherwise, by (cls, id). */
 	const struct vm_pg_rename *renames;
 	size_t n_renames;
-	/* offsetof(PgBackendStatus, st_query_id); 0: no query id (< 14) */
+	/*
+	 * offsetof(PgBackendStatus, st_query_id) as read from x86-64 builds;
+	 * 0: no query id (< 14).  query_id_arm64: the same offset checked
+	 * against an arm64 build too (tests/integration/23-cross-arm64.sh
+	 * compiles the arm64 server headers against it); else an arm64
+	 * agent reads no query id (vm_pg_query_id_offset()).
+	 */
 	uint32_t query_id_offset;
+	bool query_id_arm64;
 	const char *classes[VM_PG_CLASSES]; /* wait_event_type, by class */
 	struct vm_pg_names events[VM_PG_CLASSES];
 	/*
@@ -78,6 +86,13 @@ struct vm_pg_layout {
 
 /* The layout of a major version, NULL when there is no table for it. */
 const struct vm_pg_layout *vm_pg_layout(unsigned major);
+
+/*
+ * Where l's backends keep their query id in their status entry on this
+ * architecture; 0 when that was not checked for it (on arm64: only where
+ * l->query_id_arm64), or l has no query id.
+ */
+uint32_t vm_pg_query_id_offset(const struct vm_pg_layout *l);
 
 /* The versions with a table, "15" or "14, 15 and 16", for messages. */
 const char *vm_pg_known_versions(void);

@@ -277,6 +277,7 @@ const struct vm_pg_layout vm_pg_layout_15 = {
 	.written_from = "15.20",
 	VM_PG_RENAMES(renames),
 	.query_id_offset = 424,
+	.query_id_arm64 = true,
 	.classes = {
 		[0x01] = "LWLock",
 		[0x03] = "Lock",

@@ -11,27 +11,12 @@
  */
 #include "agent/unwind/unwind_pack.h"
 
-/*
- * Whether a row can say where this return address is: x86-64's rows have
- * no bits for it (always CFA - 8), arm64's say where it was saved or that
- * it is still in the link register (0).
- */
-static bool ra_fits(uint8_t cfa, int32_t ra_off)
-{
-	if (cfa == VM_UNWIND_NONE || cfa == VM_UNWIND_OUTERMOST)
-		return true; /* no caller to find */
-#if UNWIND_RA_BITS
-	return ra_off >= -UNWIND_FP_OFF_MAX - 8 &&
-	       ra_off <= UNWIND_FP_OFF_MAX && ra_off % 8 == 0;
-#else
-	return ra_off == UNWIND_RA_OFF;
-#endif
-}
-
 uint32_t vm_unwind_rule(const struct vm_unwind_row *row)
 {
 	uint32_t cfa;
 
+	if (row->signal)
+		return unwind_rule(UNWIND_SIGNAL, 0, 0, UNWIND_RA_DEFAULT);
 	switch (row->cfa) {
 	case VM_UNWIND_SP:
 		cfa = UNWIND_SP;
@@ -43,24 +28,13 @@ uint32_t vm_unwind_rule(const struct vm_unwind_row *row)
 		cfa = UNWIND_PLT;
 		break;
 	case VM_UNWIND_OUTERMOST:
-		cfa = UNWIND_OUTERMOST;
-		break;
+		return unwind_rule(UNWIND_OUTERMOST, 0, 0, UNWIND_RA_DEFAULT);
 	default:
-		cfa = UNWIND_NONE;
-	}
-	if (row->signal)
-		return unwind_rule(UNWIND_SIGNAL, 0, 0, UNWIND_RA_DEFAULT);
-	if (row->cfa_off < -UNWIND_CFA_OFF_MAX - UNWIND_CFA_SCALE ||
-	    row->cfa_off > UNWIND_CFA_OFF_MAX ||
-	    row->cfa_off % UNWIND_CFA_SCALE ||
-	    row->fp_off < -UNWIND_FP_OFF_MAX - 8 ||
-	    row->fp_off > UNWIND_FP_OFF_MAX || row->fp_off % 8 ||
-	    !ra_fits(row->cfa, row->ra_off))
 		return unwind_rule(UNWIND_NONE, 0, 0, UNWIND_RA_DEFAULT);
+	}
+	/* 0, UNWIND_NONE's, where the offsets do not fit. */
 	return unwind_rule(cfa, (int32_t)row->cfa_off, (int32_t)row->fp_off,
-			   cfa == UNWIND_OUTERMOST || cfa == UNWIND_NONE ?
-				   UNWIND_RA_DEFAULT :
-				   (int32_t)row->ra_off);
+			   (int32_t)row->ra_off);
 }
 
 size_t vm_unwind_pack_size(const struct vm_unwind_table *t, uint32_t *shift,

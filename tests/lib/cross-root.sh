@@ -6,7 +6,9 @@
 # installed at once, so `make ARCH=arm64 CROSS_ROOT=DIR` reads the arm64
 # headers and libraries from there instead (the Makefile).  The C library
 # comes from the cross toolchain (gcc-aarch64-linux-gnu), not from here.
-# Prints CROSS_ROOT=DIR.
+# Beside the root, a dpkg database of those packages and arm64's libc6
+# (DIR/../admin, DIR/../libc-root) for dpkg-shlibdeps.  Prints
+# CROSS_ROOT=DIR.
 # Use: eval "$(bash tests/lib/cross-root.sh)"
 set -euo pipefail
 . "$(dirname "$0")/apt-download.sh"
@@ -18,7 +20,9 @@ DEV_PKGS=(
 	libcurl4-openssl-dev libprotobuf-c-dev libdeflate-dev liblzma-dev
 	libblkid-dev libjansson-dev libcmocka-dev
 )
-dir=$CACHE/cross-arm64-$(printf '%s\n' "${DEV_PKGS[@]}" | sha256sum | cut -c1-12)
+# A new list, or a new layout of what is made from it, is a new root.
+LAYOUT=2
+dir=$CACHE/cross-arm64-$(printf '%s\n' "${DEV_PKGS[@]}" "$LAYOUT" | sha256sum | cut -c1-12)
 if [ ! -e "$dir/.done" ]; then
 	rm -rf "$dir"
 	mkdir -p "$dir/debs" "$dir/root"
@@ -40,6 +44,34 @@ if [ ! -e "$dir/.done" ]; then
 	# the root, else the linker finds nothing there, or the static archive.
 	find "$dir/root" -type l -lname '/*' | while read -r l; do
 		ln -sfnr "$dir/root$(readlink "$l")" "$l"
+	done
+	# arm64's C library, for dpkg-shlibdeps only (the cross toolchain's is
+	# the one linked against): beside the root, not in it.
+	mkdir -p "$dir/libc"
+	apt_download "$dir/libc" libc6:arm64 ||
+		{ echo "cross-root.sh: cannot download libc6:arm64 (apt-get download)" >&2; exit 1; }
+	dpkg -x "$dir"/libc/*.deb "$dir/libc-root"
+	# A dpkg database of these packages as if installed where they were
+	# unpacked, so that dpkg-shlibdeps (--admindir) finds which package
+	# holds an arm64 library and its shlibs and symbols files: the
+	# Depends of `make deb ARCH=arm64`.
+	mkdir -p "$dir/admin/info" "$dir/admin/updates" "$dir/ctl"
+	printf 'amd64\narm64\n' >"$dir/admin/arch"
+	echo 1 >"$dir/admin/info/format" # names qualified by arch
+	: >"$dir/admin/status"
+	for d in "$dir"/debs/*.deb "$dir"/libc/*.deb; do
+		pkg=$(dpkg-deb -f "$d" Package)
+		name=$pkg
+		[ "$(dpkg-deb -f "$d" Multi-Arch)" != same ] || name=$pkg:arm64
+		root=$dir/root
+		case $d in "$dir"/libc/*) root=$dir/libc-root ;; esac
+		{ dpkg-deb -f "$d"; echo "Status: install ok installed"; echo; } >>"$dir/admin/status"
+		dpkg-deb --fsys-tarfile "$d" | tar -t | sed -e 's|^\./*||' -e 's|/$||' |
+			awk -v r="$root" 'NF { print r "/" $0 }' >"$dir/admin/info/$name.list"
+		rm -rf "$dir/ctl/x" && dpkg-deb -e "$d" "$dir/ctl/x"
+		for f in shlibs symbols; do
+			[ ! -e "$dir/ctl/x/$f" ] || cp "$dir/ctl/x/$f" "$dir/admin/info/$name.$f"
+		done
 	done
 	touch "$dir/.done"
 fi

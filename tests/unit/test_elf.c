@@ -10,7 +10,11 @@
  * symbols named by one long string take their entries, not a copy of the
  * name each, in .symtab and in .gnu_debugdata; a table over the bound is
  * refused with EFBIG while it is read, and a merge over it changes
- * nothing.  The symbolizer's use of it is in test_symbolize.c.
+ * nothing.  An arm64 program ($BUILD/programs/arm64-frames, read on any
+ * host): its mapping symbols ($x, $d) name nothing, its functions and
+ * its PLT stubs (NAME@plt, 16 bytes after .plt's 32-byte header) are
+ * named; a PLT of another layout gets no names.  The symbolizer's use of
+ * it is in test_symbolize.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +30,7 @@
 
 #include "agent/unwind/ehframe.h"
 #include "agent/symbolize/elf.h"
+#include "agent/symbolize/elf_plt.h"
 #include "hostile_elf.h"
 
 /* A static function the compiler gives an FDE, as every function. */
@@ -52,7 +57,8 @@ static void test_function_starts_of_self(void **state)
 	for (size_t i = 0; i < info.n_syms; i++) {
 		const struct vm_elf_symbol *s = &info.syms[i];
 
-		if (s->size < 2)
+		/* PLT stubs share one FDE, the whole .plt's. */
+		if (s->size < 2 || strstr(s->name, "@plt"))
 			continue;
 		sized++;
 		if (vm_elf_function_start(&info, s->addr + s->size / 2,
@@ -65,10 +71,72 @@ static void test_function_starts_of_self(void **state)
 			assert_int_equal(start, s->addr);
 		}
 	}
-	/* A few (_start, PLT stubs) have no symbol or FDE of their own. */
+	/* A few (_start) have no FDE of their own. */
 	assert_true(found * 10 >= sized * 9);
 	assert_false(vm_elf_function_start(&info, 0, &start));
 	vm_elf_info_free(&info);
+}
+
+static void test_arm64_program(void **state)
+{
+	const char *build = getenv("BUILD");
+	struct vm_elf_info info = { 0 };
+	const struct vm_elf_symbol *s;
+	uint64_t printf_at = 0, caller_at = 0, first;
+	size_t stubs = 0;
+	char path[4096];
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/programs/arm64-frames",
+		 build ? build : "build");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		skip();
+		return;
+	}
+	assert_int_equal(vm_elf_read_fd(fd, &info, path, NULL), 0);
+	close(fd);
+	for (size_t i = 0; i < info.n_syms; i++) {
+		s = &info.syms[i];
+		assert_int_not_equal(s->name[0], '$');
+		if (strstr(s->name, "@plt")) {
+			stubs++;
+			assert_int_equal(s->size, 16);
+		}
+		if (!strcmp(s->name, "printf@plt"))
+			printf_at = s->addr;
+		if (!strcmp(s->name, "frames_caller"))
+			caller_at = s->addr;
+	}
+	assert_true(stubs >= 2);
+	assert_int_not_equal(printf_at, 0);
+	/* Inside the stub, its name; inside the function, its own. */
+	s = vm_elf_lookup(&info, printf_at + 12);
+	assert_non_null(s);
+	assert_string_equal(s->name, "printf@plt");
+	s = vm_elf_lookup(&info, caller_at + 8);
+	assert_non_null(s);
+	assert_string_equal(s->name, "frames_caller");
+	vm_elf_info_free(&info);
+
+	/* The layouts: arm64's, x86-64's with and without .plt.sec. */
+	assert_true(vm_elf_plt_layout(EM_AARCH64, 0x5d0, 32 + 5 * 16, 0, 0, 5,
+				      &first));
+	assert_int_equal(first, 0x5d0 + 32);
+	assert_true(vm_elf_plt_layout(EM_X86_64, 0x1000, 16 + 3 * 16, 0, 0, 3,
+				      &first));
+	assert_int_equal(first, 0x1010);
+	assert_true(vm_elf_plt_layout(EM_X86_64, 0x1000, 16 + 3 * 16, 0x2000,
+				      3 * 16, 3, &first));
+	assert_int_equal(first, 0x2000);
+	/* arm64's BTI stubs (24 bytes), or a count that does not fit: none. */
+	assert_false(vm_elf_plt_layout(EM_AARCH64, 0x5d0, 32 + 5 * 24, 0, 0, 5,
+				       &first));
+	assert_false(vm_elf_plt_layout(EM_AARCH64, 0x5d0, 32 + 5 * 16, 0, 0, 4,
+				       &first));
+	assert_false(vm_elf_plt_layout(EM_RISCV, 0x5d0, 32 + 5 * 16, 0, 0, 5,
+				       &first));
 }
 
 static void test_ehframe_table(void **state)
@@ -230,6 +298,7 @@ int main(void)
 		cmocka_unit_test(test_elf_errors),
 		cmocka_unit_test(test_function_starts_of_self),
 		cmocka_unit_test(test_ehframe_table),
+		cmocka_unit_test(test_arm64_program),
 		cmocka_unit_test(test_hostile_tables),
 	};
 

@@ -14,7 +14,9 @@
  * innermost; a return address signed by pointer authentication, stripped
  * (from a frame record, a row, the link register, a frame-pointer walk);
  * the kernel's signal frame, after which the interrupted frame may take
- * its return address from the saved x30; a row's rules packed and read
+ * its return address from the saved x30; after a frame-pointer step, no
+ * row that counts from the sp it could only bound; after a frame-pointer step, no
+ * row that counts from the sp it could only bound; a row's rules packed and read
  * back at the ends of their ranges.  Last, the table builder
  * (agent/unwind/unwind_table.c) reads the call frame information of an
  * arm64 program built with pointer authentication
@@ -148,6 +150,7 @@ static void link_register_only_innermost(void **state)
 	assert_int_equal(unwind_walk_step(&w, &saved, NULL), 0);
 	assert_int_equal(w.r.pc, 0x400500);
 	assert_int_equal(w.r.lr, 0); /* the caller's x30 is not known */
+	w.r.lr = 0x400200; /* and were one left there, not believed */
 	assert_int_equal(unwind_walk_step(&w, &in_lr, NULL), 1);
 	assert_true(w.cut);
 
@@ -234,16 +237,50 @@ static void frame_pointer_walk_stripped(void **state)
 	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 1);
 }
 
-/* arm64's packing: ra_off beside fp_off, the CFA's offset in eighths. */
+/*
+ * After a frame record, the caller's sp is only known to be at least
+ * x29 + 16: a row counting from sp cuts the walk (it would read the
+ * wrong slot), one counting from x29 goes on.
+ */
+static void sp_unknown_after_frame_record(void **state)
+{
+	struct unwind_row by_sp = row_of(UNWIND_SP, 48, -48, -40);
+	struct unwind_row by_x29 = row_of(UNWIND_FP, 16, -16, -8);
+	struct unwind_walk w;
+
+	(void)state;
+	stack[4] = at(12);
+	stack[5] = 0x401000;
+	stack[12] = at(20);
+	stack[13] = 0x401100;
+	unwind_walk_begin(&w, 0x400100, at(2), at(4), 0);
+	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 0);
+	assert_int_equal(unwind_walk_step(&w, &by_sp, NULL), 1);
+	assert_true(w.cut);
+
+	unwind_walk_begin(&w, 0x400100, at(2), at(4), 0);
+	assert_int_equal(unwind_walk_step(&w, NULL, NULL), 0);
+	assert_int_equal(unwind_walk_step(&w, &by_x29, NULL), 0);
+	assert_int_equal(w.r.pc, 0x401100);
+	assert_int_equal(w.r.sp, at(14));
+	assert_false(w.cut);
+}
+
+/*
+ * arm64's packing: ra_off beside fp_off, the CFA's offset in eighths; the
+ * slots of a frame record at the bottom of a large frame counted from
+ * sp, not the CFA; what fits neither way is no rule.
+ */
 static void rules_packed_whole(void **state)
 {
 	static const int32_t cfa_offs[] = {
 		-UNWIND_CFA_OFF_MAX - 8, -8, 0, 16, 8208, UNWIND_CFA_OFF_MAX
 	};
-	static const int32_t offs[] = { -1024, -16, -8, 0, 8, 1016 };
+	static const int32_t offs[] = { -1016, -16, -8, 0, 8, 1016 };
+	struct unwind_row r;
 
 	(void)state;
-	assert_int_equal(UNWIND_CFA_OFF_MAX, 32760);
+	assert_int_equal(UNWIND_CFA_OFF_MAX, 16376);
 	for (uint32_t cfa = UNWIND_NONE; cfa <= UNWIND_SIGNAL; cfa++)
 		for (size_t i = 0; i < sizeof(cfa_offs) / sizeof(*cfa_offs);
 		     i++)
@@ -252,17 +289,27 @@ static void rules_packed_whole(void **state)
 				int32_t fp = offs[j],
 					ra = offs[sizeof(offs) / sizeof(*offs) -
 						  1 - j];
-				struct unwind_row r = {
-					.rule = unwind_rule(cfa, cfa_offs[i],
-							    fp, ra),
-				};
 
+				r.rule = unwind_rule(cfa, cfa_offs[i], fp, ra);
 				assert_int_equal(unwind_row_cfa(&r), cfa);
 				assert_int_equal(unwind_row_cfa_off(&r),
 						 cfa_offs[i]);
 				assert_int_equal(unwind_row_fp_off(&r), fp);
 				assert_int_equal(unwind_row_ra_off(&r), ra);
 			}
+	/* stp x29, x30, [sp] under a 2,304-byte frame: from sp. */
+	r.rule = unwind_rule(UNWIND_SP, 2304, -2304, -2296);
+	assert_int_equal(unwind_row_cfa(&r), UNWIND_SP);
+	assert_int_equal(unwind_row_fp_off(&r), -2304);
+	assert_int_equal(unwind_row_ra_off(&r), -2296);
+	/* The return address still in x30, fp saved far: from sp too. */
+	r.rule = unwind_rule(UNWIND_SP, 4096, -4096, 0);
+	assert_int_equal(unwind_row_fp_off(&r), -4096);
+	assert_int_equal(unwind_row_ra_off(&r), 0);
+	/* Slots far from both, a CFA past 16 KiB, an odd offset: no rule. */
+	assert_int_equal(unwind_rule(UNWIND_SP, 4096, -2048, -8), 0);
+	assert_int_equal(unwind_rule(UNWIND_SP, 16384, -16, -8), 0);
+	assert_int_equal(unwind_rule(UNWIND_SP, 20, -16, -8), 0);
 }
 
 /* Where the arm64 test program is: $BUILD/programs, or beside the tests. */
@@ -359,6 +406,8 @@ int main(void)
 		cmocka_unit_test_setup(return_address_where_saved, clear_stack),
 		cmocka_unit_test_setup(signal_frame_then_leaf, clear_stack),
 		cmocka_unit_test_setup(frame_pointer_walk_stripped,
+				       clear_stack),
+		cmocka_unit_test_setup(sp_unknown_after_frame_record,
 				       clear_stack),
 		cmocka_unit_test(rules_packed_whole),
 		cmocka_unit_test(table_of_arm64_program),

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <sys/auxv.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -369,6 +370,16 @@ static void real_stacks_equal(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct walked w;
 
+		/*
+		 * arm64's signal trampoline is the vDSO's (with its unwind
+		 * table); under qemu-user there is none.
+		 */
+		if (cases[i].run == in_signal_handler && UNWIND_RA_BITS &&
+		    !getauxval(AT_SYSINFO_EHDR)) {
+			print_message("%s: no vDSO, passed over\n",
+				      cases[i].name);
+			continue;
+		}
 		cases[i].run();
 		walk_both(&captured, &w);
 		print_message("%s: %zu frames, %llu by table, %llu by frame "

@@ -4,11 +4,11 @@
  * (bpf_calibrate.h): the calibration program watches one system call of a
  * thread of the agent's own, and the pointer in its task_struct that puts
  * the registers the call entered with at the top of a kernel stack is the
- * one the profilers follow.  x86-64 keeps them there (task_pt_regs():
- * the stack's base + THREAD_SIZE - sizeof(struct pt_regs), whose size
- * bpf/unwind_x86.h gives); THREAD_SIZE
- * is 16 KiB, or 32 KiB with KASAN, and the struct's layout may be
- * randomized, so both are found, not assumed.  Exactly one answer, or
+ * one the profilers follow.  x86-64 and arm64 keep them there
+ * (task_pt_regs(): the stack's base + THREAD_SIZE - sizeof(struct
+ * pt_regs), whose size bpf/unwind_x86.h and bpf/unwind_arm64.h give);
+ * THREAD_SIZE is 16 KiB, or 32 KiB with KASAN, and the struct's layout
+ * may be randomized, so both are found, not assumed.  Exactly one answer, or
  * none: nothing is guessed.
  */
 #include "agent/profile/bpf/bpf_calibrate.h"

@@ -73,6 +73,17 @@ static void set_note(struct vm_pg_labels_note *n, unsigned major, uint32_t pid)
 	pthread_mutex_unlock(&n->lock);
 }
 
+static void set_query_id_note(struct vm_pg_labels_note *n, unsigned major,
+			      uint32_t pid)
+{
+	pthread_mutex_lock(&n->lock);
+	snprintf(
+		n->text, sizeof(n->text),
+		"PostgreSQL %u (pid %u): where its status entry keeps the query id was not checked against an arm64 build, so its samples carry no query_id label (wait events are labelled)",
+		major, pid);
+	pthread_mutex_unlock(&n->lock);
+}
+
 unsigned vm_pg_parse_version(const char *text, size_t len)
 {
 	unsigned v = 0;
@@ -318,11 +329,13 @@ static int locate(struct vm_iopool *pool, struct vm_binaries *home,
 		    !vm_elf_objects_runtime(&c->objects, start, pgoff,
 					    c->top_memory_context_vaddr, top))
 			*top = 0;
-		if (l->query_id_offset && c->be_entry_vaddr &&
+		if (l->query_id_offset && !vm_pg_query_id_offset(l))
+			set_query_id_note(note, *major, pid);
+		if (vm_pg_query_id_offset(l) && c->be_entry_vaddr &&
 		    vm_elf_objects_runtime(&c->objects, start, pgoff,
 					   c->be_entry_vaddr, &addr)) {
 			out->be_entry_ptr = addr;
-			out->query_id_off = l->query_id_offset;
+			out->query_id_off = vm_pg_query_id_offset(l);
 		}
 	}
 	if (held)

@@ -3,8 +3,9 @@
 # unwind table builder's fuzz target from the compiler, at build time (ELF
 # files are build outputs, never committed): a small shared object built
 # without frame pointers, with its .eh_frame and .eh_frame_hdr, calling
-# through its PLT; the same truncated inside its .eh_frame.  Run by the
-# Makefile.
+# through its PLT; the same truncated inside its .eh_frame; the same
+# built for arm64 with pointer authentication (its rules the arm64
+# registers' and DW_CFA_AARCH64_negate_ra_state).  Run by the Makefile.
 set -euo pipefail
 out=$1
 tmp=$(mktemp -d)
@@ -18,5 +19,7 @@ int seed_exported(int x) { char *p = alloca(x & 63); memset(p, 0, x & 63); retur
 int seed_other(int x) { return seed_exported(x) + abs(helper(x)); }
 C
 gcc -O2 -fomit-frame-pointer -shared -fPIC -o "$out/unwind.so" "$tmp/seed.c"
+aarch64-linux-gnu-gcc -O2 -fomit-frame-pointer -mbranch-protection=standard -shared -fPIC \
+	-o "$out/unwind-arm64.so" "$tmp/seed.c"
 size=$(stat -c %s "$out/unwind.so")
 head -c $((size * 2 / 3)) "$out/unwind.so" >"$out/truncated.so"
