@@ -90,6 +90,7 @@ boot() {
 	export VM_APPEND
 	at_exit "cp '$VM/serial.log' '$BUILD/test-logs/vm-arm64-$name-serial.log' 2>/dev/null"
 	vm_start "$VM" 2>"$T/start-$name.log" || { not_ok "qemu-system-aarch64 starts ($name)"; diag "$T/start-$name.log"; return 1; }
+	URL=http://127.0.0.1:$VM_PORT AGENT_URL=http://127.0.0.1:$VM_PORT
 	echo "# $name: qemu-system-aarch64 pid $VM_PID (${VM_MACHINE[*]}), guest port 3080 at 127.0.0.1:$VM_PORT, serial log $VM_LOG"
 	vm_wait_log '^VMTEST boot=done' 900 && return 0
 	vm_fail_log "the arm64 guest ($name) boots to the end of its sysinit steps within 900s (qemu alive: $(vm_alive && echo yes || echo no))"
@@ -153,9 +154,7 @@ if need_agent "modprobe and perf from the arm64 image"; then
 	esac
 fi
 
-# --- through the agent's port -------------------------------------------------
-URL=http://127.0.0.1:$VM_PORT
-AGENT_URL=$URL
+# --- through the agent's port (URL, AGENT_URL: boot sets them) ---------------
 # reach_both WHAT RAW: at least 99% of the client-backend samples of each
 # build reach PostgresMain (pg-stacks.py, by the backends' pids).
 reach_both() {
@@ -168,7 +167,8 @@ reach_both() {
 			ok "$what: $reached of $total client-backend samples of PostgreSQL $v reach PostgresMain (at least 99%)"
 		else
 			not_ok "$what: $reached of ${total:-0} client-backend samples of PostgreSQL $v reach PostgresMain, want at least 99%"
-			python3 "$STACKS" top "$raw" "${args[@]}" --top 5 2>&1 | cut -c1-300 | diag
+			echo "# the heaviest stacks that do not:"
+			python3 "$STACKS" top "$raw" "${args[@]}" --top 5 PostgresMain 2>&1 | cut -c1-300 | diag
 		fi
 	done
 }
