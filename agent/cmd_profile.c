@@ -59,11 +59,15 @@ static void usage(FILE *out)
 		"collected.\n"
 		"\n"
 		"  -k, --kind KIND        cpu (default), offcpu (time switched out, by the\n"
-		"                         stack it blocked in), wall (both) or memory\n"
+		"                         stack it blocked in), wall (both), memory\n"
 		"                         (where the memory is now: a snapshot, taken at\n"
-		"                         once; --seconds and --frequency are ignored)\n"
+		"                         once; --seconds and --frequency are ignored) or\n"
+		"                         faults (the code that faulted memory in, in bytes;\n"
+		"                         --frequency is ignored)\n"
 		"      --min-block-us N   offcpu: leave out blocks shorter than N µs,\n"
 		"                         %d-%d (default %d)\n"
+		"      --period N         faults: one sample every N page faults, %d-%d\n"
+		"                         (default %d)\n"
 		"  -s, --seconds N        how long to sample, %d-%d (default %d)\n"
 		"  -F, --frequency HZ     samples per second per CPU, %d-%d (default %d)\n"
 		"  -p, --profiler NAME    bpf (default) or perf\n"
@@ -79,7 +83,8 @@ static void usage(FILE *out)
 		"                         the tools disk's, else perf on PATH)\n" VM_DEBUGINFOD_USAGE
 		"  -h, --help             show this help\n",
 		VM_MIN_BLOCK_US_MIN, VM_MIN_BLOCK_US_MAX,
-		VM_MIN_BLOCK_US_DEFAULT, VM_SECONDS_MIN, VM_SECONDS_CEILING,
+		VM_MIN_BLOCK_US_DEFAULT, VM_PERIOD_MIN, VM_PERIOD_MAX,
+		VM_PERIOD_DEFAULT, VM_SECONDS_MIN, VM_SECONDS_CEILING,
 		VM_SECONDS_DEFAULT, VM_FREQUENCY_MIN, VM_FREQUENCY_MAX,
 		VM_FREQUENCY_DEFAULT);
 }
@@ -137,12 +142,14 @@ static int on_option(int c, char *arg, void *ctx)
 			return 0;
 		fprintf(stderr,
 			WHO
-			": --kind '%s' is not known: use cpu, offcpu, wall or memory\n",
+			": --kind '%s' is not known: use cpu, offcpu, wall, memory or faults\n",
 			arg);
 		return -EINVAL;
 	case 'B':
 		return ruled("--min-block-us", arg, VM_RULE_MIN_BLOCK_US,
 			     &req->min_block_us);
+	case 'R':
+		return ruled("--period", arg, VM_RULE_PERIOD, &req->period);
 	case 'p':
 		r = one_of("--profiler", arg, "bpf", "perf");
 		req->profiler = r == 1 ? VM_PROFILER_PERF : VM_PROFILER_BPF;
@@ -207,6 +214,7 @@ static int parse_options(int argc, char **argv, struct profile_options *o)
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "kind", required_argument, NULL, 'k' },
 		{ "min-block-us", required_argument, NULL, 'B' },
+		{ "period", required_argument, NULL, 'R' },
 		{ "profiler", required_argument, NULL, 'p' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "pid", required_argument, NULL, 'P' },
@@ -242,6 +250,7 @@ static int validate(const struct profile_options *o)
 		[VM_RULE_FORMAT] = "--format",
 		[VM_RULE_KIND] = "--kind",
 		[VM_RULE_MIN_BLOCK_US] = "--min-block-us",
+		[VM_RULE_PERIOD] = "--period",
 	};
 	struct vm_rule_break b;
 	struct vm_range r;
@@ -261,9 +270,9 @@ static int validate(const struct profile_options *o)
 		break;
 	case VM_RULE_KIND_PROFILER:
 		fprintf(stderr,
-			WHO ": --kind %s " VM_KIND_PROFILER_RULE
-			    "; leave out --profiler perf\n",
-			vm_kind_name(o->req.kind));
+			WHO ": --kind %s %s; leave out --profiler perf\n",
+			vm_kind_name(o->req.kind),
+			vm_kind_profiler_rule(o->req.kind));
 		break;
 	case VM_RULE_PID:
 		/* A pid is a pid; above the kernel's pid_max no process has it. */

@@ -66,6 +66,8 @@ struct serve_options {
 	bool continuous;
 	uint32_t cont_frequency;
 	uint32_t cont_interval;
+	uint32_t memory_every;
+	bool memory_every_set;
 	uint32_t history_seconds;
 	uint32_t history_max_bytes;
 	const char *history_dir;
@@ -123,6 +125,9 @@ static void usage(FILE *out)
 		"                          eBPF profiler, one window per interval\n"
 		"  --continuous-frequency HZ  (default %d)\n"
 		"  --continuous-interval S    seconds per window (default %d)\n"
+		"  --memory-every S        a memory snapshot every S seconds, kept\n"
+		"                          and pushed beside the windows (default %d;\n"
+		"                          0: none; GET /profile/memory/history)\n"
 		"  --history-seconds N     keep windows this long (default %d)\n"
 		"  --history-max-bytes N   at most this much memory, and disk (default\n"
 		"                          %u)\n"
@@ -140,8 +145,8 @@ static void usage(FILE *out)
 		UI_INSTALLED, VM_HTTP_MAX_CONNECTIONS, VM_HTTP_MAX_PER_CLIENT,
 		VM_HTTP_IDLE_TIMEOUT, VM_HTTP_REQUEST_TIMEOUT,
 		VM_CONTINUOUS_DEFAULT_FREQUENCY, VM_CONTINUOUS_DEFAULT_INTERVAL,
-		VM_HISTORY_DEFAULT_SECONDS, VM_HISTORY_DEFAULT_BYTES,
-		VM_PUSH_DEFAULT_NAME);
+		VM_CONTINUOUS_DEFAULT_MEMORY_EVERY, VM_HISTORY_DEFAULT_SECONDS,
+		VM_HISTORY_DEFAULT_BYTES, VM_PUSH_DEFAULT_NAME);
 }
 
 #define WHO "vmtools-agent serve"
@@ -167,6 +172,7 @@ enum {
 	OPT_CONTINUOUS,
 	OPT_CONT_FREQUENCY,
 	OPT_CONT_INTERVAL,
+	OPT_MEMORY_EVERY,
 	OPT_HISTORY_SECONDS,
 	OPT_HISTORY_BYTES,
 	OPT_HISTORY_DIR,
@@ -205,6 +211,10 @@ static int on_continuous_option(int c, char *arg, struct serve_options *o)
 	case OPT_CONT_INTERVAL:
 		return vm_subcommand_number(WHO, "--continuous-interval", arg,
 					    1, 300, &o->cont_interval);
+	case OPT_MEMORY_EVERY:
+		o->memory_every_set = true;
+		return vm_subcommand_number(WHO, "--memory-every", arg, 0,
+					    86400, &o->memory_every);
 	case OPT_HISTORY_SECONDS:
 		return vm_subcommand_number(WHO, "--history-seconds", arg, 1,
 					    7 * 86400, &o->history_seconds);
@@ -373,6 +383,7 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 		  OPT_CONT_FREQUENCY },
 		{ "continuous-interval", required_argument, NULL,
 		  OPT_CONT_INTERVAL },
+		{ "memory-every", required_argument, NULL, OPT_MEMORY_EVERY },
 		{ "history-seconds", required_argument, NULL,
 		  OPT_HISTORY_SECONDS },
 		{ "history-max-bytes", required_argument, NULL,
@@ -393,7 +404,8 @@ static int parse_options(int argc, char **argv, struct serve_options *o)
 
 	if (r == 0 && !o->continuous &&
 	    (o->history_dir || o->push_url || o->cont_frequency ||
-	     o->cont_interval || o->history_seconds || o->history_max_bytes)) {
+	     o->cont_interval || o->memory_every_set || o->history_seconds ||
+	     o->history_max_bytes)) {
 		fprintf(stderr, WHO
 			": the history and push options go with --continuous; add it\n");
 		return -EINVAL;
@@ -683,6 +695,7 @@ static int start_continuous(const struct serve_options *o, struct server *sv,
 	struct vm_continuous_config cc = {
 		.frequency = o->cont_frequency,
 		.interval = o->cont_interval,
+		.memory_every = o->memory_every,
 		.comms = o->comms,
 		.n_comms = o->n_comms,
 		.history = { .max_seconds = o->history_seconds,
@@ -818,6 +831,8 @@ int cmd_serve(int argc, char **argv)
 		o.cont_frequency = VM_CONTINUOUS_DEFAULT_FREQUENCY;
 	if (!o.cont_interval)
 		o.cont_interval = VM_CONTINUOUS_DEFAULT_INTERVAL;
+	if (!o.memory_every_set)
+		o.memory_every = VM_CONTINUOUS_DEFAULT_MEMORY_EVERY;
 	if (!o.history_seconds)
 		o.history_seconds = VM_HISTORY_DEFAULT_SECONDS;
 	if (!o.history_max_bytes)

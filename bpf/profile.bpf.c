@@ -7,6 +7,12 @@
  * counted.  The target filter, fork following and the raw tracepoints
  * that keep them are targets.bpf.h's, shared with the off-CPU profiler
  * (offcpu.bpf.c).
+ *
+ * The faults profiler is the same program on another event: do_fault is
+ * attached to the page-fault software event of every CPU instead (one
+ * sample every `period` faults) and keeps the faulting address too.  A
+ * profile loads one of the two programs, never both, so they never share
+ * the per-CPU scratch record.
  */
 #include <stdbool.h>
 
@@ -20,8 +26,14 @@
 #include "bpf/targets.bpf.h"
 #include "bpf/stacks.bpf.h"
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/*
+ * One sample of the current task, from the registers of the event's
+ * context: the interrupted code's for a CPU-clock sample, the faulting
+ * code's for a page fault (user mode, or the kernel touching user memory
+ * for it).
+ */
+static __always_inline int sample(struct bpf_perf_event_data *ctx,
+				  __u64 fault_addr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct stack_record *r = stacks_scratch();
@@ -32,6 +44,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	stacks_task(r, id);
 	r->weight = 1;
+	r->fault_addr = fault_addr;
 	if (!is_target(pid, r->comm) && !join_as_child(pid))
 		return 0;
 	stat_inc(PROFILE_STAT_SAMPLES);
@@ -51,6 +64,19 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	announce_once(pid);
 	return 0;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, 0);
+}
+
+/* The event samples the fault's address (PERF_SAMPLE_ADDR): ctx->addr. */
+SEC("perf_event")
+int do_fault(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, ctx->addr);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -27,6 +27,11 @@ struct stack_record {
 	__u32 wait_event; /* wait_event_info, class in the top byte */
 	__u32 sched_state; /* off-CPU: enum profile_sched_state, else 0 */
 	__u64 query_id; /* st_query_id of the backend's status entry */
+	/*
+	 * Page faults: the address that faulted, which user space replaces
+	 * by the kind of its mapping before counting; 0 for other records.
+	 */
+	__u64 fault_addr;
 	__u64 ips[2 * STACK_MAX_DEPTH];
 };
 

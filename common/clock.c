@@ -33,3 +33,24 @@ int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
 
 	return pthread_cond_timedwait(c, m, &ts);
 }
+
+bool vm_cond_sleep_until(pthread_cond_t *c, pthread_mutex_t *m,
+			 const bool *stop, uint64_t deadline_ns)
+{
+	bool stopped;
+
+	pthread_mutex_lock(m);
+	while (!*stop && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
+		vm_cond_wait_until(c, m, deadline_ns);
+	stopped = *stop;
+	pthread_mutex_unlock(m);
+	return stopped;
+}
+
+void vm_cond_raise(pthread_cond_t *c, pthread_mutex_t *m, bool *stop)
+{
+	pthread_mutex_lock(m);
+	*stop = true;
+	pthread_cond_broadcast(c);
+	pthread_mutex_unlock(m);
+}

@@ -8,6 +8,7 @@
 #define VMTOOLS_COMMON_CLOCK_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -27,5 +28,14 @@ void vm_cond_init_monotonic(pthread_cond_t *c);
  */
 int vm_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m,
 		       uint64_t deadline_ns);
+
+/*
+ * A thread that works on a beat: sleep on c (m not held) until *stop is
+ * raised (vm_cond_raise) or the deadline has come; whether it was raised.
+ */
+bool vm_cond_sleep_until(pthread_cond_t *c, pthread_mutex_t *m,
+			 const bool *stop, uint64_t deadline_ns);
+/* Raise *stop under m and wake every thread sleeping on c. */
+void vm_cond_raise(pthread_cond_t *c, pthread_mutex_t *m, bool *stop);
 
 #endif

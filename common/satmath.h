@@ -17,6 +17,23 @@ static inline uint64_t vm_sat_add_u64(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
+static inline uint64_t vm_sat_mul_u64(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* a + b, at most INT64_MAX and at least INT64_MIN (a difference's). */
+static inline int64_t vm_sat_add_i64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
 /* a * b for a, b >= 0, at most INT64_MAX. */
 static inline int64_t vm_sat_mul_i64(int64_t a, int64_t b)
 {

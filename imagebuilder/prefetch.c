@@ -16,6 +16,16 @@
  * free.  (A buffer per file cost a page fault per 4 KiB read and an munmap
  * per large file.)  Files are opened relative to their directory, which is
  * opened once for all of its files, not by full path each.
+ *
+ * Waking a thread costs a futex call and a context switch, which in a VM
+ * may be a trap to the hypervisor: the writer, when it has caught up with
+ * the readers, is woken once a run of files is read (or a reader is about
+ * to wait for room, or has read all of its files), not at every file; the
+ * readers wait on a condition of their own, signalled only when room is
+ * given back and one of them waits for it.  A file already read, and room
+ * already given back, are seen without the lock (`ready`, `freed`, `taken`
+ * and `stop` are read and written atomically), so that a thread takes it
+ * once a file, not once for each question.
  */
 #include "imagebuilder/prefetch.h"
 
@@ -31,8 +41,14 @@
 
 #include "common/cleanup.h"
 
+/*
+ * With VM_PREFETCH_MAX_AHEAD >= VM_PREFETCH_MAX_FILE, a file always fits
+ * once every file before it is released, even after a ring tail too short
+ * for it was skipped (see vm_prefetch_fits).
+ */
 #define RING_SIZE ((size_t)VM_PREFETCH_MAX_AHEAD + VM_PREFETCH_MAX_FILE)
-#define HUGE_PAGE (2u << 20)
+/* Files the writer lets the readers get ahead by before it is woken. */
+#define WAKE_RUN 32
 
 #define MAX_READERS 4
 
@@ -40,22 +56,24 @@ struct item {
 	struct vm_node *node;
 	size_t off; /* in the ring */
 	uint64_t end; /* cumulative ring use up to and including this one */
-	char sha256[VM_SHA256_HEX_LEN];
 	struct vm_error *err; /* only when reading failed: items are many */
 	int r;
-	int ready;
+	int ready; /* atomic: set, with release, once r, err and the data are */
 };
 
 struct vm_prefetch {
 	pthread_t threads[MAX_READERS];
 	int n_threads, stride; /* started, and planned */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t ready; /* the writer waits on it */
+	pthread_cond_t room; /* the readers wait on it */
 	struct item *items;
-	size_t n, taken;
-	uint64_t freed; /* cumulative ring use of the items released */
-	char *ring; /* in `map`, aligned for huge pages */
-	void *map;
+	size_t n;
+	size_t taken; /* atomic: written by the writer only */
+	uint64_t freed; /* atomic: cumulative ring use of the items released */
+	char *ring;
+	size_t wake_at; /* the item whose reading wakes the waiting writer */
+	int writer_waiting, room_waiters;
 	int stop;
 };
 
@@ -117,10 +135,12 @@ static void dir_cache_clear(struct dir_cache *d)
 }
 
 int vm_source_open(const struct vm_node *n, int dfd, const char *name,
-		   struct vm_error *err)
+		   int check, struct vm_error *err)
 {
-	_cleanup_close_ int fd =
-		openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: a fifo put in the file's place reads as empty. */
+	_cleanup_close_ int fd = openat(dfd, name,
+					O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
+						O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 
 	if (fd < 0 && errno == ENOENT)
@@ -130,6 +150,8 @@ int vm_source_open(const struct vm_node *n, int dfd, const char *name,
 			n->source);
 	if (fd < 0)
 		return vm_error_errno(err, errno, "cannot open %s", n->source);
+	if (!check)
+		return TAKE_FD(fd);
 	if (fstat(fd, &st) < 0)
 		return vm_error_errno(err, errno, "cannot stat %s", n->source);
 	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != n->size)
@@ -145,12 +167,13 @@ int vm_source_open(const struct vm_node *n, int dfd, const char *name,
  * Read exactly n->size bytes of n->source into buf (with room for them
  * rounded up to 4 KiB, the rest zeroed) and hash them.
  */
-static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
-		     char hex[VM_SHA256_HEX_LEN], struct vm_error *err)
+static int read_into(struct dir_cache *d, struct vm_node *n, char *buf,
+		     struct vm_error *err)
 {
 	const char *name;
 	int dfd = dir_for(d, n->source, &name);
-	_cleanup_close_ int fd = vm_source_open(n, dfd, name, err);
+	/* The read below finds a change of size, or of type. */
+	_cleanup_close_ int fd = vm_source_open(n, dfd, name, 0, err);
 	size_t got = 0;
 	char extra;
 
@@ -180,7 +203,8 @@ static int read_into(struct dir_cache *d, const struct vm_node *n, char *buf,
 			"%s changed (it %s) while the image was being built; rebuild from a stable tree",
 			n->source, got > n->size ? "grew" : "shrank");
 	memset(buf + got, 0, padded(got) - got);
-	vm_sha256_hex(buf, got, hex);
+	/* The writer reads it only once it sees the file ready (acquire). */
+	vm_sha256_hex(buf, got, n->sha256);
 	return 0;
 }
 
@@ -189,12 +213,19 @@ static void read_item(struct vm_prefetch *p, struct dir_cache *d,
 {
 	struct vm_error err = { 0 };
 
-	it->r = read_into(d, it->node, p->ring + it->off, it->sha256, &err);
+	it->r = read_into(d, it->node, p->ring + it->off, &err);
 	if (it->r < 0) {
 		it->err = malloc(sizeof(*it->err));
 		if (it->err)
 			*it->err = err;
 	}
+}
+
+/* Whether the ring room of `it` is free: what it overwrites is released. */
+static int has_room(struct vm_prefetch *p, const struct item *it)
+{
+	return it->end <=
+	       __atomic_load_n(&p->freed, __ATOMIC_ACQUIRE) + RING_SIZE;
 }
 
 /*
@@ -210,19 +241,27 @@ static void *reader(void *arg)
 
 	for (size_t i = (size_t)a->index; i < p->n; i += (size_t)p->stride) {
 		struct item *it = &p->items[i];
-		int stop;
 
-		pthread_mutex_lock(&p->lock);
-		while (!p->stop && it->end > p->freed + RING_SIZE)
-			pthread_cond_wait(&p->cond, &p->lock);
-		stop = p->stop;
-		pthread_mutex_unlock(&p->lock);
-		if (stop)
+		if (!has_room(p, it)) {
+			pthread_mutex_lock(&p->lock);
+			while (!p->stop && !has_room(p, it)) {
+				/* What the writer has not taken may be ready. */
+				if (p->writer_waiting)
+					pthread_cond_signal(&p->ready);
+				p->room_waiters++;
+				pthread_cond_wait(&p->room, &p->lock);
+				p->room_waiters--;
+			}
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
 			break;
 		read_item(p, &d, it);
 		pthread_mutex_lock(&p->lock);
-		it->ready = 1;
-		pthread_cond_broadcast(&p->cond);
+		__atomic_store_n(&it->ready, 1, __ATOMIC_RELEASE);
+		if (p->writer_waiting &&
+		    (i >= p->wake_at || i + (size_t)p->stride >= p->n))
+			pthread_cond_signal(&p->ready);
 		pthread_mutex_unlock(&p->lock);
 	}
 	dir_cache_clear(&d);
@@ -259,20 +298,17 @@ static int readers(void)
 
 /*
  * The ring: faulted in by the readers, once, as it is reused round and
- * round; in huge pages where the kernel allows it, a fault per 2 MiB
- * instead of per 4 KiB (each a trap to the hypervisor in a VM).
+ * round.  Not in huge pages: a VM's host backs a fresh 2 MiB page by
+ * faulting in all of it, and a guest that gives free memory back to its
+ * host takes its huge pages from what was given back, so that zeroing them
+ * cost more than all the 4 KiB faults of the same ring.
  */
-static void *map_ring(char **ring)
+static char *map_ring(void)
 {
-	void *map = mmap(NULL, RING_SIZE + HUGE_PAGE, PROT_READ | PROT_WRITE,
+	void *map = mmap(NULL, RING_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (map == MAP_FAILED)
-		return NULL;
-	*ring = (char *)(((uintptr_t)map + HUGE_PAGE - 1) &
-			 ~(uintptr_t)(HUGE_PAGE - 1));
-	madvise(*ring, RING_SIZE, MADV_HUGEPAGE); /* advice: may be refused */
-	return map;
+	return map == MAP_FAILED ? NULL : map;
 }
 
 int vm_prefetch_start(struct vm_node **nodes, size_t n,
@@ -284,10 +320,10 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	if (!p)
 		return -ENOMEM;
 	p->items = calloc(n + 1, sizeof(*p->items));
-	p->map = map_ring(&p->ring);
-	if (!p->items || !p->map) {
-		if (p->map)
-			munmap(p->map, RING_SIZE + HUGE_PAGE);
+	p->ring = map_ring();
+	if (!p->items || !p->ring) {
+		if (p->ring)
+			munmap(p->ring, RING_SIZE);
 		free(p->items);
 		free(p);
 		return -ENOMEM;
@@ -297,7 +333,8 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 	p->n = n;
 	place(p);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->cond, NULL);
+	pthread_cond_init(&p->ready, NULL);
+	pthread_cond_init(&p->room, NULL);
 	p->stride = readers();
 	while (p->n_threads < p->stride) {
 		struct reader_arg *a = malloc(sizeof(*a));
@@ -319,11 +356,16 @@ int vm_prefetch_start(struct vm_node **nodes, size_t n,
 
 void vm_prefetch_release(struct vm_prefetch *p, size_t n)
 {
-	if (!p || !n || n > p->taken)
+	if (!p || !n)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->freed = p->items[n - 1].end;
-	pthread_cond_broadcast(&p->cond);
+	if (n <= __atomic_load_n(&p->taken, __ATOMIC_ACQUIRE) &&
+	    p->items[n - 1].end > p->freed) {
+		__atomic_store_n(&p->freed, p->items[n - 1].end,
+				 __ATOMIC_RELEASE);
+		if (p->room_waiters)
+			pthread_cond_broadcast(&p->room);
+	}
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -334,14 +376,30 @@ size_t vm_prefetch_taken(const struct vm_prefetch *p)
 
 int vm_prefetch_ready(struct vm_prefetch *p)
 {
-	int ready;
+	return p->taken >= p->n ||
+	       __atomic_load_n(&p->items[p->taken].ready, __ATOMIC_ACQUIRE);
+}
 
-	if (p->taken >= p->n)
-		return 1;
-	pthread_mutex_lock(&p->lock);
-	ready = p->items[p->taken].ready;
-	pthread_mutex_unlock(&p->lock);
-	return ready;
+int vm_prefetch_fits(const struct vm_prefetch *p, size_t released)
+{
+	uint64_t freed = released ? p->items[released - 1].end : 0;
+
+	return p->taken >= p->n || p->items[p->taken].end <= freed + RING_SIZE;
+}
+
+/*
+ * The file whose reading wakes the writer waiting for the next one: a run
+ * of files later, within half the ring.
+ */
+static size_t wake_point(const struct vm_prefetch *p)
+{
+	size_t i = p->taken;
+	uint64_t limit = p->items[i].end + RING_SIZE / 2;
+
+	while (i + 1 < p->n && i + 1 < p->taken + WAKE_RUN &&
+	       p->items[i + 1].end <= limit)
+		i++;
+	return i;
 }
 
 int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
@@ -354,15 +412,20 @@ int vm_prefetch_take(struct vm_prefetch *p, struct vm_node *n,
 		return vm_error_set(err, EINVAL,
 				    "internal: files read out of order");
 	it = &p->items[p->taken];
-	pthread_mutex_lock(&p->lock);
-	while (!it->ready)
-		pthread_cond_wait(&p->cond, &p->lock);
-	p->taken++;
-	pthread_mutex_unlock(&p->lock);
+	if (!__atomic_load_n(&it->ready, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&p->lock);
+		while (!__atomic_load_n(&it->ready, __ATOMIC_ACQUIRE)) {
+			p->wake_at = wake_point(p);
+			p->writer_waiting = 1;
+			pthread_cond_wait(&p->ready, &p->lock);
+			p->writer_waiting = 0;
+		}
+		pthread_mutex_unlock(&p->lock);
+	}
+	__atomic_store_n(&p->taken, p->taken + 1, __ATOMIC_RELEASE);
 	if (it->r < 0)
 		return it->err ? vm_error_set(err, it->r, "%s", it->err->msg) :
 				 vm_error_set(err, ENOMEM, "out of memory");
-	memcpy(n->sha256, it->sha256, VM_SHA256_HEX_LEN);
 	*data = p->ring + it->off;
 	return 0;
 }
@@ -372,14 +435,15 @@ void vm_prefetch_stop(struct vm_prefetch *p)
 	if (!p)
 		return;
 	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_broadcast(&p->cond);
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&p->room);
 	pthread_mutex_unlock(&p->lock);
 	for (int t = 0; t < p->n_threads; t++)
 		pthread_join(p->threads[t], NULL);
 	pthread_mutex_destroy(&p->lock);
-	pthread_cond_destroy(&p->cond);
-	munmap(p->map, RING_SIZE + HUGE_PAGE);
+	pthread_cond_destroy(&p->ready);
+	pthread_cond_destroy(&p->room);
+	munmap(p->ring, RING_SIZE);
 	for (size_t i = 0; i < p->n; i++)
 		free(p->items[i].err);
 	free(p->items);

@@ -46,7 +46,9 @@
 #include "imagebuilder/prefetch.h"
 #include "imagebuilder/wbio.h"
 
-#define IO_CHUNK (1u << 20)
+/* What the writer reads at once of a file it streams: a page fault each
+ * 4 KiB, once. */
+#define IO_CHUNK (256u << 10)
 #define MAX_INLINE_EXTENTS 4
 #define MAX_EXTENT_LEN 32768u /* EXT_INIT_MAX_LEN */
 
@@ -62,7 +64,6 @@ struct writer {
 	uint32_t seed[4]; /* directory hash seed */
 	struct vm_prefetch *pf; /* reads files ahead, in a thread */
 	struct vm_datawrite dw; /* file data, gathered into large writes */
-	size_t handed; /* files taken from pf and all given to dw */
 };
 
 struct extent {
@@ -594,7 +595,8 @@ static int write_memory(struct writer *w, struct vm_node *n,
 
 /*
  * Content the read-ahead threads read and hashed: written from their
- * ring without a copy, and given back once dw has written it.
+ * ring without a copy, and given back once dw has written it (dw's mark
+ * is the number of files taken and all given to it).
  */
 static int write_prefetched(struct writer *w, struct vm_node *n,
 			    const struct extents *ex, const char *path)
@@ -602,8 +604,14 @@ static int write_prefetched(struct writer *w, struct vm_node *n,
 	const char *data;
 	int r;
 
-	/* Before waiting for the readers, give them back the ring. */
-	if (!vm_prefetch_ready(w->pf)) {
+	/*
+	 * The file may need ring room that only what dw gathered gives
+	 * back: hand that over before waiting for the readers; and so when
+	 * the device has nothing to do while we wait.  (Otherwise it keeps
+	 * gathering, into fewer and larger writes.)
+	 */
+	if (!vm_prefetch_fits(w->pf, w->dw.handed_mark) ||
+	    (!vm_prefetch_ready(w->pf) && vm_dw_idle(&w->dw))) {
 		r = vm_dw_flush(&w->dw, w->err);
 		if (r < 0)
 			return r;
@@ -614,7 +622,7 @@ static int write_prefetched(struct writer *w, struct vm_node *n,
 				  (n->size + VM_BLOCK_SIZE - 1) / VM_BLOCK_SIZE,
 				  data, 1, path);
 	if (r == 0)
-		w->handed = vm_prefetch_taken(w->pf);
+		w->dw.mark = vm_prefetch_taken(w->pf);
 	return r;
 }
 
@@ -649,7 +657,8 @@ static int read_chunk(struct writer *w, int fd, const struct vm_node *n,
 static int write_read(struct writer *w, struct vm_node *n,
 		      const struct extents *ex, const char *path)
 {
-	_cleanup_close_ int fd = vm_source_open(n, AT_FDCWD, n->source, w->err);
+	_cleanup_close_ int fd =
+		vm_source_open(n, AT_FDCWD, n->source, 1, w->err);
 	struct vm_sha256 *h;
 	uint64_t pos = 0;
 	int r = 0;
@@ -910,14 +919,14 @@ static int digest_cb(struct vm_node *n, void *ctx)
 }
 
 /*
- * What dw gathered is written: the files given to it whole may be read
- * into again (not the one being given, which is not yet all gathered).
+ * Called by dw's thread: the first `taken` files taken from the readers
+ * are written, and their ring room may be read into again.
  */
-static void release_prefetched(void *ctx)
+static void release_prefetched(void *ctx, size_t taken)
 {
 	struct writer *w = ctx;
 
-	vm_prefetch_release(w->pf, w->handed);
+	vm_prefetch_release(w->pf, taken);
 }
 
 int vm_writer_write(struct vm_tree *t, const char *path,
@@ -985,7 +994,7 @@ int vm_writer_write(struct vm_tree *t, const char *path,
 	if (r == 0)
 		r = vm_tree_walk(t->root, write_cb, &wc);
 	if (r == 0)
-		r = vm_dw_flush(&w.dw, err);
+		r = vm_dw_sync(&w.dw, err);
 	if (r == 0)
 		r = vm_tree_walk(t->root, digest_cb, &w);
 	if (r < 0)

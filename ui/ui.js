@@ -12,12 +12,16 @@
 // speedscope opens on its left-heavy view: a pprof has no timestamps, so
 // its time-ordered view would be a barcode; the sample type it shows first
 // is the pprof's default_sample_type (the time).
+//
+// The kinds offered are those /healthz lists ("kinds": name, title,
+// whether a snapshot), the agent's one list of them (agent/profile/
+// limits.c): a kind the agent gains appears here without a change.
 (function () {
 	'use strict';
 
 	var $ = function (id) { return document.getElementById(id); };
 	var blobURL = null;
-	var names = { cpu: 'CPU', offcpu: 'Off-CPU', wall: 'Wall-clock', memory: 'Memory' };
+	var kinds = {}; // name: {name, title, snapshot}, from /healthz
 
 	function say(text, isError) {
 		$('status').textContent = text;
@@ -73,16 +77,19 @@
 	async function takeProfile(ev) {
 		ev.preventDefault();
 		var kind = $('kind').value;
+		var k = kinds[kind] || { name: kind, title: kind, snapshot: false };
 		var seconds = +$('seconds').value;
 		var frequency = +$('frequency').value;
-		// A memory snapshot is taken at once: seconds and Hz mean nothing.
-		var title = names[kind] + (kind === 'memory' ? ' snapshot, ' :
+		// A snapshot is taken at once: seconds and Hz mean nothing; faults
+		// are sampled by count (the agent's default period), not Hz.
+		var title = k.title.replace(/ \(.*/, '') + (k.snapshot ? ' snapshot, ' :
+			kind === 'faults' ? ' profile, ' + seconds + ' s, ' :
 			' profile, ' + seconds + ' s at ' + frequency + ' Hz, ') +
 			new Date().toISOString().slice(0, 19) + 'Z';
 		var button = $('profile-button');
 
 		button.disabled = true;
-		say(kind === 'memory' ? 'Reading memory…' : 'Profiling for ' + seconds + ' s…');
+		say(k.snapshot ? 'Taking a snapshot…' : 'Profiling for ' + seconds + ' s…');
 		await open('/profile/' + kind, {
 			method: 'POST',
 			headers: { 'Content-Type': 'application/json' },
@@ -153,11 +160,29 @@
 		setTimeout(loadHistory, Math.max(2, h.interval_seconds || 10) * 1000);
 	}
 
+	// The kinds the agent lists, as the choices of the form; the button
+	// waits for them.
+	function fillKinds(list) {
+		var select = $('kind');
+
+		if (select.options.length || !Array.isArray(list))
+			return;
+		list.forEach(function (k) {
+			var option = document.createElement('option');
+			kinds[k.name] = k;
+			option.value = k.name;
+			option.textContent = k.title || k.name;
+			select.appendChild(option);
+		});
+		$('profile-button').disabled = !select.options.length;
+	}
+
 	async function loadHealth() {
 		try {
 			var resp = await fetch('/healthz');
 			var h = await resp.json();
 			var parts = [];
+			fillKinds(h.kinds);
 			if (h.bpf && typeof h.bpf === 'object')
 				parts.push('eBPF ' + (h.bpf.usable ? 'usable' : 'unusable'));
 			if (h.profile)
@@ -166,6 +191,9 @@
 		} catch (e) {
 			$('health').textContent = 'health unknown';
 		}
+		// Without the kinds yet (the agent restarting): ask again.
+		if (!$('kind').options.length)
+			setTimeout(loadHealth, 2000);
 	}
 
 	$('profile-form').addEventListener('submit', takeProfile);

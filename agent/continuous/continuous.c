@@ -36,6 +36,8 @@ struct vm_continuous {
 	struct vm_history *history;
 	struct vm_history_dir *dir;
 	struct vm_push *push;
+	struct vm_history *memory_history; /* NULL: no memory snapshots */
+	struct vm_continuous_memory *memory;
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock; /* stop, wake, the stats below */
@@ -57,14 +59,8 @@ static void set_error(struct vm_continuous *c, const char *msg)
 /* Sleep until deadline (CLOCK_MONOTONIC ns) or stop; whether stopping. */
 static bool wait_until(struct vm_continuous *c, uint64_t deadline_ns)
 {
-	bool stopping;
-
-	pthread_mutex_lock(&c->lock);
-	while (!c->stopping && vm_clock_ns(CLOCK_MONOTONIC) < deadline_ns)
-		vm_cond_wait_until(&c->wake, &c->lock, deadline_ns);
-	stopping = c->stopping;
-	pthread_mutex_unlock(&c->lock);
-	return stopping;
+	return vm_cond_sleep_until(&c->wake, &c->lock, &c->stopping,
+				   deadline_ns);
 }
 
 /* The window as a file in --history-dir and in the push queue. */
@@ -236,6 +232,13 @@ static int open_storage(struct vm_continuous *c, struct vm_error *err)
 	int r;
 
 	r = vm_history_new(&c->cfg.history, &c->history, err);
+	if (r == 0 && c->cfg.memory_every) {
+		struct vm_history_config mc = c->cfg.history;
+
+		mc.kind = VM_KIND_MEMORY;
+		mc.max_bytes /= VM_CONTINUOUS_MEMORY_BYTES_SHARE;
+		r = vm_history_new(&mc, &c->memory_history, err);
+	}
 	if (r < 0 || !c->cfg.history_dir)
 		return r;
 	r = vm_history_dir_open(c->cfg.history_dir, c->cfg.history.max_seconds,
@@ -278,6 +281,20 @@ static void load_spool(struct vm_continuous *c)
 	vm_history_dir_names_free(names, n);
 }
 
+/* The memory snapshots, on the targets of the windows. */
+static int start_memory(struct vm_continuous *c, struct vm_error *err)
+{
+	struct vm_continuous_memory_config mc = { 0 };
+
+	mc.every = c->cfg.memory_every;
+	mc.comms = c->cfg.comms;
+	mc.n_comms = c->cfg.n_comms;
+	mc.history = c->memory_history;
+	mc.push = c->push;
+	mc.engine = &c->cfg.engine;
+	return vm_continuous_memory_start(&mc, &c->memory, err);
+}
+
 int vm_continuous_start(const struct vm_continuous_config *cfg,
 			struct vm_continuous **out, struct vm_error *err)
 {
@@ -302,6 +319,8 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 		if (r == 0)
 			load_spool(c);
 	}
+	if (r == 0 && c->memory_history)
+		r = start_memory(c, err);
 	if (r == 0) {
 		r = pthread_create(&c->thread, NULL, continuous_thread, c);
 		if (r)
@@ -330,9 +349,12 @@ void vm_continuous_stop(struct vm_continuous *c)
 	pthread_mutex_unlock(&c->lock);
 	if (c->thread_started)
 		pthread_join(c->thread, NULL);
+	/* Before the push it queues to and the history it keeps in. */
+	vm_continuous_memory_stop(c->memory);
 	vm_push_stop(c->push);
 	vm_history_dir_close(c->dir);
 	vm_history_free(c->history);
+	vm_history_free(c->memory_history);
 	pthread_mutex_destroy(&c->lock);
 	pthread_cond_destroy(&c->wake);
 	free(c);
@@ -341,6 +363,11 @@ void vm_continuous_stop(struct vm_continuous *c)
 struct vm_history *vm_continuous_history(struct vm_continuous *c)
 {
 	return c->history;
+}
+
+struct vm_history *vm_continuous_memory_history(struct vm_continuous *c)
+{
+	return c->memory_history;
 }
 
 const struct vm_continuous_config *vm_continuous_config(struct vm_continuous *c)
@@ -365,5 +392,13 @@ void vm_continuous_stats(struct vm_continuous *c,
 	if (c->push) {
 		st->has_push = true;
 		vm_push_stats(c->push, &st->push);
+	}
+	if (c->memory) {
+		uint64_t dropped;
+
+		st->has_memory = true;
+		vm_continuous_memory_stats(c->memory, &st->memory);
+		vm_history_usage(c->memory_history, &st->memory_history_bytes,
+				 &dropped);
 	}
 }

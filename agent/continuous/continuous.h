@@ -4,7 +4,9 @@
  * of the eBPF profiler that runs for the agent's life at a low frequency,
  * beside the on-demand profiles of the service (service.h), and seals a
  * window every interval into the history (agent/history/), its directory
- * and the push queue (push.h).
+ * and the push queue (push.h); beside it, a memory snapshot every
+ * memory_every seconds (continuous_memory.h) into a history of its own
+ * and the push queue.
  *
  * Nothing here is HTTP; the HTTP layer reads the history and the stats.
  */
@@ -18,6 +20,7 @@
 #include "agent/history/history.h"
 #include "agent/history/history_dir.h"
 #include "agent/profile/engine.h"
+#include "agent/continuous/continuous_memory.h"
 #include "agent/continuous/push.h"
 #include "common/error.h"
 
@@ -27,6 +30,7 @@
 struct vm_continuous_config {
 	uint32_t frequency; /* Hz */
 	uint32_t interval; /* seconds per window */
+	uint32_t memory_every; /* seconds between memory snapshots, 0: none */
 	const char *const *comms; /* targets, as the service's defaults */
 	size_t n_comms;
 	struct vm_history_config history;
@@ -45,6 +49,9 @@ struct vm_continuous_stats {
 	struct vm_history_dir_status dir;
 	bool has_push;
 	struct vm_push_stats push;
+	bool has_memory; /* memory snapshots are taken */
+	struct vm_continuous_memory_stats memory;
+	uint64_t memory_history_bytes;
 };
 
 struct vm_continuous;
@@ -62,6 +69,8 @@ int vm_continuous_start(const struct vm_continuous_config *cfg,
 void vm_continuous_stop(struct vm_continuous *c);
 
 struct vm_history *vm_continuous_history(struct vm_continuous *c);
+/* The memory snapshots' history; NULL when memory_every is 0. */
+struct vm_history *vm_continuous_memory_history(struct vm_continuous *c);
 const struct vm_continuous_config *
 vm_continuous_config(struct vm_continuous *c);
 void vm_continuous_stats(struct vm_continuous *c,

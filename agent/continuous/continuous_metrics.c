@@ -52,5 +52,10 @@ char *vm_continuous_render_metrics(const struct vm_continuous_stats *st,
 		vm_prom_one(&p, "vmtools_push_queued", "gauge",
 			    "Windows waiting to be pushed.", st->push.queued);
 	}
+	if (st->has_memory)
+		vm_prom_one(&p, "vmtools_continuous_memory_snapshots_total",
+			    "counter",
+			    "Memory snapshots of the continuous profile kept.",
+			    st->memory.snapshots);
 	return vm_prom_close(&p, len);
 }

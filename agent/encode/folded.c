@@ -42,7 +42,7 @@ void vm_frame_fallback_name(const struct vm_symbolized *y,
 
 uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
 {
-	if (s->kind == VM_KIND_MEMORY)
+	if (s->kind == VM_KIND_MEMORY || s->kind == VM_KIND_FAULTS)
 		return x->value; /* bytes */
 	if (!vm_weight_is_time(s))
 		return x->count;
@@ -53,7 +53,7 @@ uint64_t vm_sample_weight(const struct vm_samples *s, const struct vm_sample *x)
 
 bool vm_weight_is_time(const struct vm_samples *s)
 {
-	return s->kind != VM_KIND_CPU && s->kind != VM_KIND_MEMORY;
+	return s->kind == VM_KIND_OFFCPU || s->kind == VM_KIND_WALL;
 }
 
 struct line {

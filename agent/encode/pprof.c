@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/samples/fault_maps.h"
 #include "common/array.h"
 #include "common/intern.h"
 #include "common/memo.h"
@@ -43,7 +44,7 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Label Label;
 typedef Perftools__Profiles__ValueType ValueType;
 
-#define MAX_LABELS 11
+#define MAX_LABELS 12
 
 struct loc_node {
 	uint64_t mapping, addr;
@@ -297,6 +298,8 @@ struct label_keys {
 	int64_t pid, tid, comm, backend_type, thread_state, wait_event,
 		query_id, sched_state;
 	int64_t context_ident, context_type; /* a memory profile's: else -1 */
+	int64_t fault_mapping; /* a faults profile's: else -1 */
+	int64_t fault_mappings[VM_FAULT_MAPPINGS]; /* its values */
 	/* sched_state's values, by enum vm_sched_state */
 	int64_t sched_states[VM_SCHED_UNINTERRUPTIBLE + 1];
 	int64_t running, blocked; /* thread_state's values */
@@ -307,19 +310,25 @@ struct label_keys {
 /*
  * What a profile of each kind counts (docs/profiler.md, docs/memory.md):
  * a count, and a value in unit.  A memory profile follows Go's heap
- * profiles, whose viewers look for inuse_space: its bytes come first.
+ * profiles, whose viewers look for inuse_space: its bytes come first, as
+ * a faults profile's do.
  */
 static const struct kind_types {
 	const char *count, *value, *unit;
 	bool per_sample_period; /* each CPU sample is worth the period */
 	bool value_first; /* the value is sample type 0, the count 1 */
+	enum vm_profile_kind labels; /* memory, faults: their own labels */
 } kinds[] = {
-	[VM_KIND_CPU] = { "samples", "cpu", "nanoseconds", true, false },
-	[VM_KIND_OFFCPU] = { "switches", "offcpu", "nanoseconds", false,
-			     false },
-	[VM_KIND_WALL] = { "samples", "wall", "nanoseconds", true, false },
+	[VM_KIND_CPU] = { "samples", "cpu", "nanoseconds", true, false,
+			  VM_KIND_CPU },
+	[VM_KIND_OFFCPU] = { "switches", "offcpu", "nanoseconds", false, false,
+			     VM_KIND_OFFCPU },
+	[VM_KIND_WALL] = { "samples", "wall", "nanoseconds", true, false,
+			   VM_KIND_WALL },
 	[VM_KIND_MEMORY] = { "inuse_objects", "inuse_space", "bytes", false,
-			     true },
+			     true, VM_KIND_MEMORY },
+	[VM_KIND_FAULTS] = { "faults", "fault_space", "bytes", false, true,
+			     VM_KIND_FAULTS },
 };
 
 /*
@@ -338,11 +347,20 @@ static int intern_fixed(struct enc *e, const struct kind_types *kt,
 	value->type = str_idx(e, kt->value);
 	value->unit = str_idx(e, kt->unit);
 	vt[2] = *value;
-	k->context_ident = k->context_type = -1;
-	if (kt->value_first) {
+	k->context_ident = k->context_type = k->fault_mapping = -1;
+	if (kt->labels == VM_KIND_MEMORY) {
 		k->context_ident = str_idx(e, "context_ident");
 		k->context_type = str_idx(e, "context_type");
 		if (k->context_ident < 0 || k->context_type < 0)
+			return -ENOMEM;
+	}
+	if (kt->labels == VM_KIND_FAULTS) {
+		k->fault_mapping = str_idx(e, "fault_mapping");
+		for (int m = VM_FAULT_ANONYMOUS; m < VM_FAULT_MAPPINGS; m++)
+			if ((k->fault_mappings[m] =
+				     str_idx(e, vm_fault_mapping_name(m))) < 0)
+				return -ENOMEM;
+		if (k->fault_mapping < 0)
 			return -ENOMEM;
 	}
 	k->pid = str_idx(e, "pid");
@@ -512,6 +530,11 @@ static int pack_labels(struct enc *e, const struct label_keys *k,
 		if (l[nl++].str < 0)
 			return -ENOMEM;
 	}
+	if (k->fault_mapping >= 0 && st->sample->fault_mapping &&
+	    st->sample->fault_mapping < VM_FAULT_MAPPINGS) {
+		l[nl].key = k->fault_mapping;
+		l[nl++].str = k->fault_mappings[st->sample->fault_mapping];
+	}
 	if (st->sample->query_id) {
 		char id[24];
 
@@ -566,6 +589,12 @@ static int pack_samples(const struct vm_symbolized *y, struct enc *e,
 				clamp_i64(st->sample->value) :
 				vm_sat_mul_i64(clamp_i64(st->sample->count),
 					       period);
+		/* A growth view: what was given back is negative. */
+		if (y->samples->signed_values) {
+			ps->value[kt->value_first] = (int64_t)st->sample->count;
+			ps->value[!kt->value_first] =
+				(int64_t)st->sample->value;
+		}
 		r = pack_labels(e, k, st, &p->labels[MAX_LABELS * i],
 				&p->label_ptrs[MAX_LABELS * i], ps);
 		if (r < 0)
@@ -713,6 +742,10 @@ static int build(const struct vm_symbolized *y, struct enc *e, struct packed *p,
 	prof->duration_nanos = s->duration_nanos;
 	prof->period_type = &vt[2];
 	prof->period = kt->per_sample_period ? period : 1;
+	/* A faults sample is worth the period's faults, in bytes. */
+	if (s->kind == VM_KIND_FAULTS)
+		prof->period = vm_sat_mul_i64((int64_t)s->fault_period,
+					      (int64_t)s->page_size);
 	/*
 	 * The time (or the bytes), not the count, is what a viewer should
 	 * show first (speedscope, pprof -http take it; without it

@@ -158,10 +158,10 @@ static const struct scale {
 
 static void put_weight(FILE *f, uint64_t w, const struct vm_samples *s)
 {
-	const struct scale *sc = s->kind == VM_KIND_MEMORY ? &byte_scale :
-							     &time_scale;
+	bool bytes = s->kind == VM_KIND_MEMORY || s->kind == VM_KIND_FAULTS;
+	const struct scale *sc = bytes ? &byte_scale : &time_scale;
 
-	if (s->kind != VM_KIND_MEMORY && !vm_weight_is_time(s)) {
+	if (!bytes && !vm_weight_is_time(s)) {
 		fprintf(f, "%" PRIu64 " sample%s", w, w == 1 ? "" : "s");
 		return;
 	}
@@ -276,6 +276,8 @@ static void put_head(FILE *f, const struct vm_symbolized *y,
 	put_weight(f, g->total, s);
 	if (s->kind == VM_KIND_MEMORY)
 		fputs(" held now", f);
+	else if (s->kind == VM_KIND_FAULTS)
+		fputs(" faulted in", f);
 	else if (!vm_weight_is_time(s))
 		fprintf(f, " at %" PRIu32 " Hz", s->frequency);
 	if (s->kind != VM_KIND_MEMORY)

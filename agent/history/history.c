@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,13 +70,19 @@ struct hstack {
 	uint32_t id;
 	uint32_t pid, tid;
 	uint32_t comm, backend, wait_event; /* string id + 1, 0: none */
+	uint32_t ident, ctype; /* a memory context's, string id + 1 */
 	uint64_t query_id; /* PostgreSQL's, 0: none */
 	uint32_t n;
 	uint32_t frames[]; /* frame ids, leaf first */
 };
 
+/*
+ * A stack in a window: its samples; in a memory snapshot its bytes, and
+ * in objects the contexts on it (in what would be padding otherwise).
+ */
 struct hentry {
 	uint32_t stack;
+	uint32_t objects;
 	uint64_t count;
 };
 
@@ -83,6 +90,7 @@ struct hwindow {
 	struct vm_history_window w;
 	struct hentry *v;
 	size_t n;
+	char *notes; /* a memory snapshot's comment lines, or NULL */
 };
 
 struct tables {
@@ -126,6 +134,7 @@ struct vm_history {
 	/* The window being put in (vm_history_begin). */
 	struct hentry *pending;
 	size_t n_pending, cap_pending;
+	char *pending_notes; /* what the window's profile said of itself */
 	unsigned merges; /* vm_history_merge() calls under way */
 };
 
@@ -173,6 +182,8 @@ static int cmp_stack(const void *a, const void *b)
 	CMP(x->comm, y->comm);
 	CMP(x->backend, y->backend);
 	CMP(x->wait_event, y->wait_event);
+	CMP(x->ident, y->ident);
+	CMP(x->ctype, y->ctype);
 	CMP(x->query_id, y->query_id);
 	CMP(x->n, y->n);
 	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
@@ -207,7 +218,7 @@ static unsigned long hash_stack(const void *k)
 				  ((uint64_t)x->comm << 32) | x->backend,
 				  ((uint64_t)x->wait_event << 32) | x->n);
 
-	h = vm_memo_hash(h, x->query_id, 0);
+	h = vm_memo_hash(h, x->query_id, ((uint64_t)x->ident << 32) | x->ctype);
 	for (uint32_t i = 0; i < x->n; i += 2)
 		h = vm_memo_hash(h, x->frames[i],
 				 i + 1 < x->n ? x->frames[i + 1] : 0);
@@ -472,10 +483,13 @@ void vm_history_free(struct vm_history *h)
 	vm_memo_free(&h->ids);
 	vm_memo_free(&h->content_ids);
 	vm_memo_free(&h->frame_ids);
-	for (size_t i = 0; i < h->n_windows; i++)
+	for (size_t i = 0; i < h->n_windows; i++) {
 		free(h->windows[i].v);
+		free(h->windows[i].notes);
+	}
 	free(h->windows);
 	free(h->pending);
+	free(h->pending_notes);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -494,20 +508,24 @@ void vm_history_begin(struct vm_history *h)
 {
 	forget_pointers(h);
 	h->n_pending = 0;
+	free(h->pending_notes);
+	h->pending_notes = NULL;
 }
 
 void vm_history_abort(struct vm_history *h)
 {
 	h->n_pending = 0;
+	free(h->pending_notes);
+	h->pending_notes = NULL;
 }
 
 int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 		     const struct vm_history_frame_in *frames, size_t n_frames,
-		     uint64_t count)
+		     uint64_t count, uint32_t objects)
 {
 	struct tables *t = &h->t;
 	struct hstack *key;
-	int64_t c, b, we, id;
+	int64_t c, b, we, ci, ct, id;
 
 	if (n_frames > UINT32_MAX / 2)
 		return -ENOMEM;
@@ -518,13 +536,17 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	/* Interned by the symbolizer, as function names are. */
 	b = cached_function(h, l->backend_type);
 	we = cached_function(h, l->wait_event);
-	if (c < 0 || b < 0 || we < 0)
+	ci = cached_function(h, l->context_ident);
+	ct = cached_function(h, l->context_type);
+	if (c < 0 || b < 0 || we < 0 || ci < 0 || ct < 0)
 		goto nomem;
 	key->pid = l->pid;
 	key->tid = l->tid;
 	key->comm = (uint32_t)c;
 	key->backend = (uint32_t)b;
 	key->wait_event = (uint32_t)we;
+	key->ident = (uint32_t)ci;
+	key->ctype = (uint32_t)ct;
 	key->query_id = l->query_id;
 	key->n = (uint32_t)n_frames;
 	for (size_t i = 0; i < n_frames; i++) {
@@ -543,7 +565,8 @@ int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 	free(key);
 	if (id < 0 || vm_grow(h->pending, &h->cap_pending, h->n_pending + 1))
 		return -ENOMEM;
-	h->pending[h->n_pending++] = (struct hentry){ (uint32_t)id, count };
+	h->pending[h->n_pending++] =
+		(struct hentry){ (uint32_t)id, objects, count };
 	return 0;
 nomem:
 	free(key);
@@ -609,6 +632,8 @@ static int compact(struct vm_history *h)
 				.backend_type = string_of(&old, s->backend),
 				.wait_event = string_of(&old, s->wait_event),
 				.query_id = s->query_id,
+				.context_ident = string_of(&old, s->ident),
+				.context_type = string_of(&old, s->ctype),
 			};
 			size_t n_saved;
 
@@ -632,7 +657,7 @@ static int compact(struct vm_history *h)
 			}
 			/* vm_history_stack() appends its id to pending. */
 			n_saved = h->n_pending;
-			r = vm_history_stack(h, &l, in, s->n, 0);
+			r = vm_history_stack(h, &l, in, s->n, 0, 0);
 			if (r == 0)
 				stack_map[sid] = h->pending[n_saved].stack + 1;
 			h->n_pending = n_saved;
@@ -663,7 +688,10 @@ out:
 static void drop_oldest(struct vm_history *h)
 {
 	h->window_bytes -= h->windows[0].n * sizeof(struct hentry);
+	if (h->windows[0].notes)
+		h->window_bytes -= strlen(h->windows[0].notes) + 1;
 	free(h->windows[0].v);
+	free(h->windows[0].notes);
 	memmove(h->windows, h->windows + 1,
 		(h->n_windows - 1) * sizeof(h->windows[0]));
 	h->n_windows--;
@@ -709,10 +737,16 @@ int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
 		qsort(h->pending, h->n_pending, sizeof(h->pending[0]),
 		      cmp_entry);
 	for (size_t i = 0; i < h->n_pending; i++) {
-		if (n && h->pending[n - 1].stack == h->pending[i].stack)
-			h->pending[n - 1].count = vm_sat_add_u64(
-				h->pending[n - 1].count, h->pending[i].count);
-		else
+		if (n && h->pending[n - 1].stack == h->pending[i].stack) {
+			struct hentry *e = &h->pending[n - 1];
+
+			e->count =
+				vm_sat_add_u64(e->count, h->pending[i].count);
+			e->objects = e->objects + h->pending[i].objects <
+						     e->objects ?
+					     UINT32_MAX :
+					     e->objects + h->pending[i].objects;
+		} else
 			h->pending[n++] = h->pending[i];
 	}
 	if (vm_grow(h->windows, &h->cap_windows, h->n_windows + 1))
@@ -734,6 +768,10 @@ int vm_history_commit(struct vm_history *h, const struct vm_history_window *w)
 	}
 	if (n)
 		memcpy(hw->v, h->pending, n * sizeof(hw->v[0]));
+	hw->notes = h->pending_notes;
+	h->pending_notes = NULL;
+	if (hw->notes)
+		h->window_bytes += strlen(hw->notes) + 1;
 	h->n_windows++;
 	h->window_bytes += n * sizeof(struct hentry);
 	h->n_pending = 0;
@@ -759,7 +797,16 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 			.backend_type = st->backend_type,
 			.wait_event = st->wait_event,
 			.query_id = st->sample->query_id,
+			.context_ident = st->context_ident,
+			.context_type = st->context_type,
 		};
+		/* A snapshot's bytes are what is kept of it; its contexts too. */
+		bool memory = h->cfg.kind == VM_KIND_MEMORY;
+		uint64_t count = memory ? st->sample->value : st->sample->count;
+		uint32_t objects = !memory ? 0 :
+				   st->sample->count > UINT32_MAX ?
+					     UINT32_MAX :
+					     (uint32_t)st->sample->count;
 
 		if (vm_grow(in, &cap_in, st->n_frames ? st->n_frames : 1)) {
 			r = -ENOMEM;
@@ -776,9 +823,11 @@ int vm_history_add(struct vm_history *h, const struct vm_history_window *w,
 						NULL,
 				.function = st->frames[f].function,
 			};
-		r = vm_history_stack(h, &l, in, st->n_frames,
-				     st->sample->count);
+		r = vm_history_stack(h, &l, in, st->n_frames, count, objects);
 	}
+	if (r == 0 && y->samples && y->samples->notes &&
+	    !(h->pending_notes = strdup(y->samples->notes)))
+		r = -ENOMEM;
 	if (r == 0)
 		r = vm_history_commit(h, w);
 	else
@@ -874,15 +923,26 @@ static uint32_t out_mapping(struct vm_history *h, struct merged *m,
 	return m->mapping_out[id1 - 1];
 }
 
-/* The stacks counted in counts (per stack id) as the encoders' model. */
-static int build_merged(struct vm_history *h, const uint64_t *counts,
-			size_t n_used, struct merged *m)
+/*
+ * One stack of an answer: its count and value as the sample model has
+ * them (a memory snapshot's bytes are its value, its contexts its count).
+ */
+struct out_entry {
+	uint32_t stack;
+	uint64_t count, value;
+};
+
+/*
+ * The stacks of out[] as the encoders' model; path_only leaves out the
+ * labels that change while a context stays (wait event, query id, ident).
+ */
+static int build_merged(struct vm_history *h, const struct out_entry *out,
+			size_t n, bool path_only, struct merged *m)
 {
 	struct tables *t = &h->t;
-	size_t k = 0;
 
-	m->samples.v = calloc(n_used ? n_used : 1, sizeof(m->samples.v[0]));
-	m->y.stacks = calloc(n_used ? n_used : 1, sizeof(m->y.stacks[0]));
+	m->samples.v = calloc(n ? n : 1, sizeof(m->samples.v[0]));
+	m->y.stacks = calloc(n ? n : 1, sizeof(m->y.stacks[0]));
 	m->y.mappings = calloc(t->n_mappings ? t->n_mappings : 1,
 			       sizeof(m->y.mappings[0]));
 	m->mapping_out = calloc(t->n_mappings ? t->n_mappings : 1,
@@ -890,24 +950,29 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 	if (!m->samples.v || !m->y.stacks || !m->y.mappings || !m->mapping_out)
 		return -ENOMEM;
 	m->y.samples = &m->samples;
-	for (size_t sid = 0; sid < t->n_stacks; sid++) {
-		const struct hstack *s = t->stacks[sid];
+	m->samples.kind = h->cfg.kind;
+	for (size_t k = 0; k < n; k++) {
+		const struct hstack *s = t->stacks[out[k].stack];
 		struct vm_sample *v = &m->samples.v[k];
 		struct vm_sym_stack *st = &m->y.stacks[k];
 
-		if (!counts[sid])
-			continue;
 		v->pid = s->pid;
 		v->tid = s->tid;
-		v->count = counts[sid];
-		v->query_id = s->query_id;
+		v->count = out[k].count;
+		v->value = out[k].value;
+		v->query_id = path_only ? 0 : s->query_id;
 		snprintf(v->comm, sizeof(v->comm), "%s",
 			 s->comm ? string_of(t, s->comm) : "");
 		st->sample = v;
 		st->backend_type = copy_of(m, t, s->backend);
-		st->wait_event = copy_of(m, t, s->wait_event);
+		st->wait_event = path_only ? NULL :
+					     copy_of(m, t, s->wait_event);
+		st->context_ident = path_only ? NULL : copy_of(m, t, s->ident);
+		st->context_type = copy_of(m, t, s->ctype);
 		if ((s->backend && !st->backend_type) ||
-		    (s->wait_event && !st->wait_event))
+		    (s->ctype && !st->context_type) ||
+		    (!path_only && ((s->wait_event && !st->wait_event) ||
+				    (s->ident && !st->context_ident))))
 			return -ENOMEM;
 		st->frames = calloc(s->n ? s->n : 1, sizeof(st->frames[0]));
 		if (!st->frames)
@@ -922,10 +987,59 @@ static int build_merged(struct vm_history *h, const uint64_t *counts,
 			if (fr->function && !st->frames[f].function)
 				return -ENOMEM;
 		}
-		k++;
-		m->samples.n = m->y.n_stacks = k;
+		m->samples.n = m->y.n_stacks = k + 1;
 	}
 	return 0;
+}
+
+/* One more comment line of an answer (printf); -ENOMEM. */
+static int answer_note(struct merged *m, const char *notes)
+{
+	return notes ? vm_samples_note(&m->samples, "%s", notes) : 0;
+}
+
+/*
+ * Take the lock for one more answer, if one more may be built
+ * (VM_HISTORY_MERGES_MAX); else -EBUSY with a sentence, unlocked.
+ */
+static int answer_begin(struct vm_history *h, struct vm_error *err)
+{
+	vm_history_lock(h);
+	if (h->merges >= VM_HISTORY_MERGES_MAX) {
+		vm_history_unlock(h);
+		return vm_error_set(
+			err, EBUSY,
+			"%d merged answers are being built already; ask again when one is done",
+			VM_HISTORY_MERGES_MAX);
+	}
+	h->merges++;
+	return 0;
+}
+
+/*
+ * Under the lock: hand m to fn without the lock (sealing, /healthz and
+ * other queries wait for nothing while it encodes; m owns all it points
+ * to), then end the answer and let the lock go.
+ */
+static int answer_end(struct vm_history *h, struct merged *m,
+		      const struct vm_history_window *span,
+		      vm_history_use_fn *fn, void *ctx, struct vm_error *err)
+{
+	int r = 0;
+
+	if (fn) {
+		m->samples.frequency = span->frequency;
+		m->samples.time_nanos = span->start_ns;
+		m->samples.duration_nanos = span->end_ns - span->start_ns;
+		m->samples.lost_stacks = span->lost;
+		vm_history_unlock(h);
+		r = fn(&m->y, span, ctx, err);
+		vm_history_lock(h);
+	}
+	h->merges--;
+	vm_history_unlock(h);
+	merged_free(m);
+	return r;
 }
 
 /*
@@ -950,21 +1064,17 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 {
 	struct vm_history_window span = { 0 };
 	struct merged m = { 0 };
-	uint64_t *counts = NULL;
+	struct out_entry *out = NULL;
+	uint64_t *counts = NULL, *objects = NULL;
 	size_t n_used = 0, n_windows = 0;
 	int r;
 
-	vm_history_lock(h);
-	if (h->merges >= VM_HISTORY_MERGES_MAX) {
-		vm_history_unlock(h);
-		return vm_error_set(
-			err, EBUSY,
-			"%d merged answers are being built already; ask again when one is done",
-			VM_HISTORY_MERGES_MAX);
-	}
-	h->merges++;
+	r = answer_begin(h, err);
+	if (r < 0)
+		return r;
 	counts = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*counts));
-	if (!counts) {
+	objects = calloc(h->t.n_stacks ? h->t.n_stacks : 1, sizeof(*objects));
+	if (!counts || !objects) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -981,10 +1091,13 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 		span.samples = vm_sat_add_u64(span.samples, w->w.samples);
 		span.lost = vm_sat_add_u64(span.lost, w->w.lost);
 		for (size_t e = 0; e < w->n; e++) {
-			if (!counts[w->v[e].stack])
+			uint32_t sid = w->v[e].stack;
+
+			if (!counts[sid] && !objects[sid])
 				n_used++;
-			counts[w->v[e].stack] = vm_sat_add_u64(
-				counts[w->v[e].stack], w->v[e].count);
+			counts[sid] =
+				vm_sat_add_u64(counts[sid], w->v[e].count);
+			objects[sid] += w->v[e].objects;
 		}
 	}
 	if (!n_windows) {
@@ -993,26 +1106,220 @@ int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 			"no profile window is stored between the times given");
 		goto out;
 	}
-	r = build_merged(h, counts, n_used, &m);
-	if (r < 0) {
+	out = calloc(n_used ? n_used : 1, sizeof(*out));
+	if (!out) {
 		r = vm_error_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	m.samples.frequency = span.frequency;
-	m.samples.time_nanos = span.start_ns;
-	m.samples.duration_nanos = span.end_ns - span.start_ns;
-	m.samples.lost_stacks = span.lost;
-	/*
-	 * Encoded without the lock: sealing, /healthz and other queries
-	 * wait for nothing while it runs; m owns all it points to.
-	 */
-	vm_history_unlock(h);
-	r = fn(&m.y, &span, ctx, err);
-	vm_history_lock(h);
-out:
-	h->merges--;
-	vm_history_unlock(h);
-	merged_free(&m);
+	n_used = 0;
+	for (size_t sid = 0; sid < h->t.n_stacks; sid++) {
+		if (!counts[sid] && !objects[sid])
+			continue;
+		out[n_used].stack = (uint32_t)sid;
+		if (h->cfg.kind == VM_KIND_MEMORY) {
+			out[n_used].value = counts[sid];
+			out[n_used].count = objects[sid];
+		} else {
+			out[n_used].count = counts[sid];
+		}
+		n_used++;
+	}
 	free(counts);
+	free(objects);
+	counts = objects = NULL;
+	if (build_merged(h, out, n_used, false, &m) < 0) {
+		r = vm_error_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	free(out);
+	return answer_end(h, &m, &span, fn, ctx, err);
+out:
+	free(counts);
+	free(objects);
+	free(out);
+	answer_end(h, &m, &span, NULL, NULL, err);
 	return r;
+}
+
+/* The window nearest at: the one holding it, else the closest in time. */
+static size_t nearest(const struct vm_history *h, uint64_t at)
+{
+	size_t best = 0;
+	uint64_t best_d = UINT64_MAX;
+
+	for (size_t i = 0; i < h->n_windows; i++) {
+		const struct vm_history_window *w = &h->windows[i].w;
+		uint64_t d = at < w->start_ns ? w->start_ns - at :
+			     at > w->end_ns   ? at - w->end_ns :
+						0;
+
+		if (d < best_d) {
+			best_d = d;
+			best = i;
+		}
+	}
+	return best;
+}
+
+int vm_history_nearest(struct vm_history *h, uint64_t at_ns,
+		       vm_history_use_fn *fn, void *ctx, struct vm_error *err)
+{
+	struct merged m = { 0 };
+	struct vm_history_window span;
+	const struct hwindow *w;
+	struct out_entry *out;
+	char when[32];
+	int r;
+
+	r = answer_begin(h, err);
+	if (r < 0)
+		return r;
+	if (!h->n_windows) {
+		r = vm_error_set(err, ENOENT, "no snapshot is stored yet");
+		answer_end(h, &m, NULL, NULL, NULL, err);
+		return r;
+	}
+	w = &h->windows[nearest(h, at_ns)];
+	span = w->w;
+	out = calloc(w->n ? w->n : 1, sizeof(*out));
+	for (size_t e = 0; out && e < w->n; e++) {
+		bool memory = h->cfg.kind == VM_KIND_MEMORY;
+
+		out[e] = (struct out_entry){
+			.stack = w->v[e].stack,
+			.count = memory ? w->v[e].objects : w->v[e].count,
+			.value = memory ? w->v[e].count : 0,
+		};
+	}
+	vm_history_format_rfc3339(w->w.start_ns, when);
+	if (!out || build_merged(h, out, w->n, false, &m) < 0 ||
+	    vm_samples_note(
+		    &m.samples,
+		    "vmtools: the snapshot taken at %s, the nearest to the time asked",
+		    when) < 0 ||
+	    answer_note(&m, w->notes) < 0) {
+		free(out);
+		answer_end(h, &m, NULL, NULL, NULL, err);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	free(out);
+	return answer_end(h, &m, &span, fn, ctx, err);
+}
+
+/* One stack of two snapshots, signed: -1 the earlier's, +1 the later's. */
+struct side_entry {
+	uint32_t stack;
+	int sign;
+	int64_t bytes, objects;
+};
+
+/* Same pid, same context path (frames), whatever the labels. */
+static int cmp_path(const void *a, const void *b, void *arg)
+{
+	const struct tables *t = arg;
+	const struct side_entry *ea = a, *eb = b;
+	const struct hstack *x = t->stacks[ea->stack],
+			    *y = t->stacks[eb->stack];
+
+	CMP(x->pid, y->pid);
+	CMP(x->n, y->n);
+	return memcmp(x->frames, y->frames, x->n * sizeof(x->frames[0]));
+}
+
+static int64_t clamp_signed(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/*
+ * The later window minus the earlier, per pid and path: out[] gets one
+ * entry per path that changed, its labels from the later window when the
+ * path is in it.  Returns how many, or -ENOMEM.
+ */
+static ssize_t difference(const struct vm_history *h, const struct hwindow *a,
+			  const struct hwindow *b, struct out_entry **out)
+{
+	size_t n = a->n + b->n, k = 0;
+	struct side_entry *v = calloc(n ? n : 1, sizeof(*v));
+
+	*out = calloc(n ? n : 1, sizeof(**out));
+	if (!v || !*out) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct hentry *e = i < a->n ? &a->v[i] : &b->v[i - a->n];
+		int sign = i < a->n ? -1 : 1;
+
+		v[i] = (struct side_entry){ e->stack, sign,
+					    sign * clamp_signed(e->count),
+					    sign * (int64_t)e->objects };
+	}
+	qsort_r(v, n, sizeof(*v), cmp_path, (void *)&h->t);
+	for (size_t i = 0; i < n;) {
+		int64_t bytes = 0, objects = 0;
+		uint32_t label_of = v[i].stack;
+		size_t j = i;
+
+		for (; j < n && cmp_path(&v[i], &v[j], (void *)&h->t) == 0;
+		     j++) {
+			bytes = vm_sat_add_i64(bytes, v[j].bytes);
+			objects += v[j].objects;
+			if (v[j].sign > 0)
+				label_of = v[j].stack;
+		}
+		if (bytes || objects)
+			(*out)[k++] = (struct out_entry){ label_of,
+							  (uint64_t)objects,
+							  (uint64_t)bytes };
+		i = j;
+	}
+	free(v);
+	return (ssize_t)k;
+}
+
+int vm_history_growth(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
+		      vm_history_use_fn *fn, void *ctx, struct vm_error *err)
+{
+	struct merged m = { 0 };
+	struct vm_history_window span;
+	const struct hwindow *a, *b;
+	struct out_entry *out = NULL;
+	char ta[32], tb[32];
+	ssize_t n;
+	int r;
+
+	r = answer_begin(h, err);
+	if (r < 0)
+		return r;
+	a = h->n_windows ? &h->windows[nearest(h, from_ns)] : NULL;
+	b = h->n_windows ? &h->windows[nearest(h, until_ns)] : NULL;
+	if (a)
+		vm_history_format_rfc3339(a->w.start_ns, ta);
+	if (!a || a == b) {
+		r = a ? vm_error_set(
+				err, ENOENT,
+				"one snapshot only (taken at %s) is the nearest to both times: ask for times further apart, or wait for the next snapshot",
+				ta) :
+			vm_error_set(err, ENOENT, "no snapshot is stored yet");
+		answer_end(h, &m, NULL, NULL, NULL, err);
+		return r;
+	}
+	vm_history_format_rfc3339(b->w.start_ns, tb);
+	span = a->w;
+	span.end_ns = b->w.end_ns;
+	n = difference(h, a, b, &out);
+	if (n < 0 || build_merged(h, out, (size_t)n, true, &m) < 0 ||
+	    vm_samples_note(
+		    &m.samples,
+		    "vmtools: growth: the snapshot taken at %s (the nearest to from) subtracted from the one taken at %s (the nearest to until), per pid and context path; a negative value is memory given back; paths that did not change are left out",
+		    ta, tb) < 0 ||
+	    answer_note(&m, b->notes) < 0) {
+		free(out);
+		answer_end(h, &m, NULL, NULL, NULL, err);
+		return vm_error_set(err, ENOMEM, "out of memory");
+	}
+	free(out);
+	m.samples.signed_values = true;
+	return answer_end(h, &m, &span, fn, ctx, err);
 }

@@ -33,6 +33,13 @@
 struct vm_history_config {
 	uint32_t max_seconds;
 	uint64_t max_bytes;
+	/*
+	 * What its windows are: CPU windows (VM_KIND_CPU), or memory
+	 * snapshots (VM_KIND_MEMORY), each kept with its bytes and contexts
+	 * per stack and its comment, answered one at a time
+	 * (vm_history_nearest) or two compared (vm_history_growth).
+	 */
+	enum vm_profile_kind kind;
 };
 
 /* One window as the index shows it; times are Unix nanoseconds. */
@@ -85,6 +92,26 @@ typedef int vm_history_use_fn(const struct vm_symbolized *y,
 			      struct vm_error *err);
 int vm_history_merge(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
 		     vm_history_use_fn *fn, void *ctx, struct vm_error *err);
+
+/*
+ * A memory history's answers, as vm_history_merge's (same fn, -ENOENT,
+ * -EBUSY, -ENOMEM):
+ *
+ * vm_history_nearest: the one snapshot nearest at_ns (the one holding
+ * it, else the closest in time), its comment saying when it was taken.
+ *
+ * vm_history_growth: the snapshot nearest until_ns minus the one nearest
+ * from_ns, per pid and context path (the labels that change while a
+ * context stays, wait event, query id and ident, are left out; the rest
+ * come from the later snapshot): y's samples have signed_values, a
+ * negative value being memory given back; paths that did not change are
+ * left out; the comment says which two snapshots were compared.  One
+ * snapshot nearest both times is -ENOENT with a sentence.
+ */
+int vm_history_nearest(struct vm_history *h, uint64_t at_ns,
+		       vm_history_use_fn *fn, void *ctx, struct vm_error *err);
+int vm_history_growth(struct vm_history *h, uint64_t from_ns, uint64_t until_ns,
+		      vm_history_use_fn *fn, void *ctx, struct vm_error *err);
 
 /*
  * pprof (gzipped or not, as vm_pprof_encode writes it) back into a window

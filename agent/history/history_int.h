@@ -39,16 +39,21 @@ struct vm_history_labels {
 	const char *backend_type;
 	const char *wait_event; /* "Class:Name", as symbolize.h names it */
 	uint64_t query_id;
+	/* A memory snapshot's context: its ident and type (AllocSet, ...) */
+	const char *context_ident, *context_type;
 };
 
 void vm_history_lock(struct vm_history *h);
 void vm_history_unlock(struct vm_history *h);
 
 void vm_history_begin(struct vm_history *h);
-/* 0 or -ENOMEM. */
+/*
+ * count: the stack's samples, or a memory snapshot's bytes; objects: a
+ * memory snapshot's contexts on it (0 in a CPU window).  0 or -ENOMEM.
+ */
 int vm_history_stack(struct vm_history *h, const struct vm_history_labels *l,
 		     const struct vm_history_frame_in *frames, size_t n_frames,
-		     uint64_t count);
+		     uint64_t count, uint32_t objects);
 /* The window begun, kept; then the bounds applied.  0 or -ENOMEM. */
 int vm_history_commit(struct vm_history *h, const struct vm_history_window *w);
 void vm_history_abort(struct vm_history *h);

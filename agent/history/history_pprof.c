@@ -237,7 +237,7 @@ static int read_sample(struct vm_history *h, struct reader *rd,
 	if (*total > VM_HISTORY_MAX_COUNT)
 		return -EINVAL; /* no window has so many samples */
 	return vm_history_stack(h, &lb, rd->frames, s->n_location_id,
-				(uint64_t)s->value[0]);
+				(uint64_t)s->value[0], 0);
 }
 
 static int read_profile(struct vm_history *h, const Profile *p,

@@ -112,16 +112,24 @@ static int refuse(const struct vm_profile_request *req,
 	case VM_RULE_KIND:
 		return vm_error_set(
 			err, EINVAL,
-			"profile kind is not valid: use cpu, offcpu or wall");
+			"profile kind is not valid: use cpu, offcpu, wall, memory or faults");
 	case VM_RULE_KIND_PROFILER:
-		return vm_error_set(err, EINVAL, "%s " VM_KIND_PROFILER_RULE,
-				    vm_kind_name(req->kind));
+		return vm_error_set(err, EINVAL, "%s %s",
+				    vm_kind_name(req->kind),
+				    vm_kind_profiler_rule(req->kind));
 	case VM_RULE_MIN_BLOCK_US:
 		return vm_error_set(err, EINVAL,
 				    "minimum block time %" PRId64
 				    " µs is out of range: use %" PRId64
 				    " to %" PRId64,
 				    b->value, r.min, r.max);
+	case VM_RULE_PERIOD:
+		return vm_error_set(
+			err, EINVAL,
+			"faults period %" PRId64
+			" is out of range: sample one fault in %" PRId64
+			" to %" PRId64,
+			b->value, r.min, r.max);
 	default:
 		return vm_error_set(
 			err, EINVAL,
@@ -227,11 +235,12 @@ int vm_session_start(const struct vm_profile_request *req,
 
 	s->ops = req->kind == VM_KIND_MEMORY ? &vm_memory_backend :
 					       backend_of(req->profiler);
-	if (req->continuous && req->kind != VM_KIND_CPU) {
+	if (req->continuous && req->kind != VM_KIND_CPU &&
+	    req->kind != VM_KIND_FAULTS) {
 		vm_session_free(s);
 		return vm_error_set(
 			err, EINVAL,
-			"only CPU profiles run continuously, not %s ones",
+			"only CPU and faults profiles run continuously, not %s ones",
 			vm_kind_name(req->kind));
 	}
 	if (req->continuous && !s->ops->seal) {
@@ -329,38 +338,58 @@ void vm_session_status(struct vm_session *s, struct vm_session_status *st)
 		st->samples = s->ops->samples_so_far(s->state);
 }
 
+int vm_session_collect(struct vm_session *s, struct vm_samples *samples,
+		       struct vm_symbolized *y, struct vm_error *err)
+{
+	uint64_t total = 0, end_ns;
+	int r;
+
+	memset(samples, 0, sizeof(*samples));
+	memset(y, 0, sizeof(*y));
+	if (s->finished)
+		return vm_error_set(err, EINVAL,
+				    "this profile was already finished");
+	s->finished = true;
+	r = s->ops->collect(s->state, samples, err);
+	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
+	if (r < 0) {
+		vm_samples_free(samples);
+		return r;
+	}
+	/* A faults sample's count is the period's faults: samples, here. */
+	for (size_t i = 0; i < samples->n; i++)
+		total += s->req.kind == VM_KIND_FAULTS &&
+					 samples->fault_period ?
+				 samples->v[i].count / samples->fault_period :
+				 samples->v[i].count;
+	atomic_store(&s->final_samples, total);
+	atomic_store(&s->collected, true);
+	samples->frequency = s->req.frequency;
+	samples->kind = s->req.kind;
+	if (!samples->time_nanos)
+		samples->time_nanos = s->start_real_ns;
+	if (!samples->duration_nanos)
+		samples->duration_nanos = end_ns - s->start_mono_ns;
+	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, samples, y,
+			 err);
+	if (r < 0)
+		memset(y, 0, sizeof(*y));
+	return r;
+}
+
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err)
 {
-	struct vm_samples samples = { 0 };
+	struct vm_samples samples;
 	struct vm_symbolized y;
-	uint64_t total = 0, end_ns;
+	uint64_t total;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (s->finished)
 		return vm_error_set(err, EINVAL,
 				    "this profile was already finished");
-	s->finished = true;
-	r = s->ops->collect(s->state, &samples, err);
-	end_ns = vm_clock_ns(CLOCK_MONOTONIC);
-	if (r < 0) {
-		vm_samples_free(&samples);
-		return r;
-	}
-	for (size_t i = 0; i < samples.n; i++)
-		total += samples.v[i].count;
-	atomic_store(&s->final_samples, total);
-	atomic_store(&s->collected, true);
-	samples.frequency = s->req.frequency;
-	samples.kind = s->req.kind;
-	if (!samples.time_nanos)
-		samples.time_nanos = s->start_real_ns;
-	if (!samples.duration_nanos)
-		samples.duration_nanos = end_ns - s->start_mono_ns;
-
-	r = vm_symbolize(s->cfg.ctx ? s->cfg.ctx->symbols : NULL, &samples, &y,
-			 err);
+	r = vm_session_collect(s, &samples, &y, err);
 	if (r == 0) {
 		struct vm_encoded enc;
 
@@ -373,7 +402,10 @@ int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 			out->content_type = enc.content_type;
 			out->filename = enc.filename;
 		}
+	} else if (!atomic_load(&s->collected)) {
+		return r;
 	}
+	total = atomic_load(&s->final_samples);
 	out->samples = total;
 	out->lost = samples.lost_stacks + samples.lost_samples;
 	out->unwound_by_table = samples.unwound_by_table;
@@ -404,6 +436,7 @@ int vm_session_seal(struct vm_session *s, struct vm_samples *samples,
 		return r;
 	}
 	samples->frequency = s->req.frequency;
+	samples->kind = s->req.kind;
 	samples->time_nanos = s->window_real_ns;
 	samples->duration_nanos = end_mono - s->window_mono_ns;
 	s->window_mono_ns = end_mono;

@@ -10,6 +10,9 @@
  *                        client hung up); the profile so far is kept
  *   vm_session_status()  from any thread: elapsed, samples so far
  *   vm_session_finish()  detach, collect, symbolize, encode (+ gzip)
+ *   vm_session_collect() or, instead of finish: collect and symbolize,
+ *                        the model handed out unencoded (continuous
+ *                        memory snapshots keep it in their history)
  *   vm_session_free()    release everything; safe on every path
  *   vm_session_seal()    continuous sessions: the window so far, while
  *                        sampling goes on into the next one
@@ -50,7 +53,7 @@ enum vm_profiler {
 };
 
 struct vm_profile_request {
-	enum vm_profile_kind kind; /* cpu, offcpu or wall */
+	enum vm_profile_kind kind; /* cpu, offcpu, wall, memory or faults */
 	enum vm_profiler profiler;
 	uint32_t frequency; /* Hz; the rules are in limits.h */
 	uint32_t seconds;
@@ -61,13 +64,16 @@ struct vm_profile_request {
 	enum vm_format format;
 	bool gzip;
 	/*
-	 * A continuous session (bpf only): it runs until stopped, and
+	 * A continuous session (bpf only; cpu or faults): it runs until
+	 * stopped, and
 	 * vm_session_seal() hands out one window at a time; seconds is then
 	 * the length of a window, what the backend sizes its maps for.
 	 */
 	bool continuous;
 	/* off-CPU blocks shorter than this are left out (offcpu only) */
 	uint32_t min_block_us;
+	/* faults: one sample every this many page faults */
+	uint32_t period;
 };
 
 /* Fixed when the agent starts; never taken from a request. */
@@ -145,6 +151,13 @@ void vm_session_stop(struct vm_session *s);
 void vm_session_status(struct vm_session *s, struct vm_session_status *st);
 int vm_session_finish(struct vm_session *s, struct vm_profile_output *out,
 		      struct vm_error *err);
+/*
+ * vm_session_finish() without encoding: the samples into *samples,
+ * symbolized into *y (which points into *samples); the caller frees both
+ * (vm_symbolized_free, then vm_samples_free), also on failure.
+ */
+int vm_session_collect(struct vm_session *s, struct vm_samples *samples,
+		       struct vm_symbolized *y, struct vm_error *err);
 void vm_session_free(struct vm_session *s);
 /* What the backends keep in ctx from one profile for the next let go. */
 void vm_engine_release(struct vm_agent_ctx *ctx);

@@ -34,6 +34,8 @@ struct vm_range vm_rule_range(enum vm_rule rule, uint32_t max_seconds)
 	case VM_RULE_MIN_BLOCK_US:
 		return (struct vm_range){ VM_MIN_BLOCK_US_MIN,
 					  VM_MIN_BLOCK_US_MAX };
+	case VM_RULE_PERIOD:
+		return (struct vm_range){ VM_PERIOD_MIN, VM_PERIOD_MAX };
 	default:
 		return (struct vm_range){ 0, 0 };
 	}
@@ -88,27 +90,70 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 	if (!vm_rule_allows(VM_RULE_MIN_BLOCK_US, req->min_block_us,
 			    max_seconds))
 		return broke(brk, VM_RULE_MIN_BLOCK_US, 0, req->min_block_us);
+	if (req->kind == VM_KIND_FAULTS &&
+	    !vm_rule_allows(VM_RULE_PERIOD, req->period, max_seconds))
+		return broke(brk, VM_RULE_PERIOD, 0, req->period);
 	return 0;
 }
 
-static const char *const kind_names[] = {
-	[VM_KIND_CPU] = "cpu",
-	[VM_KIND_OFFCPU] = "offcpu",
-	[VM_KIND_WALL] = "wall",
-	[VM_KIND_MEMORY] = "memory",
+const char *vm_kind_profiler_rule(enum vm_profile_kind kind)
+{
+	if (kind == VM_KIND_FAULTS)
+		return "profiles are taken by the eBPF profiler only (it tells each fault's mapping from the address while the process lives; perf's records would need their own reader)";
+	return "profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)";
+}
+
+/*
+ * Every kind, the one list: its name in the API and on the command line,
+ * what the web UI offers it as (GET /healthz's "kinds"), and whether it
+ * is a snapshot, taken at once (seconds and frequency mean nothing).
+ */
+static const struct kind_info {
+	const char *name, *title;
+	bool snapshot;
+} kinds[] = {
+	[VM_KIND_CPU] = { "cpu", "CPU (on-CPU samples)", false },
+	[VM_KIND_OFFCPU] = { "offcpu", "Off-CPU (time blocked)", false },
+	[VM_KIND_WALL] = { "wall", "Wall clock (running + blocked)", false },
+	[VM_KIND_MEMORY] = { "memory", "Memory (where it is now: a snapshot)",
+			     true },
+	[VM_KIND_FAULTS] = { "faults",
+			     "Page faults (which code made memory grow)",
+			     false },
 };
+
+static const struct kind_info *kind_info(enum vm_profile_kind kind)
+{
+	if ((unsigned)kind >= sizeof(kinds) / sizeof(kinds[0]))
+		return NULL;
+	return &kinds[kind];
+}
 
 const char *vm_kind_name(enum vm_profile_kind kind)
 {
-	if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
-		return NULL;
-	return kind_names[kind];
+	const struct kind_info *k = kind_info(kind);
+
+	return k ? k->name : NULL;
+}
+
+const char *vm_kind_title(enum vm_profile_kind kind)
+{
+	const struct kind_info *k = kind_info(kind);
+
+	return k && k->title ? k->title : vm_kind_name(kind);
+}
+
+bool vm_kind_is_snapshot(enum vm_profile_kind kind)
+{
+	const struct kind_info *k = kind_info(kind);
+
+	return k && k->snapshot;
 }
 
 int vm_kind_parse(const char *name, enum vm_profile_kind *kind)
 {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++)
-		if (name && !strcmp(name, kind_names[i])) {
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (name && kinds[i].name && !strcmp(name, kinds[i].name)) {
 			*kind = (enum vm_profile_kind)i;
 			return 0;
 		}
@@ -124,4 +169,5 @@ void vm_request_defaults(struct vm_profile_request *req)
 	req->format = VM_FORMAT_PPROF;
 	req->kind = VM_KIND_CPU;
 	req->min_block_us = VM_MIN_BLOCK_US_DEFAULT;
+	req->period = VM_PERIOD_DEFAULT;
 }

@@ -44,6 +44,15 @@
 #define VM_MIN_BLOCK_US_MIN 0
 #define VM_MIN_BLOCK_US_MAX 1000000
 #define VM_MIN_BLOCK_US_DEFAULT 1
+/*
+ * A faults profile takes one sample every `period` page faults of its
+ * targets.  64 by default: 256 KiB of 4 KiB pages a sample, so a backend
+ * that grows by a few MiB still shows in tens of samples, while a process
+ * faulting in gigabytes costs the unwinder one walk per 64 faults.
+ */
+#define VM_PERIOD_MIN 1
+#define VM_PERIOD_MAX 1000000
+#define VM_PERIOD_DEFAULT 64
 /* Who is profiled when a request names no process. */
 #define VM_DEFAULT_COMM "postgres"
 /* Command names, and pids, one request may name (each). */
@@ -63,6 +72,7 @@ enum vm_rule {
 	/* off-CPU and wall-clock profiles: only the eBPF profiler */
 	VM_RULE_KIND_PROFILER,
 	VM_RULE_MIN_BLOCK_US, /* VM_MIN_BLOCK_US_MIN..MAX */
+	VM_RULE_PERIOD, /* faults: VM_PERIOD_MIN..MAX; not read otherwise */
 };
 
 struct vm_range {
@@ -88,12 +98,21 @@ bool vm_comm_allowed(const char *name);
 #define VM_COMM_RULE \
 	"a command name of 1 to 15 characters without '/', as in /proc/PID/comm"
 
-/* Why VM_RULE_KIND_PROFILER holds, said after the profile's kind. */
-#define VM_KIND_PROFILER_RULE \
-	"profiles are taken by the eBPF profiler only (it follows every context switch; perf would need its own off-CPU mode)"
+/*
+ * Why VM_RULE_KIND_PROFILER holds for kind, said after the profile's kind
+ * ("offcpu profiles are taken by ...").
+ */
+const char *vm_kind_profiler_rule(enum vm_profile_kind kind);
 
-/* "cpu", "offcpu", "wall", "memory": the API's path and --kind; NULL if unknown. */
+/*
+ * "cpu", "offcpu", "wall", "memory", "faults": the API's path and --kind;
+ * NULL if unknown.
+ */
 const char *vm_kind_name(enum vm_profile_kind kind);
+/* What the web UI offers it as; its name when it has no title. */
+const char *vm_kind_title(enum vm_profile_kind kind);
+/* Whether it is a snapshot, taken at once (memory), not a window. */
+bool vm_kind_is_snapshot(enum vm_profile_kind kind);
 
 /* The kind named name (as vm_kind_name says it); -EINVAL when none. */
 int vm_kind_parse(const char *name, enum vm_profile_kind *kind);
@@ -118,7 +137,7 @@ int vm_request_check(const struct vm_profile_request *req, uint32_t max_seconds,
 /*
  * A request with every default: a CPU profile by the eBPF profiler,
  * VM_FREQUENCY_DEFAULT, VM_SECONDS_DEFAULT, VM_MIN_BLOCK_US_DEFAULT,
- * pprof, no target named (the engine then profiles VM_DEFAULT_COMM).
+ * VM_PERIOD_DEFAULT, pprof, no target named (the engine then profiles VM_DEFAULT_COMM).
  */
 void vm_request_defaults(struct vm_profile_request *req);
 

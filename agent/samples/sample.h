@@ -26,13 +26,15 @@
 /*
  * What a profile measures (docs/profiler.md): CPU samples, the time
  * threads spend switched out, or both in one wall-clock profile; or where
- * the targets' memory is now (docs/memory.md).
+ * the targets' memory is now, or which code faulted memory in over a
+ * window (docs/memory.md).
  */
 enum vm_profile_kind {
 	VM_KIND_CPU,
 	VM_KIND_OFFCPU,
 	VM_KIND_WALL,
 	VM_KIND_MEMORY,
+	VM_KIND_FAULTS,
 	VM_KINDS
 };
 
@@ -74,9 +76,14 @@ struct vm_sample {
 	/* Memory: a context's type (enum vm_memctx_type) + 1; 0: none. */
 	uint8_t memctx_type;
 	/*
+	 * Faults: the kind of mapping the faulting address was in (enum
+	 * vm_fault_mapping, agent/samples/fault_maps.h); 0: none.
+	 */
+	uint8_t fault_mapping;
+	/*
 	 * Nanoseconds the count is worth: off-CPU blocks' total time; 0 for
 	 * CPU samples, each worth the sampling period.  Bytes in a memory
-	 * profile.
+	 * profile, and in a faults profile (its count is then faults).
 	 */
 	uint64_t value;
 	/* PostgreSQL's, read from the backend; 0 when none or unknown */
@@ -136,6 +143,9 @@ struct vm_samples {
 	size_t cap_procs;
 	enum vm_profile_kind kind;
 	uint32_t frequency; /* Hz the samples were taken at */
+	/* Faults: one sample every fault_period faults of page_size bytes */
+	uint32_t fault_period;
+	uint32_t page_size;
 	uint64_t time_nanos; /* start, CLOCK_REALTIME */
 	uint64_t duration_nanos;
 	uint64_t lost_stacks; /* -EEXIST/-ENOMEM from the stack map, etc. */
@@ -167,6 +177,12 @@ struct vm_samples {
 	 */
 	char **names;
 	size_t n_names, cap_names;
+	/*
+	 * A difference of two memory snapshots (the history's growth view):
+	 * each sample's count and value are int64_t stored as uint64_t, a
+	 * negative one being memory given back.
+	 */
+	bool signed_values;
 	/* More lines for the profile's comments, each ending in '\n'. */
 	char *notes;
 	size_t notes_len;

@@ -59,8 +59,7 @@ const char *vm_smaps_kind_frame(enum vm_smaps_kind k)
 	return (unsigned)k < VM_SMAPS_KINDS ? frames[k] : "[other mappings]";
 }
 
-/* The kind of the mapping whose header line is line (to its '\n'). */
-static enum vm_smaps_kind kind_of(const char *line, size_t len)
+enum vm_smaps_kind vm_smaps_line_kind(const char *line, size_t len)
 {
 	const char *p = line, *end = line + len;
 	int fields = 0;
@@ -114,7 +113,7 @@ void vm_smaps_parse(const char *text, size_t len, struct vm_smaps_kinds *out)
 		uint64_t v;
 
 		if (header(p, n)) {
-			kind = kind_of(p, n);
+			kind = vm_smaps_line_kind(p, n);
 			out->mappings++;
 		} else if (n >= 4 && !memcmp(p, "Pss:", 4)) {
 			if (n >= sizeof(line))

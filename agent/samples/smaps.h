@@ -43,6 +43,12 @@ enum vm_smaps_kind {
 /* The pseudo-frame a kind reads as: "[heap]", "[anonymous mappings]"... */
 const char *vm_smaps_kind_frame(enum vm_smaps_kind k);
 
+/*
+ * The kind of the mapping whose line of /proc/PID/maps (or header in
+ * smaps) is line, len bytes without its '\n': by its path.
+ */
+enum vm_smaps_kind vm_smaps_line_kind(const char *line, size_t len);
+
 struct vm_smaps_kinds {
 	uint64_t pss[VM_SMAPS_KINDS]; /* bytes */
 	size_t mappings;

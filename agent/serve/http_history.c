@@ -25,7 +25,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 
-static struct json_object *time_json(uint64_t ns)
+struct json_object *vm_http_time_json(uint64_t ns)
 {
 	char buf[32];
 
@@ -56,9 +56,11 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 	json_object_object_add(o, "interval_seconds",
 			       json_object_new_int64(cfg->interval));
 	json_object_object_add(o, "oldest",
-			       idx.n ? time_json(idx.v[0].start_ns) : NULL);
+			       idx.n ? vm_http_time_json(idx.v[0].start_ns) :
+				       NULL);
 	json_object_object_add(
-		o, "newest", idx.n ? time_json(idx.v[idx.n - 1].end_ns) : NULL);
+		o, "newest",
+		idx.n ? vm_http_time_json(idx.v[idx.n - 1].end_ns) : NULL);
 	json_object_object_add(o, "bytes",
 			       json_object_new_int64((int64_t)idx.bytes));
 	json_object_object_add(o, "dropped_windows",
@@ -68,8 +70,9 @@ enum MHD_Result vm_http_get_history(struct vm_http_exchange *x)
 		struct json_object *w = json_object_new_object();
 
 		json_object_object_add(w, "start",
-				       time_json(idx.v[i].start_ns));
-		json_object_object_add(w, "end", time_json(idx.v[i].end_ns));
+				       vm_http_time_json(idx.v[i].start_ns));
+		json_object_object_add(w, "end",
+				       vm_http_time_json(idx.v[i].end_ns));
 		json_object_object_add(
 			w, "samples",
 			json_object_new_int64((int64_t)idx.v[i].samples));
@@ -92,13 +95,10 @@ static const char *arg(struct vm_http_exchange *x, const char *name)
 /* The query of a merged profile, checked. */
 struct history_query {
 	uint64_t from_ns, until_ns;
-	enum vm_format format;
-	bool gzip;
 };
 
-/* A time parameter; its name first in the error. */
-static int parse_time_arg(const char *name, const char *value, uint64_t now,
-			  uint64_t *out, struct vm_error *err)
+int vm_http_history_time(const char *name, const char *value, uint64_t now,
+			 uint64_t *out, struct vm_error *err)
 {
 	struct vm_error why = { 0 };
 
@@ -108,63 +108,81 @@ static int parse_time_arg(const char *name, const char *value, uint64_t now,
 	return 0;
 }
 
+int vm_http_history_format(struct vm_http_exchange *x,
+			   struct vm_http_history_answer *a,
+			   struct vm_error *err)
+{
+	const char *format = arg(x, "format"), *archive = arg(x, "archive");
+
+	a->format = VM_FORMAT_PPROF;
+	if (format && vm_format_from_name(format, &a->format) < 0)
+		return vm_error_set(
+			err, EINVAL,
+			"format '%.32s' is not known: use " VM_FORMAT_NAMES,
+			format);
+	if (archive && strcmp(archive, "true") && strcmp(archive, "false"))
+		return vm_error_set(err, EINVAL,
+				    "archive must be true or false");
+	a->gzip = archive && !strcmp(archive, "true");
+	return 0;
+}
+
 static int parse_query(struct vm_http_exchange *x, uint32_t interval,
 		       struct history_query *q, struct vm_error *err)
 {
 	uint64_t now = vm_clock_ns(CLOCK_REALTIME);
 	const char *from = arg(x, "from"), *until = arg(x, "until");
-	const char *format = arg(x, "format"), *archive = arg(x, "archive");
 	int r;
 
-	q->format = VM_FORMAT_PPROF;
-	q->gzip = false;
 	q->until_ns = now;
 	if (until) {
-		r = parse_time_arg("until", until, now, &q->until_ns, err);
+		r = vm_http_history_time("until", until, now, &q->until_ns,
+					 err);
 		if (r < 0)
 			return r;
 	}
 	q->from_ns = q->until_ns - (uint64_t)interval * 1000000000ULL;
 	if (from) {
-		r = parse_time_arg("from", from, now, &q->from_ns, err);
+		r = vm_http_history_time("from", from, now, &q->from_ns, err);
 		if (r < 0)
 			return r;
 	}
 	if (q->from_ns >= q->until_ns)
 		return vm_error_set(err, EINVAL, "from must be before until");
-	if (format && vm_format_from_name(format, &q->format) < 0)
-		return vm_error_set(
-			err, EINVAL,
-			"format '%.32s' is not known: use pprof, folded or svg",
-			format);
-	if (archive && strcmp(archive, "true") && strcmp(archive, "false"))
-		return vm_error_set(err, EINVAL,
-				    "archive must be true or false");
-	q->gzip = archive && !strcmp(archive, "true");
 	return 0;
 }
 
-struct encode_ctx {
-	const struct history_query *q;
-	struct vm_encoded out;
-};
-
-static int encode_merged(const struct vm_symbolized *y,
-			 const struct vm_history_window *span, void *arg,
-			 struct vm_error *err)
+int vm_http_history_encode(const struct vm_symbolized *y,
+			   const struct vm_history_window *span, void *arg,
+			   struct vm_error *err)
 {
-	struct encode_ctx *ctx = arg;
+	struct vm_http_history_answer *a = arg;
 
 	(void)span;
-	return vm_encode_profile(y, ctx->q->format, ctx->q->gzip, &ctx->out,
-				 err);
+	return vm_encode_profile(y, a->format, a->gzip, &a->out, err);
+}
+
+enum MHD_Result vm_http_history_reply(struct vm_http_exchange *x, int r,
+				      struct vm_http_history_answer *a,
+				      const char *index, struct vm_error *err)
+{
+	if (r == -ENOENT)
+		return vm_http_reply_error(x, 404,
+					   "%s; GET %s lists what is kept",
+					   vm_error_str(err), index);
+	if (r == -EBUSY)
+		return vm_http_reply_error(x, 503, "%s", vm_error_str(err));
+	if (r < 0)
+		return vm_http_reply_error(x, 500, "%s", vm_error_str(err));
+	return vm_http_reply_data(x, 200, a->out.data, a->out.len,
+				  a->out.content_type, a->out.filename);
 }
 
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
 {
 	struct vm_continuous *c = x->srv->cfg.continuous;
 	struct history_query q;
-	struct encode_ctx ctx = { .q = &q };
+	struct vm_http_history_answer a = { 0 };
 	struct vm_error err = { 0 };
 	int r;
 
@@ -172,21 +190,28 @@ enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x)
 		return vm_http_reply_error(
 			x, 404,
 			"continuous profiling is off: start the agent with serve --continuous");
-	if (parse_query(x, vm_continuous_config(c)->interval, &q, &err) < 0)
+	if (parse_query(x, vm_continuous_config(c)->interval, &q, &err) < 0 ||
+	    vm_http_history_format(x, &a, &err) < 0)
 		return vm_http_reply_error(x, 422, "%s", vm_error_str(&err));
 	r = vm_history_merge(vm_continuous_history(c), q.from_ns, q.until_ns,
-			     encode_merged, &ctx, &err);
-	if (r == -ENOENT)
-		return vm_http_reply_error(
-			x, 404,
-			"%s; GET /profile/cpu/history lists what is kept",
-			vm_error_str(&err));
-	if (r == -EBUSY)
-		return vm_http_reply_error(x, 503, "%s", vm_error_str(&err));
-	if (r < 0)
-		return vm_http_reply_error(x, 500, "%s", vm_error_str(&err));
-	return vm_http_reply_data(x, 200, ctx.out.data, ctx.out.len,
-				  ctx.out.content_type, ctx.out.filename);
+			     vm_http_history_encode, &a, &err);
+	return vm_http_history_reply(x, r, &a, "/profile/cpu/history", &err);
+}
+
+/* The memory snapshots' part of the continuous profile's health. */
+static struct json_object *memory_health(const struct vm_continuous_stats *st)
+{
+	struct json_object *o = json_object_new_object();
+	const int64_t counts[] = { (int64_t)st->memory.snapshots,
+				   (int64_t)st->memory_history_bytes };
+	const char *const names[] = { "snapshots", "history_bytes" };
+
+	for (size_t i = 0; i < 2; i++)
+		json_object_object_add(o, names[i],
+				       json_object_new_int64(counts[i]));
+	json_object_object_add(o, "error",
+			       vm_json_string_or_null(st->memory.last_error));
+	return o;
 }
 
 struct json_object *vm_http_continuous_health(struct vm_continuous *c)
@@ -239,5 +264,7 @@ struct json_object *vm_http_continuous_health(struct vm_continuous *c)
 			h, "error", vm_json_string_or_null(st.push.last_error));
 		json_object_object_add(o, "push", h);
 	}
+	if (st.has_memory)
+		json_object_object_add(o, "memory", memory_health(&st));
 	return o;
 }

@@ -15,6 +15,8 @@
 #include <json-c/json.h>
 #include <microhttpd.h>
 
+#include "agent/encode/encode.h"
+#include "agent/history/history.h"
 #include "agent/serve/http.h"
 #include "agent/serve/mhd.h"
 
@@ -82,6 +84,35 @@ enum MHD_Result vm_http_pprof_heap(struct vm_http_exchange *x);
 /* The continuous profile's history (http_history.c). */
 enum MHD_Result vm_http_get_history(struct vm_http_exchange *x);
 enum MHD_Result vm_http_get_history_profile(struct vm_http_exchange *x);
+/*
+ * What the history routes share (http_history.c): a time parameter read
+ * (its name first in the error), format= and archive= read into an
+ * answer, a history's answer encoded into it (a vm_history_use_fn), and
+ * what the history's r becomes: the answer, or 404 pointing at the index,
+ * 503 or 500.
+ */
+struct vm_http_history_answer {
+	enum vm_format format;
+	bool gzip;
+	struct vm_encoded out;
+};
+/* ns as an RFC 3339 UTC JSON string. */
+struct json_object *vm_http_time_json(uint64_t ns);
+int vm_http_history_time(const char *name, const char *value, uint64_t now,
+			 uint64_t *out, struct vm_error *err);
+int vm_http_history_format(struct vm_http_exchange *x,
+			   struct vm_http_history_answer *a,
+			   struct vm_error *err);
+int vm_http_history_encode(const struct vm_symbolized *y,
+			   const struct vm_history_window *span, void *arg,
+			   struct vm_error *err);
+enum MHD_Result vm_http_history_reply(struct vm_http_exchange *x, int r,
+				      struct vm_http_history_answer *a,
+				      const char *index, struct vm_error *err);
+/* The continuous memory snapshots (http_memory_history.c). */
+enum MHD_Result vm_http_get_memory_history(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_memory_snapshot(struct vm_http_exchange *x);
+enum MHD_Result vm_http_get_memory_growth(struct vm_http_exchange *x);
 /* The "continuous" of /healthz. */
 struct json_object *vm_http_continuous_health(struct vm_continuous *c);
 /* GET /ui/...: the web UI's files (http_ui.c). */

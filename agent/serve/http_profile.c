@@ -4,7 +4,7 @@
  * API") on top of the session manager (service.h):
  *
  *   POST   /profile/KIND           take a profile (JSON body); KIND is
- *                                  cpu, offcpu, wall or memory
+ *                                  cpu, offcpu, wall, memory or faults
  *   GET    /profile/KIND           what is running (of any kind)
  *   DELETE /profile/KIND           stop it; its POST gets what was collected
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention
@@ -46,9 +46,9 @@ static const struct answer answers[] = {
 	{ EINVAL, 422, NULL }, /* a field is wrong */
 	{ ESRCH, 422, NULL }, /* a pid in targets is not running */
 	{ EBUSY, 409,
-	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu, /profile/wall or /profile/memory)" },
+	  "wait for it to end or stop it with DELETE on its path (/profile/cpu, /profile/offcpu, /profile/wall, /profile/memory or /profile/faults)" },
 	{ ENXIO, 412,
-	  "start one with POST /profile/cpu, /profile/offcpu, /profile/wall or /profile/memory" },
+	  "start one with POST /profile/cpu, /profile/offcpu, /profile/wall, /profile/memory or /profile/faults" },
 	/* The backend is unavailable: no perf, BPF refused, ... */
 	{ ENODEV, 503, NULL },
 	{ ENOENT, 503, NULL },

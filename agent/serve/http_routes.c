@@ -6,12 +6,16 @@
  *   POST   /profile/cpu            take a profile (JSON body)
  *   GET    /profile/cpu            what is running
  *   DELETE /profile/cpu            stop it; its POST gets what was collected
- *   ...    /profile/offcpu, /profile/wall, /profile/memory: the same for
- *          off-CPU and wall-clock profiles and memory snapshots
+ *   ...    /profile/offcpu, /profile/wall, /profile/memory,
+ *          /profile/faults: the same for off-CPU and wall-clock profiles,
+ *          memory snapshots and page faults
  *   GET    /debug/pprof/profile    Go's net/http/pprof convention (?seconds=N)
  *   GET    /debug/pprof/heap       a memory snapshot, by the same convention
  *   GET    /profile/cpu/history    the continuous profile's windows
  *   GET    /profile/cpu/history/profile  windows merged (http_history.c)
+ *   GET    /profile/memory/history  the continuous memory snapshots, and
+ *          .../profile?at= one of them, .../growth?from=&until= two
+ *          compared
  *   GET    /healthz                disk, kernel, backends, what is running
  *   GET    /metrics                Prometheus text
  *   GET    /ui/...                 the web UI (http_ui.c)
@@ -30,7 +34,33 @@
 #include "agent/serve/service.h"
 
 static const char known_paths[] =
-	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall and /profile/memory, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+	"POST/GET/DELETE /profile/cpu, /profile/offcpu, /profile/wall, /profile/memory and /profile/faults, GET /profile/cpu/history, GET /profile/cpu/history/profile, GET /profile/memory/history, GET /profile/memory/history/profile, GET /profile/memory/history/growth, GET /debug/pprof/profile, GET /debug/pprof/heap, GET /healthz, GET /metrics, GET /ui/";
+
+/*
+ * The kinds of profile there are (limits.c's one list), for the web UI's
+ * choice of kind: [{"name", "title", "snapshot"}].
+ */
+static struct json_object *kinds_json(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int k = 0; k < VM_KINDS; k++) {
+		struct json_object *o;
+
+		if (!vm_kind_name(k))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(vm_kind_name(k)));
+		json_object_object_add(
+			o, "title", json_object_new_string(vm_kind_title(k)));
+		json_object_object_add(
+			o, "snapshot",
+			json_object_new_boolean(vm_kind_is_snapshot(k)));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
 
 static enum MHD_Result get_health(struct vm_http_exchange *x)
 {
@@ -38,6 +68,7 @@ static enum MHD_Result get_health(struct vm_http_exchange *x)
 	struct json_object *o;
 
 	o = vm_health_json(x->srv->cfg.health, &usable);
+	json_object_object_add(o, "kinds", kinds_json());
 	json_object_object_add(o, "profile",
 			       vm_http_profile_status(x->srv->cfg.service));
 	if (x->srv->cfg.continuous)
@@ -97,10 +128,17 @@ static const struct route {
 	{ "POST", "/profile/memory", vm_http_post_profile },
 	{ "GET", "/profile/memory", vm_http_get_profile },
 	{ "DELETE", "/profile/memory", vm_http_delete_profile },
+	{ "POST", "/profile/faults", vm_http_post_profile },
+	{ "GET", "/profile/faults", vm_http_get_profile },
+	{ "DELETE", "/profile/faults", vm_http_delete_profile },
 	{ "GET", "/debug/pprof/profile", vm_http_pprof_profile },
 	{ "GET", "/debug/pprof/heap", vm_http_pprof_heap },
 	{ "GET", "/profile/cpu/history", vm_http_get_history },
 	{ "GET", "/profile/cpu/history/profile", vm_http_get_history_profile },
+	{ "GET", "/profile/memory/history", vm_http_get_memory_history },
+	{ "GET", "/profile/memory/history/profile",
+	  vm_http_get_memory_snapshot },
+	{ "GET", "/profile/memory/history/growth", vm_http_get_memory_growth },
 	{ "GET", "/healthz", get_health },
 	{ "GET", "/metrics", get_metrics },
 };

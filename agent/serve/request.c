@@ -30,6 +30,9 @@ static const char allowed_fields[] =
 /* POST /profile/offcpu takes one more. */
 static const char allowed_offcpu_fields[] =
 	"profiler, sampling_frequency, timeout_seconds, archive, targets, format, min_block_us";
+/* And POST /profile/faults, its period. */
+static const char allowed_faults_fields[] =
+	"profiler, sampling_frequency, timeout_seconds, archive, targets, format, period";
 
 static void json_tokener_freep(struct json_tokener **t)
 {
@@ -315,11 +318,15 @@ static int parse_field(const char *key, struct json_object *val,
 		return parse_number(val, "min_block_us", VM_RULE_MIN_BLOCK_US,
 				    limits, " (microseconds)",
 				    &out->req.min_block_us, err);
-	return vm_error_set(err, EINVAL, "unknown field \"%s\"; allowed: %s",
-			    key,
-			    out->req.kind == VM_KIND_OFFCPU ?
-				    allowed_offcpu_fields :
-				    allowed_fields);
+	if (!strcmp(key, "period") && out->req.kind == VM_KIND_FAULTS)
+		return parse_number(val, "period", VM_RULE_PERIOD, limits,
+				    " (page faults per sample)",
+				    &out->req.period, err);
+	return vm_error_set(
+		err, EINVAL, "unknown field \"%s\"; allowed: %s", key,
+		out->req.kind == VM_KIND_OFFCPU ? allowed_offcpu_fields :
+		out->req.kind == VM_KIND_FAULTS ? allowed_faults_fields :
+						  allowed_fields);
 }
 
 static bool blank(const char *s, size_t len)
@@ -339,9 +346,9 @@ static int check_kind(const struct vm_api_request *out, struct vm_error *err)
 	    b.rule == VM_RULE_KIND_PROFILER)
 		return vm_error_set(
 			err, EINVAL,
-			"profiler {\"Perf\": null} cannot take this profile: %s " VM_KIND_PROFILER_RULE
-			"; use {\"BccProfile\": null}",
-			vm_kind_name(out->req.kind));
+			"profiler {\"Perf\": null} cannot take this profile: %s %s; use {\"BccProfile\": null}",
+			vm_kind_name(out->req.kind),
+			vm_kind_profiler_rule(out->req.kind));
 	return 0;
 }
 

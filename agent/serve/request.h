@@ -48,9 +48,9 @@ struct vm_api_request {
  * Parse the body of POST /profile/cpu, /profile/offcpu or /profile/wall
  * (kind).  An empty body (or only blanks) means every default.  Fields
  * not in the contract are refused, so that a typo does not silently fall
- * back to a default; offcpu also takes min_block_us, and a profiler other
- * than the eBPF one is refused for offcpu and wall with a sentence saying
- * why.
+ * back to a default; offcpu also takes min_block_us, faults its period,
+ * and a profiler other than the eBPF one is refused for every kind but cpu
+ * with a sentence saying why.
  */
 int vm_request_parse_json(const char *body, size_t len,
 			  enum vm_profile_kind kind,

@@ -18,9 +18,15 @@
 #     the contexts hold beyond their anonymous memory is taken off;
 #   - on 15, POST /profile/memory and GET /debug/pprof/heap answer it,
 #     and /healthz still answers;
-#   - a pgbench backend, busy, walked 200 times in a row (15 and 17.10):
-#     every walk ends (no crash, no hang), the share of partial walks a #
-#     diagnostic.
+#   - on 15 and 17.10, a backend idle in a transaction after a PL/pgSQL
+#     function looped 400,000 times through a BEGIN ... EXCEPTION block
+#     that inserts a row (each block a subtransaction with its own
+#     transaction id, kept until the commit: how a Neon backend grew to
+#     47 GB): the walk's total within 1% of the log's Grand total, and the
+#     heaviest context the log's (TopTransactionContext);
+#   - a pgbench backend, busy, walked again and again while it runs: 200
+#     times on 15, 1,000 times on 17.10; every walk ends (no crash, no
+#     hang), the share of partial walks and the time a diagnostic.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/pg.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -36,6 +42,62 @@ chmod 755 "$TOP"
 log_heaviest() {
 	sed -n 's/.*level: [0-9]*; \([^:]*\): \([0-9]*\) total in .*/\2 \1/p' "$1" |
 		sort -n | tail -1 | sed 's/^[0-9]* //'
+}
+
+# log_dump PID OUT: PID's tree as it writes it to the server log
+# (pg_log_backend_memory_contexts), into OUT; prints its Grand total.
+log_dump() {
+	local lines
+	lines=$(wc -l <"$T/pg/server.log")
+	pg_psql "SELECT pg_log_backend_memory_contexts($1)" >/dev/null
+	for _ in $(seq 100); do
+		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$2"
+		grep -q "Grand total:" "$2" && break
+		sleep 0.1
+	done
+	sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$2" | tail -1
+}
+
+# exception_loop R MAJOR: the PL/pgSQL exception-block loop's backend,
+# idle in its transaction, read from outside and by its own log dump.
+exception_loop() {
+	local r=$1 v=$2 pid want got heavy_log heavy_walk
+	pg_session exc
+	exec 8>"$T/exc.in"
+	cat >&8 <<'SQL'
+SELECT pg_backend_pid();
+CREATE TABLE exc_rows (i int);
+CREATE FUNCTION exc_loop(n int) RETURNS int LANGUAGE plpgsql AS $f$
+DECLARE k int;
+BEGIN
+	FOR k IN 1..n LOOP
+		BEGIN
+			INSERT INTO exc_rows VALUES (k);
+		EXCEPTION WHEN unique_violation THEN NULL;
+		END;
+	END LOOP;
+	RETURN n;
+END $f$;
+BEGIN;
+SELECT exc_loop(400000);
+SELECT 'looped';
+SQL
+	for _ in $(seq 1200); do grep -q looped "$T/exc.out" 2>/dev/null && break; sleep 0.1; done
+	pid=$(head -1 "$T/exc.out")
+	"$DUMP" "$pid" "$v" >"$T/exc.walk" 2>&1
+	want=$(log_dump "$pid" "$T/exc.log")
+	got=$(awk '/^walk/ { print $3 }' "$T/exc.walk")
+	heavy_log=$(log_heaviest "$T/exc.log")
+	heavy_walk=$(awk '/^ctx/ { if ($4 + 0 > max) { max = $4 + 0; p = $0 } } END { n = split(p, a, ";"); print a[n] }' "$T/exc.walk")
+	diag <<<"PostgreSQL $r: the exception-block loop's backend $pid: the walk reads $got bytes in $(awk '/^walk/ { print $5 }' "$T/exc.walk") contexts, the heaviest $heavy_walk; the log's Grand total is ${want:-missing}, its heaviest ${heavy_log:-none}"
+	check "PostgreSQL $r: exception-block loop: the walk's total is the log's Grand total within 1% ($got, ${want:-none})" \
+		awk -v g="${got:-0}" -v w="${want:-0}" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d * 100 <= w) }'
+	check "PostgreSQL $r: exception-block loop: the heaviest context is the log's ($heavy_walk, ${heavy_log:-none})" \
+		test -n "$heavy_log" -a "$heavy_walk" = "$heavy_log"
+	check "PostgreSQL $r: exception-block loop: that is TopTransactionContext, which holds the subtransactions' ids" \
+		test "$heavy_walk" = TopTransactionContext
+	echo "ROLLBACK;" >&8
+	exec 8>&-
 }
 
 for r in 15 16.14 17.2 17.10 18.4; do
@@ -58,15 +120,7 @@ for r in 15 16.14 17.2 17.10 18.4; do
 	"$DUMP" "$pid" "$v" >"$T/walk" 2>&1
 	check "PostgreSQL $r: the tree of backend $pid is read whole" \
 		grep -q "^walk .* partial 0 cut 0 0 0 bad 0 " "$T/walk"
-	: >"$T/pg/server.log.mark"
-	lines=$(wc -l <"$T/pg/server.log")
-	pg_psql "SELECT pg_log_backend_memory_contexts($pid)" >/dev/null
-	for _ in $(seq 100); do
-		tail -n +"$((lines + 1))" "$T/pg/server.log" >"$T/log"
-		grep -q "Grand total:" "$T/log" && break
-		sleep 0.1
-	done
-	want=$(sed -n 's/.*Grand total: \([0-9]*\) bytes.*/\1/p' "$T/log" | tail -1)
+	want=$(log_dump "$pid" "$T/log")
 	got=$(awk '/^walk/ { print $3 }' "$T/walk")
 	diag <<<"PostgreSQL $r: the walk reads $got bytes in $(awk '/^walk/ { print $5 }' "$T/walk") contexts; the log's Grand total is ${want:-missing}"
 	check "PostgreSQL $r: the walk's total is the log's Grand total within 1% ($got, ${want:-none})" \
@@ -130,6 +184,11 @@ for r in 15 16.14 17.2 17.10 18.4; do
 	echo "COMMIT;" >&7
 	exec 7>&-
 
+	# The exception-block loop, on one release of 15 and one of 17.
+	if [ "$r" = 15 ] || [ "$r" = 17.10 ]; then
+		exception_loop "$r" "$v"
+	fi
+
 	# A busy backend, walked again and again while it runs (on two
 	# releases: the walk is the same on the others).
 	if [ "$r" != 15 ] && [ "$r" != 17.10 ]; then
@@ -145,8 +204,11 @@ for r in 15 16.14 17.2 17.10 18.4; do
 		sleep 0.1
 	done
 	check "PostgreSQL $r: a pgbench backend is busy (${bpid:-none})" test -n "$bpid"
+	walks=200
+	[ "$r" = 17.10 ] && walks=1000
 	ended=0 partial=0 failed=0
-	for _ in $(seq 200); do
+	started=$(date +%s%N)
+	for _ in $(seq "$walks"); do
 		if timeout 10 "$DUMP" "$bpid" "$v" >"$T/busy" 2>"$T/busy.err"; then
 			ended=$((ended + 1))
 			grep -q "^walk .* partial 1 " "$T/busy" && partial=$((partial + 1))
@@ -157,9 +219,10 @@ for r in 15 16.14 17.2 17.10 18.4; do
 			failed=$((failed + 1))
 		fi
 	done
-	diag <<<"PostgreSQL $r: 200 walks of busy backend $bpid: $partial partial, $failed failed ($(cat "$T/busy.err" 2>/dev/null | head -1))"
-	check "PostgreSQL $r: 200 walks of a busy backend all end, most of them whole ($partial partial, $failed failed)" \
-		test "$ended" = 200 -a "$failed" -lt 20 -a "$partial" -lt 100
+	ms=$((($(date +%s%N) - started) / 1000000))
+	diag <<<"PostgreSQL $r: $walks walks of busy backend $bpid in $ms ms: $partial partial ($(awk -v p="$partial" -v n="$walks" 'BEGIN { printf "%.1f", 100 * p / n }')%), $failed failed ($(cat "$T/busy.err" 2>/dev/null | head -1))"
+	check "PostgreSQL $r: $walks walks of a busy backend all end, most of them whole ($partial partial, $failed failed)" \
+		test "$ended" = "$walks" -a "$failed" -lt $((walks / 10)) -a "$partial" -lt $((walks / 2))
 	pg_bench_stop
 	pg_stop
 done

@@ -12,6 +12,20 @@
 #   no format=         the multipart form is used only without it
 #   multipart/form-data with a file field "profile" (400 otherwise); the
 #   body is kept as DIR/FROM-UNTIL-N.pb.gz for go tool pprof to judge
+#   the profile: a pprof (gzipped or not) whose sample types name its
+#   series' profile type as Pyroscope's pprof ingestion does
+#   (pkg/og/convert/pprof, metricName): "wall" first, then a type holding
+#   "cpu" (or "samples", shown as cpu) is process_cpu, one holding
+#   "alloc_" or "inuse_" is memory.  A memory profile must follow the Go
+#   heap convention Pyroscope's memory profile types are made of
+#   (memory:inuse_space:bytes, memory:inuse_objects:count, and alloc_
+#   alike): *_space in bytes, *_objects in count; an optional
+#   sample_type_config part must be a JSON object of objects, and must
+#   not call an inuse_ type cumulative (an instant profile is averaged,
+#   not summed).  422 otherwise, as Pyroscope answers a profile it cannot
+#   take.  The record gets "profile_type", NAME:TYPE:UNIT of the default
+#   sample type.  The profile is read with protoc-c --decode and pprof's
+#   profile.proto (PPROF_PROTO, as the Makefile finds it).
 #
 # Every request is one JSON line in DIR/requests.jsonl (path, name,
 # from, until, auth, tenant, status).  What it answers comes from the file
@@ -22,16 +36,77 @@
 #
 #   pyroscope-standin.py DIR PORT   (PORT 0: any; the port is written to
 #                                    DIR/port once listening)
+import codecs
+import gzip
 import http.server
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import urllib.parse
 
 DIR = sys.argv[1]
 NAME_RE = re.compile(r'^[A-Za-z0-9_.-]+\{([A-Za-z0-9_]+=[^,{}=]+)(,[A-Za-z0-9_]+=[^,{}=]+)*\}$')
+
+
+PPROF_PROTO = os.environ.get(
+    "PPROF_PROTO", "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto")
+
+
+def sample_types(profile):
+    """[(type, unit)] of a pprof, the default one first; None if unreadable."""
+    try:
+        if profile[:2] == b"\x1f\x8b":
+            profile = gzip.decompress(profile)
+        text = subprocess.run(
+            ["protoc-c", "--proto_path=" + os.path.dirname(PPROF_PROTO),
+             "--decode=perftools.profiles.Profile", os.path.basename(PPROF_PROTO)],
+            input=profile, capture_output=True, check=True, timeout=30).stdout.decode()
+    except (OSError, EOFError, subprocess.SubprocessError, UnicodeDecodeError):
+        return None
+    # protoc's text format escapes bytes as C does (\303, \n, \").
+    strings = [codecs.escape_decode(m.encode())[0].decode("utf-8", "replace")
+               for m in re.findall(r'^string_table: "(.*)"$', text, re.M)]
+    types = re.findall(r'^sample_type \{\s*(?:type: (\d+)\s*)?(?:unit: (\d+)\s*)?\}', text, re.M)
+    dflt = re.search(r'^default_sample_type: (\d+)$', text, re.M)
+    try:
+        out = [(strings[int(t or 0)], strings[int(u or 0)]) for t, u in types]
+        if dflt:
+            d = strings[int(dflt.group(1))]
+            out.sort(key=lambda tu: tu[0] != d)
+    except IndexError:
+        return None
+    return out
+
+
+def profile_name(types):
+    """The __name__ Pyroscope gives a pprof of these sample types."""
+    if any(t == "wall" for t, _ in types):
+        return "wall"
+    for t, _ in types:
+        t = "cpu" if t == "samples" else t
+        if "cpu" in t:
+            return "process_cpu"
+        if "alloc_" in t or "inuse_" in t:
+            return "memory"
+    return types[-1][0] if types else ""
+
+
+def memory_problem(types, config):
+    """Why Pyroscope would not file this as a memory profile, or None."""
+    for t, u in types:
+        if t.endswith("_space") and u != "bytes":
+            return "%s must be in bytes, not %s" % (t, u)
+        if t.endswith("_objects") and u != "count":
+            return "%s must be a count, not %s" % (t, u)
+    if config is not None:
+        if not isinstance(config, dict) or not all(isinstance(v, dict) for v in config.values()):
+            return "sample_type_config must be a JSON object of objects"
+        if any(k.startswith("inuse_") and v.get("cumulative") for k, v in config.items()):
+            return "an inuse_ sample type is not cumulative"
+    return None
 
 
 def mode():
@@ -88,14 +163,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not ctype.startswith("multipart/form-data"):
             return self.answer(400, "want multipart/form-data", rec)
         b = re.search(r'boundary="?([^";]+)"?', ctype)
-        profile = None
+        profile = config = None
         for part in body.split(b"--" + b.group(1).encode()) if b else []:
             head, sep, data = part.partition(b"\r\n\r\n")
+            data = data[:-2] if data.endswith(b"\r\n") else data
             if sep and re.search(rb'^content-disposition: *form-data;.*\bname="profile"',
                                  head.strip(), re.I | re.M):
-                profile = data[:-2] if data.endswith(b"\r\n") else data
+                profile = data
+            if sep and re.search(rb'^content-disposition: *form-data;.*\bname="sample_type_config"',
+                                 head.strip(), re.I | re.M):
+                try:
+                    config = json.loads(data)
+                except ValueError:
+                    return self.answer(422, "sample_type_config is not JSON", rec)
         if not profile:
             return self.answer(400, "no multipart field profile", rec)
+        types = sample_types(profile)
+        if not types:
+            return self.answer(422, "the profile is not a pprof with sample types", rec)
+        rec["profile_type"] = "%s:%s:%s" % (profile_name(types), types[0][0], types[0][1])
+        if profile_name(types) == "memory" and memory_problem(types, config):
+            return self.answer(422, memory_problem(types, config), rec)
         m = mode()
         if m[0] == "500":
             return self.answer(500, "ingest failed", rec)

@@ -7,13 +7,16 @@
  * PG_VERSION of 17 (the test's), named postgres.  Its "memory-context
  * tree" is made to hurt a walker that trusts it:
  *
- *   - a fan-out of FANOUT siblings under the root (past the walk's bound
- *     of contexts), each with its own allocation;
+ *   - a fan-out of FANOUT (10 million) siblings under the root, fifty
+ *     times the walk's bound of contexts, laid out in one array (880 MB,
+ *     what the test machine can spare; a walker that followed them all
+ *     would take minutes and gigabytes);
  *   - a chain DEPTH levels deep (past the bound of depth);
  *   - names of a MiB without an end, and names pointing into the kernel;
  *   - a child that points into the kernel, one into a page unmapped, one
  *     misaligned, one whose tag is no context's;
- *   - a cycle: a context that is its own child and says so;
+ *   - cycles: a context that is its own child and says so, and two
+ *     siblings each the other's next;
  *   - a subtree a thread relinks without end while it is walked.
  *
  * usage: memctx-hostile SECONDS   (then exits)
@@ -27,7 +30,7 @@
 #include <unistd.h>
 
 #define TAG_ASET 0x1d5 /* PostgreSQL 17's T_AllocSetContext */
-#define FANOUT 500000
+#define FANOUT 10000000
 #define DEPTH 10000
 #define ENDLESS ((size_t)1 << 20)
 
@@ -46,12 +49,10 @@ struct node *TopMemoryContext;
 uint32_t *my_wait_event_info;
 static uint32_t wait_event;
 
-static struct node *node(struct node *parent, const char *name)
+/* n, zeroed, made a child of parent named name. */
+static struct node *link_node(struct node *n, struct node *parent,
+			      const char *name)
 {
-	struct node *n = calloc(1, sizeof(*n));
-
-	if (!n)
-		exit(1);
 	n->type = TAG_ASET;
 	n->mem_allocated = 8192;
 	n->name = name;
@@ -63,6 +64,15 @@ static struct node *node(struct node *parent, const char *name)
 		parent->firstchild = n;
 	}
 	return n;
+}
+
+static struct node *node(struct node *parent, const char *name)
+{
+	struct node *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		exit(1);
+	return link_node(n, parent, name);
 }
 
 static struct node *volatile moving;
@@ -84,7 +94,7 @@ static void *rewrite(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct node *root, *fan, *deep, *bad, *self;
+	struct node *root, *fan, *deep, *bad, *self, *siblings, *a, *b;
 	char *endless;
 	void *gone;
 	pthread_t t;
@@ -93,8 +103,11 @@ int main(int argc, char **argv)
 	root = node(NULL, "TopMemoryContext");
 
 	fan = node(root, "fan-out");
+	siblings = calloc(FANOUT, sizeof(*siblings));
+	if (!siblings)
+		return 1;
 	for (int i = 0; i < FANOUT; i++)
-		node(fan, "sibling");
+		link_node(&siblings[i], fan, "sibling");
 
 	deep = node(root, "deep");
 	for (int i = 0; i < DEPTH; i++)
@@ -121,6 +134,11 @@ int main(int argc, char **argv)
 
 	self = node(root, "cycle");
 	self->firstchild = self;
+	bad = node(root, "sibling cycle");
+	a = node(bad, "one");
+	b = node(bad, "other");
+	a->nextchild = b;
+	a->prevchild = b;
 
 	moving = node(root, "moving");
 	TopMemoryContext = root;

@@ -11,7 +11,8 @@
  * first sampling; folded and gzip output; a continuous session
  * (vm_session_seal) whose windows follow each other to the nanosecond while
  * an on-demand session runs beside it, and a perf one and a seal of an
- * on-demand session refused.
+ * on-demand session refused; a continuous faults session's windows, in
+ * faults and bytes of the period, and a continuous memory one refused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +51,20 @@ static struct vm_profile_request base_request(void)
 	};
 
 	return r;
+}
+
+/* A session of r started into *s, or the test skipped (and child ended). */
+static void start_or_skip(const struct vm_profile_request *r, pid_t child,
+			  struct vm_session **s)
+{
+	struct vm_error err = { 0 };
+
+	if (vm_session_start(r, &cfg, s, &err) < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		print_message("no BPF here: %s\n", err.msg);
+		skip();
+	}
 }
 
 static void expect_refused(struct vm_profile_request *r, const char *needle)
@@ -164,12 +180,7 @@ static void test_session(void **state)
 	r.n_pids = 1;
 	r.frequency = 499;
 	r.seconds = 10;
-	if (vm_session_start(&r, &cfg, &s, &err) < 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		print_message("no BPF here: %s\n", err.msg);
-		skip();
-	}
+	start_or_skip(&r, child, &s);
 	assert_true(bpf_fds() > before);
 
 	/*
@@ -274,6 +285,11 @@ static void test_continuous(void **state)
 	r.profiler = VM_PROFILER_PERF;
 	assert_int_equal(vm_session_start(&r, &cfg, &s, &err), -EINVAL);
 	assert_non_null(strstr(err.msg, "continuously"));
+	r.profiler = VM_PROFILER_BPF;
+	r.kind = VM_KIND_MEMORY;
+	err = (struct vm_error){ 0 };
+	assert_int_equal(vm_session_start(&r, &cfg, &s, &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "only CPU and faults profiles"));
 	if (geteuid() != 0)
 		skip();
 	before = bpf_fds();
@@ -285,12 +301,7 @@ static void test_continuous(void **state)
 	r.frequency = 199;
 	r.seconds = 1;
 	err = (struct vm_error){ 0 };
-	if (vm_session_start(&r, &cfg, &s, &err) < 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-		print_message("no BPF here: %s\n", err.msg);
-		skip();
-	}
+	start_or_skip(&r, child, &s);
 	r.continuous = false;
 	assert_int_equal(vm_session_start(&r, &cfg, &od, &err), 0);
 	assert_int_equal(vm_session_seal(od, &w[0], &y[0], &err), -EINVAL);
@@ -325,12 +336,77 @@ static void test_continuous(void **state)
 	assert_int_equal(bpf_fds(), before);
 }
 
+/* A child that maps, touches and unmaps 4 MiB over and over. */
+static pid_t spawn_toucher(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		size_t len = 4 << 20;
+
+		alarm(30);
+		for (;;) {
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+			if (p == MAP_FAILED)
+				_exit(1);
+			for (size_t off = 0; off < len; off += 4096)
+				p[off] = 1;
+			munmap(p, len);
+		}
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void test_continuous_faults(void **state)
+{
+	struct vm_profile_request r = base_request();
+	struct vm_session *s = NULL;
+	struct vm_error err = { 0 };
+	struct vm_samples w;
+	struct vm_symbolized y;
+	pid_t child;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	child = spawn_toucher();
+	r.continuous = true;
+	r.kind = VM_KIND_FAULTS;
+	r.period = 16;
+	r.pids[0] = child;
+	r.n_pids = 1;
+	start_or_skip(&r, child, &s);
+	for (int i = 0; i < 2; i++) {
+		usleep(300000);
+		assert_int_equal(vm_session_seal(s, &w, &y, &err), 0);
+		assert_int_equal(w.kind, VM_KIND_FAULTS);
+		assert_int_equal(w.fault_period, 16);
+		assert_true(window_total(&w) > 0);
+		/* Each sample is the period's faults, each of a page. */
+		for (size_t j = 0; j < w.n; j++) {
+			assert_int_equal(w.v[j].count % 16, 0);
+			assert_int_equal(w.v[j].value,
+					 w.v[j].count * w.page_size);
+		}
+		vm_symbolized_free(&y);
+		vm_samples_free(&w);
+	}
+	vm_session_stop(s);
+	vm_session_free(s);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_validation),
 		cmocka_unit_test(test_session),
 		cmocka_unit_test(test_continuous),
+		cmocka_unit_test(test_continuous_faults),
 	};
 	int failed;
 

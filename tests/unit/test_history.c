@@ -4,7 +4,8 @@
  * (history.c), the age and byte bounds with the compaction that follows,
  * pprof read back (history_pprof.c) equal to what went in, hostile bytes
  * refused, PostgreSQL's wait_event and query_id labels kept through all
- * of these, the query times and file names (history_time.c), and the
+ * of these, memory snapshots answered one (the nearest a time) or two
+ * compared (growth per context path, signed, whatever the labels), the query times and file names (history_time.c), and the
  * directory (history_dir.c): atomic files, reload, pruning, a symbolic
  * link never followed.
  *
@@ -138,7 +139,7 @@ static int look(const struct vm_symbolized *y,
 
 static void test_merge(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history *h;
 	struct vm_error err = { 0 };
 	struct seen s;
@@ -208,7 +209,7 @@ static void test_merge(void **state)
 
 static void test_bounds(void **state)
 {
-	struct vm_history_config cfg = { 60, 32 << 20 };
+	struct vm_history_config cfg = { 60, 32 << 20, VM_KIND_CPU };
 	struct vm_history_index idx;
 	struct vm_history *h;
 	struct vm_error err = { 0 };
@@ -287,7 +288,7 @@ static int encode_gz(const struct vm_symbolized *y,
 
 static void test_pprof_roundtrip(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
 	/* As a file name says: to the second. */
@@ -337,7 +338,7 @@ static void test_pprof_roundtrip(void **state)
  */
 static void test_huge_counts(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 20 * NS };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
@@ -424,7 +425,7 @@ static void test_labels(void **state)
 {
 	const char *want = "LWLock:WALWrite/-4242424242424242=%d;-/77=%d;"
 			   "LWLock:WALWrite/0=%d;";
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
 	struct vm_history *a, *b;
 	struct vm_error err = { 0 };
@@ -573,7 +574,7 @@ static void log_nothing(const char *fmt, ...)
 static void test_dir(void **state)
 {
 	char tmpl[] = "/tmp/test_history.XXXXXX", path[256], name[64];
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history_dir *d;
 	struct vm_history_dir_status st;
 	struct vm_history *h;
@@ -770,7 +771,7 @@ static int nested(const struct vm_symbolized *y,
  */
 static void test_merge_unlocked(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_error err = { 0 };
 	struct nest n = { 0 };
 
@@ -796,7 +797,7 @@ static void test_merge_unlocked(void **state)
  */
 static void test_decode_bound(void **state)
 {
-	struct vm_history_config cfg = { 3600, 32 << 20 };
+	struct vm_history_config cfg = { 3600, 32 << 20, VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = T0, .end_ns = T0 + 10 * NS };
 	size_t n = VM_HISTORY_MAX_UNPACKED - 16, gz_len;
 	uint8_t *raw = malloc(n);
@@ -828,7 +829,7 @@ static void test_decode_bound(void **state)
 static void test_future_window(void **state)
 {
 	char tmpl[] = "/tmp/test_history.XXXXXX", path[256];
-	struct vm_history_config cfg = { 30, 32 << 20 };
+	struct vm_history_config cfg = { 30, 32 << 20, VM_KIND_CPU };
 	uint64_t now = vm_clock_ns(CLOCK_REALTIME) / NS * NS;
 	uint64_t year = 365ULL * 86400 * NS;
 	struct vm_history_dir *d;
@@ -882,10 +883,150 @@ static void test_future_window(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * A memory snapshot by hand: contexts under TopMemoryContext, each with
+ * its bytes and wait event (which changes while a context stays).
+ */
+struct snap {
+	struct vm_samples s;
+	struct vm_sample v[4];
+	struct vm_symbolized y;
+	struct vm_sym_stack st[4];
+	struct vm_sym_frame fr[4][2];
+};
+
+static void add_snapshot(struct vm_history *h, uint64_t at_s,
+			 const char *const *ctx, const uint64_t *bytes,
+			 size_t n, const char *wait_event)
+{
+	struct vm_history_window w = { .start_ns = T0 + at_s * NS,
+				       .end_ns = T0 + at_s * NS + NS / 100 };
+	struct vm_error err = { 0 };
+	struct snap f;
+
+	memset(&f, 0, sizeof(f));
+	f.s.kind = VM_KIND_MEMORY;
+	f.s.v = f.v;
+	f.s.n = n;
+	f.y.samples = &f.s;
+	f.y.stacks = f.st;
+	f.y.n_stacks = n;
+	for (size_t i = 0; i < n; i++) {
+		f.v[i] = (struct vm_sample){
+			.pid = 42, .tid = 42, .count = 1, .value = bytes[i]
+		};
+		snprintf(f.v[i].comm, sizeof(f.v[i].comm), "postgres");
+		f.fr[i][0].function = ctx[i];
+		f.fr[i][1].function = "TopMemoryContext";
+		f.st[i] = (struct vm_sym_stack){ .sample = &f.v[i],
+						 .wait_event = wait_event,
+						 .context_type = "AllocSet",
+						 .frames = f.fr[i],
+						 .n_frames = 2 };
+	}
+	assert_int_equal(vm_history_add(h, &w, &f.y, &err), 0);
+}
+
+/* What an answer of the memory history says: its folded text, signed. */
+struct mem_seen {
+	bool signed_values;
+	bool labels; /* a wait event was kept */
+	int64_t bytes[4]; /* ExecutorState, CacheMemoryContext, PortalContext */
+	size_t stacks[4]; /* samples of each */
+	uint64_t start;
+};
+
+static int look_memory(const struct vm_symbolized *y,
+		       const struct vm_history_window *span, void *ctx,
+		       struct vm_error *err)
+{
+	static const char *const which[] = { "ExecutorState",
+					     "CacheMemoryContext",
+					     "PortalContext" };
+	struct mem_seen *m = ctx;
+
+	(void)err;
+	memset(m, 0, sizeof(*m));
+	m->signed_values = y->samples->signed_values;
+	m->start = span->start_ns;
+	assert_int_equal(y->samples->kind, VM_KIND_MEMORY);
+	for (size_t i = 0; i < y->n_stacks; i++) {
+		const struct vm_sym_stack *st = &y->stacks[i];
+
+		assert_int_equal(st->n_frames, 2);
+		assert_string_equal(st->frames[1].function, "TopMemoryContext");
+		assert_string_equal(st->context_type, "AllocSet");
+		m->labels |= st->wait_event != NULL;
+		for (size_t k = 0; k < 3; k++)
+			if (!strcmp(st->frames[0].function, which[k])) {
+				m->bytes[k] += (int64_t)st->sample->value;
+				m->stacks[k]++;
+			}
+	}
+	return 0;
+}
+
+static void test_memory_snapshots(void **state)
+{
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 1 << 20,
+					 .kind = VM_KIND_MEMORY };
+	static const char *const a[] = { "ExecutorState",
+					 "CacheMemoryContext" };
+	static const char *const b[] = { "ExecutorState", "CacheMemoryContext",
+					 "PortalContext" };
+	static const uint64_t ab[] = { 1000, 500 }, bb[] = { 5000, 300, 700 };
+	struct vm_history *h;
+	struct vm_error err = { 0 };
+	struct mem_seen m;
+
+	(void)state;
+	assert_int_equal(vm_history_new(&cfg, &h, &err), 0);
+	assert_int_equal(vm_history_nearest(h, T0, look_memory, &m, &err),
+			 -ENOENT);
+	memset(&err, 0, sizeof(err));
+	add_snapshot(h, 0, a, ab, 2, "Client:ClientRead");
+	add_snapshot(h, 10, b, bb, 3, "IO:DataFileRead");
+
+	/* The one nearest a time, whole, labels kept. */
+	assert_int_equal(
+		vm_history_nearest(h, T0 + 4 * NS, look_memory, &m, &err), 0);
+	assert_int_equal(m.start, T0);
+	assert_int_equal(m.bytes[0], 1000);
+	assert_int_equal(m.bytes[1], 500);
+	assert_true(m.labels);
+	assert_false(m.signed_values);
+	assert_int_equal(
+		vm_history_nearest(h, T0 + 60 * NS, look_memory, &m, &err), 0);
+	assert_int_equal(m.bytes[2], 700);
+
+	/*
+	 * Growth: per context path, whatever the wait event; what was
+	 * given back negative; a path only in the later one whole.
+	 */
+	assert_int_equal(vm_history_growth(h, T0, T0 + 10 * NS, look_memory, &m,
+					   &err),
+			 0);
+	assert_true(m.signed_values);
+	assert_false(m.labels);
+	assert_int_equal(m.bytes[0], 4000);
+	assert_int_equal(m.stacks[0], 1);
+	assert_int_equal(m.bytes[1], -200);
+	assert_int_equal(m.bytes[2], 700);
+	/* Both times nearest one snapshot: nothing to compare. */
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(vm_history_growth(h, T0 + 9 * NS, T0 + 20 * NS,
+					   look_memory, &m, &err),
+			 -ENOENT);
+	assert_non_null(strstr(vm_error_str(&err), "one snapshot only"));
+	vm_history_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_memory_snapshots),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_pprof_roundtrip),
 		cmocka_unit_test(test_huge_counts),

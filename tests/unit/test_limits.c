@@ -164,6 +164,28 @@ static void test_check(void **state)
 }
 
 /* Whatever the REST parser accepts, the engine's check accepts too. */
+/*
+ * Every kind has a name the API parses back, and a title for the web UI;
+ * memory alone is a snapshot.
+ */
+static void test_kinds(void **state)
+{
+	(void)state;
+	for (int k = 0; k < VM_KINDS; k++) {
+		enum vm_profile_kind back;
+
+		assert_non_null(vm_kind_name(k));
+		assert_int_equal(vm_kind_parse(vm_kind_name(k), &back), 0);
+		assert_int_equal(back, k);
+		assert_non_null(vm_kind_title(k));
+		assert_true(vm_kind_is_snapshot(k) == (k == VM_KIND_MEMORY));
+	}
+	assert_null(vm_kind_name(VM_KINDS));
+	assert_false(vm_kind_is_snapshot(VM_KINDS));
+	assert_string_equal(vm_kind_title(VM_KIND_MEMORY),
+			    "Memory (where it is now: a snapshot)");
+}
+
 static void test_rest_within_rules(void **state)
 {
 	static const char *const bodies[] = {
@@ -202,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_comm),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_rest_within_rules),
+		cmocka_unit_test(test_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

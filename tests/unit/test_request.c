@@ -7,8 +7,9 @@
  * a byte order mark, \u0000 in names and values, a field given twice).
  *
  * The strictness beyond json-c 0.16 is request_strict.c's.  Also the bodies
- * of /profile/offcpu (min_block_us) and /profile/wall (no min_block_us), and
- * {"Perf": null} refused for both with a sentence.
+ * of /profile/offcpu (min_block_us), /profile/wall (no min_block_us) and
+ * /profile/faults (period), and {"Perf": null} refused for each with a
+ * sentence.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -432,6 +433,52 @@ static void test_kinds(void **state)
 			 0);
 }
 
+#define PERIOD_RULE "period must be a whole number from 1 to 1000000"
+
+/* /profile/faults: its period, in range, and only there. */
+static void test_faults_period(void **state)
+{
+	struct vm_api_request r;
+	struct vm_error err = { 0 };
+	const char *b;
+
+	(void)state;
+	assert_int_equal(vm_request_parse_json("", 0, VM_KIND_FAULTS, NULL, &r,
+					       &err),
+			 0);
+	assert_int_equal(r.req.kind, VM_KIND_FAULTS);
+	assert_int_equal(r.req.period, VM_PERIOD_DEFAULT);
+	b = "{\"period\": 1000, \"timeout_seconds\": 3}";
+	assert_int_equal(vm_request_parse_json(b, strlen(b), VM_KIND_FAULTS,
+					       NULL, &r, &err),
+			 0);
+	assert_int_equal(r.req.period, 1000);
+	/* Refused: out of range, not a whole number, anywhere else, perf. */
+	static const struct {
+		enum vm_profile_kind kind;
+		const char *body, *says;
+	} bad[] = {
+		{ VM_KIND_FAULTS, "{\"period\": 0}", PERIOD_RULE },
+		{ VM_KIND_FAULTS, "{\"period\": 1000001}", PERIOD_RULE },
+		{ VM_KIND_FAULTS, "{\"period\": -1}", PERIOD_RULE },
+		{ VM_KIND_FAULTS, "{\"period\": \"64\"}", PERIOD_RULE },
+		{ VM_KIND_FAULTS, "{\"period\": 6.4}", PERIOD_RULE },
+		{ VM_KIND_CPU, "{\"period\": 64}", "unknown field \"period\"" },
+		{ VM_KIND_OFFCPU, "{\"period\": 64}",
+		  "unknown field \"period\"" },
+		{ VM_KIND_FAULTS, "{\"profiler\": {\"Perf\": null}}",
+		  "faults profiles are taken by the eBPF profiler only" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		vm_error_clear(&err);
+		assert_int_equal(
+			vm_request_parse_json(bad[i].body, strlen(bad[i].body),
+					      bad[i].kind, NULL, &r, &err),
+			-EINVAL);
+		assert_non_null(strstr(err.msg, bad[i].says));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_too_large),
 		cmocka_unit_test(test_comm_rule),
 		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_faults_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

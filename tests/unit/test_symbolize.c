@@ -6,7 +6,8 @@
  * (elf.c, symcache.c, symbolize.c) and encoded; the pprof is unpacked
  * again with protobuf-c and checked field by field against docs/profiler.md's
  * "The pprof we emit" (default_sample_type included); the folded text and
- * the gzip are checked too.  The symbol cache's bounds: a binary whose
+ * the gzip are checked too, and the sample types and labels of a memory
+ * snapshot and a faults profile.  The symbol cache's bounds: a binary whose
  * symbols outgrow one binary's bound, or what the cache has left, is kept
  * without symbols and listed with the reason.
  *
@@ -36,6 +37,7 @@
 #include <cmocka.h>
 
 #include "agent/encode/encode.h"
+#include "agent/samples/fault_maps.h"
 #include "agent/samples/pg_memctx.h"
 #include "agent/samples/proc.h"
 #include "agent/symbolize/symbolize.h"
@@ -591,6 +593,59 @@ static void test_pprof_memory(void **state)
 	vm_samples_free(&s);
 }
 
+/*
+ * A faults profile: bytes first, then faults, its period the bytes a
+ * sample is worth, the mapping's kind as a label, folded in bytes.
+ */
+static void test_pprof_faults(void **state)
+{
+	struct vm_samples s = { .kind = VM_KIND_FAULTS,
+				.fault_period = 64,
+				.page_size = 4096 };
+	struct vm_symbolized y;
+	Perftools__Profiles__Profile *p;
+	uint64_t ips[1] = { 0x1000 };
+	void *buf;
+	size_t len;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(vm_samples_add(&s, 42, 42, "postgres",
+						64 * (i + 1), ips, 1, NULL, 0),
+				 0);
+		s.v[i].value = 64 * 4096 * (uint64_t)(i + 1);
+	}
+	s.v[0].fault_mapping = VM_FAULT_SHARED;
+	assert_int_equal(vm_symbolize(NULL, &s, &y, NULL), 0);
+	assert_int_equal(vm_pprof_encode(&y, &buf, &len, NULL), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	assert_non_null(p);
+	/* Bytes first, as a heap profile's, then faults. */
+	const char *const want[] = { "fault_space", "bytes", "faults",
+				     "count" };
+	int64_t got[] = { p->sample_type[0]->type, p->sample_type[0]->unit,
+			  p->sample_type[1]->type, p->sample_type[1]->unit };
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(str(p, got[i]), want[i]);
+	assert_int_equal(p->default_sample_type, got[0]);
+	assert_int_equal(p->period_type->type, got[0]);
+	assert_int_equal(p->period, 64 * 4096);
+	assert_int_equal(p->sample[1]->value[0], 2 * 64 * 4096);
+	assert_int_equal(p->sample[1]->value[1], 128);
+	assert_string_equal(label(p, p->sample[0], "fault_mapping", NULL),
+			    "shared");
+	assert_null(label(p, p->sample[1], "fault_mapping", NULL));
+	assert_null(label(p, p->sample[0], "context_type", NULL));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(buf);
+	assert_int_equal(vm_folded_encode(&y, &buf, &len, NULL), 0);
+	/* One stack: both samples' bytes. */
+	assert_non_null(strstr(buf, " 786432\n"));
+	free(buf);
+	vm_symbolized_free(&y);
+	vm_samples_free(&s);
+}
+
 static void test_symcache_bounds(void **state)
 {
 	char dir[] = "/tmp/test_symbolize.XXXXXX", *big, *small;
@@ -672,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_folded_and_gzip),
 		cmocka_unit_test(test_pprof_kinds),
 		cmocka_unit_test(test_pprof_memory),
+		cmocka_unit_test(test_pprof_faults),
 		cmocka_unit_test(test_zero_is_no_frame),
 		cmocka_unit_test(test_symcache_bounds),
 	};

@@ -12,7 +12,11 @@
 #     tables found (more than none);
 #   - at least 99% of the PostgreSQL samples' stacks reach main, through
 #     PostgresMain for the client backend's;
-#   - an off-CPU profile's ClientRead time reaches PostgresMain too.
+#   - an off-CPU profile's ClientRead time reaches PostgresMain too;
+#   - a faults profile (every fault sampled) runs interpreted: its client
+#     backends' faults reach PostgresMain (at least 90% of their bytes);
+#   - a memory snapshot of the guest's PostgreSQL: every context path
+#     starts at TopMemoryContext, and the total is more than nothing.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$SRC/tests/lib/vm/vm.sh"
 . "$SRC/tests/lib/agent.sh"
@@ -93,3 +97,22 @@ read -r reads reach < <(awk '
 	END { printf "%d %d\n", r, p }' "$T/off.folded")
 check "an off-CPU profile's client reads reach PostgresMain, interpreted ($reach of $reads ns)" \
 	test "${reads:-0}" -gt 0 -a "$reach" = "$reads"
+
+agent_post profile/faults '{"timeout_seconds": 5, "period": 1}' "$T/faults.pb" -S --max-time 180 \
+	>"$T/faults.pb.code" 2>"$T/faults.pb.err"
+go tool pprof -raw "$T/faults.pb" >"$T/faults.raw" 2>/dev/null
+read -r fb_all fb_pm < <(python3 "$SRC/tests/lib/pg-stacks.py" reach "$T/faults.raw" \
+	--label 'backend_type:[client backend]' PostgresMain 2>/dev/null)
+diag <<<"interpreted faults: $(cat "$T/faults.pb.code"), $((${fb_all:-0} / 1024)) KiB of client-backend faults, $((${fb_pm:-0} / 1024)) KiB reaching PostgresMain"
+check "a faults profile runs interpreted and its client backends' faults reach PostgresMain (${fb_pm:-0} of ${fb_all:-0} bytes)" \
+	test "$(cat "$T/faults.pb.code")" = 200 -a "${fb_all:-0}" -gt 0 -a $((${fb_pm:-0} * 100)) -ge $((${fb_all:-0} * 90))
+
+agent_post profile/memory '{"format": "folded"}' "$T/memory.folded" -S --max-time 180 \
+	>"$T/memory.folded.code" 2>"$T/memory.folded.err"
+read -r m_total m_ctx m_bad < <(awk '
+	{ n = $NF; t += n; split($1, f, ";")
+	  if (f[2] !~ /^\[/) { c++; if (f[2] != "TopMemoryContext") b++ } }
+	END { printf "%d %d %d\n", t, c, b }' "$T/memory.folded")
+diag <<<"memory snapshot: $(cat "$T/memory.folded.code"), $((${m_total:-0} / 1048576)) MiB in all, $m_ctx context paths"
+check "a memory snapshot of the guest's PostgreSQL: 200, every context path rooted at TopMemoryContext ($m_ctx, ${m_bad:-?} not), total ${m_total:-0} bytes > 0" \
+	test "$(cat "$T/memory.folded.code")" = 200 -a "${m_total:-0}" -gt 0 -a "${m_ctx:-0}" -gt 0 -a "${m_bad:-1}" = 0

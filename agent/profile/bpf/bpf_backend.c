@@ -2,7 +2,8 @@
 /*
  * bpf_backend.c - the eBPF backend: for a CPU profile, loads
  * bpf/profile.bpf.c through its skeleton, opens a CPU-clock perf event on
- * every online CPU and attaches the sampling program to each; for an
+ * every online CPU and attaches the sampling program to each (for a
+ * faults profile, its page-fault program to a page-fault event); for an
  * off-CPU profile, loads bpf/offcpu.bpf.c and attaches it to the
  * sched_switch raw tracepoint; for a wall-clock profile, both.  Each
  * object follows forks and execs with raw tracepoints of its own.  Both
@@ -150,7 +151,7 @@ static int open_skeleton(struct bpf_state *st,
 		if (r < 0)
 			return r;
 	}
-	if (req->kind != VM_KIND_CPU) {
+	if (req->kind == VM_KIND_OFFCPU || req->kind == VM_KIND_WALL) {
 		r = vm_bpf_offcpu_open(st, req, n_online, &sz, err);
 		if (r < 0)
 			return r;
@@ -242,8 +243,15 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 	st->rb = ring_buffer__new(vm_bpf_map_fd(st->objs[0], "events"),
 				  vm_bpf_on_event, st, NULL);
 	for (size_t i = 0; st->rb && i < st->n_objs; i++) {
-		/* The off-CPU program's records are blocks' starts and ends. */
+		/*
+		 * The off-CPU program's records are blocks' starts and ends;
+		 * a fault's has an address to tell the mapping of.
+		 */
 		bool off = st->off && st->objs[i] == st->off->obj;
+		ring_buffer_sample_fn fn = off ? vm_bpf_offcpu_on_record :
+					   st->req.kind == VM_KIND_FAULTS ?
+						 vm_bpf_faults_on_record :
+						 on_record;
 
 		if ((i > 0 &&
 		     ring_buffer__add(st->rb,
@@ -251,8 +259,7 @@ static int attach_tracepoints(struct bpf_state *st, struct vm_error *err)
 				      vm_bpf_on_event, st)) ||
 		    ring_buffer__add(
 			    st->rb, vm_bpf_map_fd(st->objs[i], "stack_records"),
-			    off ? vm_bpf_offcpu_on_record : on_record,
-			    off ? (void *)st : &st->sinks[i]))
+			    fn, off ? (void *)st : &st->sinks[i]))
 			return vm_error_errno(
 				err, errno,
 				"cannot set up the BPF event ring buffer");
@@ -402,6 +409,7 @@ static void bpf_destroy(void *state)
 		close(st->seal_fd);
 	pthread_cond_destroy(&st->sealed_cond);
 	vm_proc_files_free(&st->files);
+	vm_fault_maps_free(&st->fault_maps);
 	free(st->forks);
 	free(st->execed);
 	free(st->threads);
@@ -466,7 +474,7 @@ static int bpf_start(const struct vm_profile_request *req,
 	r = attach_tracepoints(st, err);
 	if (r < 0)
 		return r;
-	r = vm_bpf_cpu_attach(st, cpus, n_online, req->frequency, err);
+	r = vm_bpf_cpu_attach(st, cpus, n_online, err);
 	if (r < 0)
 		return r;
 	st->start_ns = vm_clock_ns(CLOCK_MONOTONIC);
@@ -508,6 +516,11 @@ static int bpf_collect(void *state, struct vm_samples *out,
 		return vm_error_set(err, ENOMEM, "out of memory");
 	if (st->off) {
 		r = vm_bpf_offcpu_collect(st, end_ns, err);
+		if (r < 0)
+			return r;
+	}
+	if (st->req.kind == VM_KIND_FAULTS) {
+		r = vm_bpf_faults_finish(st, &st->samples, err);
 		if (r < 0)
 			return r;
 	}

@@ -96,6 +96,7 @@ int vm_bpf_new_state(const struct vm_profile_request *req,
 	st->symbols = cfg->ctx ? cfg->ctx->symbols : NULL;
 	st->iopool = cfg->ctx ? cfg->ctx->iopool : NULL;
 	st->files.iopool = st->iopool;
+	st->fault_maps.iopool = st->iopool;
 	st->unwinding = vm_bpf_unwind_open(&st->unwind, st->kept->store,
 					   st->binaries, st->iopool, NULL) == 0;
 	st->req = *req;

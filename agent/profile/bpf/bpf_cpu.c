@@ -4,7 +4,9 @@
  * (bpf_int.h): its skeleton opened, a CPU-clock perf event opened on
  * every online CPU with the sampling program attached to each, and for a
  * continuous session the windows cut while it samples, each window's
- * processes copied out of those the session keeps.
+ * processes copied out of those the session keeps.  The faults profiler
+ * (bpf_faults.c) is the same object with its other program, attached here
+ * to each CPU's page-fault event.
  */
 #include "agent/profile/bpf/bpf_int.h"
 
@@ -29,24 +31,33 @@
 int vm_bpf_cpu_open(struct bpf_state *st, const struct vm_profile_request *req,
 		    const struct vm_bpf_sizes *sz, struct vm_error *err)
 {
+	bool faults = req->kind == VM_KIND_FAULTS;
+
 	st->skel = profile_bpf__open();
 	if (!st->skel)
 		return vm_error_errno(err, errno,
 				      "cannot open the BPF profiler object");
+	/* One program of the two is loaded: the verifier checks no other. */
+	bpf_program__set_autoload(st->skel->progs.do_sample, !faults);
+	bpf_program__set_autoload(st->skel->progs.do_fault, faults);
 	SET_FILTER(st->skel, req);
 	SET_UNWIND(st->skel, st);
 	vm_bpf_add_object(st, st->skel->obj, sz);
 	return 0;
 }
 
-static int open_cpu_event(int cpu, uint32_t freq)
+/*
+ * The event each CPU samples: its clock at freq Hz, or for a faults
+ * profile one page fault in period, with the address that faulted.
+ */
+static int open_cpu_event(int cpu, const struct vm_profile_request *req)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.size = sizeof(attr),
 		.freq = 1,
-		.sample_freq = freq,
+		.sample_freq = req->frequency,
 		/*
 		 * The program would drop an idle CPU's sample (pid 0) at
 		 * once: the kernel does not even run it.
@@ -54,18 +65,26 @@ static int open_cpu_event(int cpu, uint32_t freq)
 		.exclude_idle = 1,
 	};
 
+	if (req->kind == VM_KIND_FAULTS) {
+		attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+		attr.freq = 0;
+		attr.sample_period = req->period;
+		attr.sample_type = PERF_SAMPLE_ADDR;
+	}
 	return syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
 		       PERF_FLAG_FD_CLOEXEC);
 }
 
 /*
- * A CPU-clock perf event on each online CPU, the sampling program attached
- * to it.  Every slot is -1 or NULL before n_cpus says how many there are,
- * so detach() closes only what was opened.
+ * A CPU-clock (or page-fault) perf event on each online CPU, the sampling
+ * program attached to it.  Every slot is -1 or NULL before n_cpus says
+ * how many there are, so detach() closes only what was opened.
  */
 int vm_bpf_cpu_attach(struct bpf_state *st, const int *cpus, size_t n_online,
-		      uint32_t freq, struct vm_error *err)
+		      struct vm_error *err)
 {
+	bool faults = st->req.kind == VM_KIND_FAULTS;
+
 	if (!st->skel)
 		return 0; /* an off-CPU profile samples nothing */
 	st->perf_fds = calloc(n_online, sizeof(int));
@@ -76,17 +95,19 @@ int vm_bpf_cpu_attach(struct bpf_state *st, const int *cpus, size_t n_online,
 		st->perf_fds[i] = -1;
 	st->n_cpus = n_online;
 	for (size_t i = 0; i < n_online; i++) {
-		st->perf_fds[i] = open_cpu_event(cpus[i], freq);
+		st->perf_fds[i] = open_cpu_event(cpus[i], &st->req);
 		if (st->perf_fds[i] < 0) {
 			if (errno == ENODEV)
 				continue; /* went offline meanwhile */
 			return vm_error_errno(
 				err, errno == EACCES ? EPERM : errno,
-				"cannot open a CPU-clock perf event on CPU %d (is kernel.perf_event_paranoid too strict, or CONFIG_PERF_EVENTS off?)",
-				cpus[i]);
+				"cannot open a %s perf event on CPU %d (is kernel.perf_event_paranoid too strict, or CONFIG_PERF_EVENTS off?)",
+				faults ? "page-fault" : "CPU-clock", cpus[i]);
 		}
 		st->links[i] = bpf_program__attach_perf_event(
-			st->skel->progs.do_sample, st->perf_fds[i]);
+			faults ? st->skel->progs.do_fault :
+				 st->skel->progs.do_sample,
+			st->perf_fds[i]);
 		if (!st->links[i])
 			return vm_error_errno(
 				err, errno,
@@ -103,7 +124,7 @@ int vm_bpf_cpu_attach(struct bpf_state *st, const int *cpus, size_t n_online,
  */
 void vm_bpf_cut_window(struct bpf_state *st)
 {
-	/* A continuous session is a CPU profile: the window is its sink's. */
+	/* A continuous session is a CPU (or faults) profile: its sink's. */
 	struct vm_stack_counts *cpu =
 		&st->sinks[vm_bpf_obj_index(st, st->skel->obj)].counts;
 	uint64_t n;
@@ -227,6 +248,8 @@ int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err)
 	out->unwound_by_frame_pointer = stat_window(st, PROFILE_STAT_FRAMES_FP);
 	out->unwind_cut = stat_window(st, PROFILE_STAT_WALKS_CUT);
 	vm_bpf_tell_cut(st);
+	if (r == 0 && st->req.kind == VM_KIND_FAULTS)
+		r = vm_bpf_faults_finish(st, out, err);
 	vm_stack_counts_free(&cut);
 	return r;
 }

@@ -7,6 +7,7 @@
  *   bpf_backend.c   loads, attaches, reads the ring buffer, ends (top)
  *   bpf_cpu.c       the CPU profiler's driver (bpf/profile.bpf.c)
  *   bpf_offcpu.c    the off-CPU profiler's driver (bpf/offcpu.bpf.c)
+ *   bpf_faults.c    the faults profiler's records (bpf/profile.bpf.c)
  *   bpf_capture.c   the processes followed
  *   bpf_core.c      the state, the maps both programs have (bottom)
  *
@@ -35,6 +36,7 @@
 #include "agent/profile/bpf/bpf_stack_counts.h"
 #include "agent/profile/bpf/bpf_sizing.h"
 #include "agent/profile/bpf/bpf_unwind.h"
+#include "agent/samples/fault_maps.h"
 #include "agent/samples/proc.h"
 #include "bpf/offcpu.skel.h"
 #include "bpf/profile.h"
@@ -102,6 +104,8 @@ struct bpf_state {
 	pthread_mutex_t lock; /* samples.procs, files, forks */
 	struct vm_samples samples;
 	struct vm_proc_files files;
+	/* faults: the targets' mappings, read by the reader thread only */
+	struct vm_fault_maps fault_maps;
 	struct fork_rec *forks;
 	size_t n_forks, cap_forks;
 	uint32_t *execed; /* pids to capture again: they ran execve() */
@@ -188,11 +192,25 @@ void vm_bpf_complete_processes(struct bpf_state *st);
 int vm_bpf_cpu_open(struct bpf_state *st, const struct vm_profile_request *req,
 		    const struct vm_bpf_sizes *sz, struct vm_error *err);
 int vm_bpf_cpu_attach(struct bpf_state *st, const int *cpus, size_t n_online,
-		      uint32_t freq, struct vm_error *err);
+		      struct vm_error *err);
 /* Cut a continuous session's window (the reader thread, seal_fd). */
 void vm_bpf_cut_window(struct bpf_state *st);
 /* The backend's seal(): a continuous session's window. */
 int vm_bpf_cpu_seal(void *state, struct vm_samples *out, struct vm_error *err);
+
+/* bpf_faults.c */
+
+/*
+ * The ring buffer's callback for the faults program's records (ctx: the
+ * object's struct record_sink): each counted with its mapping's kind.
+ */
+int vm_bpf_faults_on_record(void *ctx, void *data, size_t size);
+/*
+ * The faults counted into s (the profile's, or a window's): each sample's
+ * faults and bytes, the period and page size, said in its notes.
+ */
+int vm_bpf_faults_finish(const struct bpf_state *st, struct vm_samples *s,
+			 struct vm_error *err);
 
 /* bpf_offcpu.c */
 

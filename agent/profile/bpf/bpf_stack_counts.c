@@ -123,6 +123,8 @@ static int to_samples(const struct vm_stack_counts *c, struct vm_samples *s,
 		x = &s->v[s->n - 1];
 		x->wait_event = r->wait_event;
 		x->query_id = r->query_id;
+		/* A fault's address was replaced by its mapping's kind. */
+		x->fault_mapping = (uint8_t)r->fault_addr;
 		if (blocks) {
 			x->state = VM_STATE_BLOCKED;
 			x->value = node->weight;
