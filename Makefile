@@ -487,12 +487,24 @@ check-integration: all
 check-vm: all
 	@BUILD=$(BUILD) bash tests/run.sh vm
 
-demo: deps
-	@$(MAKE) --no-print-directory all
-	@BUILD=$(BUILD) bash tools/demo.sh
+# `make demo ARCH=arm64` boots the arm64 guest (emulated): the image
+# builder, the web UI and the npm trees are this machine's ($(HOST_BUILD)),
+# the guest's agent is the arm64 one of $(BUILD).
+HOST_BUILD := $(if $(CROSS_TRIPLET),$(patsubst %/$(ARCH),%,$(BUILD)),$(BUILD))
+DEMO_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
+
+demo:
+	@BUILD=$(HOST_BUILD) bash ci/install-deps.sh
+	@$(MAKE) --no-print-directory ARCH=$(HOST_ARCH) BUILD=$(HOST_BUILD) all
+	@if [ -n "$(CROSS_TRIPLET)" ]; then root="$(CROSS_ROOT)"; \
+		[ -n "$$root" ] || root=$$(bash tests/lib/cross-root.sh | sed -n 's/^CROSS_ROOT=//p'); \
+		$(MAKE) --no-print-directory CROSS_ROOT="$$root" $(BUILD)/vmtools-agent || \
+		echo "make demo: the $(ARCH) agent does not build (above); the guest boots without it" >&2; fi
+	@BUILD=$(HOST_BUILD) VM_ARCH=$(DEMO_ARCH) VMTOOLS_AGENT_ARM64=$(abspath $(BUILD))/vmtools-agent \
+		bash tools/demo.sh
 
 demo-stop:
-	@BUILD=$(BUILD) bash tools/demo.sh stop
+	@BUILD=$(HOST_BUILD) bash tools/demo.sh stop
 
 bench: all
 	@for b in bench/*.sh; do BUILD=$(BUILD) bash $$b || exit 1; done

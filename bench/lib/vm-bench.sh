@@ -17,6 +17,10 @@
 #                         /usr/lib/vmtest/bench and bench/lib/vm-guest.sh
 #                         beside it (more files may go in its
 #                         usr/lib/vmtest)
+#   vm_bench_stats NAME...  the indexes in the profiler's `stats` map
+#                         (bpf/profile.h's enum profile_stat) of
+#                         PROFILE_STAT_NAME..., space-separated, for the
+#                         guest half's STATS; exit 1 saying which is missing
 #   vm_bench_run SETTINGS LIMIT  write SETTINGS (shell assignments) to the
 #                         guest's /etc/vmtest/bench.conf, boot the guest
 #                         (VM_MEMORY) and wait at most LIMIT seconds for
@@ -52,6 +56,19 @@ vm_bench_prepare() {
 	mkdir -p "$VM_BENCH_GUEST/usr/lib/vmtest" "$VM_BENCH_GUEST/etc/vmtest"
 	install -m 755 "$guest" "$VM_BENCH_GUEST/usr/lib/vmtest/bench"
 	install -m 644 "$SRC/bench/lib/vm-guest.sh" "$VM_BENCH_GUEST/usr/lib/vmtest/"
+}
+
+vm_bench_stats() {
+	local s i stats=""
+	for s; do
+		i=$(awk -v want="PROFILE_STAT_$s" '
+			$0 == "enum profile_stat {" { on = 1; next }
+			on && $1 ~ /^}/ { exit }
+			on && $1 ~ /^PROFILE_STAT_/ { sub(",", "", $1); if ($1 == want) { print i + 0; exit } i++ }' "$SRC/bpf/profile.h")
+		[ -n "$i" ] || { echo "$VM_BENCH_NAME: no PROFILE_STAT_$s in bpf/profile.h" >&2; exit 1; }
+		stats+=${stats:+ }$i
+	done
+	echo "$stats"
 }
 
 vm_bench_run() {

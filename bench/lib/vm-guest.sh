@@ -21,6 +21,20 @@
 #                         SECONDS" line); 1 with an error line when either
 #                         takes more than LOAD_TIMEOUT seconds
 #   stop                  end what start started (SIGTERM) and wait for it
+#   sample_stats          "RUN_TIME_NS RUN_CNT" of do_sample now, then the
+#                         profiler's counters STATS names (indexes in its
+#                         per-CPU `stats` map, summed over the CPUs)
+#   serve_start           `vmtools-agent serve` on 127.0.0.1:3080 as a
+#                         guest runs it (SERVE its pid), answering when
+#                         this returns; else an error line and exit 1
+#   measure NAME CMD [THEN]  start NAME CMD do_sample (then run THEN,
+#                         while the program is loaded); SETTLE seconds later,
+#                         what sample_stats adds over WINDOW seconds (in
+#                         DELTA, SECS the seconds it took); then wait for
+#                         CMD (an error line when it failed); 1 when it
+#                         did not start
+#   rounds A B            ROUNDS rounds of `A ROUND` and `B ROUND`, the
+#                         order alternating from one round to the next
 #   cpu_ticks PID         user + system CPU time of process PID, in clock
 #                         ticks (USER_HZ, 100 a second on x86)
 #   pgbench_as_pg ARGS    $PGBENCH (pgbench -S -c 2 -j 2) as postgres
@@ -92,6 +106,60 @@ start() {
 stop() {
 	kill -TERM "$PID" 2>/dev/null
 	wait "$PID"
+}
+
+sample_stats() {
+	s=$(prog_stats do_sample)
+	m=""
+	for id in $(bpftool prog show name do_sample 2>/dev/null | sed -n 's/.*map_ids \([0-9,]*\).*/\1/p' | tr , ' '); do
+		bpftool map show id "$id" 2>/dev/null | grep -q ' name stats ' && m=$id && break
+	done
+	# With the program's BTF bpftool prints each key and per-CPU value.
+	echo "$s $(bpftool map dump id "${m:-0}" 2>/dev/null | awk -v want="$STATS" '
+		/"key":/ { k = $2 + 0 }
+		/"value":/ { v[k] += $2 }
+		END { n = split(want, w, " "); for (i = 1; i <= n; i++) printf "%.0f ", v[w[i]] }')"
+}
+
+serve_start() {
+	vmtools-agent serve --no-setup --listen 127.0.0.1:3080 >/tmp/serve.log 2>&1 &
+	SERVE=$!
+	i=0
+	until wget -q -O /dev/null http://127.0.0.1:3080/healthz 2>/dev/null; do
+		[ $i -lt 600 ] && kill -0 "$SERVE" 2>/dev/null || {
+			say "error serve the agent does not answer: $(tail -n 3 /tmp/serve.log | tr '\n' ' ')"
+			exit 1
+		}
+		sleep 1
+		i=$((i + 1))
+	done
+}
+
+measure() {
+	start "$1" "$2" do_sample || return 1
+	[ -z "${3:-}" ] || $3
+	sleep "$SETTLE"
+	a=$(sample_stats)
+	t0=$(uptime_s)
+	sleep "$WINDOW"
+	b=$(sample_stats)
+	SECS=$(since "$t0")
+	DELTA=$(echo "$a" "$b" | awk '{ n = NF / 2; for (i = 1; i <= n; i++) printf "%.0f ", $(i + n) - $i }')
+	wait "$PID" || say "error $1: the profile failed: $(tail -n 3 "/tmp/$1.err" | tr '\n' ' ')"
+}
+
+rounds() {
+	r=0
+	while [ $r -lt "$ROUNDS" ]; do
+		if [ $((r % 2)) = 0 ]; then
+			"$1" $r
+			"$2" $r
+		else
+			"$2" $r
+			"$1" $r
+		fi
+		r=$((r + 1))
+	done
 }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

@@ -32,8 +32,9 @@ makes them one: the smallest name of the set.
       REFERENCE's: of PROFILE's TOP heaviest user stacks, how many appear
       frame for frame, in the same order, among REFERENCE's AMONG heaviest
       (ties at the edge of AMONG are all taken)
-  top PROFILE [--pid P]... [--top N]
-      prints the N heaviest user stacks, their weight and frames
+  top PROFILE [--pid P]... [--top N] [FUNC]...
+      prints the N heaviest user stacks, their weight and frames; with
+      FUNCs, of the stacks that lack one of them (those reach left out)
 """
 
 import argparse
@@ -302,7 +303,8 @@ def main():
         for name, n in callers.most_common(5):
             print(n, name)
     elif a.command == "top":
-        top, _ = heaviest(samples, a.top)
+        lacking = [s for s in samples if not a.args or not all(f in s[4] for f in a.args)]
+        top, _ = heaviest(lacking, a.top)
         for stack, n in top:
             print(n, ";".join(stack))
     elif a.command == "compare":

@@ -6,6 +6,20 @@
 # a loopback port of the host.  Sourced by tests/vm/*.sh (after tap.sh) and
 # by tools/demo.sh.
 #
+# VM_ARCH (set before sourcing; default amd64) is the guest's architecture:
+#   amd64   qemu-system-x86_64 -machine q35; the guest's programs are this
+#           machine's (busybox-static, kmod, postgresql-15)
+#   arm64   qemu-system-aarch64 -machine virt, emulated on any host;
+#           Debian 12's arm64 cloud kernel and its tools image (packed here
+#           with the arm64 packages of perf's libraries); the guest's
+#           programs from the arm64 packages unpacked by
+#           tests/lib/vm/debian-root.sh --extract (busybox-static, kmod,
+#           postgresql-15, the agent's libraries), with the npm arm64 build
+#           of PostgreSQL 17 (tests/pg-versions, no frame pointers) beside
+#           15; the agent is $VMTOOLS_AGENT_ARM64 (default
+#           $BUILD/arm64/vmtools-agent, `make ARCH=arm64`), and without
+#           one the guest boots without it (VM_AGENT=none)
+#
 #   vm_missing            what this machine lacks to boot the VM (empty:
 #                         nothing); one reason per line
 #   vm_prepare DIR        fetch the kernel, build (or reuse) the tools image
@@ -34,7 +48,33 @@
 
 VM_TOOLS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VM_CACHE=$VMTOOLS_CACHE/vm
-VM_ACCEL=${VMTOOLS_VM_ACCEL:-tcg}
+VM_ARCH=${VM_ARCH:-amd64}
+VMTOOLS_AGENT_ARM64=${VMTOOLS_AGENT_ARM64:-$BUILD/arm64/vmtools-agent}
+case $VM_ARCH in
+amd64)
+	VM_QEMU=qemu-system-x86_64
+	VM_CONSOLE=ttyS0
+	VM_ACCEL=${VMTOOLS_VM_ACCEL:-tcg}
+	# shellcheck disable=SC2054 # the commas are qemu's syntax
+	VM_MACHINE=(-machine q35 -accel "$VM_ACCEL" -cpu max)
+	;;
+arm64)
+	VM_QEMU=qemu-system-aarch64
+	VM_CONSOLE=ttyAMA0
+	VM_ACCEL=tcg
+	# Emulated whatever the host: -cpu max has every feature Debian's
+	# kernel uses, pointer authentication among them (Neon's arm64 kernel
+	# enables it); pauth-impdef=on computes its codes with QEMU's cheap
+	# algorithm instead of the architected QARMA, which costs the emulated
+	# guest half again its time.  One host thread per guest CPU.
+	# shellcheck disable=SC2054 # the commas are qemu's syntax
+	VM_MACHINE=(-machine virt -accel tcg,thread=multi -cpu max,pauth-impdef=on)
+	;;
+*)
+	echo "vm.sh: VM_ARCH=$VM_ARCH: amd64 or arm64" >&2
+	return 1
+	;;
+esac
 VM_TIME_LIMIT=${VM_TIME_LIMIT:-590}
 # The guest's memory; a bigger initramfs (VM_INITRAMFS_EXTRA) needs more.
 VM_MEMORY=${VM_MEMORY:-2G}
@@ -44,16 +84,22 @@ VM_SOURCE_DATE_EPOCH=1700000000
 # The kernel command line every test starts from.  loglevel=5 puts the
 # backtraces of a lockup report on the console (they are printed at the
 # default level, 4), and every CPU's, so a guest that hangs says where.
-VM_APPEND_BASE="console=ttyS0 panic=-1 loglevel=5 mitigations=off softlockup_all_cpu_backtrace=1"
+VM_APPEND_BASE="console=$VM_CONSOLE panic=-1 loglevel=5 mitigations=off softlockup_all_cpu_backtrace=1"
 
 # vm_missing: what this machine lacks to boot the VM (empty: nothing), one
 # reason per line.
 vm_missing() {
 	local r
-	r=$(need_cmd qemu-system-x86_64 cpio gzip curl ss setpriv)
+	r=$(need_cmd "$VM_QEMU" cpio gzip curl ss setpriv)
 	[ -n "$r" ] && echo "$r"
-	[ -x /bin/busybox ] || echo "needs busybox-static"
-	[ -x /usr/lib/postgresql/15/bin/postgres ] || echo "needs postgresql-15"
+	if [ "$VM_ARCH" = arm64 ]; then
+		r=$(need_cmd qemu-aarch64 mmdebstrap readelf)
+		[ -n "$r" ] && echo "$r"
+		[ -x "$(vm_pg17_arm64)/bin/postgres" ] || echo "needs $(vm_pg17_arm64) (ci/install-deps.sh)"
+	else
+		[ -x /bin/busybox ] || echo "needs busybox-static"
+		[ -x /usr/lib/postgresql/15/bin/postgres ] || echo "needs postgresql-15"
+	fi
 	[ -x "$VMTOOLS_IMAGE" ] || echo "needs $VMTOOLS_IMAGE (make all)"
 	[ -f "$BUILD/ui/index.html" ] || echo "needs $BUILD/ui (make all)"
 	[ -x "$VMTOOLS_AGENT" ] || echo "needs $VMTOOLS_AGENT (make all)"
@@ -88,20 +134,63 @@ vm_tools_image() {
 		[ -e "$VM_IMAGE" ] && touch "$VM_IMAGE" && exit 0
 		echo "# building the tools image for $KERNEL_RELEASE with vmtools-image build" >&2
 		"$VMTOOLS_IMAGE" build --root "$KERNEL_ROOT" --kernel-release "$KERNEL_RELEASE" \
+			${KERNEL_SYSROOT:+--sysroot "$KERNEL_SYSROOT"} \
 			--source-date-epoch "$VM_SOURCE_DATE_EPOCH" --ui-dir "$BUILD/ui" \
 			--output "$VM_IMAGE.tmp" >&2 || exit 1
 		mv "$VM_IMAGE.tmp" "$VM_IMAGE"
-		find "$VM_CACHE" -maxdepth 1 -name 'tools-*.img' ! -name "$(basename "$VM_IMAGE")" -mmin +30 -delete
+		find "$VM_CACHE" -maxdepth 1 -name "tools-*-$VM_ARCH-*.img" ! -name "$(basename "$VM_IMAGE")" -mmin +30 -delete
 	) 9>"$VM_CACHE/.tools-image.lock"
 }
 
+# vm_pg17_arm64: the install tree of the npm arm64 build of PostgreSQL 17
+# (tests/pg-versions, installed by ci/install-deps.sh).
+vm_pg17_arm64() { echo "$BUILD/npm/pg/node_modules/pg17.10-arm64/native"; }
+
+# vm_agent_packages: the Debian packages of the libraries the agent loads
+# (linked, and the two it opens with dlopen: initramfs.sh), as this
+# machine's agent names them; the arm64 guest's root gets their arm64 builds.
+vm_agent_packages() {
+	local l
+	for l in $(ldd "$VMTOOLS_AGENT" | awk '$3 ~ /^\// { print $3 }') \
+		$(ldconfig -p | awk '$1 ~ /^(libmicrohttpd|libcrypto)\.so\.[0-9]+$/ && $NF ~ /^\// { print $NF }'); do
+		dpkg -S "$l" 2>/dev/null || dpkg -S "$(readlink -f "$l")"
+	done | sed 's/:.*//' | LC_ALL=C sort -u
+}
+
+# vm_arm64_agent: VM_AGENT set to the arm64 agent, or to none (with
+# VM_AGENT_MISSING saying why) when there is none.
+vm_arm64_agent() {
+	VM_AGENT=$VMTOOLS_AGENT_ARM64 VM_AGENT_MISSING=
+	if [ ! -x "$VM_AGENT" ]; then
+		VM_AGENT_MISSING="there is no arm64 agent at $VM_AGENT (make ARCH=arm64)"
+		VM_AGENT=none
+	elif ! file -b "$VM_AGENT" | grep -q 'ARM aarch64'; then
+		VM_AGENT_MISSING="$VM_AGENT is not an arm64 program: $(file -b "$VM_AGENT" | cut -c1-60)"
+		VM_AGENT=none
+	fi
+}
+
 vm_prepare() {
-	local dir=$1 kernel
+	local dir=$1 kernel pkgs
 	mkdir -p "$dir" "$VM_CACHE"
-	kernel=$(bash "$SRC/tests/lib/fetch-kernel.sh") || return 1
+	kernel=$(VMTOOLS_KERNEL_ARCH=$VM_ARCH bash "$SRC/tests/lib/fetch-kernel.sh") || return 1
 	eval "$kernel"
 	vm_tools_image || return 1
 	VM_INITRD=$dir/initrd.img
+	if [ "$VM_ARCH" = arm64 ]; then
+		mapfile -t pkgs < <(vm_agent_packages)
+		[ ${#pkgs[@]} -gt 0 ] || { echo "vm.sh: no package gives the libraries of $VMTOOLS_AGENT" >&2; return 1; }
+		VM_GUEST_ROOT=$(bash "$VM_TOOLS_DIR/debian-root.sh" --arch arm64 --extract \
+			busybox-static kmod postgresql-15 bpftool "${pkgs[@]}") || return 1
+		vm_arm64_agent
+		# bpftool for the SIGTERM check (tests/lib/vm/sigterm-check), and
+		# what the caller adds: paths of the root.
+		{ echo /usr/sbin/bpftool; [ -z "${VM_INITRAMFS_EXTRA:-}" ] || cat "$VM_INITRAMFS_EXTRA"; } >"$dir/extra.list"
+		VM_GUEST_ROOT=$VM_GUEST_ROOT VM_PG17=$(vm_pg17_arm64) \
+			bash "$VM_TOOLS_DIR/initramfs.sh" "$KERNEL_ROOT" "$KERNEL_RELEASE" \
+			"$VM_AGENT" "$VM_INITRD" "$dir/extra.list" >/dev/null || return 1
+		return 0
+	fi
 	bash "$VM_TOOLS_DIR/initramfs.sh" "$KERNEL_ROOT" "$KERNEL_RELEASE" \
 		"$VMTOOLS_AGENT" "$VM_INITRD" ${VM_INITRAMFS_EXTRA:+"$VM_INITRAMFS_EXTRA"} >/dev/null || return 1
 }
@@ -113,7 +202,7 @@ vm_start() {
 		VM_PORT=$(vm_free_port)
 		rm -f "$dir/qemu.pid" "$VM_LOG"
 		# shellcheck disable=SC2054 # the commas are qemu's syntax
-		args=(-machine q35 -accel "$VM_ACCEL" -cpu max -m "$VM_MEMORY" -smp 2
+		args=("${VM_MACHINE[@]}" -m "$VM_MEMORY" -smp 2
 			-kernel "$KERNEL_VMLINUZ" -initrd "$VM_INITRD"
 			-append "${VM_APPEND:-$VM_APPEND_BASE vmtest.modprobe=xfs}"
 			-netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$VM_PORT-:3080"
@@ -123,11 +212,11 @@ vm_start() {
 		[ -n "${VM_ROOT_DISK:-}" ] && args+=(-drive "file=$VM_ROOT_DISK,if=virtio,format=raw")
 		[ -n "$VM_IMAGE" ] && args+=(-drive "file=$VM_IMAGE,if=virtio,format=raw,readonly=on")
 		if [ "$mode" = daemon ]; then
-			qemu-system-x86_64 "${args[@]}" -daemonize 2>"$dir/qemu.err" && break
+			"$VM_QEMU" "${args[@]}" -daemonize 2>"$dir/qemu.err" && break
 		else
 			# qemu dies with timeout, timeout dies with this shell.
 			setpriv --pdeathsig KILL timeout -k 10 "$VM_TIME_LIMIT" \
-				setpriv --pdeathsig KILL qemu-system-x86_64 "${args[@]}" 2>"$dir/qemu.err" &
+				setpriv --pdeathsig KILL "$VM_QEMU" "${args[@]}" 2>"$dir/qemu.err" &
 			local i
 			for i in $(seq 50); do
 				[ -s "$dir/qemu.pid" ] && break
