@@ -66,9 +66,12 @@ arm64)
 	# kernel uses, pointer authentication among them (Neon's arm64 kernel
 	# enables it); pauth-impdef=on computes its codes with QEMU's cheap
 	# algorithm instead of the architected QARMA, which costs the emulated
-	# guest half again its time.  One host thread per guest CPU.
+	# guest half again its time.  SVE off: with it, the 6.1 kernel refuses
+	# the user registers perf's --call-graph dwarf asks for (its mask has
+	# SVE's vector length), and perf records nothing.  One host thread
+	# per guest CPU.
 	# shellcheck disable=SC2054 # the commas are qemu's syntax
-	VM_MACHINE=(-machine virt -accel tcg,thread=multi -cpu max,pauth-impdef=on)
+	VM_MACHINE=(-machine virt -accel tcg,thread=multi -cpu max,pauth-impdef=on,sve=off)
 	;;
 *)
 	echo "vm.sh: VM_ARCH=$VM_ARCH: amd64 or arm64" >&2
