@@ -28,7 +28,9 @@ static int encode(const struct vm_symbolized *y,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vm_history_config cfg = { 3600, 1 << 20, VM_KIND_CPU };
+	struct vm_history_config cfg = { .max_seconds = 3600,
+					 .max_bytes = 1 << 20,
+					 .kind = VM_KIND_CPU };
 	struct vm_history_window w = { .start_ns = 1, .end_ns = 2 };
 	struct vm_history_index idx;
 	struct vm_history *h;
