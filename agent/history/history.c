@@ -888,6 +888,7 @@ static void merged_free(struct merged *m)
 	free(m->y.stacks);
 	free(m->y.mappings);
 	free(m->samples.v);
+	free(m->samples.notes);
 	free(m->mapping_out);
 }
 
