@@ -31,25 +31,9 @@ reason=$(need_root)
 [ -z "$reason" ] || { echo "bench/memory.sh: cannot run: $reason" >&2; exit 1; }
 pg_start >/dev/null || exit 1
 
-# sessions: 100 idle psql sessions and the deep one, each kept open on
-# its FIFO until the script ends.
+# 100 idle psql sessions, each kept open on its FIFO until the script
+# ends; the deep one is made after the idle rounds (make_deep).
 pg_idle_sessions 100 || exit 1
-pg_session deep
-exec {deep_fd}>"$T/deep.in"
-python3 -c "
-import sys
-for i in range($DEEP):
-    sys.stdout.write('PREPARE p%d AS SELECT %d;\n' % (i, i))
-print(\"SELECT 'ready';\")" >&"$deep_fd"
-for _ in $(seq 600); do
-	grep -q ready "$T/deep.out" 2>/dev/null && break
-	sleep 0.5
-done
-grep -q ready "$T/deep.out" || { echo "bench/memory.sh: the deep session did not get ready" >&2; exit 1; }
-deep_pid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT ''ready''%'")
-echo "SELECT 'contexts ' || count(*) FROM pg_backend_memory_contexts;" >&"$deep_fd"
-sleep 2
-contexts=$(sed -n 's/^contexts //p' "$T/deep.out" | tail -1)
 idle=$(pg_psql "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'idle'")
 
 start_agent mem --no-setup --comm postgres
@@ -98,23 +82,44 @@ logged() {
 	echo "$(((t1 - t0) / 1000000)) $(python3 -c "print('%.1f' % (($c1 - $c0) / 1e6))") $(($(stat -c %s "$T/pg/server.log") - size0))" >>"$T/$1"
 }
 
-rss0=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT_PID/status")
-for _ in $(seq "$ROUNDS"); do
-	agent vm-idle '{"targets": {"comm": ["postgres"]}}'
-	logged log-idle "backend_type IS NOT NULL AND pid <> pg_backend_pid()"
-	agent vm-deep "{\"targets\": {\"pids\": [$deep_pid]}}"
-	logged log-deep "pid = $deep_pid"
-done
-hwm=$(awk '/VmHWM/ {print $2}' "/proc/$AGENT_PID/status")
-stop_agent
-
 # Bytes the agent reads of the targets' memory, one snapshot each.
 read_bytes() {
 	strace -f -e trace=process_vm_readv -e signal=none -o "$T/strace.$1" \
 		"$VMTOOLS_AGENT" profile --kind memory "$@" -o "$T/strace.pb" >/dev/null 2>&1
 	awk -F'= ' '/process_vm_readv/ && $NF ~ /^[0-9]+$/ { s += $NF; n++ } END { print s + 0, n + 0 }' "$T/strace.$1"
 }
+# make_deep: the deep session, DEEP prepared statements, idle; sets
+# deep_pid and contexts.
+make_deep() {
+	pg_session deep
+	exec {deep_fd}>"$T/deep.in"
+	seq 0 $((DEEP - 1)) | awk '{ printf "PREPARE p%d AS SELECT %d;\n", $1, $1 }
+		END { print "SELECT \x27ready\x27;" }' >&"$deep_fd"
+	for _ in $(seq 600); do
+		grep -q ready "$T/deep.out" 2>/dev/null && break
+		sleep 0.5
+	done
+	grep -q ready "$T/deep.out" || { echo "bench/memory.sh: the deep session did not get ready" >&2; exit 1; }
+	deep_pid=$(pg_psql "SELECT pid FROM pg_stat_activity WHERE query LIKE 'SELECT ''ready''%'")
+	echo "SELECT 'contexts ' || count(*) FROM pg_backend_memory_contexts;" >&"$deep_fd"
+	sleep 2
+	contexts=$(sed -n 's/^contexts //p' "$T/deep.out" | tail -1)
+}
+
+rss0=$(awk '/VmRSS/ {print $2}' "/proc/$AGENT_PID/status")
+for _ in $(seq "$ROUNDS"); do
+	agent vm-idle '{"targets": {"comm": ["postgres"]}}'
+	logged log-idle "backend_type IS NOT NULL AND pid <> pg_backend_pid()"
+done
 read -r idle_bytes idle_calls < <(read_bytes --comm postgres)
+# The deep backend only now, so that the idle rows do not walk it.
+make_deep
+for _ in $(seq "$ROUNDS"); do
+	agent vm-deep "{\"targets\": {\"pids\": [$deep_pid]}}"
+	logged log-deep "pid = $deep_pid"
+done
+hwm=$(awk '/VmHWM/ {print $2}' "/proc/$AGENT_PID/status")
+stop_agent
 read -r deep_bytes deep_calls < <(read_bytes --pid "$deep_pid")
 
 python3 - "$T" "$idle" "$contexts" "$idle_bytes" "$idle_calls" "$deep_bytes" "$deep_calls" "$rss0" "$hwm" <<'PY'
